@@ -1,0 +1,29 @@
+"""tui-lab: a terminal lab for exploring Transformer architectures.
+
+The headless core. Names that need torch are imported lazily, so `import tui_lab` stays instant and
+the app can paint before torch has loaded.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from tui_lab.config import ModelConfig
+from tui_lab.presets import list_presets, load_preset
+
+_LAZY = {
+    "build_model": "tui_lab.model",
+    "Transformer": "tui_lab.model",
+    "KVCache": "tui_lab.model",
+    "generate": "tui_lab.generate",
+    "load_hf_gpt2": "tui_lab.hf_gpt2",
+}
+
+__all__ = ["ModelConfig", "list_presets", "load_preset", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'tui_lab' has no attribute {name!r}")

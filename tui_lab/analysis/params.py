@@ -1,0 +1,103 @@
+"""Exact parameter counts from the config alone, component by component.
+
+Each formula mirrors a module of `tui_lab.model` (tests check them against `sum(p.numel())` for
+every variant combination). Seed 003's table: Embedding V*E, attention 4E^2 + 4E whatever the
+number of heads, LayerNorm 2E, FFN 2*E*F + F + E.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tui_lab.config import ModelConfig
+
+
+def linear(n_in: int, n_out: int, bias: bool) -> int:
+    return n_in * n_out + (n_out if bias else 0)
+
+
+def norm_params(c: ModelConfig) -> int:
+    # RMSNorm has a scale only; LayerNorm a scale and (with bias) a shift.
+    return c.d_model * (2 if c.norm == "layernorm" and c.bias else 1)
+
+
+def attention_params(c: ModelConfig) -> int:
+    """q, k, v and output projections, each E x E: 4E^2 + 4E with biases."""
+    return 4 * linear(c.d_model, c.d_model, c.bias)
+
+
+def ffn_params(c: ModelConfig) -> int:
+    matrices = 3 if c.activation == "swiglu" else 2
+    up = linear(c.d_model, c.d_ff, c.bias)
+    return (matrices - 1) * up + linear(c.d_ff, c.d_model, c.bias)
+
+
+def position_params(c: ModelConfig) -> int:
+    return c.max_len * c.d_model if c.positions == "learned" else 0
+
+
+def encoder_layer_params(c: ModelConfig) -> int:
+    return attention_params(c) + ffn_params(c) + 2 * norm_params(c)
+
+
+def decoder_layer_params(c: ModelConfig) -> int:
+    """A decoder block adds cross-attention and its norm; GPT-2's decoder-only block does not."""
+    if c.family == "decoder-only":
+        return encoder_layer_params(c)
+    return 2 * attention_params(c) + ffn_params(c) + 3 * norm_params(c)
+
+
+@dataclass(frozen=True)
+class ParamCount:
+    token_embedding: int
+    position_embedding: int
+    attention: int
+    ffn: int
+    norms: int
+    output: int
+    encoder_layer: int
+    decoder_layer: int
+    encoder_total: int
+    decoder_total: int
+
+    @property
+    def embeddings(self) -> int:
+        return self.token_embedding + self.position_embedding
+
+    @property
+    def total(self) -> int:
+        return self.embeddings + self.attention + self.ffn + self.norms + self.output
+
+    @property
+    def non_embedding(self) -> int:
+        """What nanoGPT prints: everything but the position table (and the tied token table)."""
+        return self.total - self.position_embedding
+
+    def components(self) -> dict[str, int]:
+        return {"embeddings": self.embeddings, "attention": self.attention, "ffn": self.ffn,
+                "norms": self.norms, "output": self.output}
+
+    def to_dict(self) -> dict[str, int]:
+        return {"total_params": self.total, "token_embedding": self.token_embedding,
+                "position_embedding": self.position_embedding, **self.components(),
+                "encoder_layer": self.encoder_layer, "decoder_layer": self.decoder_layer,
+                "encoder_total": self.encoder_total, "decoder_total": self.decoder_total}
+
+
+def count_params(c: ModelConfig) -> ParamCount:
+    n_enc, n_dec = c.encoder_layers, c.decoder_layers
+    attn_blocks = n_enc + n_dec * (2 if c.family == "encoder-decoder" else 1)
+    layer_norms = 2 * n_enc + n_dec * (3 if c.family == "encoder-decoder" else 2)
+    final_norms = (int(c.has_encoder) + int(c.family != "encoder-only")) if c.final_norm else 0
+    return ParamCount(
+        token_embedding=c.vocab * c.d_model,
+        position_embedding=position_params(c),
+        attention=attn_blocks * attention_params(c),
+        ffn=(n_enc + n_dec) * ffn_params(c),
+        norms=(layer_norms + final_norms) * norm_params(c),
+        output=0 if c.tie_embeddings else c.vocab * c.d_model,
+        encoder_layer=encoder_layer_params(c) if n_enc else 0,
+        decoder_layer=decoder_layer_params(c) if n_dec else 0,
+        encoder_total=n_enc * encoder_layer_params(c),
+        decoder_total=n_dec * decoder_layer_params(c),
+    )

@@ -1,0 +1,175 @@
+"""The one config that drives every architecture in the lab.
+
+Field names follow the 2017 paper (`d_model`, `d_ff`, `heads`). Every variant axis is a single string
+field whose allowed values are listed in `CHOICES`; the model registries map each value to a builder.
+This module imports no torch, so the app can paint counts and shapes before torch has loaded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+FAMILIES = ("encoder-decoder", "decoder-only", "encoder-only")
+
+# One tuple of allowed values per string axis: the single source of truth for validation, the CLI,
+# the app's selects and the test matrix.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "family": FAMILIES,
+    "norm": ("layernorm", "rmsnorm"),
+    "norm_position": ("post", "pre"),
+    "positions": ("sinusoidal", "learned", "rope", "alibi"),
+    "activation": ("relu", "gelu", "gelu_tanh", "swiglu"),
+    "embedding_scale": ("none", "sqrt_d_model"),
+}
+
+# The five shortcuts a person reaches for first; `layers` sets every stack the family has.
+SHORTCUTS = ("layers", "d_model", "heads", "d_ff", "vocab")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A Transformer of any of the lab's families, in the paper's vocabulary."""
+
+    name: str = "custom"
+    family: str = "decoder-only"
+    encoder_layers: int = 0
+    decoder_layers: int = 2
+    d_model: int = 64
+    heads: int = 4
+    d_ff: int = 256
+    vocab: int = 256
+    max_len: int = 128
+    norm: str = "layernorm"
+    norm_position: str = "pre"
+    norm_eps: float = 1e-5
+    positions: str = "learned"
+    activation: str = "gelu_tanh"
+    embedding_scale: str = "none"
+    tie_embeddings: bool = True
+    bias: bool = True
+    final_norm: bool = True
+    dropout: float = 0.1
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.heads
+
+    @property
+    def has_encoder(self) -> bool:
+        return self.family in ("encoder-decoder", "encoder-only")
+
+    @property
+    def has_decoder(self) -> bool:
+        return self.family in ("encoder-decoder", "decoder-only")
+
+    @property
+    def layers(self) -> int:
+        return self.encoder_layers + self.decoder_layers
+
+    def replace(self, **changes: Any) -> ModelConfig:
+        """A copy with `changes` applied (shortcuts included), validated."""
+        return with_overrides(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def field_names() -> tuple[str, ...]:
+    return tuple(f.name for f in fields(ModelConfig))
+
+
+def field_types() -> dict[str, type]:
+    hints = {"str": str, "int": int, "float": float, "bool": bool}
+    return {f.name: hints[str(f.type)] for f in fields(ModelConfig)}
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+
+
+def _validate(c: ModelConfig) -> None:
+    for f in fields(c):
+        _check_type(f.name, getattr(c, f.name), field_types()[f.name])
+    for axis, allowed in CHOICES.items():
+        value = getattr(c, axis)
+        _check(value in allowed, f"{axis} ({value!r}) must be one of: {', '.join(allowed)}")
+    for name in ("d_model", "heads", "d_ff", "vocab", "max_len"):
+        _check(getattr(c, name) > 0, f"{name} ({getattr(c, name)}) must be a positive integer")
+    for name in ("encoder_layers", "decoder_layers"):
+        _check(getattr(c, name) >= 0, f"{name} ({getattr(c, name)}) must be 0 or more")
+    _check(c.d_model % c.heads == 0, f"d_model ({c.d_model}) must be divisible by heads ({c.heads})")
+    _check(0.0 <= c.dropout < 1.0, f"dropout ({c.dropout}) must be in [0, 1)")
+    _check(c.norm_eps > 0, f"norm_eps ({c.norm_eps}) must be positive")
+    if c.positions == "rope":
+        _check(c.d_head % 2 == 0, f"positions 'rope' needs an even d_head; d_model/heads is {c.d_head}")
+    _validate_stacks(c)
+
+
+def _validate_stacks(c: ModelConfig) -> None:
+    if c.family == "encoder-decoder":
+        _check(c.encoder_layers > 0, "encoder_layers must be at least 1 for an encoder-decoder")
+        _check(c.decoder_layers > 0, "decoder_layers must be at least 1 for an encoder-decoder")
+    elif c.family == "decoder-only":
+        _check(c.encoder_layers == 0, "encoder_layers must be 0 for a decoder-only model")
+        _check(c.decoder_layers > 0, "decoder_layers must be at least 1 for a decoder-only model")
+    else:
+        _check(c.decoder_layers == 0, "decoder_layers must be 0 for an encoder-only model")
+        _check(c.encoder_layers > 0, "encoder_layers must be at least 1 for an encoder-only model")
+
+
+def _check_type(name: str, value: Any, kind: type) -> None:
+    if kind is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, kind)
+    _check(ok, f"{name} must be {_KIND_NAMES[kind]}, got {value!r}")
+
+
+_KIND_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+def parse_value(name: str, text: str) -> Any:
+    """Turn a person's text for field `name` into the field's type, or raise a one-line ValueError."""
+    types = field_types()
+    if name in SHORTCUTS and name not in types:
+        types[name] = int
+    _check(name in types, f"unknown field {name!r}; known fields: {', '.join(field_names())}")
+    kind, text = types[name], text.strip()
+    try:
+        if kind is bool:
+            lowered = text.lower()
+            _check(lowered in _BOOLS, f"{name} must be true or false, got {text!r}")
+            return _BOOLS[lowered]
+        return kind(text)
+    except ValueError as err:
+        if str(err).startswith(name):
+            raise
+        raise ValueError(f"{name} must be {_KIND_NAMES[kind]}, got {text!r}") from None
+
+
+_BOOLS = {"true": True, "yes": True, "1": True, "on": True, "false": False, "no": False, "0": False, "off": False}
+
+
+def with_overrides(config: ModelConfig, **overrides: Any) -> ModelConfig:
+    """Apply field overrides and the shortcuts; `layers` sets every stack the family has."""
+    known = set(field_names()) | set(SHORTCUTS)
+    for key in overrides:
+        _check(key in known, f"unknown field {key!r}; known fields: {', '.join(sorted(known))}")
+    changes = dict(overrides)
+    if "layers" in changes:
+        layers = changes.pop("layers")
+        _check_type("layers", layers, int)
+        _check(layers > 0, f"layers ({layers}) must be a positive integer")
+        family = changes.get("family", config.family)
+        changes.setdefault("encoder_layers", layers if family != "decoder-only" else 0)
+        changes.setdefault("decoder_layers", layers if family != "encoder-only" else 0)
+    return dataclasses.replace(config, **changes)

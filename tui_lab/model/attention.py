@@ -1,0 +1,155 @@
+"""Scaled dot-product attention, its three kinds, and the typed capture the app draws.
+
+Dimension legend: N batch, H heads, L/T query length, S key length, E d_model, D d_head = E / H.
+Masks follow `masks.py`: True = may attend.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from tui_lab.model.masks import causal_mask, combine
+from tui_lab.model.positions import alibi_bias, apply_rope, rope_angles
+
+KINDS = ("encoder-self", "decoder-self", "cross")
+
+
+@dataclass(frozen=True)
+class AttentionCapture:
+    """What one attention layer saw: weights (N, H, Lq, Lk) after softmax."""
+
+    stack: str  # "encoder" or "decoder"
+    layer: int
+    kind: str  # one of KINDS
+    weights: Tensor
+
+
+def attend(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    allowed: Tensor | None = None,
+    bias: Tensor | None = None,
+    causal: bool = False,
+    dropout_p: float = 0.0,
+    need_weights: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """softmax(q k^T / sqrt(D) + bias) v over allowed keys. q (N,H,L,D), k/v (N,H,S,D) -> (N,H,L,D).
+
+    The fused kernel when nobody asks for the weights; the manual path (same maths) when they do.
+    """
+    q_len, k_len = q.shape[-2], k.shape[-2]
+    if causal and q_len > 1 and (q_len != k_len or allowed is not None or bias is not None):
+        allowed = combine(allowed, causal_mask(q_len, k_len, q.device))
+        causal = False
+    causal = causal and q_len > 1
+    if not need_weights:
+        mask = _sdpa_mask(allowed, bias, q.dtype)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal)
+        return out, None
+    if causal:
+        allowed = causal_mask(q_len, k_len, q.device)
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (N, H, L, S)
+    if bias is not None:
+        scores = scores + bias
+    if allowed is not None:
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    out = F.dropout(weights, dropout_p) @ v
+    return out, weights
+
+
+def _sdpa_mask(allowed: Tensor | None, bias: Tensor | None, dtype: torch.dtype) -> Tensor | None:
+    if bias is None:
+        return allowed
+    bias = bias.to(dtype)
+    if allowed is None:
+        return bias
+    return bias.masked_fill(~allowed, float("-inf"))
+
+
+def split_heads(x: Tensor, heads: int) -> Tensor:
+    """(N, L, E) -> (N, H, L, D)"""
+    n, length, e = x.shape
+    return x.view(n, length, heads, e // heads).transpose(1, 2)
+
+
+def merge_heads(x: Tensor) -> Tensor:
+    """(N, H, L, D) -> (N, L, E)"""
+    n, h, length, d = x.shape
+    return x.transpose(1, 2).reshape(n, length, h * d)
+
+
+class SelfAttention(nn.Module):
+    """Encoder self-attention (causal=False) or decoder masked self-attention (causal=True).
+
+    One fused q/k/v projection, laid out as `nn.MultiheadAttention.in_proj_weight` (q, k, v rows).
+    """
+
+    def __init__(self, config, causal: bool) -> None:
+        super().__init__()
+        e = config.d_model
+        self.heads, self.causal = config.heads, causal
+        self.positions = config.positions
+        self.dropout = config.dropout
+        self.qkv = nn.Linear(e, 3 * e, bias=config.bias)
+        self.out = nn.Linear(e, e, bias=config.bias)
+
+    def forward(
+        self,
+        x: Tensor,
+        allowed: Tensor | None = None,
+        start: int = 0,
+        cache=None,
+        need_weights: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        q, k, v = (split_heads(t, self.heads) for t in self.qkv(x).chunk(3, dim=-1))  # (N, H, L, D)
+        q_pos = torch.arange(start, start + x.shape[1], device=x.device)
+        if self.positions == "rope":
+            q, k = self._rotate(q, q_pos), self._rotate(k, q_pos)
+        if cache is not None:
+            k, v = cache.append(k, v, start)  # (N, H, start + L, D)
+        k_pos = torch.arange(k.shape[-2], device=x.device)
+        bias = alibi_bias(self.heads, q_pos, k_pos, self.causal) if self.positions == "alibi" else None
+        drop = self.dropout if self.training else 0.0
+        out, weights = attend(q, k, v, allowed, bias, self.causal, drop, need_weights)
+        return self.out(merge_heads(out)), weights
+
+    @staticmethod
+    def _rotate(x: Tensor, positions: Tensor) -> Tensor:
+        cos, sin = rope_angles(x.shape[-1], positions)
+        return apply_rope(x, cos, sin)
+
+
+class CrossAttention(nn.Module):
+    """Queries from the decoder (T), keys and values from the encoder output (S): scores T x S."""
+
+    def __init__(self, config) -> None:
+        super().__init__()
+        e = config.d_model
+        self.heads, self.dropout = config.heads, config.dropout
+        self.q = nn.Linear(e, e, bias=config.bias)
+        self.kv = nn.Linear(e, 2 * e, bias=config.bias)
+        self.out = nn.Linear(e, e, bias=config.bias)
+
+    def memory_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+        """Project the encoder output once; a KV cache keeps this for every decoding step."""
+        k, v = self.kv(memory).chunk(2, dim=-1)
+        return split_heads(k, self.heads), split_heads(v, self.heads)  # (N, H, S, D)
+
+    def forward(
+        self,
+        x: Tensor,
+        memory_kv: tuple[Tensor, Tensor],
+        allowed: Tensor | None = None,
+        need_weights: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        q = split_heads(self.q(x), self.heads)  # (N, H, T, D)
+        drop = self.dropout if self.training else 0.0
+        out, weights = attend(q, *memory_kv, allowed, None, False, drop, need_weights)
+        return self.out(merge_heads(out)), weights

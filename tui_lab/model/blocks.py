@@ -1,0 +1,113 @@
+"""The layers of a Transformer: norms, feed-forward networks and the blocks that wire them.
+
+Each variant axis maps through a small table to the function that builds or applies it.
+Dimension legend: N batch, L length, E d_model, F d_ff.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from tui_lab.model.attention import CrossAttention, SelfAttention
+
+NORMS: dict[str, Callable[..., nn.Module]] = {
+    "layernorm": lambda c: nn.LayerNorm(c.d_model, eps=c.norm_eps, bias=c.bias),
+    "rmsnorm": lambda c: nn.RMSNorm(c.d_model, eps=c.norm_eps),
+}
+
+ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "swiglu": F.silu,  # SiLU on the gate branch, multiplied by the up branch (Shazeer 2020)
+}
+
+
+def make_norm(config) -> nn.Module:
+    return NORMS[config.norm](config)
+
+
+class FeedForward(nn.Module):
+    """Position-wise MLP: down(act(up(x))), or down(silu(gate(x)) * up(x)) for SwiGLU."""
+
+    def __init__(self, config) -> None:
+        super().__init__()
+        self.act = ACTIVATIONS[config.activation]
+        self.up = nn.Linear(config.d_model, config.d_ff, bias=config.bias)
+        self.gate = nn.Linear(config.d_model, config.d_ff, bias=config.bias) if config.activation == "swiglu" else None
+        self.down = nn.Linear(config.d_ff, config.d_model, bias=config.bias)
+
+    def forward(self, x: Tensor) -> Tensor:  # (N, L, E) -> (N, L, E)
+        hidden = self.act(self.gate(x)) * self.up(x) if self.gate is not None else self.act(self.up(x))
+        return self.down(hidden)  # hidden (N, L, F)
+
+
+def post_norm(x: Tensor, sublayer: Callable, norm: nn.Module, drop: nn.Module):
+    """2017, section 3.1: LayerNorm(x + Sublayer(x)); the norm sits on the residual path."""
+    out, weights = sublayer(x)
+    return norm(x + drop(out)), weights
+
+
+def pre_norm(x: Tensor, sublayer: Callable, norm: nn.Module, drop: nn.Module):
+    """GPT-2: x + Sublayer(LayerNorm(x)); the residual path only adds."""
+    out, weights = sublayer(norm(x))
+    return x + drop(out), weights
+
+
+RESIDUALS = {"post": post_norm, "pre": pre_norm}
+
+
+def _no_weights(f: Callable[[Tensor], Tensor]) -> Callable:
+    return lambda x: (f(x), None)
+
+
+class EncoderBlock(nn.Module):
+    """Self-attention over the whole sequence (or causal, for a decoder-only stack) and an FFN."""
+
+    def __init__(self, config, causal: bool = False) -> None:
+        super().__init__()
+        self.residual = RESIDUALS[config.norm_position]
+        self.attn_norm = make_norm(config)
+        self.attn = SelfAttention(config, causal=causal)
+        self.ffn_norm = make_norm(config)
+        self.ffn = FeedForward(config)
+        self.drop = nn.Dropout(config.dropout)
+
+    def forward(self, x: Tensor, allowed=None, start: int = 0, cache=None, need_weights: bool = False):
+        def attn(h: Tensor):
+            return self.attn(h, allowed, start, cache, need_weights)
+
+        x, weights = self.residual(x, attn, self.attn_norm, self.drop)
+        x, _ = self.residual(x, _no_weights(self.ffn), self.ffn_norm, self.drop)
+        return x, weights
+
+
+class DecoderBlock(nn.Module):
+    """Masked self-attention, cross-attention on the encoder output, and an FFN (2017, section 3.1)."""
+
+    def __init__(self, config) -> None:
+        super().__init__()
+        self.residual = RESIDUALS[config.norm_position]
+        self.attn_norm = make_norm(config)
+        self.attn = SelfAttention(config, causal=True)
+        self.cross_norm = make_norm(config)
+        self.cross = CrossAttention(config)
+        self.ffn_norm = make_norm(config)
+        self.ffn = FeedForward(config)
+        self.drop = nn.Dropout(config.dropout)
+
+    def forward(self, y: Tensor, memory_kv, allowed=None, memory_allowed=None, start: int = 0, cache=None,
+                need_weights: bool = False):
+        def attn(h: Tensor):
+            return self.attn(h, allowed, start, cache, need_weights)
+
+        def cross(h: Tensor):
+            return self.cross(h, memory_kv, memory_allowed, need_weights)
+
+        y, self_weights = self.residual(y, attn, self.attn_norm, self.drop)
+        y, cross_weights = self.residual(y, cross, self.cross_norm, self.drop)
+        y, _ = self.residual(y, _no_weights(self.ffn), self.ffn_norm, self.drop)
+        return y, self_weights, cross_weights

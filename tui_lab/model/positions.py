@@ -1,0 +1,96 @@
+"""Position schemes: sinusoidal (2017, section 3.5), learned (GPT-2), RoPE and ALiBi.
+
+Sinusoidal and learned vectors are added to the embeddings; RoPE rotates q and k inside attention;
+ALiBi adds a distance penalty to the scores. Only `learned` has parameters, and only it has a hard
+`max_len`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+
+def sinusoidal_table(length: int, d_model: int) -> Tensor:
+    """(L, E): PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d))."""
+    pos = torch.arange(length, dtype=torch.float32)[:, None]
+    i2 = torch.arange(0, d_model, 2, dtype=torch.float32)
+    angle = pos * torch.exp(-math.log(10000.0) * i2 / d_model)
+    pe = torch.zeros(length, d_model)
+    pe[:, 0::2] = torch.sin(angle)
+    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+    return pe
+
+
+def rope_angles(dim: int, positions: Tensor, base: float = 10000.0) -> tuple[Tensor, Tensor]:
+    """cos and sin of each position's rotation, each (L, dim/2)."""
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, device=positions.device).float() / dim))
+    angles = torch.outer(positions.float(), inv_freq)
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    """Rotate each adjacent pair (x[2i], x[2i+1]) of x (..., L, D) by its position's angle."""
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+
+
+def alibi_slopes(heads: int) -> Tensor:
+    """Press et al. 2022: a geometric sequence 2^(-8/H), 2^(-16/H), ... (interleaved past a power of 2)."""
+    def power_of_two(n: int) -> list[float]:
+        start = 2 ** (-8 / n)
+        return [start ** (i + 1) for i in range(n)]
+
+    if math.log2(heads).is_integer():
+        return torch.tensor(power_of_two(heads))
+    closest = 2 ** math.floor(math.log2(heads))
+    extra = power_of_two(2 * closest)[0::2][: heads - closest]
+    return torch.tensor(power_of_two(closest) + extra)
+
+
+def alibi_bias(heads: int, q_pos: Tensor, k_pos: Tensor, causal: bool) -> Tensor:
+    """(H, Lq, Lk) additive score bias, -slope * distance."""
+    distance = (q_pos[:, None] - k_pos[None, :]).float()
+    distance = distance.clamp(min=0) if causal else distance.abs()
+    return -alibi_slopes(heads).to(q_pos.device)[:, None, None] * distance
+
+
+class SinusoidalPositions(nn.Module):
+    """No parameters; the table grows on demand, so any length works."""
+
+    def __init__(self, d_model: int, length: int) -> None:
+        super().__init__()
+        self.d_model = d_model
+        self.register_buffer("table", sinusoidal_table(length, d_model), persistent=False)
+
+    def forward(self, positions: Tensor) -> Tensor:
+        needed = int(positions.max()) + 1
+        if needed > self.table.shape[0]:
+            self.table = sinusoidal_table(max(needed, 2 * self.table.shape[0]), self.d_model).to(self.table)
+        return self.table[positions]
+
+
+class LearnedPositions(nn.Module):
+    """A (max_len, E) table, trained; positions past max_len have no row."""
+
+    def __init__(self, max_len: int, d_model: int) -> None:
+        super().__init__()
+        self.max_len = max_len
+        self.weight = nn.Parameter(torch.empty(max_len, d_model))
+        nn.init.normal_(self.weight, std=0.01)
+
+    def forward(self, positions: Tensor) -> Tensor:
+        last = int(positions.max())
+        if last >= self.max_len:
+            raise ValueError(f"position {last} is past max_len ({self.max_len}) of learned positions")
+        return self.weight[positions]
+
+
+# Which schemes add a vector to the embeddings; RoPE and ALiBi act inside attention instead.
+ADDITIVE = {
+    "sinusoidal": lambda c: SinusoidalPositions(c.d_model, c.max_len),
+    "learned": lambda c: LearnedPositions(c.max_len, c.d_model),
+}

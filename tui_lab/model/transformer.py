@@ -1,0 +1,163 @@
+"""The Transformer family: encoder-decoder (2017), decoder-only (GPT-2), encoder-only.
+
+One module for all three; the config decides which stacks exist. Shapes are (N, L, E) everywhere.
+Dimension legend: N batch, S source length, T target length, L length, E d_model, V vocab.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+
+from tui_lab.config import ModelConfig
+from tui_lab.model.attention import AttentionCapture
+from tui_lab.model.blocks import DecoderBlock, EncoderBlock, make_norm
+from tui_lab.model.kv_cache import KVCache
+from tui_lab.model.masks import key_padding
+from tui_lab.model.positions import ADDITIVE
+
+
+@dataclass
+class ModelOutput:
+    logits: Tensor  # (N, L, V)
+    attentions: list[AttentionCapture] = field(default_factory=list)
+
+
+class Transformer(nn.Module):
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        c = config
+        self.tok_embed = nn.Embedding(c.vocab, c.d_model)
+        self.pos_embed = ADDITIVE[c.positions](c) if c.positions in ADDITIVE else None
+        self.embed_drop = nn.Dropout(c.dropout)
+        self.scale = math.sqrt(c.d_model) if c.embedding_scale == "sqrt_d_model" else 1.0
+        causal_encoder = False
+        self.encoder = nn.ModuleList(EncoderBlock(c, causal_encoder) for _ in range(c.encoder_layers))
+        self.encoder_norm = make_norm(c) if c.has_encoder and c.final_norm else None
+        if c.family == "decoder-only":
+            # GPT-2's block is an encoder block with a causal mask: no cross-attention.
+            self.decoder = nn.ModuleList(EncoderBlock(c, causal=True) for _ in range(c.decoder_layers))
+        else:
+            self.decoder = nn.ModuleList(DecoderBlock(c) for _ in range(c.decoder_layers))
+        self.decoder_norm = make_norm(c) if c.family != "encoder-only" and c.final_norm else None
+        self.lm_head = nn.Linear(c.d_model, c.vocab, bias=False)
+        self.apply(_init_weights)
+        if c.tie_embeddings:
+            self.lm_head.weight = self.tok_embed.weight  # 2017 section 3.4; GPT-2 wte
+
+    # -- pieces ------------------------------------------------------------------------------------
+    def embed(self, ids: Tensor, start: int = 0) -> Tensor:
+        """(N, L) ids -> (N, L, E): token vectors (scaled) plus positions where they are additive."""
+        x = self.tok_embed(ids) * self.scale
+        if self.pos_embed is not None:
+            x = x + self.pos_embed(torch.arange(start, start + ids.shape[1], device=ids.device))
+        return self.embed_drop(x)
+
+    def encode(self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False):
+        """(N, S) source ids -> memory (N, S, E), plus encoder self-attention captures if asked."""
+        x = self.embed(src)
+        allowed = key_padding(src_mask) if src_mask is not None else None
+        captures = []
+        for i, block in enumerate(self.encoder):
+            x, w = block(x, allowed, need_weights=need_weights)
+            captures += _capture("encoder", i, "encoder-self", w)
+        if self.encoder_norm is not None:
+            x = self.encoder_norm(x)
+        return (x, captures) if need_weights else x
+
+    def decode(
+        self,
+        tgt: Tensor,
+        memory: Tensor | None = None,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        cache: KVCache | None = None,
+        need_weights: bool = False,
+    ):
+        """(N, T) target ids (and the memory for encoder-decoders) -> logits (N, T, V).
+
+        With a cache, `tgt` holds only the new positions; they start at `cache.length`.
+        """
+        start = cache.length if cache is not None else 0
+        y = self.embed(tgt, start)
+        allowed = key_padding(tgt_mask) if tgt_mask is not None else None
+        memory_kv, memory_allowed = self._memory(memory, src_mask, cache)
+        captures = []
+        for i, block in enumerate(self.decoder):
+            layer_cache = cache.layers[i] if cache is not None else None
+            if memory_kv is None:
+                y, w = block(y, allowed, start, layer_cache, need_weights)
+                captures += _capture("decoder", i, "decoder-self", w)
+            else:
+                y, w, wx = block(y, memory_kv[i], allowed, memory_allowed, start, layer_cache, need_weights)
+                captures += _capture("decoder", i, "decoder-self", w) + _capture("decoder", i, "cross", wx)
+        if cache is not None:
+            cache.length = start + tgt.shape[1]
+        logits = self.lm_head(self.decoder_norm(y) if self.decoder_norm is not None else y)
+        return (logits, captures) if need_weights else logits
+
+    def _memory(self, memory: Tensor | None, src_mask: Tensor | None, cache: KVCache | None):
+        """Cross-attention keys/values per layer: from the cache when it has them, else projected."""
+        if self.config.family != "encoder-decoder":
+            return None, None
+        if cache is not None and cache.memory_kv is not None:
+            return cache.memory_kv, cache.memory_allowed
+        if memory is None:
+            raise ValueError("an encoder-decoder needs the encoder output (memory) to decode")
+        memory_kv = [block.cross.memory_kv(memory) for block in self.decoder]
+        memory_allowed = key_padding(src_mask) if src_mask is not None else None
+        if cache is not None:
+            cache.memory_kv, cache.memory_allowed = memory_kv, memory_allowed
+        return memory_kv, memory_allowed
+
+    # -- whole passes ------------------------------------------------------------------------------
+    def forward(self, ids: Tensor, tgt: Tensor | None = None, src_mask: Tensor | None = None,
+                tgt_mask: Tensor | None = None) -> Tensor:
+        """Decoder-only: model(ids, tgt_mask=...) -> (N, L, V). Encoder-decoder: model(src, tgt) -> (N, T, V)."""
+        return self.run(ids, tgt, src_mask, tgt_mask).logits
+
+    def run(self, ids: Tensor, tgt: Tensor | None = None, src_mask: Tensor | None = None,
+            tgt_mask: Tensor | None = None, need_weights: bool = False) -> ModelOutput:
+        """A full pass that also returns every attention grid when `need_weights`."""
+        c = self.config
+        if c.family == "decoder-only":
+            mask = tgt_mask if tgt_mask is not None else src_mask
+            out = self.decode(ids, tgt_mask=mask, need_weights=need_weights)
+            return ModelOutput(*out) if need_weights else ModelOutput(out)
+        encoded = self.encode(ids, src_mask, need_weights)
+        memory, enc_captures = encoded if need_weights else (encoded, [])
+        if c.family == "encoder-only":
+            return ModelOutput(self.lm_head(memory), enc_captures)
+        if tgt is None:
+            raise ValueError("an encoder-decoder needs target ids: model(src_ids, tgt_ids)")
+        out = self.decode(tgt, memory, src_mask, tgt_mask, need_weights=need_weights)
+        return ModelOutput(out[0], enc_captures + out[1]) if need_weights else ModelOutput(out)
+
+    def new_cache(self, batch: int, capacity: int | None = None) -> KVCache:
+        p = next(self.parameters())
+        return KVCache(self.config, batch, capacity or self.config.max_len, p.device, p.dtype)
+
+
+def _capture(stack: str, layer: int, kind: str, weights: Tensor | None) -> list[AttentionCapture]:
+    return [] if weights is None else [AttentionCapture(stack, layer, kind, weights)]
+
+
+def _init_weights(module: nn.Module) -> None:
+    """GPT-2's init (normal, std 0.02; zero biases), which also trains the toys well."""
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(module.weight, std=0.02)
+    if isinstance(module, nn.Linear) and module.bias is not None:
+        nn.init.zeros_(module.bias)
+
+
+def build_model(config: ModelConfig, device: str | torch.device = "cpu", dtype: torch.dtype | None = None) -> Transformer:
+    """Build `config` on `device` (real weights; use device='meta' to get shapes without memory)."""
+    with torch.device(device):
+        model = Transformer(config)
+    if dtype is not None:
+        model = model.to(dtype=dtype)
+    return model
