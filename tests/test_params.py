@@ -60,7 +60,7 @@ AXES = ["family", "norm", "norm_position", "positions", "activation"]
 )
 def test_every_variant_counts_match_the_built_model(combo):
     *axes, tie, bias, final_norm = combo
-    values = dict(zip(AXES, axes))
+    values = dict(zip(AXES, axes, strict=True))
     layers = {"encoder-decoder": (2, 1), "decoder-only": (0, 2), "encoder-only": (2, 0)}[values["family"]]
     config = ModelConfig(encoder_layers=layers[0], decoder_layers=layers[1], d_model=16, heads=2, d_ff=24,
                          vocab=30, max_len=12, tie_embeddings=tie, bias=bias, final_norm=final_norm, **values)

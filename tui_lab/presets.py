@@ -25,6 +25,7 @@ def preset_data(name: str) -> dict[str, Any]:
         raise ValueError(f"unknown preset {name!r}; known presets: {', '.join(list_presets())}")
     with path.open("rb") as fh:
         data = tomllib.load(fh)
+    data.pop("paper", None)  # what the source claims, shown beside our computed numbers
     missing = set(field_names()) - set(data) - {"name"}
     if missing:
         raise ValueError(f"preset {name!r} lacks fields: {', '.join(sorted(missing))}")
@@ -36,3 +37,12 @@ def load_preset(name: str, **overrides: Any) -> ModelConfig:
     data = preset_data(name)
     data.setdefault("name", name)
     return with_overrides(ModelConfig(**data), **overrides)
+
+
+def paper_claims(name: str) -> dict[str, Any]:
+    """The `[paper]` table of a preset: numbers as its source states them (e.g. the 2017 paper's "65M")."""
+    path = presets_dir() / f"{name}.toml"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as fh:
+        return dict(tomllib.load(fh).get("paper", {}))

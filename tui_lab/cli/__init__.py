@@ -24,6 +24,13 @@ class UsageError(ValueError):
     """Bad input from the command line: printed as one line, exit code 2."""
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a bad flag as one line (our format) instead of usage + message."""
+
+    def error(self, message: str):
+        raise UsageError(message)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"):
@@ -31,16 +38,23 @@ def main(argv: list[str] | None = None) -> int:
 
         return _guarded(lambda: launch(argv))
     name = argv[0] if argv[0] in COMMANDS else None
-    parser = argparse.ArgumentParser(prog="tui-lab", description="A terminal lab for Transformers.")
+    parser = Parser(prog="tui-lab", description="A terminal lab for Transformers.")
     sub = parser.add_subparsers(dest="command")
     modules = {}
     for command, (module_name, help_text) in COMMANDS.items():
-        if name not in (None, command):
-            continue
-        modules[command] = importlib.import_module(module_name)
-        modules[command].add_arguments(sub.add_parser(command, help=help_text))
-    args = parser.parse_args(argv)
-    return _guarded(lambda: modules[args.command].run(args))
+        command_parser = sub.add_parser(command, help=help_text)
+        if command == name:  # import only the command asked for: some import torch
+            modules[command] = importlib.import_module(module_name)
+            modules[command].add_arguments(command_parser)
+
+    def parse_and_run() -> int:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
+        return modules[args.command].run(args)
+
+    return _guarded(parse_and_run)
 
 
 def _guarded(action) -> int:

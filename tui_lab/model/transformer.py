@@ -154,7 +154,9 @@ def _init_weights(module: nn.Module) -> None:
         nn.init.zeros_(module.bias)
 
 
-def build_model(config: ModelConfig, device: str | torch.device = "cpu", dtype: torch.dtype | None = None) -> Transformer:
+def build_model(
+    config: ModelConfig, device: str | torch.device = "cpu", dtype: torch.dtype | None = None
+) -> Transformer:
     """Build `config` on `device` (real weights; use device='meta' to get shapes without memory)."""
     with torch.device(device):
         model = Transformer(config)

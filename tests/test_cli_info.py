@@ -1,0 +1,45 @@
+import json
+import subprocess
+import sys
+
+
+def tui_lab(*args):
+    return subprocess.run([sys.executable, "-m", "tui_lab.cli", *args], capture_output=True, text=True)
+
+
+def test_info_json_counts_gpt2_small():
+    out = tui_lab("info", "--preset", "gpt2-small", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["total_params"] == 124_439_808
+    assert data["breakdown"]["embeddings"] == 38_597_376 + 786_432
+
+
+def test_info_applies_shortcuts_and_set():
+    out = tui_lab("info", "--preset", "transformer-2017-base", "--layers", "1", "--d-model", "64", "--heads", "2",
+                  "--d-ff", "128", "--vocab", "100", "--set", "positions=rope", "--json")
+    data = json.loads(out.stdout)
+    assert data["config"]["encoder_layers"] == 1 and data["config"]["positions"] == "rope"
+    assert data["total_params"] == 100 * 64 + 64 * (4 * 64 + 4) * 3 + (2 * 64 * 128 + 128 + 64) * 2 + 5 * 128
+
+
+def test_info_human_output_shows_the_count_and_the_trace():
+    out = tui_lab("info", "--preset", "transformer-2017-base", "--seq-len", "7")
+    assert "63,082,496" in out.stdout and "65M" in out.stdout
+    assert "(1, 7, 512)" in out.stdout
+
+
+def test_bad_input_is_one_line_and_exit_2():
+    cases = [
+        (["--preset", "nope"], "known presets"),
+        (["--d-model", "100", "--heads", "3"], "d_model (100) must be divisible by heads (3)"),
+        (["--layers", "0"], "layers (0) must be a positive integer"),
+        (["--heads", "x"], "--heads"),
+        (["--set", "colour=blue"], "unknown field 'colour'"),
+        (["--set", "dropout=lots"], "dropout must be a number"),
+    ]
+    for args, message in cases:
+        out = tui_lab("info", *args)
+        assert out.returncode == 2, args
+        assert out.stderr.count("\n") == 1 and message in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr

@@ -1,0 +1,96 @@
+"""`tui-lab info`: architecture, shape trace, parameter table, FLOPs and memory of a config."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.console import Console
+from rich.table import Table
+
+from tui_lab.analysis import count_params, flops_per_token, memory, shape_trace
+from tui_lab.analysis.format import human_bytes, human_count
+from tui_lab.cli.config_args import add_config_arguments, config_from_args
+from tui_lab.config import ModelConfig
+from tui_lab.presets import paper_claims
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_config_arguments(parser)
+    parser.add_argument("--from-hf", dest="from_hf", metavar="DIR", help="a Hugging Face GPT-2 folder")
+    parser.add_argument("--batch", type=int, default=1, metavar="N")
+    parser.add_argument("--seq-len", dest="seq_len", type=int, default=None, metavar="N")
+    parser.add_argument("--json", action="store_true", help="one JSON object")
+
+
+def _config(args: argparse.Namespace) -> ModelConfig:
+    if args.from_hf:
+        from tui_lab.hf_gpt2 import hf_gpt2_config
+
+        config = hf_gpt2_config(args.from_hf)
+        from tui_lab.cli.config_args import overrides_from_args
+
+        return config.replace(**overrides_from_args(args))
+    return config_from_args(args)
+
+
+def report(config: ModelConfig, batch: int, seq_len: int) -> dict:
+    """Everything `info` shows, as plain data (the JSON output)."""
+    count = count_params(config)
+    return {
+        "config": config.to_dict(),
+        **count.to_dict(),
+        "breakdown": count.components(),
+        "shapes": [row.to_dict() for row in shape_trace(config, batch, seq_len)],
+        "flops_per_token": flops_per_token(config, seq_len),
+        "memory": memory(config, batch, seq_len).to_dict(),
+        "paper": paper_claims(config.name),
+        "batch": batch,
+        "seq_len": seq_len,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    config = _config(args)
+    seq_len = args.seq_len if args.seq_len is not None else min(config.max_len, 128)
+    for name in ("batch", "seq_len"):
+        value = args.batch if name == "batch" else seq_len
+        if value <= 0:
+            raise ValueError(f"--{name.replace('_', '-')} ({value}) must be a positive integer")
+    data = report(config, args.batch, seq_len)
+    if args.json:
+        print(json.dumps(data))
+    else:
+        _print(config, data)
+    return 0
+
+
+def _print(config: ModelConfig, data: dict) -> None:
+    console = Console()
+    arch = Table(title=f"{config.name}: {config.family}", show_header=False)
+    for key, value in config.to_dict().items():
+        arch.add_row(key, str(value))
+    console.print(arch)
+    claims = paper_claims(config.name)
+    title = f"parameters: {data['total_params']:,}"
+    if "params" in claims:
+        title += f" (the source says {claims['params']}; see presets/{config.name}.toml)"
+    params = Table("component", "parameters", "share", title=title)
+    for name, value in data["breakdown"].items():
+        params.add_row(name, f"{value:,}", f"{100 * value / data['total_params']:.1f}%")
+    console.print(params)
+    trace = Table("module", "kind", "input", "output", "params",
+                  title=f"shape trace (batch {data['batch']}, seq len {data['seq_len']})")
+    for row in data["shapes"]:
+        depth = row["path"].count(".")
+        short = row["path"] if depth < 2 else row["path"].split(".", 2)[2]
+        trace.add_row("  " * min(depth, 2) + short, row["kind"], str(tuple(row["input"])), str(tuple(row["output"])),
+                      f"{row['params']:,}")
+    console.print(trace)
+    mem = data["memory"]
+    console.print(
+        f"forward FLOPs per token at context {data['seq_len']}: {human_count(data['flops_per_token'])}\n"
+        f"memory (fp32): weights {human_bytes(mem['weights'])}, training with AdamW {human_bytes(mem['training'])}, "
+        f"activations {human_bytes(mem['activations'])}, KV cache {human_bytes(mem['kv_cache_per_token'])}/token "
+        f"({human_bytes(mem['kv_cache_full'])} at max_len {config.max_len})"
+    )
