@@ -1,0 +1,93 @@
+"""Where the files of a Hugging Face GPT-2 checkpoint are, in a plain folder or in the HF cache.
+
+A cache root looks like `models--gpt2/{blobs,refs/main,snapshots/<hash>/}`; the files in a snapshot are
+symlinks into `blobs/`. We pick the snapshot `refs/main` names when it is complete, else the newest
+complete one. Nothing here imports torch or reads a weight.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIG = "config.json"
+# In the order we prefer them: safetensors cannot run code; a pickle is only read with weights_only.
+WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+FOREIGN_WEIGHTS = ("tf_model.h5", "flax_model.msgpack", "model.ckpt.index", "rust_model.ot", "model.onnx")
+EXPECTED = "config.json, model.safetensors or pytorch_model.bin, and vocab.json + merges.txt or tokenizer.json"
+
+
+@dataclass(frozen=True)
+class HFFiles:
+    """The checkpoint folder and which of its files we read."""
+
+    folder: Path
+    name: str  # "gpt2" for a cache root models--gpt2, else the folder's name
+
+    @property
+    def config(self) -> Path:
+        return self.folder / CONFIG
+
+    @property
+    def weights(self) -> Path:
+        found = weights_file(self.folder)
+        if found is None:
+            raise ValueError(f"{self.folder} has no weights: {_weights_hint(self.folder)}")
+        return found
+
+
+def weights_file(folder: Path) -> Path | None:
+    return next((folder / name for name in WEIGHTS if (folder / name).is_file()), None)
+
+
+def find_checkpoint(path: str | Path) -> HFFiles:
+    """A folder holding config.json, or a cache root `models--*` (its best snapshot), or a clear ValueError."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise ValueError(f"--from-hf: {path} does not exist")
+    if path.is_file():
+        path = path.parent  # a person may point at config.json itself
+    if (path / CONFIG).is_file():
+        in_cache = path.resolve().parent.name == "snapshots"
+        return HFFiles(path, _cache_name(path.resolve().parent.parent) if in_cache else path.name)
+    if (path / "snapshots").is_dir():
+        return HFFiles(_best_snapshot(path), _cache_name(path.resolve()))
+    raise ValueError(f"{path} is not a GPT-2 checkpoint folder: {_not_checkpoint_hint(path)}")
+
+
+def _best_snapshot(root: Path) -> Path:
+    snapshots = [p for p in (root / "snapshots").iterdir() if p.is_dir()]
+    ref = root / "refs" / "main"
+    if ref.is_file():
+        main = root / "snapshots" / ref.read_text(encoding="utf-8").strip()
+        if _complete(main):
+            return main
+    complete = sorted((p for p in snapshots if _complete(p)), key=lambda p: p.stat().st_mtime, reverse=True)
+    if not complete:
+        names = ", ".join(p.name[:12] for p in snapshots) or "none"
+        raise ValueError(f"{root}: no snapshot holds both {CONFIG} and weights (snapshots: {names})")
+    return complete[0]
+
+
+def _complete(snapshot: Path) -> bool:
+    return (snapshot / CONFIG).is_file() and weights_file(snapshot) is not None
+
+
+def _cache_name(root: Path) -> str:
+    """`models--openai-community--gpt2` -> 'openai-community/gpt2'."""
+    return root.name.removeprefix("models--").replace("--", "/")
+
+
+def _not_checkpoint_hint(path: Path) -> str:
+    hub = path / "hub" if (path / "hub").is_dir() else path
+    models = sorted(p.name for p in hub.glob("models--*") if p.is_dir())
+    if models:
+        return f"it is a Hugging Face cache; point at one model in it: {', '.join(models)}"
+    return f"no {CONFIG} (expected {EXPECTED})"
+
+
+def _weights_hint(folder: Path) -> str:
+    foreign = [name for name in FOREIGN_WEIGHTS if (folder / name).is_file()]
+    if foreign:
+        return f"it holds only {', '.join(foreign)}; only model.safetensors or pytorch_model.bin are read"
+    return "expected model.safetensors or pytorch_model.bin"

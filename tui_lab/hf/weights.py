@@ -1,0 +1,182 @@
+"""GPT-2 tensors: read them without running code, and map them onto our modules and back.
+
+HF's GPT-2 stores its projections as `Conv1D`, whose weight is (in, out): the transpose of an
+`nn.Linear` weight (out, in). `c_attn` is the fused q|k|v projection, columns q then k then v, which
+is exactly our `attn.qkv` (rows q|k|v) once transposed. Dimension legend: V vocab, P positions,
+E d_model, F d_ff.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import re
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError, safe_open
+from torch import Tensor
+
+from tui_lab.config import ModelConfig
+
+# Non-parameter buffers old checkpoints carry (the causal mask and its fill value): not weights.
+IGNORED = re.compile(r"^h\.\d+\.attn\.(bias|masked_bias)$")
+PREFIX = "transformer."
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where one HF tensor goes in our model, the shape HF stores it in, and whether it is transposed."""
+
+    ours: str
+    hf_shape: tuple[int, ...]
+    conv1d: bool = False
+
+
+def gpt2_slots(c: ModelConfig) -> dict[str, Slot]:
+    """HF name (without 'transformer.') -> Slot, for every tensor a GPT-2 of config `c` has."""
+    e, f, v = c.d_model, c.d_ff, c.vocab
+    slots = {"wte.weight": Slot("tok_embed.weight", (v, e)), "wpe.weight": Slot("pos_embed.weight", (c.max_len, e))}
+    for i in range(c.decoder_layers):
+        h, d = f"h.{i}.", f"decoder.{i}."
+        slots |= _norm(h + "ln_1", d + "attn_norm", e) | _norm(h + "ln_2", d + "ffn_norm", e)
+        slots |= _conv(h + "attn.c_attn", d + "attn.qkv", e, 3 * e) | _conv(h + "attn.c_proj", d + "attn.out", e, e)
+        slots |= _conv(h + "mlp.c_fc", d + "ffn.up", e, f) | _conv(h + "mlp.c_proj", d + "ffn.down", f, e)
+    slots |= _norm("ln_f", "decoder_norm", e)
+    if not c.tie_embeddings:
+        slots["lm_head.weight"] = Slot("lm_head.weight", (v, e))
+    return slots
+
+
+def _norm(hf: str, ours: str, e: int) -> dict[str, Slot]:
+    return {f"{hf}.weight": Slot(f"{ours}.weight", (e,)), f"{hf}.bias": Slot(f"{ours}.bias", (e,))}
+
+
+def _conv(hf: str, ours: str, n_in: int, n_out: int) -> dict[str, Slot]:
+    return {f"{hf}.weight": Slot(f"{ours}.weight", (n_in, n_out), True), f"{hf}.bias": Slot(f"{ours}.bias", (n_out,))}
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+@dataclass
+class TensorFile:
+    """Names and shapes of a checkpoint's tensors, each read only when asked for (peak memory ~ model)."""
+
+    shapes: dict[str, tuple[int, ...]]
+    read: Callable[[str], Tensor]
+
+
+def open_weights(path: Path) -> TensorFile:
+    """model.safetensors, pytorch_model.bin, or a sharded index of either; ValueError for anything unsafe."""
+    if path.name.endswith(".index.json"):
+        return _open_index(path)
+    if path.suffix == ".safetensors":
+        return _open_safetensors(path)
+    return _open_pickle(path)
+
+
+def _open_safetensors(path: Path) -> TensorFile:
+    try:
+        handle = safe_open(str(path), framework="pt", device="cpu")
+        shapes = {name: tuple(handle.get_slice(name).get_shape()) for name in handle.keys()}
+    except (SafetensorError, OSError, ValueError) as err:
+        raise ValueError(f"{path.name}: not a readable safetensors file ({_first_line(err)})") from None
+
+    def read(name: str) -> Tensor:
+        try:
+            return handle.get_tensor(name)
+        except (SafetensorError, OSError, ValueError) as err:
+            raise ValueError(f"{path.name}: cannot read tensor {name} ({_first_line(err)})") from None
+
+    return TensorFile(shapes, read)
+
+
+def _open_pickle(path: Path) -> TensorFile:
+    """torch.load with weights_only=True: the unpickler only builds tensors and plain containers."""
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True, mmap=zipfile.is_zipfile(path))
+    except pickle.UnpicklingError as err:
+        found = re.search(r"Unsupported global: GLOBAL (\S+)", str(err))
+        asks = f"it asks for {found.group(1)}" if found else _first_line(err)
+        raise ValueError(f"{path.name}: refused, the pickle would run code, not just hold tensors ({asks}); "
+                         "nothing was executed; convert it to model.safetensors") from None
+    except Exception as err:  # torch raises RuntimeError, EOFError, zipfile errors... for a damaged file
+        raise ValueError(f"{path.name}: cannot read it ({type(err).__name__}: {_first_line(err)})") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(t, Tensor) for k, t in data.items()):
+        raise ValueError(f"{path.name}: expected a flat dict of named tensors, got {type(data).__name__}")
+    return TensorFile({k: tuple(t.shape) for k, t in data.items()}, data.__getitem__)
+
+
+def _open_index(path: Path) -> TensorFile:
+    """`*.index.json` maps each tensor to a shard file in the same folder (never a path elsewhere)."""
+    try:
+        weight_map = json.loads(path.read_text(encoding="utf-8"))["weight_map"]
+        shard_names = sorted(set(weight_map.values()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"{path.name}: not a valid shard index ({_first_line(err)})") from None
+    shards = {}
+    for name in shard_names:
+        if not isinstance(name, str) or Path(name).name != name or name.startswith("."):
+            raise ValueError(f"{path.name}: shard {name!r} must be a plain file name in the same folder")
+        shards[name] = open_weights(path.parent / name)
+    shapes = {k: shards[s].shapes[k] for s in shards for k in shards[s].shapes}
+    return TensorFile(shapes, lambda key: shards[weight_map[key]].read(key))
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+# -- mapping ---------------------------------------------------------------------------------------
+
+def match_names(weights: TensorFile, slots: dict[str, Slot]) -> dict[str, str]:
+    """HF name in our slot table -> name in the file, after checking nothing is missing or extra."""
+    found: dict[str, str] = {}
+    for stored in weights.shapes:
+        name = stored.removeprefix(PREFIX)
+        if IGNORED.match(name) or (name == "lm_head.weight" and name not in slots):
+            continue  # tied: HF ignores a stored lm_head.weight and uses wte, so do we
+        if name not in slots:
+            raise ValueError(f"unexpected tensor {stored} {list(weights.shapes[stored])}: not part of a GPT-2")
+        found[name] = stored
+    missing = [name for name in slots if name not in found]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise ValueError(f"checkpoint lacks tensor {missing[0]}{more}")
+    for name, slot in slots.items():
+        shape = weights.shapes[found[name]]
+        if shape != slot.hf_shape:
+            raise ValueError(f"tensor {found[name]} has shape {list(shape)}; config.json implies {list(slot.hf_shape)}")
+    return found
+
+
+def our_state_dict(weights: TensorFile, config: ModelConfig, device, dtype: torch.dtype) -> dict[str, Tensor]:
+    """Our parameter names -> tensors in our layout (Conv1D weights transposed), on `device` as `dtype`."""
+    slots = gpt2_slots(config)
+    stored = match_names(weights, slots)
+    state = {}
+    for name, slot in slots.items():
+        tensor = weights.read(stored[name])
+        if not tensor.is_floating_point():
+            raise ValueError(f"tensor {stored[name]} is {tensor.dtype}; weights must be floating point")
+        tensor = tensor.t() if slot.conv1d else tensor
+        state[slot.ours] = tensor.to(device=device, dtype=dtype, copy=True, memory_format=torch.contiguous_format)
+    if config.tie_embeddings:
+        state["lm_head.weight"] = state["tok_embed.weight"]
+    return state
+
+
+def hf_state_dict(model: torch.nn.Module) -> dict[str, Tensor]:
+    """HF GPT2LMHeadModel names -> CPU tensors in HF's layout; a tied lm_head is left out, as HF does."""
+    ours = model.state_dict()
+    out = {}
+    for name, slot in gpt2_slots(model.config).items():
+        tensor = ours[slot.ours].detach()
+        tensor = tensor.t() if slot.conv1d else tensor
+        key = name if name == "lm_head.weight" else PREFIX + name
+        out[key] = tensor.to(device="cpu", copy=True, memory_format=torch.contiguous_format)
+    return out
