@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
+import warnings
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -97,10 +98,12 @@ def _open_safetensors(path: Path) -> TensorFile:
 def _open_pickle(path: Path) -> TensorFile:
     """torch.load with weights_only=True: the unpickler only builds tensors and plain containers."""
     try:
-        data = torch.load(path, map_location="cpu", weights_only=True, mmap=zipfile.is_zipfile(path))
+        with warnings.catch_warnings():  # torch warns about pickle protocols on stderr; we say it in one line
+            warnings.simplefilter("ignore")
+            data = torch.load(path, map_location="cpu", weights_only=True, mmap=zipfile.is_zipfile(path))
     except pickle.UnpicklingError as err:
-        found = re.search(r"Unsupported global: GLOBAL (\S+)", str(err))
-        asks = f"it asks for {found.group(1)}" if found else _first_line(err)
+        found = re.search(r"GLOBAL ([\w.]+)", str(err))  # torch names the callable it blocked
+        asks = f"it asks for {found.group(1)}" if found else "it is not a plain pickle of tensors"
         raise ValueError(f"{path.name}: refused, the pickle would run code, not just hold tensors ({asks}); "
                          "nothing was executed; convert it to model.safetensors") from None
     except Exception as err:  # torch raises RuntimeError, EOFError, zipfile errors... for a damaged file
