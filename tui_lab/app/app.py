@@ -1,0 +1,156 @@
+"""The App: views as tabs, global keys, the command palette, and the one live model.
+
+Adding a view is one line in `VIEWS`. A view is a widget that reads `self.app.live` (a `LiveModel`)
+and may define `live_model_changed()` (called after every rebuild/load), `view_activated()` (its tab was
+opened) and `palette_commands()` (extra (title, help, callback) entries for the command palette).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Header, TabbedContent, TabPane
+
+from tui_lab.analysis import memory
+from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus, fit_problem, free_memory
+from tui_lab.config import ModelConfig
+
+
+@dataclass(frozen=True)
+class ViewSpec:
+    id: str
+    title: str
+    target: str  # "module:Class", imported when the app composes
+
+    def widget_class(self) -> type[Widget]:
+        module, _, name = self.target.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+VIEWS: list[ViewSpec] = [
+    ViewSpec("architecture", "Architecture", "tui_lab.app.views.architecture:ArchitectureView"),
+    ViewSpec("attention", "Attention", "tui_lab.app.views.attention:AttentionView"),
+    ViewSpec("tour", "Tour", "tui_lab.app.views.tour:TourView"),
+]
+LIGHT, DARK = "textual-light", "textual-dark"
+
+
+def _view_bindings() -> list[Binding]:
+    keys = []
+    for i, spec in enumerate(VIEWS[:9]):
+        keys.append(Binding(f"f{i + 1}", f"show_view('{spec.id}')", spec.title))
+        keys.append(Binding(str(i + 1), f"show_view('{spec.id}')", spec.title, show=False))
+    return keys
+
+
+class TuiLabApp(App):
+    CSS_PATH = "tui_lab.tcss"
+    TITLE = "tui-lab"
+    BINDINGS = [
+        *_view_bindings(),
+        Binding("t", "toggle_theme", "theme"),
+        Binding("ctrl+x", "cancel_build", "cancel build", show=False),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, config: ModelConfig, device: str = "cpu", checkpoint: str | None = None,
+                 from_hf: str | None = None, origin: str | None = None) -> None:
+        super().__init__()
+        self.live = LiveModel(config, device)
+        self._checkpoint, self._from_hf = checkpoint, from_hf
+        self._origin = origin or f"preset {config.name}"
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(id="views", initial=VIEWS[0].id):
+            for i, spec in enumerate(VIEWS):
+                with TabPane(f"{i + 1} {spec.title}", id=spec.id):
+                    yield spec.widget_class()(id=f"view-{spec.id}")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.theme = DARK
+        self.sub_title = "building the live model in the background..."
+        if self._checkpoint:
+            self.live.start_load_checkpoint(self, self._checkpoint)
+        elif self._from_hf:
+            self.live.start_load_hf(self, self._from_hf)
+        else:
+            self.live.start_build(self, self.live.config, self._origin)
+
+    # -- views -------------------------------------------------------------------------------------
+    def view(self, view_id: str) -> Any:
+        return self.query_one(f"#view-{view_id}")
+
+    def views(self) -> list[Widget]:
+        return [self.view(spec.id) for spec in VIEWS]
+
+    def action_show_view(self, view_id: str) -> None:
+        self.show_view(view_id)
+
+    def show_view(self, view_id: str) -> None:
+        self.query_one("#views", TabbedContent).active = view_id
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.tabbed_content.id != "views" or event.pane is None:
+            return
+        view = self.view(str(event.pane.id))
+        if hasattr(view, "view_activated"):
+            view.view_activated()
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT if self.theme == DARK else DARK
+
+    # -- the live model ----------------------------------------------------------------------------
+    def rebuild_model(self, config: ModelConfig, origin: str | None = None) -> None:
+        """Rebuild the live model from `config` in a worker; refused at once when it cannot fit."""
+        problem = None if self.live.device.startswith("cuda") else \
+            fit_problem(memory(config).weights, free_memory("cpu"), self.live.device)
+        if problem:
+            self.notify(problem, title="not built", severity="error")
+            return
+        self.live.start_build(self, config, origin or f"config {config.name}")
+
+    def action_cancel_build(self) -> None:
+        if self.live.cancel():
+            self.sub_title = self.live.status
+            self.notify("build cancelled; the previous model stays live")
+
+    def on_model_status(self, message: ModelStatus) -> None:
+        self.sub_title = message.text
+
+    def on_model_ready(self, message: ModelReady) -> None:
+        self.live.install(message)
+        self.sub_title = f"live: {self.live.status}"
+        for view in self.views():
+            if hasattr(view, "live_model_changed"):
+                view.live_model_changed()
+
+    def on_model_failed(self, message: ModelFailed) -> None:
+        self.live.building = False
+        self.live.status = "failed" if self.live.model is None else self.live.status
+        self.sub_title = f"live model: {message.error}"
+        self.notify(message.error, title="live model", severity="error", timeout=8)
+
+    # -- command palette ---------------------------------------------------------------------------
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for i, spec in enumerate(VIEWS):
+            yield SystemCommand(f"Show {spec.title}", f"switch to the {spec.title} view (F{i + 1})",
+                                _bind(self.show_view, spec.id))
+        yield SystemCommand("Toggle light/dark theme", "t", self.action_toggle_theme)
+        yield SystemCommand("Cancel model build", "ctrl+x: keep the previous live model", self.action_cancel_build)
+        for view in self.views():
+            for title, help_text, callback in getattr(view, "palette_commands", lambda: [])():
+                yield SystemCommand(title, help_text, callback)
+
+
+def _bind(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    return lambda: fn(*args)

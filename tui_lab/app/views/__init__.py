@@ -1,0 +1,1 @@
+"""One view per module; `tui_lab.app.app.VIEWS` lists them."""

@@ -1,0 +1,219 @@
+"""Architecture: pick a preset, edit it, see counts, shapes, cost and the layer live; Apply rebuilds.
+
+Everything on this page is arithmetic on the config (`tui_lab.analysis`), so it follows every keystroke,
+even for 124M parameters, before torch has loaded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, DataTable, Input, Label, Select, Static, TabbedContent, TabPane
+
+from tui_lab.analysis import count_params, flops_per_token, memory, shape_trace
+from tui_lab.app.fmt import fmt_bytes, fmt_count
+from tui_lab.app.guard import guarded
+from tui_lab.app.widgets.block_diagram import BlockDiagram
+from tui_lab.app.widgets.compare import compare_table
+from tui_lab.app.widgets.config_form import ConfigForm
+from tui_lab.app.widgets.param_bars import ParamBars
+from tui_lab.config import ModelConfig
+from tui_lab.presets import list_presets, load_preset
+
+PAPER_PRESET = "transformer-2017-base"
+CURRENT = "(this form)"
+
+
+def paper_note(config: ModelConfig) -> str:
+    """For the 2017 base: the paper's rounded figure next to the exact count, never in place of it."""
+    try:
+        base = load_preset(PAPER_PRESET)
+    except ValueError:
+        return ""
+    if dataclasses.replace(config, name=base.name) != base:
+        return ""
+    return (f'Vaswani et al. (2017, Table 3) give "65M" for the base model; counted here, with a shared '
+            f"37,000-token embedding and every bias: {count_params(config).total:,}.")
+
+
+def summary_text(config: ModelConfig, batch: int, seq_len: int) -> str:
+    mem = memory(config, batch=batch, seq_len=seq_len)
+    flops = flops_per_token(config, seq_len)
+    return "\n".join([
+        f"FLOPs per token (forward, context {seq_len}): {flops:,} ({fmt_count(flops)})",
+        "memory (fp32):",
+        f"  weights            {fmt_bytes(mem.weights):>12}",
+        f"  training (AdamW)   {fmt_bytes(mem.training):>12}   weights + grads + 2 moments",
+        f"  activations        {fmt_bytes(mem.activations):>12}   batch {batch} x {seq_len} tokens",
+        f"  KV cache / token   {fmt_bytes(mem.kv_cache_per_token):>12}   2 x layers x heads x d_head x 4 B",
+        f"  KV cache, full     {fmt_bytes(mem.kv_cache_full):>12}   {config.max_len:,} tokens",
+    ])
+
+
+class ArchitectureView(Vertical):
+    BINDINGS = [
+        Binding("ctrl+s", "apply", "apply"),
+        Binding("ctrl+r", "reset", "reset form"),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.preset_name = ""
+
+    def compose(self) -> ComposeResult:
+        live = self.app.live.config
+        with Horizontal():
+            with VerticalScroll(id="arch-form"):
+                yield Label("preset")
+                names = list_presets()
+                start = live.name if live.name in names else Select.BLANK
+                yield Select([(n, n) for n in names], value=start, id="preset", prompt="(custom)", compact=True)
+                yield ConfigForm(live, id="form")
+                with Horizontal(id="apply-row"):
+                    yield Button("Apply", id="apply", variant="primary", compact=True)
+                    yield Button("Reset", id="reset", compact=True)
+                yield Label("", id="apply-error", classes="field-error")
+            with Vertical(id="arch-results"):
+                yield Static("", id="arch-total")
+                with TabbedContent(id="arch-tabs"):
+                    with TabPane("Summary", id="arch-summary"):
+                        with VerticalScroll():
+                            yield ParamBars(id="bars")
+                            yield Static("", id="arch-cost")
+                            yield Static("", id="paper-note")
+                    with TabPane("Shapes", id="arch-shapes"):
+                        with Horizontal(id="shape-inputs"):
+                            yield Label("batch")
+                            yield Input("1", id="shape-batch", compact=True)
+                            yield Label("seq")
+                            yield Input("16", id="shape-seq", compact=True)
+                            yield Label("src")
+                            yield Input("16", id="shape-src", compact=True)
+                        yield Label("", id="shape-error", classes="field-error")
+                        yield DataTable(id="shape-table", zebra_stripes=True, cursor_type="row")
+                    with TabPane("Compare", id="arch-compare"):
+                        options = [(CURRENT, CURRENT)] + [(n, n) for n in list_presets()]
+                        with Horizontal(id="compare-pick"):
+                            yield Select(options, value=_default("transformer-2017-base"), id="cmp-a",
+                                         allow_blank=False, compact=True)
+                            yield Select(options, value=_default("gpt2-small"), id="cmp-b",
+                                         allow_blank=False, compact=True)
+                        with VerticalScroll():
+                            yield Static("", id="compare-table")
+                    with TabPane("Layer", id="arch-layer"):
+                        with VerticalScroll():
+                            yield BlockDiagram(id="diagram")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#shape-table", DataTable)
+        table.add_columns("module", "kind", "input", "output", "params", "note")
+        self.refresh_analysis(self.query_one(ConfigForm).validate())
+
+    # -- public, used by the tour and the app ------------------------------------------------------
+    @property
+    def form_config(self) -> ModelConfig | None:
+        return self.query_one(ConfigForm).config
+
+    def load_preset(self, name: str) -> None:
+        self.query_one("#preset", Select).value = name  # on_select_changed loads the form
+
+    def show_tab(self, pane_id: str) -> None:
+        self.query_one("#arch-tabs", TabbedContent).active = pane_id
+
+    def shape_inputs(self) -> tuple[int, int, int]:
+        """Batch, target length and source length from the Shapes inputs (ValueError if not positive)."""
+        out = []
+        for name in ("batch", "seq", "src"):
+            text = self.query_one(f"#shape-{name}", Input).value.strip()
+            if not text.isdigit() or int(text) <= 0 or int(text) > 1_000_000:
+                raise ValueError(f"{name} must be a positive integer (up to 1,000,000), got {text!r}")
+            out.append(int(text))
+        return out[0], out[1], out[2]
+
+    # -- reacting ----------------------------------------------------------------------------------
+    @guarded
+    def on_config_form_changed(self, event: ConfigForm.Changed) -> None:
+        self.refresh_analysis(event.config)
+
+    @guarded
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "preset" and isinstance(event.value, str):
+            self.preset_name = event.value
+            self.query_one(ConfigForm).load(load_preset(event.value))
+        elif event.select.id in ("cmp-a", "cmp-b"):
+            self.refresh_compare()
+
+    @guarded
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id and event.input.id.startswith("shape-"):
+            self.refresh_analysis(self.form_config)
+
+    @guarded
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "apply":
+            self.action_apply()
+        elif event.button.id == "reset":
+            self.action_reset()
+
+    def action_apply(self) -> None:
+        config = self.form_config
+        if config is None:
+            self.app.notify("fix the highlighted fields first", severity="warning")
+            return
+        self.app.rebuild_model(config)
+
+    def action_reset(self) -> None:
+        self.query_one(ConfigForm).load(self.app.live.config)
+
+    def live_model_changed(self) -> None:
+        """A new live model: the comparison's '(this form)' column is unaffected; nothing else to do."""
+
+    def refresh_analysis(self, config: ModelConfig | None) -> None:
+        apply = self.query_one("#apply", Button)
+        apply.disabled = config is None
+        form = self.query_one(ConfigForm)
+        self.query_one("#apply-error", Label).update(
+            "" if config is not None else "invalid: " + "; ".join(form.errors.values()))
+        if config is None:
+            return
+        total = count_params(config).total
+        self.query_one("#arch-total", Static).update(
+            f"[b]{total:,}[/b] parameters  ·  {config.name}  ·  {config.family}")
+        self.query_one("#bars", ParamBars).show(count_params(config).components())
+        self.query_one("#paper-note", Static).update(paper_note(config))
+        self.query_one("#diagram", BlockDiagram).show(config)
+        self.refresh_compare()
+        try:
+            batch, seq, src = self.shape_inputs()
+        except ValueError as err:
+            self.query_one("#shape-error", Label).update(str(err))
+            return
+        self.query_one("#shape-error", Label).update("")
+        self.query_one("#arch-cost", Static).update(summary_text(config, batch, seq))
+        self._fill_shapes(config, batch, seq, src)
+
+    def _fill_shapes(self, config: ModelConfig, batch: int, seq: int, src: int) -> None:
+        table = self.query_one("#shape-table", DataTable)
+        table.clear()
+        for row in shape_trace(config, batch, seq, src):
+            table.add_row("  " * (row.depth - 1) + row.path, row.kind, str(row.input_shape),
+                          str(row.output_shape), f"{row.params:,}", row.note)
+
+    def refresh_compare(self) -> None:
+        configs = []
+        for sid in ("cmp-a", "cmp-b"):
+            name = self.query_one(f"#{sid}", Select).value
+            config = self.form_config if name == CURRENT else load_preset(str(name))
+            if config is None:
+                self.query_one("#compare-table", Static).update("the form is invalid")
+                return
+            configs.append((str(name), config))
+        (na, a), (nb, b) = configs
+        self.query_one("#compare-table", Static).update(compare_table(a, b, na, nb))
+
+
+def _default(name: str) -> str:
+    return name if name in list_presets() else CURRENT

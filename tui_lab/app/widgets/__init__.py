@@ -1,0 +1,1 @@
+"""Reusable widgets: heatmap, parameter bars, layer diagram, config comparison, config form."""

@@ -1,0 +1,149 @@
+"""The architecture form: one widget per config field, validated on every keystroke.
+
+Validation is the config's own: each text is parsed with `parse_value`, then a `ModelConfig` is built;
+the ValueError's message is shown under the field it names. The form posts `ConfigForm.Changed`
+with the config (None while invalid) and the errors by field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Input, Label, Select, Switch
+
+from tui_lab.config import CHOICES, ModelConfig, parse_value
+
+TEXT_FIELDS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "vocab", "max_len", "dropout")
+SELECT_FIELDS = tuple(CHOICES)  # family, norm, norm_position, positions, activation, embedding_scale
+SWITCH_FIELDS = ("tie_embeddings", "bias", "final_norm")
+FORM_FIELDS = SELECT_FIELDS[:1] + TEXT_FIELDS + SELECT_FIELDS[1:] + SWITCH_FIELDS
+
+
+def field_of_error(message: str, names: tuple[str, ...] = FORM_FIELDS) -> str | None:
+    """The form field a config error names first (the message leads with the field at fault)."""
+    hits = [(message.find(n), -len(n), n) for n in names if n in message]
+    return min(hits)[2] if hits else None
+
+
+def adjust_stacks(family: str, encoder: int, decoder: int) -> tuple[int, int]:
+    """Stack sizes that fit `family`, keeping what the person typed where it still makes sense."""
+    depth = max(encoder, decoder, 1)
+    if family == "decoder-only":
+        return 0, decoder or depth
+    if family == "encoder-only":
+        return encoder or depth, 0
+    return encoder or depth, decoder or depth
+
+
+class ConfigForm(Vertical):
+    class Changed(Message):
+        def __init__(self, form: ConfigForm, config: ModelConfig | None, errors: dict[str, str]) -> None:
+            super().__init__()
+            self.form, self.config, self.errors = form, config, errors
+
+        @property
+        def control(self) -> ConfigForm:
+            return self.form
+
+    def __init__(self, base: ModelConfig, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.base = base
+        self.config: ModelConfig | None = base
+        self.errors: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        for name in FORM_FIELDS:
+            with Horizontal(classes="field-row"):
+                yield Label(name, classes="field-name")
+                yield self._editor(name)
+            yield Label("", id=f"e-{name}", classes="field-error")
+
+    def _editor(self, name: str) -> Input | Select | Switch:
+        value = getattr(self.base, name)
+        if name in SELECT_FIELDS:
+            return Select([(v, v) for v in CHOICES[name]], value=value, allow_blank=False, id=f"f-{name}",
+                          classes="field-editor", compact=True)
+        if name in SWITCH_FIELDS:
+            return Switch(value=value, id=f"f-{name}", classes="field-editor")
+        return Input(str(value), id=f"f-{name}", classes="field-editor", compact=True)
+
+    # -- reading and writing -----------------------------------------------------------------------
+    def load(self, config: ModelConfig) -> None:
+        """Show `config`; the widgets' change events then revalidate (once they all hold new values)."""
+        self.base = config
+        for name in FORM_FIELDS:
+            self.set_field(name, getattr(config, name))
+        self.validate()
+
+    def set_field(self, name: str, value: object) -> None:
+        widget = self.query_one(f"#f-{name}")
+        if isinstance(widget, Input):
+            widget.value = str(value)
+        else:
+            widget.value = value
+
+    def texts(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for name in FORM_FIELDS:
+            out[name] = self.query_one(f"#f-{name}").value
+        return out
+
+    def validate(self) -> ModelConfig | None:
+        errors: dict[str, str] = {}
+        values: dict[str, object] = {}
+        for name, raw in self.texts().items():
+            if name in TEXT_FIELDS:
+                try:
+                    values[name] = parse_value(name, str(raw))
+                except ValueError as err:
+                    errors[name] = str(err)
+            else:
+                values[name] = raw
+        config = None
+        if not errors:
+            try:
+                config = self._build(values)
+            except (ValueError, TypeError) as err:
+                errors[field_of_error(str(err)) or "family"] = str(err)
+        self.config, self.errors = config, errors
+        for name in FORM_FIELDS:
+            label = self.query_one(f"#e-{name}", Label)
+            label.update(errors.get(name, ""))
+            label.display = name in errors
+        self.post_message(self.Changed(self, config, errors))
+        return config
+
+    def _build(self, values: dict[str, object]) -> ModelConfig:
+        config = dataclasses.replace(self.base, **values)  # validates in __post_init__
+        if config != self.base and not config.name.startswith("custom"):
+            config = dataclasses.replace(config, name=f"custom (from {self.base.name})")
+        return config
+
+    # -- events ------------------------------------------------------------------------------------
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.validate()
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        event.stop()
+        self.validate()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        if event.select.id == "f-family" and isinstance(event.value, str):
+            self._fit_stacks(event.value)
+        self.validate()
+
+    def _fit_stacks(self, family: str) -> None:
+        try:
+            enc = int(self.query_one("#f-encoder_layers", Input).value)
+            dec = int(self.query_one("#f-decoder_layers", Input).value)
+        except ValueError:
+            return
+        new_enc, new_dec = adjust_stacks(family, enc, dec)
+        if (new_enc, new_dec) != (enc, dec):
+            self.set_field("encoder_layers", new_enc)
+            self.set_field("decoder_layers", new_dec)

@@ -1,0 +1,69 @@
+"""`tui-lab` with no subcommand: parse the launch flags and run the Textual app.
+
+Torch is never imported here: the first frame paints from the config alone and the live model is built
+in a worker. Checks that need no torch (preset name, device shape, folders) fail before the app starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from tui_lab.cli import UsageError
+
+DEFAULT_PRESET = "gpt2-toy"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tui-lab", description="A terminal lab for Transformers (the app).")
+    p.add_argument("--preset", default=None, help=f"preset to open (default {DEFAULT_PRESET})")
+    p.add_argument("--checkpoint", metavar="DIR", help="open a checkpoint folder saved by tui-lab")
+    p.add_argument("--from-hf", metavar="DIR", help="open a Hugging Face GPT-2 folder")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
+    p.add_argument("--train", action="store_true", help="start training at once (comes with the Train view)")
+    return p
+
+
+def _checked(args: argparse.Namespace):
+    from tui_lab.app.live_model import device_problem
+    from tui_lab.presets import load_preset
+
+    if args.train:
+        raise UsageError("--train needs the Train view, which is not in this version yet; "
+                         "train headless with `tui-lab train`")
+    sources = [flag for flag, value in (("--preset", args.preset), ("--checkpoint", args.checkpoint),
+                                        ("--from-hf", args.from_hf)) if value]
+    if len(sources) > 1:
+        raise UsageError(f"choose one of {', '.join(sources)}")
+    problem = device_problem(args.device)
+    if problem:
+        raise UsageError(problem)
+    for flag, folder in (("--checkpoint", args.checkpoint), ("--from-hf", args.from_hf)):
+        if folder and not Path(folder).is_dir():
+            raise UsageError(f"{flag} ({folder!r}) is not a folder")
+    # A checkpoint or HF folder replaces this config once loaded; the preset paints the first frame.
+    return load_preset(args.preset or DEFAULT_PRESET)
+
+
+def make_app(argv: list[str]):
+    """The configured app, not yet running (tests and benchmarks drive it with `run_test`)."""
+    args = parser().parse_args(argv)
+    config = _checked(args)
+    from tui_lab.app.app import TuiLabApp
+
+    return TuiLabApp(config, device=args.device, checkpoint=args.checkpoint, from_hf=args.from_hf)
+
+
+def launch(argv: list[str]) -> int:
+    # Before anything imports torch: idle OpenMP threads sleep instead of spinning, so they do not
+    # starve the UI thread (REFERENCE: in-app throughput collapsed with spinning workers).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    app = make_app(argv)
+    import multiprocessing.resource_tracker
+
+    # Spawning processes from inside a running Textual app fails ("bad value(s) in fds_to_keep")
+    # unless the resource tracker is started before the app takes over the terminal.
+    multiprocessing.resource_tracker.ensure_running()
+    app.run()
+    return int(app.return_code or 0)
