@@ -67,8 +67,13 @@ def test_loaded_model_is_an_ordinary_model(folder):
     assert sum(unique.values()) == count_params(model.config).total
     assert model.lm_head.weight is model.tok_embed.weight  # still tied: training keeps them one matrix
     assert not model.training
-    out = model.run(torch.tensor([tokenizer.encode(" Hello world")]), need_weights=True)
+    ids = torch.tensor([tokenizer.encode(" Hello world, hello")])
+    out = model.run(ids, need_weights=True)
     assert len(out.attentions) == model.config.decoder_layers
+    model.train()  # further training: every weight is a Parameter that receives a gradient
+    loss = torch.nn.functional.cross_entropy(model(ids[:, :-1]).flatten(0, 1), ids[:, 1:].flatten())
+    loss.backward()
+    assert all(isinstance(p, torch.nn.Parameter) and p.grad is not None for p in model.parameters())
 
 
 def test_greedy_generation_matches_transformers(folder):
