@@ -147,6 +147,17 @@ def test_cache_root_picks_the_complete_snapshot(tmp_path):
         hf_gpt2_config(tmp_path / "hub")  # the hub itself: point at one model in it
 
 
+def test_a_model_id_is_found_in_the_local_cache_only(tmp_path, monkeypatch):
+    source = tmp_path / "source"
+    save_hf_gpt2(source, n_embd=16, n_head=2, n_layer=1, n_positions=16)
+    root = _cache_root(tmp_path, source)
+    monkeypatch.setenv("HF_HUB_CACHE", str(root.parent))
+    monkeypatch.chdir(tmp_path)
+    assert hf_gpt2_folder("gpt2") == root / "snapshots" / ("a" * 40)
+    with pytest.raises(ValueError, match="does not exist"):
+        hf_gpt2_config("gpt2-medium")  # not in the cache: an error, never a download
+
+
 def test_untied_checkpoint(tmp_path):
     save_hf_gpt2(tmp_path, n_embd=16, n_head=2, n_layer=1, n_positions=16, tie_word_embeddings=False)
     model, _ = load_hf_gpt2(tmp_path)

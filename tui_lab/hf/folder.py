@@ -1,5 +1,8 @@
 """Where the files of a Hugging Face GPT-2 checkpoint are, in a plain folder or in the HF cache.
 
+A path that does not exist but reads like a model id ('gpt2', 'openai-community/gpt2') is looked up
+in the local cache only; nothing is ever downloaded.
+
 A cache root looks like `models--gpt2/{blobs,refs/main,snapshots/<hash>/}`; the files in a snapshot are
 symlinks into `blobs/`. We pick the snapshot `refs/main` names when it is complete, else the newest
 complete one. Nothing here imports torch or reads a weight.
@@ -7,6 +10,7 @@ complete one. Nothing here imports torch or reads a weight.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +48,10 @@ def find_checkpoint(path: str | Path) -> HFFiles:
     """A folder holding config.json, or a cache root `models--*` (its best snapshot), or a clear ValueError."""
     path = Path(path).expanduser()
     if not path.exists():
-        raise ValueError(f"--from-hf: {path} does not exist")
+        cached = cache_root(str(path))
+        if cached is None:
+            raise ValueError(f"--from-hf: {path} does not exist (nor is it a model in {hub_cache()})")
+        path = cached
     if path.is_file():
         path = path.parent  # a person may point at config.json itself
     if (path / CONFIG).is_file():
@@ -53,6 +60,24 @@ def find_checkpoint(path: str | Path) -> HFFiles:
     if (path / "snapshots").is_dir():
         return HFFiles(_best_snapshot(path), _cache_name(path.resolve()))
     raise ValueError(f"{path} is not a GPT-2 checkpoint folder: {_not_checkpoint_hint(path)}")
+
+
+def hub_cache() -> Path:
+    """Where huggingface_hub keeps downloads: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser()
+    return cache / "huggingface" / "hub"
+
+
+def cache_root(repo_id: str) -> Path | None:
+    """'gpt2' or 'openai-community/gpt2' -> its `models--*` folder in the local cache, if it is there."""
+    if not repo_id or repo_id.startswith((".", "/", "~")) or repo_id.count("/") > 1:
+        return None
+    root = hub_cache() / f"models--{repo_id.replace('/', '--')}"
+    return root if root.is_dir() else None
 
 
 def _best_snapshot(root: Path) -> Path:
