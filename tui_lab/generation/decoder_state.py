@@ -1,0 +1,61 @@
+"""Turning "the sequence so far" into next-token logits, through a KV cache or by recomputing.
+
+Both paths see exactly the same tokens at the same positions, so cached and uncached greedy decoding
+agree. Learned positions have no row past `max_len`: the decoder then sees only the last `max_len`
+tokens at positions 0..max_len-1 (a sliding window). Every cached key and value depends on its position,
+so once the window slides the cache is useless and each step recomputes the window.
+
+Dimension legend: N batch (rows), L sequence so far, S source, V vocabulary, H heads.
+"""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from tui_lab.model import AttentionCapture, Transformer
+
+
+def position_window(model: Transformer) -> int | None:
+    """How many tokens the decoder may see at once: max_len for learned positions, unlimited otherwise."""
+    return model.config.max_len if model.config.positions == "learned" else None
+
+
+class DecoderState:
+    """Feeds a growing (N, L) sequence to the decoder and returns the logits for the next token."""
+
+    def __init__(self, model: Transformer, rows: int, capacity: int, use_cache: bool,
+                 memory: Tensor | None = None, src_mask: Tensor | None = None) -> None:
+        self.model = model
+        self.memory, self.src_mask = memory, src_mask  # (N, S, E), (N, S): encoder-decoders only
+        self.window = position_window(model)
+        self.slid = False
+        if self.window is not None:
+            capacity = min(capacity, self.window)
+        self.cache = model.new_cache(rows, max(capacity, 1)) if use_cache else None
+
+    def logits(self, seq: Tensor, need_attention: bool = False) -> tuple[Tensor, list[AttentionCapture] | None]:
+        """(N, L) sequence so far -> (N, V) logits of the next token, plus the last query's attention rows."""
+        if self.window is not None and seq.shape[1] > self.window:
+            self.slid, self.cache = True, None  # positions shift: every cached K/V is stale from now on
+            seq = seq[:, -self.window:]
+        if self.cache is None:
+            return self._decode(seq, need_attention)
+        new = seq[:, self.cache.length:]  # (N, L - cached)
+        if need_attention and new.shape[1] > 1:
+            # Prefill all but the last token on the fused path; weights only for the new position.
+            self._decode(new[:, :-1], False)
+            new = new[:, -1:]
+        return self._decode(new, need_attention)
+
+    def reorder(self, rows: Tensor) -> None:
+        """Keep rows `rows` (beam search). Beams of one source share its memory, so memory needs no reorder."""
+        if self.cache is not None:
+            self.cache.reorder(rows)
+
+    def _decode(self, ids: Tensor, need_attention: bool) -> tuple[Tensor, list[AttentionCapture] | None]:
+        out = self.model.decode(ids, self.memory, self.src_mask, cache=self.cache, need_weights=need_attention)
+        if not need_attention:
+            return out[:, -1], None
+        logits, captures = out
+        rows = [AttentionCapture(c.stack, c.layer, c.kind, c.weights[:, :, -1:]) for c in captures]  # (N, H, 1, ctx)
+        return logits[:, -1], rows

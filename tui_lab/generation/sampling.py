@@ -1,0 +1,61 @@
+"""Choosing the next token from logits: greedy, temperature, top-k and top-p (nucleus) sampling.
+
+Dimension legend: N batch (rows), V vocabulary.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def check_settings(max_new_tokens: int, temperature: float, top_k: int | None, top_p: float | None,
+                   beam_size: int = 1) -> None:
+    """One-line ValueErrors for settings no sampler can honour."""
+    if not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens ({max_new_tokens}) must be an integer >= 0")
+    if temperature < 0:
+        raise ValueError(f"temperature ({temperature}) must be >= 0 (0 means greedy)")
+    if top_k is not None and top_k < 1:
+        raise ValueError(f"top_k ({top_k}) must be >= 1")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise ValueError(f"top_p ({top_p}) must be in (0, 1]")
+    if not isinstance(beam_size, int) or beam_size < 1:
+        raise ValueError(f"beam_size ({beam_size}) must be an integer >= 1")
+
+
+def next_tokens(logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+                generator: torch.Generator | None = None) -> Tensor:
+    """(N, V) logits -> (N,) token ids. Temperature 0 is greedy (argmax); otherwise sample."""
+    if temperature == 0:
+        return logits.argmax(dim=-1)
+    probs = torch.softmax(filter_logits(logits.float() / temperature, top_k, top_p), dim=-1)
+    return _multinomial(probs, generator)
+
+
+def filter_logits(logits: Tensor, top_k: int | None, top_p: float | None) -> Tensor:
+    """Set to -inf every logit outside the top k and outside the smallest set holding top_p of the mass."""
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (N, 1)
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p is not None and top_p < 1:
+        sorted_logits, order = logits.sort(dim=-1, descending=True)
+        probs = torch.softmax(sorted_logits, dim=-1)
+        # Drop a token when the tokens ranked above it already hold top_p of the mass; the first stays.
+        drop_sorted = (probs.cumsum(dim=-1) - probs) >= top_p
+        drop = drop_sorted.scatter(-1, order, drop_sorted)
+        logits = logits.masked_fill(drop, float("-inf"))
+    return logits
+
+
+def chosen_probs(logits: Tensor, tokens: Tensor, temperature: float) -> Tensor:
+    """(N,) probability of each chosen token under softmax(logits / T) (T = 1 for greedy), before truncation."""
+    scaled = logits.float() / (temperature if temperature > 0 else 1.0)
+    return torch.softmax(scaled, dim=-1).gather(-1, tokens[:, None]).squeeze(-1)
+
+
+def _multinomial(probs: Tensor, generator: torch.Generator | None) -> Tensor:
+    """Sample one id per row; a generator on another device (a CPU seed for a CUDA model) samples there."""
+    if generator is not None and generator.device != probs.device:
+        return torch.multinomial(probs.to(generator.device), 1, generator=generator).squeeze(-1).to(probs.device)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
