@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import pickle
@@ -78,7 +79,11 @@ def test_code_running_pickle_is_refused_and_never_runs(good, tmp_path, container
 
 
 def test_the_cli_reports_a_refused_pickle_in_one_line(good, tmp_path, capsys):
-    pytest.importorskip("tui_lab.cli.generate")
+    generate_cli = pytest.importorskip("tui_lab.cli.generate")
+    parser = argparse.ArgumentParser()
+    generate_cli.add_arguments(parser)
+    if not any("--from-hf" in action.option_strings for action in parser._actions):
+        pytest.skip("tui-lab generate has no --from-hf yet")
     folder = _copy(good, tmp_path, skip=("model.safetensors",))
     marker = tmp_path / "pwned"
     torch.save({"evil": Payload(marker)}, folder / "pytorch_model.bin")
