@@ -1,0 +1,163 @@
+"""The speed comparison: cached vs uncached greedy generation of the same model, side by side.
+
+For each length, both paths generate from the same random prompt on the model's device; seconds are the
+median of `repeats` timed runs after an untimed warm-up, and per-token latency is kept step by step so
+the app can plot how the uncached path slows as the sequence grows. The same function serves
+`tui-lab bench generate`, the app's speed panel and `benchmarks/generate_speed.py`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from tui_lab.generation.stream import Generation, Sampler, eval_mode
+from tui_lab.model import Transformer
+
+GREEDY = Sampler(temperature=0.0)
+WARMUP_TOKENS = 8
+DEFAULT_LENGTHS = (64, 128, 256)
+
+
+@dataclass(frozen=True)
+class SpeedRun:
+    """One length: cached and uncached seconds (median), per-step latencies, and whether tokens agreed."""
+
+    new_tokens: int
+    cached_s: float
+    uncached_s: float
+    identical: bool
+    slid: bool  # learned positions ran past max_len: both paths recomputed a sliding window
+    cached_step_s: list[float] = field(repr=False)  # latency of each new token, median over repeats
+    uncached_step_s: list[float] = field(repr=False)
+
+    @property
+    def speedup(self) -> float:
+        return self.uncached_s / self.cached_s
+
+    def tokens_per_s(self, cached: bool, batch: int = 1) -> float:
+        return batch * self.new_tokens / (self.cached_s if cached else self.uncached_s)
+
+    def to_dict(self, batch: int = 1) -> dict[str, Any]:
+        return {"new_tokens": self.new_tokens, "cached_s": self.cached_s, "uncached_s": self.uncached_s,
+                "speedup": self.speedup, "identical": self.identical, "slid": self.slid,
+                "cached_tokens_per_s": self.tokens_per_s(True, batch),
+                "uncached_tokens_per_s": self.tokens_per_s(False, batch),
+                "cached_step_s": self.cached_step_s, "uncached_step_s": self.uncached_step_s}
+
+
+@dataclass
+class SpeedReport:
+    device: str
+    prompt_len: int
+    batch: int
+    repeats: int
+    runs: list[SpeedRun] = field(default_factory=list)
+    cancelled: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"device": self.device, "prompt_len": self.prompt_len, "batch": self.batch, "repeats": self.repeats,
+                "cancelled": self.cancelled, "runs": [run.to_dict(self.batch) for run in self.runs]}
+
+
+class Cancelled(Exception):
+    """`should_stop()` said yes; the report keeps the lengths already measured."""
+
+
+def compare_generation(model: Transformer, prompt_len: int = 16, new_tokens: tuple[int, ...] = DEFAULT_LENGTHS,
+                       repeats: int = 3, batch: int = 1, on_progress: Callable[[int, int], None] | None = None,
+                       should_stop: Callable[[], bool] | None = None, bos_id: int = 0, seed: int = 0) -> SpeedReport:
+    """Time cached and uncached greedy generation for each length in `new_tokens`.
+
+    The prompt (the source, for an encoder-decoder, whose target starts at `bos_id`) is `batch` rows of
+    `prompt_len` random ids drawn with `seed`. No eos: every run makes exactly the tokens asked for.
+    `on_progress(done, total)` counts generation runs, warm-ups included; `should_stop()` is polled
+    between tokens and ends the comparison early (`cancelled` in the report).
+    """
+    _check(prompt_len, new_tokens, repeats, batch, bos_id, model.config.vocab)
+    device = next(model.parameters()).device
+    report = SpeedReport(str(device), prompt_len, batch, repeats)
+    prompt = torch.randint(model.config.vocab, (batch, prompt_len), generator=torch.Generator().manual_seed(seed))
+    prompt = prompt.to(device)
+    timer = _Timer(model, prompt, bos_id, should_stop, on_progress, total=len(new_tokens) * 2 * (repeats + 1))
+    try:
+        with eval_mode(model), torch.inference_mode():
+            for n in new_tokens:
+                report.runs.append(_measure(timer, n, repeats))
+    except Cancelled:
+        report.cancelled = True
+    return report
+
+
+def _measure(timer: _Timer, new_tokens: int, repeats: int) -> SpeedRun:
+    results = {}
+    for use_cache in (True, False):
+        timer.run(min(WARMUP_TOKENS, new_tokens), use_cache)  # allocator and kernel warm-up, not timed
+        results[use_cache] = [timer.run(new_tokens, use_cache) for _ in range(repeats)]
+    cached, uncached = results[True], results[False]
+    return SpeedRun(
+        new_tokens=new_tokens,
+        cached_s=statistics.median(r.seconds for r in cached),
+        uncached_s=statistics.median(r.seconds for r in uncached),
+        identical=all(torch.equal(c.ids, u.ids) for c, u in zip(cached, uncached, strict=True)),
+        slid=cached[-1].slid or uncached[-1].slid,
+        cached_step_s=_median_steps(cached),
+        uncached_step_s=_median_steps(uncached),
+    )
+
+
+@dataclass(frozen=True)
+class _Timing:
+    seconds: float
+    step_s: list[float]
+    ids: Tensor  # (N, P + new)
+    slid: bool
+
+
+class _Timer:
+    """Runs one greedy generation and times it token by token (synchronising CUDA at each mark)."""
+
+    def __init__(self, model, prompt, bos_id, should_stop, on_progress, total: int) -> None:
+        self.model, self.prompt, self.bos_id = model, prompt, bos_id
+        self.should_stop, self.on_progress = should_stop, on_progress
+        self.done, self.total = 0, total
+        self.sync = torch.cuda.synchronize if prompt.device.type == "cuda" else (lambda: None)
+
+    def run(self, new_tokens: int, use_cache: bool) -> _Timing:
+        self.sync()
+        start = time.perf_counter()
+        run = Generation(self.model, self.prompt, new_tokens, GREEDY, use_cache, bos_id=self.bos_id)
+        marks = [start]
+        for _ in run.steps(want_probs=False):
+            self.sync()
+            marks.append(time.perf_counter())
+            if self.should_stop is not None and self.should_stop():
+                raise Cancelled
+        self.done += 1
+        if self.on_progress is not None:
+            self.on_progress(self.done, self.total)
+        steps = [b - a for a, b in zip(marks, marks[1:], strict=False)]
+        return _Timing(marks[-1] - start, steps, run.sequence.clone(), run.state.slid)
+
+
+def _median_steps(timings: list[_Timing]) -> list[float]:
+    return [statistics.median(step) for step in zip(*(t.step_s for t in timings), strict=True)]
+
+
+def _check(prompt_len: int, new_tokens, repeats: int, batch: int, bos_id: int, vocab: int) -> None:
+    if prompt_len < 1:
+        raise ValueError(f"prompt_len ({prompt_len}) must be >= 1")
+    if not new_tokens or any(n < 1 for n in new_tokens):
+        raise ValueError(f"new_tokens ({list(new_tokens)}) must be one or more lengths, each >= 1")
+    if repeats < 1:
+        raise ValueError(f"repeats ({repeats}) must be >= 1")
+    if batch < 1:
+        raise ValueError(f"batch ({batch}) must be >= 1")
+    if not 0 <= bos_id < vocab:
+        raise ValueError(f"bos_id ({bos_id}) must be in 0..{vocab - 1}")
