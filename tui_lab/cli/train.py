@@ -1,0 +1,204 @@
+"""`tui-lab train`: train a model headless; JSON lines with --json, a rich progress bar otherwise.
+
+Runs unchanged under `torchrun --nproc-per-node N` (rank 0 alone prints and writes checkpoints).
+Ctrl-C stops between steps and still writes the checkpoint when --out is given; a second Ctrl-C aborts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import threading
+from typing import Any
+
+from tui_lab.cli import UsageError
+from tui_lab.config import field_names, parse_value
+from tui_lab.train.config import parse_train_value, train_config_for, train_field_names
+
+MODEL_SHORTCUTS = ("layers", "d_model", "heads", "d_ff")
+TRAIN_FLAGS = ("steps", "batch_size", "seq_len", "lr", "seed", "tokenizer", "out")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--preset", help="preset to start from (default: transformer-2017-toy for a task, "
+                                         "gpt2-toy for text)")
+    for name in MODEL_SHORTCUTS:
+        parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, metavar="N")
+    parser.add_argument("--vocab", type=int, metavar="N",
+                        help="vocabulary size to train a BPE tokenizer to (the model follows the tokenizer)")
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="FIELD=VALUE",
+                        help="any model or training field, e.g. --set dropout=0.0 --set warmup=200")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--data", metavar="FILE", help="a UTF-8 text file to train a language model on")
+    source.add_argument("--task", metavar="NAME", help="a seq2seq task: copy, reverse, numbers-de")
+    parser.add_argument("--tokenizer", help="char or bpe (language models)")
+    parser.add_argument("--steps", type=int)
+    parser.add_argument("--batch-size", dest="batch_size", type=int)
+    parser.add_argument("--seq-len", dest="seq_len", type=int)
+    parser.add_argument("--lr", type=float)
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--out", metavar="DIR", help="checkpoint folder written at the end")
+    parser.add_argument("--resume", metavar="DIR", help="continue the run saved in this checkpoint folder")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default: auto)")
+    parser.add_argument("--json", action="store_true", help="JSON lines on stdout, the last one 'done'")
+
+
+def run(args: argparse.Namespace) -> int:
+    model_overrides, train_overrides = _overrides(args)
+    if args.data is not None:
+        from tui_lab.data.corpus import read_text
+
+        read_text(args.data)  # fail fast, before torch loads: missing, empty or not UTF-8
+    if args.steps is not None and args.steps <= 0:
+        raise UsageError(f"steps ({args.steps}) must be a positive integer")
+    from tui_lab.train import Trainer
+
+    printer = JsonPrinter() if args.json else RichPrinter()
+    if args.resume:
+        if model_overrides or args.preset:
+            raise UsageError("--resume continues the saved model; drop --preset and the model options")
+        train_overrides.setdefault("out", args.resume)
+        trainer = Trainer.from_checkpoint(args.resume, device=args.device, on_event=printer, **train_overrides)
+    else:
+        trainer = _new_trainer(args, model_overrides, train_overrides, printer)
+    return _run(trainer, printer)
+
+
+def _new_trainer(args, model_overrides: dict[str, Any], train_overrides: dict[str, Any], printer):
+    from tui_lab.presets import load_preset
+    from tui_lab.train import Trainer
+
+    task = train_overrides.pop("task", args.task)
+    preset = args.preset or ("transformer-2017-toy" if task else "gpt2-toy")
+    model_config = load_preset(preset, **model_overrides)
+    train_config = train_config_for(task, data=args.data, **train_overrides)
+    return Trainer(model_config, train_config, device=args.device, on_event=printer)
+
+
+def _overrides(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Model fields and training fields the user asked for (flags, then --set)."""
+    model = {name: getattr(args, name) for name in MODEL_SHORTCUTS if getattr(args, name) is not None}
+    train = {name: getattr(args, name) for name in TRAIN_FLAGS if getattr(args, name) is not None}
+    if args.vocab is not None:
+        train["vocab"] = args.vocab
+    for item in args.sets:
+        name, sep, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not name:
+            raise UsageError(f"--set takes FIELD=VALUE, got {item!r}")
+        if name in field_names() or name in MODEL_SHORTCUTS:
+            model[name] = parse_value(name, value)
+        elif name in train_field_names():
+            train[name] = parse_train_value(name, value)
+        else:
+            raise UsageError(f"--set: unknown field {name!r} (neither a model nor a training field)")
+    return model, train
+
+
+def _run(trainer, printer) -> int:
+    from tui_lab.train import DoneEvent, ErrorEvent
+    from tui_lab.train.distributed import teardown
+
+    previous = _stop_on_interrupt(trainer)
+    try:
+        with printer:
+            last = trainer.run()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        teardown(trainer.dist)
+    if isinstance(last, ErrorEvent):
+        return 1
+    return 0 if isinstance(last, DoneEvent) else 130
+
+
+def _stop_on_interrupt(trainer):
+    """First Ctrl-C: stop between steps (checkpoint still written). Second: the usual KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        trainer.stop()
+
+    return signal.signal(signal.SIGINT, handler)
+
+
+def _is_main_rank() -> bool:
+    return os.environ.get("RANK", "0") == "0"
+
+
+class JsonPrinter:
+    """One JSON object per event on stdout."""
+
+    def __enter__(self) -> JsonPrinter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def __call__(self, event) -> None:
+        print(json.dumps(event.to_dict()), flush=True)
+
+
+class RichPrinter:
+    """A progress bar with loss, tokens/s and ETA; evaluations and samples printed above it."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.console = Console(stderr=False)
+        self.progress = Progress(
+            TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("loss {task.fields[loss]}"), TextColumn("{task.fields[speed]} tok/s"),
+            TextColumn("eta"), TimeRemainingColumn(), console=self.console, disable=not _is_main_rank(),
+        )
+        self.task = None
+
+    def __enter__(self) -> RichPrinter:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def __call__(self, event) -> None:
+        handler = getattr(self, f"_on_{event.kind}", None)
+        if handler is not None:
+            handler(event)
+
+    def _on_start(self, e) -> None:
+        m = e.model
+        self.console.print(f"[bold]{m['name']}[/] {m['family']}, {e.params:,} parameters, on {e.device}"
+                           + (f" x {e.world_size} processes" if e.world_size > 1 else ""))
+        for note in e.notes:
+            self.console.print(f"  note: {note}")
+        self.task = self.progress.add_task("train", total=e.total_steps, completed=e.step, loss="-", speed="-")
+
+    def _on_step(self, e) -> None:
+        self.progress.update(self.task, completed=e.step, loss=f"{e.train_loss:.3f}", speed=f"{e.tokens_per_s:,.0f}")
+
+    def _on_eval(self, e) -> None:
+        exact = f", exact match {e.exact_match:.3f}" if e.exact_match is not None else ""
+        self.console.print(f"step {e.step}: val loss {e.val_loss:.4f}{exact}")
+
+    def _on_sample(self, e) -> None:
+        target = f"  (want: {e.target})" if e.target is not None else ""
+        self.console.print(f"  sample: {e.prompt!r} -> {e.text!r}{target}", markup=False)
+
+    def _on_checkpoint(self, e) -> None:
+        self.console.print(f"checkpoint written to {e.path}")
+
+    def _on_done(self, e) -> None:
+        exact = f", exact match {e.exact_match:.3f}" if e.exact_match is not None else ""
+        self.console.print(f"done at step {e.step}: train loss {e.train_loss:.4f}, val loss {e.val_loss:.4f}"
+                           f"{exact}, {e.tokens_per_s:,.0f} tokens/s")
+
+    def _on_stopped(self, e) -> None:
+        self.console.print(f"stopped at step {e.step}")
+
+    def _on_error(self, e) -> None:
+        self.console.print(f"[red]error[/]: {e.message}")

@@ -1,0 +1,165 @@
+"""What a training run does, as one validated dataclass, plus each task's sensible defaults.
+
+The learning rate `lr` is the peak rate for "cosine" and "constant"; for "noam" it is the factor in
+front of the 2017 paper's d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (section 5.3).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, fields
+from typing import Any
+
+SCHEDULES = ("noam", "cosine", "constant")
+TOKENIZERS = ("char", "bpe")
+SEQ2SEQ_TASKS = ("copy", "reverse", "numbers-de")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    steps: int = 400
+    batch_size: int = 32
+    seq_len: int = 128  # language models: window length; seq2seq tasks set their own lengths
+    lr: float = 2e-3
+    schedule: str = "cosine"
+    warmup: int = 40
+    min_lr: float = 1e-4  # cosine ends here
+    weight_decay: float = 0.1
+    betas: tuple[float, float] = (0.9, 0.98)
+    eps: float = 1e-9
+    grad_clip: float = 1.0  # 0 turns clipping off
+    label_smoothing: float = 0.0
+    dropout: float | None = None  # None keeps the model's own dropout
+    eval_every: int = 100
+    eval_batches: int = 8
+    eval_examples: int = 500  # seq2seq: held-out examples decoded greedily for exact match
+    sample_every: int = 200
+    save_every: int = 0  # 0: write a checkpoint only at the end (when `out` is set)
+    seed: int = 0
+    task: str | None = None  # a seq2seq task; None means language modelling on `data` or the built-in corpus
+    data: str | None = None  # a UTF-8 text file for language modelling
+    tokenizer: str = "char"
+    vocab: int = 512  # BPE vocabulary size to train
+    val_fraction: float = 0.1
+    out: str | None = None  # checkpoint folder
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "betas", tuple(self.betas))
+        _validate(self)
+
+    @property
+    def is_seq2seq(self) -> bool:
+        return self.task is not None
+
+    def replace(self, **changes: Any) -> TrainConfig:
+        unknown = set(changes) - set(train_field_names())
+        if unknown:
+            raise ValueError(f"unknown training field {sorted(unknown)[0]!r}; known: {', '.join(train_field_names())}")
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["betas"] = list(self.betas)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        known = set(train_field_names())
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+# Tuned on 2 shared CPU cores (see benchmarks/): numbers-de reaches >= 0.98 exact match with these.
+TASK_DEFAULTS: dict[str, dict[str, Any]] = {
+    "numbers-de": dict(steps=400, batch_size=64, lr=0.5, schedule="noam", warmup=200, label_smoothing=0.1,
+                       weight_decay=0.0, eval_every=100, sample_every=100),
+    "copy": dict(steps=300, batch_size=64, lr=0.5, schedule="noam", warmup=200, label_smoothing=0.1,
+                 weight_decay=0.0, eval_every=100, sample_every=100),
+    "reverse": dict(steps=400, batch_size=64, lr=0.5, schedule="noam", warmup=200, label_smoothing=0.1,
+                    weight_decay=0.0, eval_every=100, sample_every=100),
+}
+LM_DEFAULTS: dict[str, Any] = dict(steps=400, batch_size=32, seq_len=128, lr=3e-3, schedule="cosine", warmup=40,
+                                   min_lr=1e-4, label_smoothing=0.0, weight_decay=0.1)
+
+
+def defaults_for(task: str | None) -> dict[str, Any]:
+    if task is None:
+        return dict(LM_DEFAULTS)
+    if task not in TASK_DEFAULTS:
+        raise ValueError(f"task ({task!r}) must be one of: {', '.join(SEQ2SEQ_TASKS)}")
+    return dict(TASK_DEFAULTS[task])
+
+
+def train_config_for(task: str | None = None, **overrides: Any) -> TrainConfig:
+    """The task's defaults (language modelling when `task` is None) with `overrides` on top."""
+    values = defaults_for(task) | {"task": task} | {k: v for k, v in overrides.items() if v is not None}
+    return TrainConfig().replace(**values)
+
+
+def train_field_names() -> tuple[str, ...]:
+    return tuple(f.name for f in fields(TrainConfig))
+
+
+def parse_train_value(name: str, text: str) -> Any:
+    """A person's text for training field `name`, in the field's type (for `--set warmup=200`)."""
+    current = getattr(TrainConfig(), name)
+    text = text.strip()
+    if name == "betas":
+        parts = text.strip("()[]").split(",")
+        return tuple(_number(name, p) for p in parts)
+    if name in ("task", "data", "out", "dropout"):
+        if text.lower() in ("none", ""):
+            return None
+        return _number(name, text) if name == "dropout" else text
+    if isinstance(current, bool) or isinstance(current, str):
+        return text
+    if isinstance(current, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{name} must be an integer, got {text!r}") from None
+    return _number(name, text)
+
+
+def _number(name: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {text!r}") from None
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+
+
+def _validate(c: TrainConfig) -> None:
+    for name in ("steps", "batch_size", "seq_len", "eval_batches", "vocab"):
+        value = getattr(c, name)
+        _check(isinstance(value, int) and not isinstance(value, bool) and value > 0,
+               f"{name} ({value!r}) must be a positive integer")
+    for name in ("warmup", "eval_every", "sample_every", "save_every", "eval_examples", "seed"):
+        value = getattr(c, name)
+        _check(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+               f"{name} ({value!r}) must be an integer, 0 or more")
+    _check(_is_number(c.lr) and c.lr > 0, f"lr ({c.lr!r}) must be a positive number")
+    _check(_is_number(c.min_lr) and c.min_lr >= 0, f"min_lr ({c.min_lr!r}) must be 0 or more")
+    _check(_is_number(c.weight_decay) and c.weight_decay >= 0, f"weight_decay ({c.weight_decay!r}) must be 0 or more")
+    _check(_is_number(c.eps) and c.eps > 0, f"eps ({c.eps!r}) must be a positive number")
+    _check(_is_number(c.grad_clip) and c.grad_clip >= 0, f"grad_clip ({c.grad_clip!r}) must be 0 (off) or more")
+    _check(_is_number(c.label_smoothing) and 0 <= c.label_smoothing < 1,
+           f"label_smoothing ({c.label_smoothing!r}) must be in [0, 1)")
+    _check(c.dropout is None or (_is_number(c.dropout) and 0 <= c.dropout < 1),
+           f"dropout ({c.dropout!r}) must be in [0, 1) or None to keep the model's")
+    _check(len(c.betas) == 2 and all(_is_number(b) and 0 <= b < 1 for b in c.betas),
+           f"betas ({c.betas!r}) must be two numbers in [0, 1)")
+    _check(_is_number(c.val_fraction) and 0 < c.val_fraction < 1,
+           f"val_fraction ({c.val_fraction!r}) must be in (0, 1)")
+    _check(c.schedule in SCHEDULES, f"schedule ({c.schedule!r}) must be one of: {', '.join(SCHEDULES)}")
+    _check(c.tokenizer in TOKENIZERS, f"tokenizer ({c.tokenizer!r}) must be one of: {', '.join(TOKENIZERS)}")
+    _check(c.task is None or c.task in SEQ2SEQ_TASKS, f"task ({c.task!r}) must be one of: {', '.join(SEQ2SEQ_TASKS)}")
+    _check(c.task is None or c.data is None, "give either task or data, not both")
+    _check(c.schedule != "noam" or c.warmup > 0, "warmup must be at least 1 for the noam schedule")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -1,0 +1,96 @@
+"""What a training run reports, as small dataclasses the CLI prints and the app turns into widgets.
+
+Every event has `to_dict()` with an "event" key; fields that do not apply (exact match for a language
+model, a val loss before the first evaluation) are left out rather than sent as null.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Event:
+    step: int
+
+    kind = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"event": self.kind}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value is not None:
+                data[f.name] = value
+        return data
+
+
+@dataclass
+class StartEvent(Event):
+    """The run as it really is: the model config after the tokenizer set its vocab, sizes, device."""
+
+    total_steps: int
+    model: dict[str, Any]
+    train: dict[str, Any]
+    params: int
+    device: str
+    world_size: int = 1
+    notes: list[str] = field(default_factory=list)
+    kind = "start"
+
+
+@dataclass
+class StepEvent(Event):
+    train_loss: float
+    lr: float
+    grad_norm: float
+    layer_grad_norms: dict[str, float]
+    tokens: int  # tokens in this step's (global) batch
+    tokens_per_s: float
+    mfu: float  # achieved model FLOP/s over the matmul peak measured on this device
+    step_s: float
+    kind = "step"
+
+
+@dataclass
+class EvalEvent(Event):
+    val_loss: float
+    exact_match: float | None = None
+    kind = "eval"
+
+
+@dataclass
+class SampleEvent(Event):
+    text: str  # the completion (language model) or the greedy translation (seq2seq)
+    prompt: str = ""
+    target: str | None = None
+    kind = "sample"
+
+
+@dataclass
+class DoneEvent(Event):
+    train_loss: float | None
+    val_loss: float | None
+    tokens_per_s: float
+    exact_match: float | None = None
+    kind = "done"
+
+
+@dataclass
+class StoppedEvent(Event):
+    train_loss: float | None = None
+    val_loss: float | None = None
+    kind = "stopped"
+
+
+@dataclass
+class ErrorEvent(Event):
+    message: str
+    kind = "error"
+
+
+@dataclass
+class CheckpointEvent(Event):
+    path: str
+    kind = "checkpoint"

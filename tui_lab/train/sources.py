@@ -1,0 +1,164 @@
+"""Where batches come from and how each family's loss is computed, behind one small interface.
+
+A language model learns next-token prediction on windows of text; an encoder-decoder learns a seq2seq
+task with teacher forcing (the decoder reads the target shifted right). Both losses are sums over the
+tokens that count (targets equal to IGNORE_INDEX do not), so the trainer can divide by the token count
+of the whole global batch and N data-parallel ranks compute exactly the single-process gradient.
+Dimension legend: N batch, L length, S source length, T target length, V vocab.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from tui_lab.train.config import TrainConfig
+from tui_lab.train.decoding import greedy_seq2seq, sample_lm
+
+IGNORE_INDEX = -100  # the same value as tui_lab.data.tasks.IGNORE_INDEX and torch's default
+
+
+@dataclass
+class Batch:
+    inputs: Tensor  # LM: x (N, L); seq2seq: src (N, S)
+    targets: Tensor  # LM: y (N, L); seq2seq: tgt_out (N, T), IGNORE_INDEX on padding
+    tgt_in: Tensor | None = None  # seq2seq: (N, T), starts with bos
+    src_mask: Tensor | None = None  # seq2seq: (N, S), True on real tokens
+
+    def rows(self, start: int, stop: int) -> Batch:
+        """This rank's shard of the global batch."""
+        return Batch(**{f.name: _slice(getattr(self, f.name), start, stop) for f in fields(self)})
+
+    def to(self, device: torch.device | str) -> Batch:
+        return Batch(**{f.name: _move(getattr(self, f.name), device) for f in fields(self)})
+
+    def count(self) -> int:
+        return int((self.targets != IGNORE_INDEX).sum())
+
+
+def _slice(t: Tensor | None, start: int, stop: int) -> Tensor | None:
+    return None if t is None else t[start:stop]
+
+
+def _move(t: Tensor | None, device) -> Tensor | None:
+    return None if t is None else t.to(device, non_blocking=True)
+
+
+def token_loss_sum(model, batch: Batch, label_smoothing: float) -> Tensor:
+    """Summed cross-entropy over the batch's counted tokens (a scalar tensor)."""
+    if batch.tgt_in is None:
+        logits = model(batch.inputs)  # (N, L, V)
+    else:
+        # No target padding mask: the causal mask already keeps real positions from seeing later padding,
+        # and the fused causal kernel stays in use.
+        logits = model(batch.inputs, batch.tgt_in, src_mask=batch.src_mask)  # (N, T, V)
+    return F.cross_entropy(logits.flatten(0, 1).float(), batch.targets.flatten(), ignore_index=IGNORE_INDEX,
+                           label_smoothing=label_smoothing, reduction="sum")
+
+
+class LMSource:
+    """Random windows of a tokenized text (tui_lab.data.lm.LMData)."""
+
+    is_seq2seq = False
+
+    def __init__(self, data, seq_len: int) -> None:
+        self.data, self.seq_len = data, seq_len
+        self.tokenizer = data.tokenizer
+
+    def batch(self, split: str, batch_size: int, generator: torch.Generator) -> Batch:
+        x, y = self.data.batch(split, batch_size, self.seq_len, generator)  # (N, L) each
+        return Batch(x, y)
+
+    def context(self) -> int:
+        return self.seq_len
+
+    def sample(self, model, device, step: int, seed: int, new_tokens: int = 120) -> tuple[str, str, str | None]:
+        """A completion of the start of the validation text, sampled at temperature 0.8."""
+        prompt_ids = self.data.val[:32][None, :].to(device)  # (1, P)
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + step)
+        ids = sample_lm(model, prompt_ids, new_tokens, 0.8, generator)
+        prompt_len = prompt_ids.shape[1]
+        prompt = self.tokenizer.decode(prompt_ids[0].tolist())
+        return prompt, self.tokenizer.decode(ids[0, prompt_len:].tolist()), None
+
+
+class Seq2SeqSource:
+    """Pairs of a seq2seq task (tui_lab.data.tasks.Seq2SeqTask); held-out pairs are never trained on."""
+
+    is_seq2seq = True
+
+    def __init__(self, task) -> None:
+        self.task = task
+        self.tokenizer = task.tokenizer
+        self._max_target = task.max_target_len  # eos included
+
+    def batch(self, split: str, batch_size: int, generator: torch.Generator) -> Batch:
+        b = self.task.batch(split, batch_size, generator)
+        return Batch(b.src, b.tgt_out, b.tgt_in, b.src_mask)
+
+    def context(self) -> int:
+        return self._max_target
+
+    def decode_greedy(self, model, pairs: list, device, batch_size: int = 256) -> list[list[int]]:
+        """Greedy translations (ids without bos/eos/pad) of `pairs`' sources."""
+        out: list[list[int]] = []
+        for start in range(0, len(pairs), batch_size):
+            sources = [src for src, _ in pairs[start:start + batch_size]]
+            src, mask = self._pad(sources, device)
+            ids = greedy_seq2seq(model, src, mask, self.tokenizer.bos_id, self.tokenizer.eos_id,
+                                 self._max_target + 1)
+            out += [self._strip(row) for row in ids.tolist()]
+        return out
+
+    def exact_match(self, model, device, limit: int) -> float:
+        pairs = self.task.val[:limit] if limit else self.task.val
+        predictions = self.decode_greedy(model, pairs, device)
+        hits = sum(pred == self._strip(tgt) for pred, (_, tgt) in zip(predictions, pairs, strict=True))
+        return hits / max(1, len(pairs))
+
+    def sample(self, model, device, step: int, seed: int) -> tuple[str, str, str | None]:
+        """The greedy translation of one held-out source, rotating through them as training goes."""
+        index = step % len(self.task.val)
+        src_ids, tgt_ids = self.task.val[index]
+        (pred,) = self.decode_greedy(model, [(src_ids, tgt_ids)], device)
+        decode = self.tokenizer.decode
+        return decode(self._strip(src_ids)), decode(pred), decode(self._strip(tgt_ids))
+
+    def _pad(self, sources: list[list[int]], device) -> tuple[Tensor, Tensor]:
+        length = max(len(s) for s in sources)
+        src = torch.full((len(sources), length), self.tokenizer.pad_id, dtype=torch.long)
+        for i, s in enumerate(sources):
+            src[i, :len(s)] = torch.tensor(s, dtype=torch.long)
+        mask = torch.arange(length)[None, :] < torch.tensor([len(s) for s in sources])[:, None]  # (N, S)
+        return src.to(device), mask.to(device)
+
+    def _strip(self, ids: list[int]) -> list[int]:
+        """Drop bos and padding; cut at the first eos."""
+        t = self.tokenizer
+        out = []
+        for i in ids:
+            if i == t.eos_id:
+                break
+            if i not in (t.bos_id, t.pad_id):
+                out.append(i)
+        return out
+
+
+def build_source(c: TrainConfig, tokenizer=None):
+    """The data a config names; `tokenizer` (from a checkpoint) replaces a freshly trained one."""
+    if c.task is not None:
+        from tui_lab.data.tasks import load_task
+
+        return Seq2SeqSource(load_task(c.task))
+    from tui_lab.data.corpus import builtin_corpus, read_text
+    from tui_lab.data.lm import lm_data
+
+    text = read_text(c.data) if c.data else builtin_corpus()
+    if tokenizer is None:
+        from tui_lab.data.tokenizers import bpe_tokenizer, char_tokenizer
+
+        tokenizer = char_tokenizer(text) if c.tokenizer == "char" else bpe_tokenizer(text, c.vocab)
+    return LMSource(lm_data(text, tokenizer, c.val_fraction), c.seq_len)

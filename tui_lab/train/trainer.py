@@ -1,0 +1,351 @@
+"""One trainer for both families: AdamW, a schedule, clipping, label smoothing, evaluation, control.
+
+The app runs `run()` in a worker thread and calls `pause()` / `resume()` / `stop()` from the UI thread;
+tests and the app's step mode call `step()`. Everything it has to say goes out as events.
+
+Determinism: the model's initial weights, dropout masks and the batches all come from streams seeded by
+`seed`. Dropout draws from a private copy of torch's global RNG that is swapped in only for the forward
+and backward pass, so whatever else the app does with the global RNG between steps changes nothing; a
+checkpoint stores that copy and the batch generator's state, so 50 + 50 steps equal 100.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from tui_lab.analysis.cost import training_flops_per_token
+from tui_lab.config import ModelConfig
+from tui_lab.hardware import matmul_peak_flops, pick_device
+from tui_lab.model import build_model
+from tui_lab.train import distributed
+from tui_lab.train.config import TrainConfig
+from tui_lab.train.control import RunControl
+from tui_lab.train.events import (
+    CheckpointEvent,
+    DoneEvent,
+    ErrorEvent,
+    EvalEvent,
+    Event,
+    SampleEvent,
+    StartEvent,
+    StepEvent,
+    StoppedEvent,
+)
+from tui_lab.train.layer_groups import layer_groups
+from tui_lab.train.schedules import learning_rate
+from tui_lab.train.sources import LMSource, Seq2SeqSource, build_source, token_loss_sum
+
+EVAL_SEED_OFFSET = 7919  # validation batches come from their own fixed stream: every eval sees the same ones
+
+
+class Trainer:
+    def __init__(self, model_config: ModelConfig, train_config: TrainConfig, device: str | None = "cpu",
+                 on_event: Callable[[Event], None] | None = None, data: Any = None, tokenizer: Any = None,
+                 peak_flops: float | None = None) -> None:
+        self.train_config = c = train_config
+        self.on_event = on_event
+        self.control = RunControl()
+        self._lock = threading.Lock()
+        self.dist, self.device = distributed.setup(pick_device(device), c.batch_size)
+        self.source = _as_source(data, c) if data is not None else build_source(c, tokenizer)
+        self.model_config, self.notes = fit_model_config(model_config, c, self.source)
+        self.model, self._cpu_rng, self._device_rng = self._build_model()
+        self.ddp_model = distributed.wrap(self.model, self.dist, self.device)
+        self.optimizer = make_optimizer(self.model, c, self.device)
+        self.groups = layer_groups(self.model)
+        self.data_gen = torch.Generator().manual_seed(c.seed)
+        self.step_count = 0
+        self.peak_flops = peak_flops or matmul_peak_flops(self.device)
+        self.flops_per_token = training_flops_per_token(self.model_config, self.source.context())
+        self.last_loss: float | None = None
+        self.last_eval: EvalEvent | None = None
+        self._tokens_seen, self._train_seconds = 0, 0.0
+        self._stop_agreed = False
+        self._started = False
+
+    # -- building ----------------------------------------------------------------------------------
+    def _build_model(self) -> tuple[nn.Module, torch.Tensor, torch.Tensor | None]:
+        """Weights from `seed` (the same on every rank); dropout streams seeded per rank."""
+        c, cuda = self.train_config, self.device.startswith("cuda")
+        with torch.random.fork_rng(devices=[self.device] if cuda else [], device_type="cuda"):
+            torch.manual_seed(c.seed)
+            model = build_model(self.model_config, device=self.device)
+            torch.manual_seed(c.seed * 1000 + 1 + self.dist.rank)
+            cpu_rng = torch.get_rng_state()
+            device_rng = torch.cuda.get_rng_state(self.device) if cuda else None
+        return model, cpu_rng, device_rng
+
+    @contextlib.contextmanager
+    def _training_rng(self):
+        """Swap the trainer's own RNG state in for dropout, and keep where it got to."""
+        cuda = self._device_rng is not None
+        with torch.random.fork_rng(devices=[self.device] if cuda else [], device_type="cuda"):
+            torch.set_rng_state(self._cpu_rng)
+            if cuda:
+                torch.cuda.set_rng_state(self._device_rng, self.device)
+            yield
+            self._cpu_rng = torch.get_rng_state()
+            if cuda:
+                self._device_rng = torch.cuda.get_rng_state(self.device)
+
+    # -- control (thread-safe) ---------------------------------------------------------------------
+    def pause(self) -> None:
+        self.control.pause()
+
+    def resume(self) -> None:
+        self.control.resume()
+
+    def stop(self) -> None:
+        self.control.stop()
+
+    @property
+    def is_seq2seq(self) -> bool:
+        return self.source.is_seq2seq
+
+    @property
+    def tokenizer(self):
+        return self.source.tokenizer
+
+    # -- one step ----------------------------------------------------------------------------------
+    def step(self) -> StepEvent | ErrorEvent:
+        """Exactly one optimizer update (or an ErrorEvent, weights untouched, if the loss is not finite)."""
+        with self._lock:
+            self._announce()
+            return self._step()
+
+    def _step(self) -> StepEvent | ErrorEvent:
+        c, start = self.train_config, time.perf_counter()
+        lr = learning_rate(self.step_count, c, self.model_config.d_model)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        batch = self.source.batch("train", c.batch_size, self.data_gen)  # the global batch, on every rank
+        total = batch.count()
+        local = batch.rows(*self.dist.shard(c.batch_size)).to(self.device)
+        self.ddp_model.train()
+        with self._training_rng():
+            loss_sum = token_loss_sum(self.ddp_model, local, c.label_smoothing)
+            # DDP averages gradients over ranks; times `world` makes it the global batch's sum / total.
+            (loss_sum * (self.dist.world / total)).backward()
+        stats = torch.stack([loss_sum.detach().float().cpu(), torch.tensor(float(self.control.stopped))])
+        stats = distributed.all_sum(stats.to(self.device), self.dist).cpu()
+        loss, self._stop_agreed = stats[0].item() / total, bool(stats[1].item() > 0)
+        grad_norm, layer_norms = self._clip_gradients()
+        if not (math.isfinite(loss) and math.isfinite(grad_norm)):
+            return self._non_finite(loss, grad_norm)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step_count += 1
+        return self._step_event(loss, lr, grad_norm, layer_norms, total, time.perf_counter() - start)
+
+    def _clip_gradients(self) -> tuple[float, dict[str, float]]:
+        """Per-layer and total gradient norms (before clipping), then clip the total to grad_clip."""
+        squares: dict[str, torch.Tensor] = {}
+        for name, params in self.groups.items():
+            grads = [p.grad.detach().float() for p in params if p.grad is not None]
+            if grads:
+                squares[name] = sum(g.pow(2).sum() for g in grads)
+        norms = {name: math.sqrt(s.item()) for name, s in squares.items()}
+        total = math.sqrt(sum(n * n for n in norms.values()))
+        clip = self.train_config.grad_clip
+        if clip and math.isfinite(total) and total > clip:
+            scale = clip / (total + 1e-6)
+            for p in self.model.parameters():
+                if p.grad is not None:
+                    p.grad.mul_(scale)
+        return total, norms
+
+    def _non_finite(self, loss: float, grad_norm: float) -> ErrorEvent:
+        self.optimizer.zero_grad(set_to_none=True)  # the step is not applied: the last good weights stay
+        what = f"loss {loss}" if not math.isfinite(loss) else f"gradient norm {grad_norm}"
+        event = ErrorEvent(self.step_count, f"{what} at step {self.step_count + 1} is not finite; training "
+                                            "stopped and kept the weights of the last good step (try a lower lr)")
+        self._emit(event)
+        return event
+
+    def _step_event(self, loss: float, lr: float, grad_norm: float, layer_norms: dict[str, float], tokens: int,
+                    seconds: float) -> StepEvent:
+        self._tokens_seen += tokens
+        self._train_seconds += seconds
+        self.last_loss = loss
+        tokens_per_s = tokens / seconds
+        mfu = tokens_per_s * self.flops_per_token / (self.peak_flops * self.dist.world)
+        event = StepEvent(self.step_count, loss, lr, grad_norm, layer_norms, tokens, tokens_per_s, mfu, seconds)
+        self._emit(event)
+        return event
+
+    # -- evaluation --------------------------------------------------------------------------------
+    @torch.no_grad()
+    def evaluate(self) -> EvalEvent:
+        """Validation loss on fixed held-out batches (split over ranks), and exact match for seq2seq."""
+        c = self.train_config
+        generator = torch.Generator().manual_seed(c.seed + EVAL_SEED_OFFSET)
+        self.model.eval()
+        sums = torch.zeros(2)
+        for _ in range(c.eval_batches):
+            batch = self.source.batch("val", c.batch_size, generator)
+            local = batch.rows(*self.dist.shard(c.batch_size)).to(self.device)
+            sums[0] += token_loss_sum(self.model, local, 0.0).float().cpu()
+            sums[1] += local.count()
+        sums = distributed.all_sum(sums.to(self.device), self.dist).cpu()
+        exact = None
+        if self.is_seq2seq and self.dist.is_main:
+            exact = self.source.exact_match(self.model, self.device, c.eval_examples)
+        self.model.train()
+        self.last_eval = EvalEvent(self.step_count, sums[0].item() / max(1.0, sums[1].item()), exact)
+        self._emit(self.last_eval)
+        return self.last_eval
+
+    @torch.no_grad()
+    def sample(self) -> SampleEvent | None:
+        """A completion (LM) or a greedy translation of a held-out source (seq2seq); rank 0 only."""
+        if not self.dist.is_main:
+            return None
+        self.model.eval()
+        prompt, text, target = self.source.sample(self.model, self.device, self.step_count, self.train_config.seed)
+        self.model.train()
+        event = SampleEvent(self.step_count, text, prompt, target)
+        self._emit(event)
+        return event
+
+    # -- the loop ----------------------------------------------------------------------------------
+    def run(self) -> Event:
+        """Train until `steps`, a stop, or a non-finite loss; returns the last event (done/stopped/error)."""
+        c = self.train_config
+        self._announce()
+        try:
+            while self.step_count < c.steps:
+                self.control.wait_while_paused()
+                if self._stopping():
+                    return self._finish_stopped()
+                event = self.step()
+                if isinstance(event, ErrorEvent):
+                    return event
+                self._periodic()
+            return self._finish_done()
+        except Exception as err:
+            self._emit(ErrorEvent(self.step_count, f"{type(err).__name__}: {err}"))
+            raise
+
+    def _stopping(self) -> bool:
+        # Under DDP every rank must stop at the same step, so only the all-reduced flag counts.
+        return self._stop_agreed if self.dist.enabled else self.control.stopped
+
+    def _periodic(self) -> None:
+        c, s = self.train_config, self.step_count
+        if c.eval_every and s % c.eval_every == 0 and s < c.steps:
+            self.evaluate()
+        if c.sample_every and s % c.sample_every == 0:
+            self.sample()
+        if c.save_every and c.out and s % c.save_every == 0 and s < c.steps:
+            self.save(c.out)
+
+    def _finish_done(self) -> DoneEvent:
+        c = self.train_config
+        last = self.last_eval if self.last_eval and self.last_eval.step == self.step_count else self.evaluate()
+        if c.out:
+            self.save(c.out)
+        done = DoneEvent(self.step_count, self.last_loss, last.val_loss, self._mean_tokens_per_s(), last.exact_match)
+        self._emit(done)
+        return done
+
+    def _finish_stopped(self) -> StoppedEvent:
+        if self.train_config.out:
+            self.save(self.train_config.out)
+        val = self.last_eval.val_loss if self.last_eval else None
+        event = StoppedEvent(self.step_count, self.last_loss, val)
+        self._emit(event)
+        return event
+
+    def _mean_tokens_per_s(self) -> float:
+        return self._tokens_seen / self._train_seconds if self._train_seconds else 0.0
+
+    def _announce(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        params = sum(p.numel() for p in self.model.parameters())
+        self._emit(StartEvent(self.step_count, self.train_config.steps, self.model_config.to_dict(),
+                              self.train_config.to_dict(), params, self.device, self.dist.world, list(self.notes)))
+
+    def _emit(self, event: Event) -> None:
+        if self.on_event is not None and self.dist.is_main:
+            self.on_event(event)
+
+    # -- checkpoints -------------------------------------------------------------------------------
+    def save(self, folder: str | Path | None = None) -> Path | None:
+        """Write a resumable checkpoint (rank 0 only; the other ranks wait for it)."""
+        from tui_lab.train.state import save_trainer
+
+        folder = folder or self.train_config.out
+        if folder is None:
+            raise ValueError("out: give a checkpoint folder to save to")
+        path = save_trainer(self, Path(folder)) if self.dist.is_main else None
+        distributed.barrier(self.dist)
+        if path is not None:
+            self._emit(CheckpointEvent(self.step_count, str(path)))
+        return path
+
+    @classmethod
+    def from_checkpoint(cls, folder: str | Path, device: str | None = "cpu",
+                        on_event: Callable[[Event], None] | None = None, **changes: Any) -> Trainer:
+        """Continue a saved run; `changes` are TrainConfig fields to change (e.g. steps=200)."""
+        from tui_lab.train.state import resume_trainer
+
+        return resume_trainer(cls, Path(folder), device, on_event, changes)
+
+
+def fit_model_config(config: ModelConfig, c: TrainConfig, source) -> tuple[ModelConfig, list[str]]:
+    """The config the run really trains: vocab from the tokenizer, dropout if overridden, checked."""
+    notes, changes = [], {}
+    vocab = source.tokenizer.vocab_size
+    if config.vocab != vocab:
+        changes["vocab"] = vocab
+        kind = source.tokenizer.kind
+        notes.append(f"vocab set to {vocab} from the {kind} tokenizer (the config said {config.vocab})")
+    if c.dropout is not None and c.dropout != config.dropout:
+        changes["dropout"] = c.dropout
+        notes.append(f"dropout set to {c.dropout} (the model config said {config.dropout})")
+    config = config.replace(**changes) if changes else config
+    want = "encoder-decoder" if source.is_seq2seq else "decoder-only"
+    if config.family != want:
+        what = f"task {c.task!r}" if source.is_seq2seq else "language modelling"
+        raise ValueError(f"{what} needs a {want} model; {config.name!r} is {config.family}")
+    length = source.context() + 1
+    if config.positions == "learned" and length > config.max_len:
+        raise ValueError(f"seq_len ({length - 1}) must be below the model's max_len ({config.max_len}) with "
+                         "learned positions; lower seq_len or raise max_len")
+    return config, notes
+
+
+def make_optimizer(model: nn.Module, c: TrainConfig, device: str) -> torch.optim.AdamW:
+    """AdamW with decay on matrices only (not biases or norms); fused where torch has it (much faster here)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": c.weight_decay},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    kwargs = dict(lr=c.lr, betas=c.betas, eps=c.eps)
+    if device.split(":")[0] in ("cpu", "cuda"):
+        try:
+            return torch.optim.AdamW(groups, fused=True, **kwargs)
+        except (RuntimeError, TypeError):
+            pass
+    return torch.optim.AdamW(groups, **kwargs)
+
+
+def _as_source(data: Any, c: TrainConfig):
+    """Accept a ready source, an LMData, or a Seq2SeqTask."""
+    if isinstance(data, (LMSource, Seq2SeqSource)):
+        return data
+    if hasattr(data, "examples"):
+        return Seq2SeqSource(data)
+    return LMSource(data, c.seq_len)
