@@ -98,7 +98,8 @@ def hf_config_from(config: ModelConfig, bos_id: int | None, eos_id: int | None, 
         "activation_function": ACTIVATIONS_TO_HF[config.activation], "layer_norm_epsilon": config.norm_eps,
         "resid_pdrop": config.dropout, "embd_pdrop": config.dropout, "attn_pdrop": config.dropout,
         "tie_word_embeddings": config.tie_embeddings, "scale_attn_weights": True,
-        "bos_token_id": bos_id, "eos_token_id": eos_id, "dtype": dtype,
+        # transformers 5 reads `dtype`, 4.x `torch_dtype`; both are silent about the other.
+        "bos_token_id": bos_id, "eos_token_id": eos_id, "dtype": dtype, "torch_dtype": dtype,
     }
 
 
