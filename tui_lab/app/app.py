@@ -61,11 +61,12 @@ class TuiLabApp(App):
     ]
 
     def __init__(self, config: ModelConfig, device: str = "cpu", checkpoint: str | None = None,
-                 from_hf: str | None = None, origin: str | None = None) -> None:
+                 from_hf: str | None = None, origin: str | None = None, build: bool = True) -> None:
         super().__init__()
         self.live = LiveModel(config, device)
         self._checkpoint, self._from_hf = checkpoint, from_hf
         self._origin = origin or f"preset {config.name}"
+        self._build_on_start = build
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -78,7 +79,9 @@ class TuiLabApp(App):
     def on_mount(self) -> None:
         self.theme = DARK
         self.sub_title = "building the live model in the background..."
-        if self._checkpoint:
+        if not self._build_on_start:
+            self.sub_title = "live model not built"
+        elif self._checkpoint:
             self.live.start_load_checkpoint(self, self._checkpoint)
         elif self._from_hf:
             self.live.start_load_hf(self, self._from_hf)

@@ -46,13 +46,16 @@ def _checked(args: argparse.Namespace):
     return load_preset(args.preset or DEFAULT_PRESET)
 
 
-def make_app(argv: list[str]):
-    """The configured app, not yet running (tests and benchmarks drive it with `run_test`)."""
+def make_app(argv: list[str], build: bool = True):
+    """The configured app, not yet running (tests and benchmarks drive it with `run_test`).
+
+    `build=False` paints without building the live model (tests of big presets' arithmetic)."""
     args = parser().parse_args(argv)
     config = _checked(args)
     from tui_lab.app.app import TuiLabApp
 
-    return TuiLabApp(config, device=args.device, checkpoint=args.checkpoint, from_hf=args.from_hf)
+    return TuiLabApp(config, device=args.device, checkpoint=args.checkpoint, from_hf=args.from_hf,
+                     build=build)
 
 
 def launch(argv: list[str]) -> int:

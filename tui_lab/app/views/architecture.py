@@ -172,6 +172,7 @@ class ArchitectureView(Vertical):
         """A new live model: the comparison's '(this form)' column is unaffected; nothing else to do."""
 
     def refresh_analysis(self, config: ModelConfig | None) -> None:
+        """The summary follows every keystroke; the other tabs redraw only while shown (they cost more)."""
         apply = self.query_one("#apply", Button)
         apply.disabled = config is None
         form = self.query_one(ConfigForm)
@@ -184,8 +185,6 @@ class ArchitectureView(Vertical):
             f"[b]{total:,}[/b] parameters  ·  {config.name}  ·  {config.family}")
         self.query_one("#bars", ParamBars).show(count_params(config).components())
         self.query_one("#paper-note", Static).update(paper_note(config))
-        self.query_one("#diagram", BlockDiagram).show(config)
-        self.refresh_compare()
         try:
             batch, seq, src = self.shape_inputs()
         except ValueError as err:
@@ -193,7 +192,22 @@ class ArchitectureView(Vertical):
             return
         self.query_one("#shape-error", Label).update("")
         self.query_one("#arch-cost", Static).update(summary_text(config, batch, seq))
-        self._fill_shapes(config, batch, seq, src)
+        self._refresh_tab(config, batch, seq, src)
+
+    def _refresh_tab(self, config: ModelConfig, batch: int, seq: int, src: int) -> None:
+        active = self.query_one("#arch-tabs", TabbedContent).active
+        if active == "arch-shapes":
+            self._fill_shapes(config, batch, seq, src)
+        elif active == "arch-compare":
+            self.refresh_compare()
+        elif active == "arch-layer":
+            self.query_one("#diagram", BlockDiagram).show(config)
+
+    @guarded
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.tabbed_content.id == "arch-tabs":
+            event.stop()
+            self.refresh_analysis(self.form_config)
 
     def _fill_shapes(self, config: ModelConfig, batch: int, seq: int, src: int) -> None:
         table = self.query_one("#shape-table", DataTable)

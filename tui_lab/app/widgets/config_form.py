@@ -53,6 +53,7 @@ class ConfigForm(Vertical):
         self.base = base
         self.config: ModelConfig | None = base
         self.errors: dict[str, str] = {}
+        self._shown_errors: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         for name in FORM_FIELDS:
@@ -110,9 +111,12 @@ class ConfigForm(Vertical):
                 errors[field_of_error(str(err)) or "family"] = str(err)
         self.config, self.errors = config, errors
         for name in FORM_FIELDS:
-            label = self.query_one(f"#e-{name}", Label)
-            label.update(errors.get(name, ""))
-            label.display = name in errors
+            text = errors.get(name, "")
+            if self._shown_errors.get(name, "") != text:  # touch only what changed: each update relayouts
+                label = self.query_one(f"#e-{name}", Label)
+                label.update(text)
+                label.display = bool(text)
+                self._shown_errors[name] = text
         self.post_message(self.Changed(self, config, errors))
         return config
 

@@ -22,6 +22,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui_lab.app.guard import guarded
+
 LEVELS = 32
 # viridis at a few stops: dark blue (low) to yellow (high); readable on dark and light backgrounds.
 _STOPS = [(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)]
@@ -111,7 +113,7 @@ class Heatmap(ScrollView, can_focus=True):
     def _relayout(self) -> None:
         self._lines.clear()
         rows, cols = self.shape
-        self.virtual_size = Size(self.gutter + cols * self.cell_w, self.header + self._line_count(rows))
+        self.virtual_size = Size(self.label_width + cols * self.cell_w, self.header + self._line_count(rows))
         self.refresh()
 
     # -- geometry ----------------------------------------------------------------------------------
@@ -124,7 +126,7 @@ class Heatmap(ScrollView, can_focus=True):
         return 2 if self.dense else 1
 
     @property
-    def gutter(self) -> int:
+    def label_width(self) -> int:
         return min(GUTTER_MAX, max((cell_len(s) for s in self.row_labels), default=0)) + 1
 
     @property
@@ -138,10 +140,10 @@ class Heatmap(ScrollView, can_focus=True):
     def cell_at(self, x: int, y: int) -> tuple[int, int] | None:
         """Widget coordinates -> (row, col), or None off the grid (dense mode picks the upper row)."""
         sx, sy = self.scroll_offset
-        line, col = y + sy - self.header, (x - self.gutter + sx) // self.cell_w
+        line, col = y + sy - self.header, (x - self.label_width + sx) // self.cell_w
         row = line * self.rows_per_line
         rows, cols = self.shape
-        if x < self.gutter or line < 0 or not (0 <= row < rows and 0 <= col < cols):
+        if x < self.label_width or line < 0 or not (0 <= row < rows and 0 <= col < cols):
             return None
         return row, col
 
@@ -206,10 +208,10 @@ class Heatmap(ScrollView, can_focus=True):
         sx, sy = self.scroll_offset
         vy = y + sy
         width = self.size.width
-        gutter = self.gutter
+        label_w = self.label_width
         if vy < self.header:
             body = self._header_line(vy) if self.values else Strip.blank(0)
-            left = Strip.blank(gutter)
+            left = Strip.blank(label_w)
         else:
             line = vy - self.header
             if line >= self._line_count(self.shape[0]):
@@ -218,9 +220,9 @@ class Heatmap(ScrollView, can_focus=True):
             row = line * self.rows_per_line
             label = self.row_labels[row] if row < len(self.row_labels) else ""
             on_cursor = self.cursor[0] // self.rows_per_line == line
-            left = Strip([Segment(fit_label(label, gutter - 1) + " ",
+            left = Strip([Segment(fit_label(label, label_w - 1) + " ",
                                   Style(bold=True, reverse=True) if on_cursor else EMPTY)])
-        body = body.crop(sx, sx + max(0, width - gutter)).extend_cell_length(max(0, width - gutter))
+        body = body.crop(sx, sx + max(0, width - label_w)).extend_cell_length(max(0, width - label_w))
         return Strip.join([left, body])
 
     # -- cursor ------------------------------------------------------------------------------------
@@ -233,12 +235,13 @@ class Heatmap(ScrollView, can_focus=True):
         self.cursor = (row, col)
         for r in (old[0], row):
             self._lines.pop(r // self.rows_per_line, None)
-        self.scroll_to_region(Region(self.gutter + col * self.cell_w, self.header + row // self.rows_per_line,
+        self.scroll_to_region(Region(self.label_width + col * self.cell_w, self.header + row // self.rows_per_line,
                                      self.cell_w, 1), animate=False, spacing=None)
         self.refresh()
         self.post_message(self.CellHighlighted(self, row, col, self.values[row][col],
                                                self.row_labels[row], self.col_labels[col]))
 
+    @guarded
     def action_move(self, d_row: int, d_col: int) -> None:
         self.move_cursor(self.cursor[0] + d_row, self.cursor[1] + d_col)
 
@@ -246,8 +249,10 @@ class Heatmap(ScrollView, can_focus=True):
         self.dense = not self.dense
         self._relayout()
 
+    @guarded
     def on_mouse_move(self, event: MouseMove) -> None:
-        cell = self.cell_at(event.x, event.y)
+        offset = event.get_content_offset(self)  # event.x/y count the border; cells start inside it
+        cell = None if offset is None else self.cell_at(offset.x, offset.y)
         if cell is not None and cell != self.cursor:
             self.move_cursor(*cell)
 

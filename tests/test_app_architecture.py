@@ -1,0 +1,143 @@
+"""Architecture view: exact counts for every preset, live edits, inline errors, comparison, layer diagram."""
+
+from __future__ import annotations
+
+import pytest
+from test_app_support import SIZE, app_for, wait_ready
+from textual.widgets import Button, Input, Label, Select, Static, Switch
+
+from tui_lab.analysis import count_params
+from tui_lab.app.widgets.block_diagram import layer_diagram
+from tui_lab.app.widgets.compare import compare_rows
+from tui_lab.app.widgets.config_form import TEXT_FIELDS, adjust_stacks, field_of_error
+from tui_lab.presets import list_presets, load_preset
+
+PINNED = {"gpt2-small": "124,439,808", "transformer-2017-base": "63,082,496"}
+
+
+def total_text(app) -> str:
+    return str(app.query_one("#arch-total", Static).render())
+
+
+async def set_text(pilot, field: str, text: str) -> None:
+    widget = pilot.app.query_one(f"#f-{field}", Input)
+    widget.value = text
+    await pilot.pause()
+
+
+async def test_every_preset_shows_its_exact_count():
+    app = app_for(build=False)
+    async with app.run_test(size=SIZE) as pilot:
+        for name in list_presets():
+            app.query_one("#preset", Select).value = name
+            await pilot.pause()
+            await pilot.pause()
+            expected = f"{count_params(load_preset(name)).total:,}"
+            assert expected in total_text(app), name
+            if name in PINNED:
+                assert PINNED[name] in total_text(app)
+        app.query_one("#preset", Select).value = "transformer-2017-base"
+        await pilot.pause()
+        note = str(app.query_one("#paper-note", Static).render())
+        assert '"65M"' in note and "63,082,496" in note
+
+
+async def test_gpt2_small_first_screen_shows_124m():
+    app = app_for("--preset", "gpt2-small", build=False)  # the count needs no model
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert "124,439,808" in app.export_screenshot()
+
+
+async def test_editing_a_field_changes_the_count():
+    app = app_for(build=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        before = total_text(app)
+        app.query_one("#f-d_model", Input).focus()
+        await pilot.press("end", "backspace", "backspace", "backspace", "2", "5", "6")
+        await pilot.pause()
+        after = total_text(app)
+        assert before != after
+        expected = count_params(load_preset("gpt2-toy", d_model=256)).total
+        assert f"{expected:,}" in after
+
+
+async def test_invalid_value_shows_error_and_disables_apply():
+    app = app_for(build=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await set_text(pilot, "heads", "3")
+        await set_text(pilot, "d_model", "100")
+        error = str(app.query_one("#e-d_model", Label).render())
+        assert "divisible by heads" in error and app.query_one("#e-d_model", Label).display
+        assert app.query_one("#apply", Button).disabled
+        await set_text(pilot, "d_model", "99")
+        assert not app.query_one("#apply", Button).disabled
+        assert not app.query_one("#e-d_model", Label).display
+
+
+async def test_garbage_in_every_field_never_kills_the_app():
+    app = app_for(build=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.query_one("#f-d_model", Input).focus()
+        await pilot.press("end", "x", "%")  # typed, as a person would
+        for field in TEXT_FIELDS:
+            await set_text(pilot, field, "1x%é-")
+            assert str(app.query_one(f"#e-{field}", Label).render()), field
+            assert app.query_one("#apply", Button).disabled
+            await set_text(pilot, field, str(getattr(load_preset("gpt2-toy"), field)))
+        for field in ("tie_embeddings", "bias", "final_norm"):
+            app.query_one(f"#f-{field}", Switch).toggle()
+        for sid in ("shape-batch", "shape-seq", "shape-src"):
+            app.query_one(f"#{sid}", Input).value = "-0x"
+            await pilot.pause()
+            assert "positive integer" in str(app.query_one("#shape-error", Label).render())
+        await pilot.press("ctrl+s")  # Apply while valid or not: a notification at worst
+        assert app.is_running
+
+
+async def test_apply_rebuilds_the_live_model():
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await set_text(pilot, "decoder_layers", "1")
+        app.query_one("#apply", Button).press()
+        await wait_ready(pilot, generation=2)
+        assert app.live.config.decoder_layers == 1
+        assert len(app.live.model.decoder) == 1
+
+
+async def test_huge_model_is_refused_with_both_numbers():
+    app = app_for(build=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        huge = load_preset("gpt2-toy", vocab=2_000_000, d_model=65_536, heads=1)
+        app.rebuild_model(huge)
+        await pilot.pause()
+        texts = [n.message for n in app._notifications]
+        assert any("refused" in t and "GiB" in t and "free" in t for t in texts), texts
+
+
+def test_field_of_error_and_stacks():
+    assert field_of_error("d_model (100) must be divisible by heads (3)") == "d_model"
+    assert field_of_error("encoder_layers must be 0 for a decoder-only model") == "encoder_layers"
+    assert adjust_stacks("decoder-only", 6, 6) == (0, 6)
+    assert adjust_stacks("encoder-decoder", 0, 12) == (12, 12)
+
+
+def test_comparison_marks_differences():
+    rows = {name: differs for name, _, _, differs in
+            compare_rows(load_preset("transformer-2017-base"), load_preset("gpt2-small"))}
+    assert rows["d_model"] and rows["norm_position"] and rows["parameters"]
+    assert not rows["norm"] and not rows["tie_embeddings"]
+
+
+@pytest.mark.parametrize("preset,rule,cross", [("transformer-2017-base", "LN(x + f(x))", True),
+                                               ("gpt2-small", "x + f(LN(x))", False)])
+def test_layer_diagram_places_the_norm(preset, rule, cross):
+    text = layer_diagram(load_preset(preset))
+    assert rule in text.splitlines()[0]
+    assert ("encoder output" in text) == cross
+    assert ("on the main path" in text) == (preset == "transformer-2017-base")

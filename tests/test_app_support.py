@@ -1,0 +1,33 @@
+"""Helpers for the app's Pilot tests (no tests here): start the app, wait for the live model."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from tui_lab.cli.launch import make_app
+
+SIZE = (120, 40)
+
+
+async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout:
+            raise AssertionError("timed out waiting for the app")
+        await pilot.pause(0.05)
+
+
+async def wait_ready(pilot, generation: int = 1) -> None:
+    """Until the live model of `generation` is installed (the first build is generation 1)."""
+    await wait_for(pilot, lambda: pilot.app.live.generation >= generation and not pilot.app.live.building)
+    await pilot.pause()
+
+
+def app_for(*argv: str, build: bool = True):
+    return make_app(list(argv), build=build)
+
+
+def run(coro) -> None:
+    asyncio.run(coro)
