@@ -18,6 +18,10 @@ _LAZY = {
     "KVCache": "tui_lab.model",
     "generate": "tui_lab.generate",
     "load_hf_gpt2": "tui_lab.hf_gpt2",
+    "hf_gpt2_config": "tui_lab.hf_gpt2",
+    "export_hf_gpt2": "tui_lab.hf_gpt2",
+    "load_checkpoint": "tui_lab.checkpoint",
+    "save_checkpoint": "tui_lab.checkpoint",
 }
 
 __all__ = ["ModelConfig", "list_presets", "load_preset", *_LAZY]
