@@ -36,14 +36,15 @@ def save_trainer(trainer, folder: Path) -> Path:
     return save_checkpoint(folder, trainer.model, trainer.tokenizer, train_state(trainer), meta)
 
 
-def resume_trainer(cls, folder: Path, device: str | None, on_event, changes: dict[str, Any]):
+def resume_trainer(cls, folder: Path, device: str | None, on_event, data, changes: dict[str, Any]):
     """A Trainer in the state the checkpoint at `folder` was saved in, with TrainConfig `changes`."""
     ckpt = load_checkpoint(folder, device="cpu")
     state = ckpt.train_state
     if state is None or "optimizer" not in state:
         raise ValueError(f"{folder} holds weights but no training state (train_state.json); it cannot be resumed")
     config = TrainConfig.from_dict(state["train_config"]).replace(**changes)
-    trainer = cls(ckpt.config, config, device=device, on_event=on_event, tokenizer=ckpt.tokenizer)
+    trainer = cls(ckpt.config, config, device=device, on_event=on_event, data=data,
+                  tokenizer=ckpt.tokenizer)
     with torch.no_grad():
         trainer.model.load_state_dict(ckpt.model.state_dict())
     trainer.optimizer.load_state_dict(state["optimizer"])

@@ -296,11 +296,15 @@ class Trainer:
 
     @classmethod
     def from_checkpoint(cls, folder: str | Path, device: str | None = "cpu",
-                        on_event: Callable[[Event], None] | None = None, **changes: Any) -> Trainer:
-        """Continue a saved run; `changes` are TrainConfig fields to change (e.g. steps=200)."""
+                        on_event: Callable[[Event], None] | None = None, data: Any = None,
+                        **changes: Any) -> Trainer:
+        """Continue a saved run; `changes` are TrainConfig fields to change (e.g. steps=200).
+
+        `data` must be what the run trained on when it was given as an object rather than by the config.
+        """
         from tui_lab.train.state import resume_trainer
 
-        return resume_trainer(cls, Path(folder), device, on_event, changes)
+        return resume_trainer(cls, Path(folder), device, on_event, data, changes)
 
 
 def fit_model_config(config: ModelConfig, c: TrainConfig, source) -> tuple[ModelConfig, list[str]]:
