@@ -9,7 +9,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch
 from tui_lab.analysis import count_params
 from tui_lab.app.widgets.block_diagram import layer_diagram
 from tui_lab.app.widgets.compare import compare_rows
-from tui_lab.app.widgets.config_form import TEXT_FIELDS, adjust_stacks, field_of_error
+from tui_lab.app.widgets.config_form import TEXT_FIELDS, ConfigForm, adjust_stacks, field_of_error
 from tui_lab.presets import list_presets, load_preset
 
 PINNED = {"gpt2-small": "124,439,808", "transformer-2017-base": "63,082,496"}
@@ -49,53 +49,49 @@ async def test_gpt2_small_first_screen_shows_124m():
         assert "124,439,808" in app.export_screenshot()
 
 
-async def test_editing_a_field_changes_the_count():
+async def test_edits_errors_and_garbage_in_the_form():
     app = app_for(build=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
+        # typing in a field changes the count
         before = total_text(app)
         app.query_one("#f-d_model", Input).focus()
         await pilot.press("end", "backspace", "backspace", "backspace", "2", "5", "6")
-        await pilot.pause()
         after = total_text(app)
         assert before != after
-        expected = count_params(load_preset("gpt2-toy", d_model=256)).total
-        assert f"{expected:,}" in after
-
-
-async def test_invalid_value_shows_error_and_disables_apply():
-    app = app_for(build=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        assert f"{count_params(load_preset('gpt2-toy', d_model=256)).total:,}" in after
+        # d_model 100 with 3 heads: the error beside d_model, Apply disabled
         await set_text(pilot, "heads", "3")
         await set_text(pilot, "d_model", "100")
-        error = str(app.query_one("#e-d_model", Label).render())
-        assert "divisible by heads" in error and app.query_one("#e-d_model", Label).display
+        error = app.query_one("#e-d_model", Label)
+        assert "divisible by heads" in str(error.render()) and error.display
         assert app.query_one("#apply", Button).disabled
         await set_text(pilot, "d_model", "99")
-        assert not app.query_one("#apply", Button).disabled
-        assert not app.query_one("#e-d_model", Label).display
-
-
-async def test_garbage_in_every_field_never_kills_the_app():
-    app = app_for(build=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        app.query_one("#f-d_model", Input).focus()
-        await pilot.press("end", "x", "%")  # typed, as a person would
+        assert not app.query_one("#apply", Button).disabled and not error.display
+        # garbage in every field at once: every field says what is wrong, the app lives on
+        await pilot.press("x", "%")
         for field in TEXT_FIELDS:
-            await set_text(pilot, field, "1x%é-")
-            assert str(app.query_one(f"#e-{field}", Label).render()), field
-            assert app.query_one("#apply", Button).disabled
-            await set_text(pilot, field, str(getattr(load_preset("gpt2-toy"), field)))
+            app.query_one(f"#f-{field}", Input).value = "1x%é-"
         for field in ("tie_embeddings", "bias", "final_norm"):
             app.query_one(f"#f-{field}", Switch).toggle()
         for sid in ("shape-batch", "shape-seq", "shape-src"):
             app.query_one(f"#{sid}", Input).value = "-0x"
-            await pilot.pause()
-            assert "positive integer" in str(app.query_one("#shape-error", Label).render())
-        await pilot.press("ctrl+s")  # Apply while valid or not: a notification at worst
+        await pilot.pause()
+        for field in TEXT_FIELDS:
+            assert str(app.query_one(f"#e-{field}", Label).render()), field
+        assert app.query_one("#apply", Button).disabled
+        await pilot.press("ctrl+s")  # Apply while invalid: a notification, nothing else
+        app.query_one("#f-d_model", Input).value = "64"
+        app.query_one(ConfigForm).load(load_preset("gpt2-toy"))
+        await pilot.pause()
+        assert "positive integer" in str(app.query_one("#shape-error", Label).render())
         assert app.is_running
+        # a model that cannot fit is refused with the estimate and the free memory
+        huge = load_preset("gpt2-toy", vocab=2_000_000, d_model=65_536, heads=1)
+        app.rebuild_model(huge)
+        await pilot.pause()
+        texts = [n.message for n in app._notifications]
+        assert any("refused" in t and "GiB" in t and "free" in t for t in texts), texts
 
 
 async def test_apply_rebuilds_the_live_model():
@@ -107,17 +103,6 @@ async def test_apply_rebuilds_the_live_model():
         await wait_ready(pilot, generation=2)
         assert app.live.config.decoder_layers == 1
         assert len(app.live.model.decoder) == 1
-
-
-async def test_huge_model_is_refused_with_both_numbers():
-    app = app_for(build=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        huge = load_preset("gpt2-toy", vocab=2_000_000, d_model=65_536, heads=1)
-        app.rebuild_model(huge)
-        await pilot.pause()
-        texts = [n.message for n in app._notifications]
-        assert any("refused" in t and "GiB" in t and "free" in t for t in texts), texts
 
 
 def test_field_of_error_and_stacks():

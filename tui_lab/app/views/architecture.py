@@ -7,6 +7,8 @@ even for 124M parameters, before torch has loaded.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -169,7 +171,28 @@ class ArchitectureView(Vertical):
         self.query_one(ConfigForm).load(self.app.live.config)
 
     def live_model_changed(self) -> None:
-        """A new live model: the comparison's '(this form)' column is unaffected; nothing else to do."""
+        """A checkpoint or HF folder brings its own config: show it in the form."""
+        live = self.app.live
+        if live.origin.startswith(("checkpoint", "hf")) and self.form_config != live.config:
+            self.query_one(ConfigForm).load(live.config)
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+        commands = [("Apply the form (rebuild the live model)", "ctrl+s", self.action_apply),
+                    ("Reset the form to the live model", "ctrl+r", self.action_reset)]
+        for pane, title in (("arch-summary", "Summary"), ("arch-shapes", "Shapes"), ("arch-compare", "Compare"),
+                            ("arch-layer", "Layer")):
+            commands.append((f"Architecture: {title} tab", "", _call(self._show_pane, pane)))
+        for name in list_presets():
+            commands.append((f"Load preset {name}", "into the Architecture form", _call(self._open_preset, name)))
+        return commands
+
+    def _show_pane(self, pane: str) -> None:
+        self.app.show_view("architecture")
+        self.show_tab(pane)
+
+    def _open_preset(self, name: str) -> None:
+        self.app.show_view("architecture")
+        self.load_preset(name)
 
     def refresh_analysis(self, config: ModelConfig | None) -> None:
         """The summary follows every keystroke; the other tabs redraw only while shown (they cost more)."""
@@ -227,6 +250,10 @@ class ArchitectureView(Vertical):
             configs.append((str(name), config))
         (na, a), (nb, b) = configs
         self.query_one("#compare-table", Static).update(compare_table(a, b, na, nb))
+
+
+def _call(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    return lambda: fn(*args)
 
 
 def _default(name: str) -> str:

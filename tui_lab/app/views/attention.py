@@ -337,6 +337,15 @@ class AttentionView(Vertical):
     def _info(self, text: str) -> None:
         self.query_one("#att-info", Static).update(text)
 
+    def palette_commands(self) -> list[tuple[str, str, Any]]:
+        heatmap = self.query_one(Heatmap)
+        return [("Attention: run the capture", "r", self.action_run),
+                ("Attention: export the grid", "e: JSON in the current folder", self.action_export),
+                ("Attention: next grid kind", "k", self.action_cycle_kind),
+                ("Attention: next layer", "l", self.action_cycle_layer),
+                ("Attention: next head", "h", self.action_cycle_head),
+                ("Attention: dense/full heatmap", "z", heatmap.action_toggle_density)]
+
     # -- export ------------------------------------------------------------------------------------
     @guarded
     def action_export(self) -> None:

@@ -65,5 +65,9 @@ class TourView(Vertical):
             self.show_step(self.step)
         self.app.show_view(STEPS[self.step].view)
 
+    def palette_commands(self) -> list[tuple[str, str, object]]:
+        return [("Tour: next step", "n", self.action_next), ("Tour: previous step", "p", self.action_back),
+                ("Tour: open the step's view", "g", self.action_go)]
+
     def live_model_changed(self) -> None:
         self.render_step()  # numbers in the text follow the live config

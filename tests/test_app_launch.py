@@ -1,0 +1,54 @@
+"""Launch: flags, refusals with one line and exit 2, no torch before the first frame, memory checks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from test_app_support import SIZE, app_for
+
+from tui_lab.app.live_model import device_problem, fit_problem
+from tui_lab.cli import main
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--train"], "--train"),
+    (["--device", "tpu"], "device"),
+    (["--device", "cuda:97"], "cuda:97"),
+    (["--preset", "nope"], "unknown preset"),
+    (["--checkpoint", "no/such/folder"], "not a folder"),
+])
+def test_bad_launches_exit_2_with_one_line(argv, needle, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1
+
+
+def test_app_modules_do_not_import_torch():
+    code = ("import sys; import tui_lab.cli.launch, tui_lab.app.app, tui_lab.app.views.attention, "
+            "tui_lab.app.views.architecture, tui_lab.app.views.tour; print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_device_and_memory_checks():
+    assert device_problem("cpu") is None
+    assert "must be" in device_problem("gpu0")
+    message = fit_problem(8 * 2**30, 2**30, "cpu")
+    assert "8.0 GiB" in message and "1.0 GiB" in message
+    assert fit_problem(10, 2**30, "cpu") is None and fit_problem(10, None, "cpu") is None
+
+
+async def test_palette_has_an_entry_per_view_and_theme_toggles():
+    app = app_for(build=False)
+    async with app.run_test(size=SIZE) as pilot:
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for spec in ("Architecture", "Attention", "Tour"):
+            assert f"Show {spec}" in titles
+        assert "Apply the form (rebuild the live model)" in titles and "Attention: export the grid" in titles
+        dark = app.theme
+        await pilot.press("t")
+        assert app.theme != dark
+        await pilot.press("2")
+        assert app.query_one("#views").active == "attention"
