@@ -15,8 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from tui_lab.generate import generate
 from tui_lab.train.config import TrainConfig
-from tui_lab.train.decoding import greedy_seq2seq, sample_lm
 
 IGNORE_INDEX = -100  # the same value as tui_lab.data.tasks.IGNORE_INDEX and torch's default
 
@@ -79,7 +79,7 @@ class LMSource:
         """A completion of the start of the validation text, sampled at temperature 0.8."""
         prompt_ids = self.data.val[:32][None, :].to(device)  # (1, P)
         generator = torch.Generator().manual_seed(seed * 1_000_003 + step)
-        ids = sample_lm(model, prompt_ids, new_tokens, 0.8, generator)
+        ids = generate(model, prompt_ids, new_tokens, temperature=0.8, generator=generator)
         prompt_len = prompt_ids.shape[1]
         prompt = self.tokenizer.decode(prompt_ids[0].tolist())
         return prompt, self.tokenizer.decode(ids[0, prompt_len:].tolist()), None
@@ -109,7 +109,7 @@ class Seq2SeqSource:
             sources = [src for src, _ in pairs[start:start + batch_size]]
             src, mask = self._pad(sources, device)
             ids = greedy_seq2seq(model, src, mask, self.tokenizer.bos_id, self.tokenizer.eos_id,
-                                 self._max_target + 1)
+                                 self._max_target)
             out += [self._strip(row) for row in ids.tolist()]
         return out
 
@@ -145,6 +145,11 @@ class Seq2SeqSource:
             if i not in (t.bos_id, t.pad_id):
                 out.append(i)
         return out
+
+
+def greedy_seq2seq(model, src: Tensor, src_mask: Tensor, bos_id: int, eos_id: int, max_new: int) -> Tensor:
+    """(N, S) sources -> (N, 1 + new) greedy targets starting with bos (padded with eos once done)."""
+    return generate(model, src, max_new, temperature=0.0, src_mask=src_mask, bos_id=bos_id, eos_id=eos_id)
 
 
 def build_source(c: TrainConfig, tokenizer=None):
