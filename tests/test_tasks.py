@@ -140,6 +140,8 @@ def test_batch_is_deterministic_given_the_generator(task: Seq2SeqTask) -> None:
     a = task.batch("train", 8, torch.Generator().manual_seed(5))
     b = task.batch("train", 8, torch.Generator().manual_seed(5))
     assert all(torch.equal(x, y) for x, y in zip(vars(a).values(), vars(b).values(), strict=True))
+    moved = a.to("cpu")
+    assert type(moved) is type(a) and torch.equal(moved.tgt_out, a.tgt_out)
 
 
 def test_batches_cover_the_split_in_order(task: Seq2SeqTask) -> None:
