@@ -165,7 +165,8 @@ def test_family_and_length_mismatches_are_one_line_errors():
     with pytest.raises(ValueError, match="needs a decoder-only model"):
         make(lm_config(), tiny_seq2seq())
     with pytest.raises(ValueError, match="max_len"):
-        make(lm_config(seq_len=100))
+        make(lm_config(seq_len=65))
+    assert isinstance(make(lm_config(seq_len=64, batch_size=2)).step(), StepEvent)  # max_len itself fits
 
 
 @pytest.mark.parametrize("field, value", [("steps", 0), ("lr", 0.0), ("batch_size", -1), ("schedule", "linear"),

@@ -323,9 +323,9 @@ def fit_model_config(config: ModelConfig, c: TrainConfig, source) -> tuple[Model
     if config.family != want:
         what = f"task {c.task!r}" if source.is_seq2seq else "language modelling"
         raise ValueError(f"{what} needs a {want} model; {config.name!r} is {config.family}")
-    length = source.context() + 1
+    length = source.context()
     if config.positions == "learned" and length > config.max_len:
-        raise ValueError(f"seq_len ({length - 1}) must be below the model's max_len ({config.max_len}) with "
+        raise ValueError(f"seq_len ({length}) must be at most the model's max_len ({config.max_len}) with "
                          "learned positions; lower seq_len or raise max_len")
     return config, notes
 
