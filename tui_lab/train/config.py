@@ -68,14 +68,16 @@ class TrainConfig:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-# Tuned on 2 shared CPU cores (see benchmarks/): numbers-de reaches >= 0.98 exact match with these.
+# Tuned on 2 shared CPU cores (benchmarks/train_numbers_de.py). The post-LN 2017 toy needs the warmup;
+# noam at lr 1, warmup 100 (peak 8.8e-3) stalled at exact match 0 for 2 seeds of 3; lr 0.5, warmup 200 ended
+# between 0.97 and 0.99; cosine to a low min_lr settled seeds 0-4 at 0.99 by step 200. `--set schedule=noam`
+# gives the paper's schedule.
+_SEQ2SEQ = dict(batch_size=64, lr=2e-3, schedule="cosine", warmup=100, min_lr=1e-5, label_smoothing=0.1,
+                weight_decay=0.0, eval_every=100, sample_every=100)
 TASK_DEFAULTS: dict[str, dict[str, Any]] = {
-    "numbers-de": dict(steps=400, batch_size=64, lr=0.5, schedule="noam", warmup=200, label_smoothing=0.1,
-                       weight_decay=0.0, eval_every=100, sample_every=100),
-    "copy": dict(steps=300, batch_size=64, lr=0.5, schedule="noam", warmup=200, label_smoothing=0.1,
-                 weight_decay=0.0, eval_every=100, sample_every=100),
-    "reverse": dict(steps=400, batch_size=64, lr=0.5, schedule="noam", warmup=200, label_smoothing=0.1,
-                    weight_decay=0.0, eval_every=100, sample_every=100),
+    "numbers-de": _SEQ2SEQ | dict(steps=400),
+    "copy": _SEQ2SEQ | dict(steps=300),
+    "reverse": _SEQ2SEQ | dict(steps=400),
 }
 LM_DEFAULTS: dict[str, Any] = dict(steps=400, batch_size=32, seq_len=128, lr=3e-3, schedule="cosine", warmup=40,
                                    min_lr=1e-4, label_smoothing=0.0, weight_decay=0.1)
