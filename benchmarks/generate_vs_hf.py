@@ -4,7 +4,7 @@ Both models are built from the gpt2-toy numbers (layers, width, heads, d_ff, voc
 random weights; both decode greedily with a KV cache for the same number of new tokens from the same
 prompt (HF's `min_new_tokens` rules out an early stop). Prints tokens/s of each and the ratio.
 
-    python benchmarks/generate_vs_hf.py [--new-tokens 200] [--prompt-len 16] [--repeats 5] [--device cpu]
+    python benchmarks/generate_vs_hf.py [--new-tokens 200] [--prompt-len 16] [--repeats 5] [--device cpu] [--threads 1]
 """
 
 from __future__ import annotations
@@ -52,7 +52,12 @@ def main() -> None:
     parser.add_argument("--prompt-len", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch CPU threads (default 1, steady on a shared machine; 0: torch's default)")
     args = parser.parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU thread(s)")
     device = torch.device(args.device)
     torch.manual_seed(0)
     ours = build_model(load_preset(args.preset, dropout=0.0), device=device).eval()
