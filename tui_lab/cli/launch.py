@@ -21,7 +21,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", metavar="DIR", help="open a checkpoint folder saved by tui-lab")
     p.add_argument("--from-hf", metavar="DIR", help="open a Hugging Face GPT-2 folder")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
-    p.add_argument("--train", action="store_true", help="start training at once (comes with the Train view)")
+    p.add_argument("--train", action="store_true", help="open the Train view with training running on the model")
     return p
 
 
@@ -29,9 +29,6 @@ def _checked(args: argparse.Namespace):
     from tui_lab.app.live_model import device_problem
     from tui_lab.presets import load_preset
 
-    if args.train:
-        raise UsageError("--train needs the Train view, which is not in this version yet; "
-                         "train headless with `tui-lab train`")
     sources = [flag for flag, value in (("--preset", args.preset), ("--checkpoint", args.checkpoint),
                                         ("--from-hf", args.from_hf)) if value]
     if len(sources) > 1:
@@ -54,8 +51,9 @@ def make_app(argv: list[str], build: bool = True):
     config = _checked(args)
     from tui_lab.app.app import TuiLabApp
 
-    return TuiLabApp(config, device=args.device, checkpoint=args.checkpoint, from_hf=args.from_hf,
-                     build=build)
+    app = TuiLabApp(config, device=args.device, checkpoint=args.checkpoint, from_hf=args.from_hf, build=build)
+    app.train_on_start = args.train  # read by the Train view when it mounts
+    return app
 
 
 def launch(argv: list[str]) -> int:

@@ -1,0 +1,409 @@
+"""Train: pick data, start/pause/step/stop, and watch loss, learning rate, gradients and samples move.
+
+The run trains the app's ONE live model: a fresh model of the live config (refit to the tokenizer's
+vocab, which the status line says) or, with "continue live weights", the live weights themselves; when
+the run ends (done, stopped, or a non-finite loss) its last good weights become the live model. Events
+arrive as messages; widgets are redrawn by a timer at most REDRAW_HZ times a second, so a fast run
+cannot flood the UI, and plots get downsampled curves (runs.MAX_PLOT_POINTS per line).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.events import Resize
+from textual.message import Message
+from textual.widgets import Button, ProgressBar, Static
+
+from tui_lab.app.guard import guarded
+from tui_lab.app.runs import RunStore, downsample
+from tui_lab.app.train_session import (
+    Alignment,
+    LiveWeights,
+    TrainEnded,
+    TrainEvent,
+    TrainFailed,
+    TrainReady,
+    TrainSession,
+)
+from tui_lab.app.widgets.grad_norms import GradNorms
+from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.line_plot import Line, LinePlot
+from tui_lab.app.widgets.quit_modal import CANCEL, SAVE, QuitWhileTraining
+from tui_lab.app.widgets.train_form import TrainForm
+
+REDRAW_HZ = 4
+PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box")
+COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
+
+
+class TrainView(Horizontal):
+    BINDINGS = [
+        Binding("g", "start", "start"),
+        Binding("p", "pause", "pause/resume"),
+        Binding("n", "step", "step"),
+        Binding("x", "stop", "stop"),
+        Binding("w", "save", "save"),
+        Binding("o", "load", "load", show=False),
+        Binding("c", "export_csv", "CSV"),
+        Binding("v", "overlay", "overlay runs"),
+        Binding("l", "next_panel", "panel", show=False),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.store = RunStore()
+        self.session: TrainSession | None = None
+        self.overlay = False
+        self.stats: dict[str, Any] = {}
+        self.message = "press g to train the live model"
+        self.message_style = "dim"
+        self.dirty = False
+        self.panel = 0
+        self.last_export: Path | None = None
+        self._step_ema: float | None = None
+        self._after_end: str | None = None  # "quit" or "save-quit": what the end of the run should do
+
+    def compose(self) -> ComposeResult:
+        yield TrainForm(id="tr-form")
+        with Vertical(id="tr-main"):
+            yield Static("", id="tr-status")
+            yield ProgressBar(id="tr-progress", show_eta=True)
+            yield LinePlot("loss", "step", "", id="tr-loss")
+            with Horizontal(id="tr-lower"):
+                with Vertical(id="tr-lr-box", classes="tr-panel"):
+                    yield LinePlot("learning rate", "step", "", id="tr-lr")
+                with VerticalScroll(id="tr-grads-box", classes="tr-panel"):
+                    yield GradNorms(id="tr-grads")
+                with VerticalScroll(id="tr-sample-box", classes="tr-panel"):
+                    yield Static("samples appear as it trains", id="tr-sample")
+                with Vertical(id="tr-align-box", classes="tr-panel"):
+                    yield Static("cross-attention of a held-out example (numbers-de)", id="tr-align-title")
+                    yield Heatmap(id="tr-align")
+
+    def on_mount(self) -> None:
+        self.set_interval(1 / REDRAW_HZ, self._redraw)
+        self.query_one("#tr-align-box").display = False
+        self._show_panel()
+        self._status()
+        if getattr(self.app, "train_on_start", False):
+            self.app.show_view("train")
+            self.call_after_refresh(self.action_start)
+
+    # -- app hooks -----------------------------------------------------------------------------------
+    def view_activated(self) -> None:
+        self.query_one("#tf-start", Button).focus()
+
+    def live_model_changed(self) -> None:
+        if self.session is None and self.app.live.config.family == "encoder-decoder" and \
+                self.query_one(TrainForm).task is None:
+            self.query_one(TrainForm).choose_data("numbers-de")
+
+    def palette_commands(self) -> list[tuple[str, str, Any]]:
+        return [("Train: start", "g: train the live model", self.action_start),
+                ("Train: pause / resume", "p", self.action_pause),
+                ("Train: one step (while paused)", "n", self.action_step),
+                ("Train: stop", "x: the trained model becomes the live model", self.action_stop),
+                ("Train: save checkpoint", "w: to the folder in the form", self.action_save),
+                ("Train: load checkpoint", "o: from the folder in the form", self.action_load),
+                ("Train: export loss history to CSV", "c", self.action_export_csv),
+                ("Train: overlay runs", "v: every run of this session on one plot", self.action_overlay)]
+
+    @property
+    def training(self) -> bool:
+        return self.session is not None and self.session.active
+
+    def confirm_quit(self) -> bool:
+        """Called by the app's quit: True when a modal took over (training is running)."""
+        if not self.training:
+            return False
+        step = self.stats.get("step", 0)
+        self.app.push_screen(QuitWhileTraining(f"run #{self.session.run}, step {step}", self._folder()),
+                             self._quit_choice)
+        return True
+
+    def _quit_choice(self, choice: str | None) -> None:
+        if choice in (None, CANCEL) or not self.training:
+            if choice not in (None, CANCEL):
+                self.app.exit()
+            return
+        self._after_end = "save-quit" if choice == SAVE else "quit"
+        self._say("stopping to save, then quitting..." if choice == SAVE else "stopping, then quitting...", "bold")
+        self.session.stop()
+
+    def on_unmount(self) -> None:
+        if self.session is not None:
+            self.session.stop()  # a thread worker must end, or the process waits for it on exit
+
+    # -- actions -------------------------------------------------------------------------------------
+    @guarded
+    def action_start(self, paused: bool = False) -> None:
+        if self.training:
+            self.notify("a run is already going: stop it first (x)", severity="warning")
+            return
+        form = self.query_one(TrainForm)
+        task, fields = form.fields()
+        live = self.app.live
+        weights = LiveWeights(live.config, live.model, live.tokenizer) if form.continue_live and live.ready else None
+        run = self.store.start(live.config.to_dict(), {"task": task, **fields})
+        self.session = TrainSession(run.number, live.config, (task, fields), live.device, paused=paused,
+                                    live=weights)
+        self.stats, self._step_ema = {"step": 0, "total": fields["steps"]}, None
+        self.query_one("#tr-progress", ProgressBar).update(total=fields["steps"], progress=0)
+        self.query_one("#tr-align-box").display = task == "numbers-de"
+        self._say(f"run #{run.number}: building the trainer...", "bold")
+        self.session.start(self)
+
+    def action_pause(self) -> None:
+        if not self.training:
+            return
+        if self.session.paused:
+            self.session.resume()
+            self._say("resumed")
+        else:
+            self.session.pause()
+            self._say("paused: n steps once, p resumes")
+        self.query_one("#tf-pause", Button).label = "Resume p" if self.session.paused else "Pause p"
+
+    def action_step(self) -> None:
+        if not self.training or not self.session.paused:
+            self.notify("step mode works while a run is paused (p)", severity="warning")
+            return
+        if self.session.step_once(self) is None:
+            self.notify("the trainer is still being built", severity="warning")
+
+    def action_stop(self) -> None:
+        if self.training:
+            self.session.stop()
+            self._say("stopping after this step...", "bold")
+
+    @guarded
+    def action_save(self) -> None:
+        folder = self._folder()
+        session = self.session
+        if session is not None and session.trainer is not None and \
+                (session.active or self.app.live.model is session.trainer.model):
+            self.run_worker(lambda: self._save_trainer(session.trainer, folder), thread=True, group="save",
+                            exit_on_error=False)
+            return
+        live = self.app.live
+        if live.model is None or live.tokenizer is None:
+            raise ValueError("nothing to save: a random preset has no tokenizer; train it first (g)")
+        self.run_worker(lambda: self._save_live(live.model, live.tokenizer, folder), thread=True, group="save",
+                        exit_on_error=False)
+
+    @guarded
+    def action_load(self) -> None:
+        if self.training:
+            raise ValueError("stop the run (x) before loading a checkpoint")
+        folder = self.query_one(TrainForm).folder
+        if not folder or not Path(folder).is_dir():
+            raise ValueError(f"checkpoint folder ({folder!r}) is not a folder")
+        self.app.live.start_load_checkpoint(self.app, folder)
+
+    @guarded
+    def action_export_csv(self) -> None:
+        if not self.store.runs:
+            raise ValueError("no runs to export yet")
+        name = f"loss-history-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+        self.last_export = self.store.export_csv(Path.cwd() / name)
+        self.notify(f"loss history of {len(self.store.runs)} run(s) written to {name}", title="CSV export")
+
+    def action_overlay(self) -> None:
+        self.overlay = not self.overlay
+        self.dirty = True
+        self.notify("overlay: every run of this session" if self.overlay else "overlay off: the current run")
+
+    def action_next_panel(self) -> None:
+        self.panel = (self.panel + 1) % len(PANELS)
+        self._show_panel()
+
+    @on(Button.Pressed)
+    def _button(self, event: Button.Pressed) -> None:
+        actions = {"tf-start": self.action_start, "tf-pause": self.action_pause, "tf-step": self.action_step,
+                   "tf-stop": self.action_stop, "tf-save": self.action_save, "tf-load": self.action_load,
+                   "tf-csv": self.action_export_csv, "tf-overlay": self.action_overlay}
+        if event.button.id in actions:
+            event.stop()
+            actions[event.button.id]()
+
+    # -- messages from the training thread -----------------------------------------------------------
+    def _mine(self, run: int) -> bool:
+        return self.session is not None and run == self.session.run
+
+    def on_train_ready(self, message: TrainReady) -> None:
+        if not self._mine(message.run):
+            return
+        run = self.store.current
+        run.model = message.model_config.to_dict()
+        run.train = self.session.train_config.to_dict()
+        self.stats["lr_curve"] = message.lr_curve
+        start = "continuing the live weights" if message.continued else "fresh weights"
+        notes = "; ".join(message.notes)
+        self._say(f"run #{run.number}: {message.params:,} params, {start}" + (f"; {notes}" if notes else ""))
+        if notes:
+            self.notify(notes + " - the live model is rebuilt for it when the run ends", title="train")
+        self.dirty = True
+
+    def on_train_event(self, message: TrainEvent) -> None:
+        if not self._mine(message.run):
+            return
+        event, run = message.event, self.store.current
+        if event.kind == "step":
+            run.train_loss.append((event.step, event.train_loss))
+            run.lr.append((event.step, event.lr))
+            self._step_ema = event.step_s if self._step_ema is None else 0.8 * self._step_ema + 0.2 * event.step_s
+            self.stats.update(step=event.step, loss=event.train_loss, lr=event.lr, tps=event.tokens_per_s,
+                              mfu=event.mfu, grads=event.layer_grad_norms, grad_norm=event.grad_norm)
+        elif event.kind == "eval":
+            run.val_loss.append((event.step, event.val_loss))
+            self.stats.update(val=event.val_loss, exact=event.exact_match)
+        elif event.kind == "sample":
+            target = f"\n  reference: {event.target}" if event.target is not None else ""
+            self.stats["sample"] = f"step {event.step}: {event.prompt!r} ->\n  {event.text}{target}"
+        elif event.kind == "error":
+            self._say(event.message, "bold red")
+            self.notify(event.message, title="training stopped", severity="error", timeout=10)
+        self.dirty = True
+
+    def on_alignment(self, message: Alignment) -> None:
+        if self._mine(message.run):
+            self.query_one("#tr-align", Heatmap).set_grid(message.grid, message.rows, message.cols, lo=0.0, hi=1.0)
+            self.query_one("#tr-align-title", Static).update(
+                f"cross-attention at step {message.step} (target x source, mean of heads, last layer)")
+
+    def on_train_failed(self, message: TrainFailed) -> None:
+        if not self._mine(message.run):
+            return
+        if self.session.ended:
+            self.store.current.status = "failed"
+        self._say(f"run #{message.run}: {message.error}", "bold red")
+        self.notify(message.error, title="train", severity="error", timeout=10)
+
+    def on_train_ended(self, message: TrainEnded) -> None:
+        if not self._mine(message.run):
+            return
+        from tui_lab.app.live_model import ModelReady
+
+        run = self.store.current
+        run.status = message.outcome
+        origin = f"trained run #{message.run} (step {message.step})"
+        self.app.post_message(ModelReady(message.config, message.model, message.tokenizer, self.app.live.device,
+                                         origin))
+        style = "bold red" if message.outcome == "error" else "bold green"
+        self._say(f"run #{message.run} {message.outcome}: {message.message}; the live model is now its last "
+                  "good weights", style)
+        self.query_one("#tf-pause", Button).label = "Pause p"
+        self.dirty = True
+        if self._after_end == "save-quit":
+            trainer, folder = self.session.trainer, self._folder()
+            self.run_worker(lambda: self._save_trainer(trainer, folder, then_quit=True), thread=True, group="save")
+        elif self._after_end == "quit":
+            self.app.exit()
+
+    # -- saving (worker threads) ---------------------------------------------------------------------
+    def _save_trainer(self, trainer: Any, folder: str, then_quit: bool = False) -> None:
+        try:
+            with trainer._lock:  # the engine's step lock: weights and optimizer saved between two steps
+                path = trainer.save(folder)
+            self.app.post_message(CheckpointSaved(str(path), None, then_quit))
+        except Exception as err:  # noqa: BLE001
+            self.app.post_message(CheckpointSaved(folder, str(err).splitlines()[0], then_quit))
+
+    def _save_live(self, model: Any, tokenizer: Any, folder: str) -> None:
+        from tui_lab.checkpoint import save_checkpoint
+
+        try:
+            path = save_checkpoint(folder, model, tokenizer, meta={"origin": self.app.live.origin})
+            self.app.post_message(CheckpointSaved(str(path), None, False))
+        except Exception as err:  # noqa: BLE001
+            self.app.post_message(CheckpointSaved(folder, str(err).splitlines()[0], False))
+
+    def on_checkpoint_saved(self, message: CheckpointSaved) -> None:
+        if message.error:
+            self.notify(message.error, title="not saved", severity="error", timeout=10)
+        else:
+            self.notify(f"checkpoint written to {message.path}", title="saved")
+        if message.then_quit:
+            self.app.exit()
+
+    def _folder(self) -> str:
+        number = self.session.run if self.session else len(self.store.runs) + 1
+        return self.query_one(TrainForm).folder or f"checkpoints/run-{number}"
+
+    # -- drawing -------------------------------------------------------------------------------------
+    def _say(self, text: str, style: str = "") -> None:
+        self.message, self.message_style = text, style
+        self.dirty = True
+
+    def _redraw(self) -> None:
+        if not self.dirty:
+            return
+        self.dirty = False
+        self._status()
+        self._draw_loss()
+        self._draw_lr()
+        s = self.stats
+        if "grads" in s:
+            self.query_one("#tr-grads", GradNorms).show(s["grads"], s.get("grad_norm"))
+        if "sample" in s:
+            self.query_one("#tr-sample", Static).update(s["sample"])
+        self.query_one("#tr-progress", ProgressBar).update(progress=s.get("step", 0))
+
+    def _draw_loss(self) -> None:
+        runs = self.store.runs if self.overlay else self.store.runs[-1:]
+        lines = []
+        for run in runs:
+            name = run.label if self.overlay else "train"
+            train, val = downsample(run.train_loss), downsample(run.val_loss)
+            lines.append(Line(name, [s for s, _ in train], [v for _, v in train]))
+            if val:
+                lines.append(Line(f"{name} val" if self.overlay else "val", [s for s, _ in val], [v for _, v in val],
+                                  marker="dot"))
+        title = "loss: every run (v)" if self.overlay else "loss (v: overlay runs)"
+        self.query_one("#tr-loss", LinePlot).set_lines(lines, title=title)
+
+    def _draw_lr(self) -> None:
+        curve = self.stats.get("lr_curve")
+        if curve:
+            line = Line("", [s for s, _ in curve], [v for _, v in curve], colour="orange")
+            self.query_one("#tr-lr", LinePlot).set_lines([line], vline=self.stats.get("step", 0))
+
+    def _status(self) -> None:
+        s = self.stats
+        parts = []
+        if "step" in s:
+            parts.append(f"step {s['step']}/{s['total']}")
+        for key, name, fmt in (("loss", "loss", "{:.4f}"), ("val", "val", "{:.4f}"), ("exact", "exact", "{:.0%}"),
+                               ("lr", "lr", "{:.2e}"), ("tps", "tokens/s", "{:,.0f}"), ("mfu", "MFU", "{:.1%}")):
+            if s.get(key) is not None:
+                parts.append(f"{name} {fmt.format(s[key])}")
+        if self._step_ema is not None and self.training:
+            left = (s["total"] - s["step"]) * self._step_ema
+            parts.append(f"ETA {int(left // 60)}:{int(left % 60):02d}")
+        if self.training:
+            parts.append("PAUSED" if self.session.paused else "running")
+        text = Text("  ".join(parts) + "\n", style="bold")
+        text.append(self.message, style=self.message_style)
+        self.query_one("#tr-status", Static).update(text)
+
+    # -- layout --------------------------------------------------------------------------------------
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT, "compact")
+
+    def _show_panel(self) -> None:
+        for i, panel in enumerate(PANELS):
+            self.query_one(f"#{panel}").set_class(i == self.panel, "shown")
+
+
+class CheckpointSaved(Message):
+    def __init__(self, path: str, error: str | None, then_quit: bool) -> None:
+        super().__init__()
+        self.path, self.error, self.then_quit = path, error, then_quit

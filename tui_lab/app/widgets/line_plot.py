@@ -1,0 +1,60 @@
+"""Line plots (loss, learning rate, latency) on plotext, redrawn only when their data changed.
+
+textual-plotext rebuilds the whole figure on every refresh, so callers hand over bounded, downsampled
+series (`tui_lab.app.runs.downsample`) and call `set_lines` at most a few times a second. Plotext is
+not thread-safe: only the UI thread may call these methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual_plotext import PlotextPlot
+
+COLOURS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red", "white")
+
+
+@dataclass(frozen=True)
+class Line:
+    label: str
+    xs: list[float]
+    ys: list[float]
+    colour: str | None = None
+    marker: str = "braille"
+
+
+class LinePlot(PlotextPlot):
+    DEFAULT_CSS = "LinePlot { height: 1fr; min-height: 6; }"
+
+    def __init__(self, title: str = "", xlabel: str = "", ylabel: str = "", *, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.title, self.xlabel, self.ylabel = title, xlabel, ylabel
+        self.lines: list[Line] = []
+        self.vline: float | None = None
+        self.points = 0  # points drawn, summed over lines (tests and the benchmark read it)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self._draw()
+
+    def set_lines(self, lines: list[Line], vline: float | None = None, title: str | None = None) -> None:
+        self.lines, self.vline = [line for line in lines if line.xs], vline
+        if title is not None:
+            self.title = title
+        self.points = sum(len(line.xs) for line in self.lines)
+        self._draw()
+        self.refresh()
+
+    def _draw(self) -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title(self.title)
+        plt.xlabel(self.xlabel)
+        plt.ylabel(self.ylabel)
+        for i, line in enumerate(self.lines):
+            colour = line.colour or COLOURS[i % len(COLOURS)]
+            plt.plot(line.xs, line.ys, label=line.label or None, color=colour, marker=line.marker)
+        if self.vline is not None and self.lines:
+            plt.vline(self.vline, "gray")

@@ -1,0 +1,141 @@
+"""The Train view's form: data or task, tokenizer, sizes, learning rate and schedule -> TrainConfig fields.
+
+Importing `tui_lab.train` imports torch (~3 s here), which must stay off the UI's first frame: the form
+knows the choice lists and the language-model defaults itself (a test pins them to the engine's), asks
+the engine for a task's defaults only when a person picks the task, and hands raw fields to the session,
+whose worker builds and validates the TrainConfig.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Button, Checkbox, Input, Label, Select
+
+SCHEDULES = ("noam", "cosine", "constant")  # == tui_lab.train.config.SCHEDULES
+TOKENIZERS = ("char", "bpe")  # == tui_lab.train.config.TOKENIZERS
+DATA_CHOICES = (("built-in corpus", "corpus"), ("text file", "file"), ("task: copy", "copy"),
+                ("task: reverse", "reverse"), ("task: numbers-de", "numbers-de"))
+# Smaller than the headless defaults so the plot moves within seconds on 2 shared cores.
+APP_LM: dict[str, Any] = dict(steps=400, batch_size=16, seq_len=64, lr=3e-3, schedule="cosine", vocab=512,
+                              eval_every=50, eval_batches=4, sample_every=50)
+APP_SEQ2SEQ: dict[str, Any] = dict(eval_every=50, eval_examples=100, sample_every=25, seq_len=64, vocab=512)
+FIELDS = (("steps", "steps"), ("batch", "batch_size"), ("seq len", "seq_len"), ("lr", "lr"), ("vocab", "vocab"))
+
+
+def app_defaults(task: str | None) -> dict[str, Any]:
+    if task is None:
+        return dict(APP_LM)
+    from tui_lab.train.config import defaults_for  # imports torch: only once a person picks a task
+
+    return defaults_for(task) | APP_SEQ2SEQ
+
+
+class TrainForm(VerticalScroll):
+    DEFAULT_CSS = """
+    TrainForm { width: 30; padding: 0 1; }
+    TrainForm .tf-row { height: 1; }
+    TrainForm .tf-name { width: 9; }
+    TrainForm Input, TrainForm Select { width: 1fr; }
+    TrainForm Button { width: 1fr; min-width: 6; margin: 0 1 0 0; }
+    TrainForm .tf-buttons { height: 1; margin-top: 1; }
+    TrainForm Checkbox { height: 1; border: none; padding: 0; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Select(DATA_CHOICES, value="corpus", allow_blank=False, id="tf-data", compact=True)
+        yield Input(placeholder="path of a UTF-8 text file", id="tf-file", compact=True)
+        with Horizontal(classes="tf-row"):
+            yield Label("tokenizer", classes="tf-name")
+            yield Select([(t, t) for t in TOKENIZERS], value="char", allow_blank=False, id="tf-tokenizer",
+                         compact=True)
+        for title, name in FIELDS:
+            with Horizontal(classes="tf-row", id=f"tf-row-{name}"):
+                yield Label(title, classes="tf-name")
+                yield Input(id=f"tf-{name}", compact=True)
+        with Horizontal(classes="tf-row"):
+            yield Label("schedule", classes="tf-name")
+            yield Select([(s, s) for s in SCHEDULES], value="cosine", allow_blank=False, id="tf-schedule",
+                         compact=True)
+        yield Checkbox("continue live weights", id="tf-continue", compact=True)
+        with Horizontal(classes="tf-buttons"):
+            yield Button("Start g", id="tf-start", variant="success", compact=True)
+            yield Button("Pause p", id="tf-pause", compact=True)
+        with Horizontal(classes="tf-buttons"):
+            yield Button("Step n", id="tf-step", compact=True)
+            yield Button("Stop x", id="tf-stop", variant="error", compact=True)
+        yield Input(placeholder="checkpoint folder", id="tf-folder", compact=True, classes="tf-gap")
+        with Horizontal(classes="tf-buttons"):
+            yield Button("Save w", id="tf-save", compact=True)
+            yield Button("Load o", id="tf-load", compact=True)
+        with Horizontal(classes="tf-buttons"):
+            yield Button("CSV c", id="tf-csv", compact=True)
+            yield Button("Overlay v", id="tf-overlay", compact=True)
+
+    def on_mount(self) -> None:
+        self.fill(None)
+
+    @property
+    def task(self) -> str | None:
+        data = self.query_one("#tf-data", Select).value
+        return None if data in ("corpus", "file") else str(data)
+
+    def fill(self, task: str | None) -> None:
+        """Put the task's defaults in the fields (the data choice itself is left as is)."""
+        values = app_defaults(task)
+        for _, name in FIELDS:
+            self.query_one(f"#tf-{name}", Input).value = f"{values[name]:g}" if name == "lr" else str(values[name])
+        self.query_one("#tf-schedule", Select).value = values["schedule"]
+        self._show_fields()
+
+    def choose_data(self, data: str) -> None:
+        self.query_one("#tf-data", Select).value = data
+
+    def _show_fields(self) -> None:
+        lm = self.task is None
+        data = self.query_one("#tf-data", Select).value
+        self.query_one("#tf-file", Input).display = data == "file"
+        self.query_one("#tf-row-seq_len").display = lm
+        self.query_one("#tf-row-vocab").display = lm and self.query_one("#tf-tokenizer", Select).value == "bpe"
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "tf-data":
+            self.fill(self.task)
+        elif event.select.id == "tf-tokenizer":
+            self._show_fields()
+
+    def fields(self) -> tuple[str | None, dict[str, Any]]:
+        """(task, TrainConfig fields) the form describes; ValueError naming the field for a bad number.
+
+        `tui_lab.train.config.train_config_for(task, **fields)` (in the worker) checks the rest."""
+        values: dict[str, Any] = {}
+        for title, name in FIELDS:
+            text = self.query_one(f"#tf-{name}", Input).value.strip()
+            values[name] = _number(title, text, float if name == "lr" else int)
+        task = self.task
+        extra = app_defaults(task) | values | {"schedule": self.query_one("#tf-schedule", Select).value}
+        extra["tokenizer"] = self.query_one("#tf-tokenizer", Select).value
+        if self.query_one("#tf-data", Select).value == "file":
+            path = self.query_one("#tf-file", Input).value.strip()
+            if not path:
+                raise ValueError("text file: give the path of a UTF-8 text file")
+            extra["data"] = path
+        return task, extra
+
+    @property
+    def continue_live(self) -> bool:
+        return self.query_one("#tf-continue", Checkbox).value
+
+    @property
+    def folder(self) -> str:
+        return self.query_one("#tf-folder", Input).value.strip()
+
+
+def _number(title: str, text: str, kind: type) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        what = "an integer" if kind is int else "a number"
+        raise ValueError(f"{title} must be {what}, got {text!r}") from None
