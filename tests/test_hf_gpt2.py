@@ -172,3 +172,20 @@ def test_reading_the_config_imports_no_torch(tmp_path):
             f"print(hf_gpt2_config({str(tmp_path)!r}).d_model, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["16", "False"]
+
+
+def test_generate_cli_from_hf_matches_transformers(folder, capsys):
+    import json
+
+    from tui_lab.cli import main
+
+    _, tokenizer = load_hf_gpt2(folder)
+    assert main(["generate", "--from-hf", str(folder), "--prompt", "The quick brown", "--temperature", "0",
+                 "--max-new-tokens", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    reference = transformers.GPT2LMHeadModel.from_pretrained(folder).eval()
+    prompt = torch.tensor([tokenizer.encode("The quick brown")])
+    theirs = reference.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=8, do_sample=False,
+                                eos_token_id=None, pad_token_id=tokenizer.eos_id)
+    new = theirs[0, prompt.shape[1]:].tolist()
+    assert out["completion"] == tokenizer.decode(new)

@@ -52,10 +52,12 @@ class LoadedModel:
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--preset NAME | --checkpoint DIR` and `--device`, shared with `tui-lab bench generate`."""
+    """`--preset NAME | --checkpoint DIR | --from-hf DIR` and `--device`, shared with `tui-lab bench generate`."""
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--preset", help="preset name, random weights (see `tui-lab presets`)")
     source.add_argument("--checkpoint", metavar="DIR", help="a checkpoint folder written by `tui-lab train`")
+    source.add_argument("--from-hf", dest="from_hf", metavar="DIR",
+                        help="a Hugging Face GPT-2 folder or cache root (read locally, never downloaded)")
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
     parser.add_argument("--seed", type=int, default=0, help="seeds random weights and sampling (default: 0)")
 
@@ -85,8 +87,13 @@ def resolve_device(name: str) -> torch.device:
 
 
 def load_model(args: argparse.Namespace) -> LoadedModel:
-    """The model and its codec from `--preset` or `--checkpoint`: the one place that knows the sources."""
+    """The model and its codec from `--preset`, `--checkpoint` or `--from-hf`: the one place that knows them."""
     device = resolve_device(args.device)
+    if getattr(args, "from_hf", None) is not None:
+        from tui_lab.hf_gpt2 import load_hf_gpt2
+
+        model, tokenizer = load_hf_gpt2(args.from_hf, device=str(device))
+        return LoadedModel(model, tokenizer, f"Hugging Face GPT-2 {args.from_hf}")
     if args.checkpoint is not None:
         from tui_lab.checkpoint import load_checkpoint
 
