@@ -1,0 +1,225 @@
+"""Generate: type a prompt, watch tokens stream from the live model, and compare the decoding modes.
+
+Tokens arrive one message each from a thread worker (`generate_jobs`). The attention grid grows one
+row per new token, as the KV cache does: the row is the new token's attention over the context so far
+(last layer, mean of heads; cross-attention over the source for an encoder-decoder).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, Checkbox, Input, Label, Static
+
+from tui_lab.app import generate_jobs as jobs
+from tui_lab.app.guard import guarded
+from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.token_stream import Token, TokenStream
+
+DEFAULT_PROMPT = "the cat sat on the "
+FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top_p", ""), ("beam", "beam_size", "1"),
+          ("max", "max_new_tokens", "48"))
+
+
+class GenerateView(Vertical):
+    BINDINGS = [
+        Binding("g", "generate", "generate"),
+        Binding("m", "compare", "compare modes"),
+        Binding("s", "stop", "stop"),
+        Binding("y", "probs", "probabilities"),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.job = 0
+        self.running = False
+        self.context: list[str] = []
+        self.rows: list[list[float]] = []
+        self.row_labels: list[str] = []
+        self.cross = False
+        self.results: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="gen-inputs"):
+            yield Input(DEFAULT_PROMPT, placeholder="prompt (the source, for an encoder-decoder)", id="gen-prompt",
+                        compact=True)
+            yield Button("Generate g", id="gen-go", variant="primary", compact=True)
+            yield Button("Compare m", id="gen-compare-go", compact=True)
+            yield Button("Stop s", id="gen-stop", variant="error", compact=True)
+        with Horizontal(id="gen-settings"):
+            for title, name, value in FIELDS:
+                yield Label(title, classes="gen-name")
+                yield Input(value, id=f"gen-{name}", classes="gen-field", compact=True)
+            yield Checkbox("cache", True, id="gen-cache", compact=True)
+            yield Checkbox("probs y", False, id="gen-probs", compact=True)
+        yield Static("", id="gen-note")
+        with Horizontal(id="gen-body"):
+            with VerticalScroll(id="gen-out-box"):
+                yield TokenStream(id="gen-out")
+            with Vertical(id="gen-att-box"):
+                yield Label("attention of each new token over the context", id="gen-att-title")
+                yield Heatmap(id="gen-att")
+        with Horizontal(id="gen-compare"):
+            for mode in jobs.MODES:
+                with VerticalScroll(classes="gen-mode", id=f"gen-box-{mode}") as box:
+                    box.border_title = mode
+                    yield Static("", id=f"gen-mode-{mode}")
+
+    def on_mount(self) -> None:
+        self._note_model()
+
+    # -- app hooks -----------------------------------------------------------------------------------
+    def view_activated(self) -> None:
+        self.query_one("#gen-prompt", Input).focus()
+
+    def live_model_changed(self) -> None:
+        self._note_model()
+
+    def palette_commands(self) -> list[tuple[str, str, Any]]:
+        return [("Generate: stream the prompt", "g / enter in the prompt", self.action_generate),
+                ("Generate: compare greedy, top-k, top-p, beam", "m", self.action_compare),
+                ("Generate: stop", "s", self.action_stop),
+                ("Generate: show token probabilities", "y", self.action_probs)]
+
+    def _note_model(self) -> None:
+        live = self.app.live
+        if not live.ready:
+            text = f"the live model is not ready ({live.status})"
+        elif live.tokenizer is None:
+            text = (f"{live.origin}: no tokenizer, so prompts are UTF-8 bytes taken mod the vocab (the byte fallback "
+                    "of `tui-lab generate`); untrained weights make noise - train it first for words")
+        else:
+            text = f"{live.origin}: {live.tokenizer.kind} tokenizer, vocab {live.tokenizer.vocab_size}"
+        self.query_one("#gen-note", Static).update(text)
+
+    # -- settings ------------------------------------------------------------------------------------
+    def settings(self) -> jobs.Settings:
+        """The form's values; ValueError naming the field when one is not a number (the engine checks ranges)."""
+        values: dict[str, Any] = {}
+        for title, name, _ in FIELDS:
+            text = self.query_one(f"#gen-{name}", Input).value.strip()
+            kind = float if name in ("temperature", "top_p") else int
+            if not text and name in ("top_k", "top_p"):
+                values[name] = None
+                continue
+            try:
+                values[name] = kind(text)
+            except ValueError:
+                raise ValueError(f"{title} must be {'a number' if kind is float else 'an integer'}, got {text!r}") \
+                    from None
+        values["use_cache"] = self.query_one("#gen-cache", Checkbox).value
+        settings = jobs.Settings(**values)
+        from tui_lab.generation.sampling import check_settings  # torch is loaded once a model is live
+
+        check_settings(settings.max_new_tokens, settings.temperature, settings.top_k, settings.top_p,
+                       settings.beam_size)
+        return settings
+
+    def _model(self) -> Any:
+        live = self.app.live
+        if not live.ready:
+            raise ValueError(f"the live model is not ready yet ({live.status})")
+        return live.model
+
+    # -- actions -------------------------------------------------------------------------------------
+    @guarded
+    def action_generate(self) -> None:
+        model, s = self._model(), self.settings()
+        prompt = self.query_one("#gen-prompt", Input).value
+        self._begin()
+        self.query_one(TokenStream).start(prompt if model.config.family == "decoder-only" else f"[{prompt}] -> ")
+        tokenizer, job = self.app.live.tokenizer, self.job
+        self.run_worker(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s), thread=True,
+                        group="generate", exclusive=True, exit_on_error=False)
+
+    @guarded
+    def action_compare(self) -> None:
+        model, s = self._model(), self.settings()
+        prompt = self.query_one("#gen-prompt", Input).value
+        self._begin()
+        self.results = {}
+        for mode, (_, detail) in jobs.compare_modes(s).items():
+            self.query_one(f"#gen-box-{mode}").border_title = f"{mode} ({detail})"
+            self.query_one(f"#gen-mode-{mode}", Static).update("...")
+        tokenizer, job = self.app.live.tokenizer, self.job
+        self.run_worker(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s), thread=True,
+                        group="generate", exclusive=True, exit_on_error=False)
+
+    def _begin(self) -> None:
+        self.job += 1
+        self.running = True
+        self.rows, self.row_labels = [], []
+
+    def action_stop(self) -> None:
+        self.workers.cancel_group(self, "generate")
+        self.running = False
+
+    def action_probs(self) -> None:
+        box = self.query_one("#gen-probs", Checkbox)
+        box.value = not box.value
+
+    @on(Checkbox.Changed, "#gen-probs")
+    def _probs_changed(self, event: Checkbox.Changed) -> None:
+        stream = self.query_one(TokenStream)
+        if stream.show_probs != event.value:
+            stream.toggle_probs()
+
+    @on(Input.Submitted, "#gen-prompt")
+    def _submitted(self) -> None:
+        self.action_generate()
+
+    @on(Button.Pressed)
+    def _button(self, event: Button.Pressed) -> None:
+        actions = {"gen-go": self.action_generate, "gen-compare-go": self.action_compare, "gen-stop": self.action_stop}
+        if event.button.id in actions:
+            event.stop()
+            actions[event.button.id]()
+
+    # -- messages from the worker ----------------------------------------------------------------------
+    def on_started(self, message: jobs.Started) -> None:
+        if message.job == self.job:
+            self.context, self.cross = list(message.context), message.cross
+            what = "cross-attention of each new token over the source" if self.cross else \
+                "attention of each new token over the context (grows one row per step, like the KV cache)"
+            self.query_one("#gen-att-title", Label).update(what)
+
+    def on_new_token(self, message: jobs.NewToken) -> None:
+        if message.job != self.job:
+            return
+        self.query_one(TokenStream).add(Token(message.token_id, message.piece, message.prob), message.text)
+        if message.row is not None:
+            self.rows.append(message.row)
+            self.row_labels.append(message.label)
+            self._draw_grid()
+        if not self.cross:
+            self.context.append(message.label)
+
+    def _draw_grid(self) -> None:
+        """Rows right-aligned to the context: a sliding window (learned positions) sees only the last tokens."""
+        width = max(len(self.context), max(len(r) for r in self.rows))
+        grid = [[math.nan] * (width - len(r)) + r for r in self.rows]
+        self.query_one("#gen-att", Heatmap).set_grid(grid, self.row_labels, self.context[-width:], lo=0.0)
+
+    def on_finished(self, message: jobs.Finished) -> None:
+        if message.job == self.job:
+            self.running = False
+            note = message.note + (" - stopped" if message.cancelled else "")
+            self.query_one(TokenStream).finish(message.text, note)
+
+    def on_compare_result(self, message: jobs.CompareResult) -> None:
+        if message.job != self.job:
+            return
+        self.results[message.mode] = message.text
+        self.query_one(f"#gen-mode-{message.mode}", Static).update(f"{message.text}\n[dim]{message.seconds:.2f} s[/]")
+        if len(self.results) == len(jobs.MODES):
+            self.running = False
+
+    def on_generate_failed(self, message: jobs.GenerateFailed) -> None:
+        if message.job == self.job:
+            self.running = False
+            self.notify(message.error, title="generate", severity="error", timeout=8)
