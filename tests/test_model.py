@@ -200,5 +200,14 @@ def test_sinusoidal_model_scales_embeddings_by_sqrt_d_model():
     config = load_preset("transformer-2017-toy")
     model = build_model(config).eval()
     ids = torch.tensor([[3]])
-    expected = model.tok_embed(ids) * config.d_model**0.5 + model.pos_embed(torch.tensor([0]))
+    expected = model.tok_embed(ids) * config.d_model**0.5 + model.pos_embed(0, 1)
     assert torch.allclose(model.embed(ids), expected)
+
+
+def test_position_tables_grown_during_inference_still_train():
+    for positions in ("rope", "sinusoidal"):
+        model = build_model(_tiny_gpt(positions=positions))
+        with torch.inference_mode():
+            model(torch.randint(0, 40, (1, 200)))  # grows the table past max_len
+        loss = model(torch.randint(0, 40, (1, 100))).sum()
+        loss.backward()

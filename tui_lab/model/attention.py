@@ -99,6 +99,7 @@ class SelfAttention(nn.Module):
         self.dropout = config.dropout
         self.qkv = nn.Linear(e, 3 * e, bias=config.bias)
         self.out = nn.Linear(e, e, bias=config.bias)
+        self._rope: tuple[Tensor, Tensor] | None = None  # cos/sin table, grown on demand (not a parameter)
 
     def forward(
         self,
@@ -109,21 +110,27 @@ class SelfAttention(nn.Module):
         need_weights: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
         q, k, v = (split_heads(t, self.heads) for t in self.qkv(x).chunk(3, dim=-1))  # (N, H, L, D)
-        q_pos = torch.arange(start, start + x.shape[1], device=x.device)
+        end = start + x.shape[1]
         if self.positions == "rope":
-            q, k = self._rotate(q, q_pos), self._rotate(k, q_pos)
+            cos, sin = self._rope_table(end, q)
+            q, k = apply_rope(q, cos[start:end], sin[start:end]), apply_rope(k, cos[start:end], sin[start:end])
         if cache is not None:
             k, v = cache.append(k, v, start)  # (N, H, start + L, D)
-        k_pos = torch.arange(k.shape[-2], device=x.device)
-        bias = alibi_bias(self.heads, q_pos, k_pos, self.causal) if self.positions == "alibi" else None
+        bias = None
+        if self.positions == "alibi":
+            q_pos = torch.arange(start, end, device=x.device)
+            bias = alibi_bias(self.heads, q_pos, torch.arange(k.shape[-2], device=x.device), self.causal)
         drop = self.dropout if self.training else 0.0
         out, weights = attend(q, k, v, allowed, bias, self.causal, drop, need_weights)
         return self.out(merge_heads(out)), weights
 
-    @staticmethod
-    def _rotate(x: Tensor, positions: Tensor) -> Tensor:
-        cos, sin = rope_angles(x.shape[-1], positions)
-        return apply_rope(x, cos, sin)
+    def _rope_table(self, length: int, like: Tensor) -> tuple[Tensor, Tensor]:
+        """RoPE's cos/sin for positions 0..length-1, computed once and reused by every step."""
+        if self._rope is None or self._rope[0].shape[0] < length or self._rope[0].device != like.device:
+            size = max(length, 2 * (0 if self._rope is None else self._rope[0].shape[0]))
+            with torch.inference_mode(False), torch.no_grad():  # a table made while generating serves training too
+                self._rope = rope_angles(like.shape[-1], torch.arange(size, device=like.device))
+        return self._rope
 
 
 class CrossAttention(nn.Module):

@@ -66,11 +66,13 @@ class SinusoidalPositions(nn.Module):
         self.d_model = d_model
         self.register_buffer("table", sinusoidal_table(length, d_model), persistent=False)
 
-    def forward(self, positions: Tensor) -> Tensor:
-        needed = int(positions.max()) + 1
+    def forward(self, start: int, length: int) -> Tensor:
+        """(length, E) vectors of positions start .. start + length - 1."""
+        needed = start + length
         if needed > self.table.shape[0]:
-            self.table = sinusoidal_table(max(needed, 2 * self.table.shape[0]), self.d_model).to(self.table)
-        return self.table[positions]
+            with torch.inference_mode(False), torch.no_grad():  # usable by training after generation grew it
+                self.table = sinusoidal_table(max(needed, 2 * self.table.shape[0]), self.d_model).to(self.table)
+        return self.table[start:needed]
 
 
 class LearnedPositions(nn.Module):
@@ -82,11 +84,11 @@ class LearnedPositions(nn.Module):
         self.weight = nn.Parameter(torch.empty(max_len, d_model))
         nn.init.normal_(self.weight, std=0.01)
 
-    def forward(self, positions: Tensor) -> Tensor:
-        last = int(positions.max())
-        if last >= self.max_len:
-            raise ValueError(f"position {last} is past max_len ({self.max_len}) of learned positions")
-        return self.weight[positions]
+    def forward(self, start: int, length: int) -> Tensor:
+        """(length, E) rows start .. start + length - 1; plain ints, so no device sync per step."""
+        if start + length > self.max_len:
+            raise ValueError(f"position {start + length - 1} is past max_len ({self.max_len}) of learned positions")
+        return self.weight[start : start + length]
 
 
 # Which schemes add a vector to the embeddings; RoPE and ALiBi act inside attention instead.

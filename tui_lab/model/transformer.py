@@ -54,7 +54,7 @@ class Transformer(nn.Module):
         """(N, L) ids -> (N, L, E): token vectors (scaled) plus positions where they are additive."""
         x = self.tok_embed(ids) * self.scale
         if self.pos_embed is not None:
-            x = x + self.pos_embed(torch.arange(start, start + ids.shape[1], device=ids.device))
+            x = x + self.pos_embed(start, ids.shape[1])
         return self.embed_drop(x)
 
     def encode(self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False):
