@@ -129,7 +129,7 @@ class GenerateView(Vertical):
     # -- actions -------------------------------------------------------------------------------------
     @guarded
     def action_generate(self) -> None:
-        model, s = self._model(), self.settings()
+        s, model = self.settings(), self._model()
         prompt = self.query_one("#gen-prompt", Input).value
         self._begin()
         self.query_one(TokenStream).start(prompt if model.config.family == "decoder-only" else f"[{prompt}] -> ")
@@ -139,7 +139,7 @@ class GenerateView(Vertical):
 
     @guarded
     def action_compare(self) -> None:
-        model, s = self._model(), self.settings()
+        s, model = self.settings(), self._model()
         prompt = self.query_one("#gen-prompt", Input).value
         self._begin()
         self.results = {}
@@ -151,6 +151,8 @@ class GenerateView(Vertical):
                         group="generate", exclusive=True, exit_on_error=False)
 
     def _begin(self) -> None:
+        """A new job; focus leaves the prompt so the view's keys (s stop, y probabilities) answer at once."""
+        self.query_one("#gen-out-box").focus()
         self.job += 1
         self.running = True
         self.rows, self.row_labels = [], []

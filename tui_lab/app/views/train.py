@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.widgets import Button, ProgressBar, Static
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.runs import RunStore, downsample
+from tui_lab.app.runs import RunStore, downsample, label_runs
 from tui_lab.app.train_session import (
     Alignment,
     LiveWeights,
@@ -244,6 +244,7 @@ class TrainView(Horizontal):
         run = self.store.current
         run.model = message.model_config.to_dict()
         run.train = self.session.train_config.to_dict()
+        label_runs(self.store.runs)  # now with every field of the real configs
         self.stats["lr_curve"] = message.lr_curve
         start = "continuing the live weights" if message.continued else "fresh weights"
         notes = "; ".join(message.notes)

@@ -1,0 +1,144 @@
+"""Train view: start paused, step, pause, stop; the plot gets points; a non-finite loss keeps the last good
+weights; the trained model becomes the live model; runs overlay and export to CSV; quitting asks first."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import torch
+from test_app_support import app_for, wait_for
+from textual.widgets import Input
+
+from tui_lab.app.runs import Run, RunStore, downsample, label_runs
+from tui_lab.app.widgets import train_form
+from tui_lab.app.widgets.line_plot import LinePlot
+from tui_lab.app.widgets.quit_modal import QuitWhileTraining
+from tui_lab.train import config as train_config
+
+SIZE = (120, 40)
+TINY = {"steps": "40", "batch_size": "4", "seq_len": "16", "lr": "0.003"}
+
+
+async def train_view(pilot, **fields: str):
+    app = pilot.app
+    await wait_for(pilot, lambda: bool(app.query("#view-train")))
+    app.show_view("train")
+    await pilot.pause()
+    for name, value in (TINY | fields).items():
+        app.query_one(f"#tf-{name}", Input).value = value
+    return app.view("train")
+
+
+async def start_paused(pilot, view) -> None:
+    view.action_start(paused=True)
+    await wait_for(pilot, lambda: view.session.trainer is not None and "params" in view.message, 60)
+
+
+async def steps(pilot, view, n: int) -> None:
+    for _ in range(n):
+        before = len(view.store.current.train_loss)
+        await pilot.press("n")
+        await wait_for(pilot, lambda b=before: len(view.store.current.train_loss) > b)
+    await pilot.pause(0.3)  # the redraw timer (4 Hz)
+
+
+def test_form_lists_match_the_engine():
+    assert train_form.SCHEDULES == train_config.SCHEDULES and train_form.TOKENIZERS == train_config.TOKENIZERS
+    for key, value in train_form.APP_LM.items():
+        assert train_config.train_config_for(None, **train_form.APP_LM).to_dict()[key] == value
+
+
+def test_downsample_bounds_points_and_labels_name_differences(tmp_path):
+    points = [(i, float(i)) for i in range(10_000)]
+    small = downsample(points, 200)
+    assert len(small) == 200 and small[-1] == points[-1] and small[0][0] < small[1][0]
+    runs = [Run(1, {"norm_position": "post", "d_model": 8}, {"lr": 0.001}),
+            Run(2, {"norm_position": "pre", "d_model": 8}, {"lr": 0.001})]
+    label_runs(runs)
+    assert runs[0].label == "#1 norm_position=post" and runs[1].label == "#2 norm_position=pre"
+    store = RunStore()
+    store.runs = runs
+    runs[0].train_loss, runs[0].val_loss = [(1, 2.0), (2, 1.5)], [(2, 1.7)]
+    rows = list(csv.DictReader(store.export_csv(tmp_path / "h.csv").open()))
+    assert [(r["step"], r["train_loss"], r["val_loss"]) for r in rows] == [("1", "2.0", ""), ("2", "1.5", "1.7")]
+
+
+async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await train_view(pilot)
+        await start_paused(pilot, view)
+        assert "vocab set to" in view.message  # the char tokenizer's vocab, not the preset's 256
+        await steps(pilot, view, 3)
+        assert [s for s, _ in view.store.current.train_loss] == [1, 2, 3]
+        assert app.query_one("#tr-loss", LinePlot).points == 3
+        assert "step 3/40" in str(app.query_one("#tr-status").render())
+        view.action_pause()  # resume: it trains on its own
+        await wait_for(pilot, lambda: len(view.store.current.train_loss) >= 5)
+        view.action_pause()
+        assert view.session.paused
+        await pilot.press("x")
+        await wait_for(pilot, lambda: app.live.origin.startswith("trained run #1") and not app.live.building)
+        trained = view.session.trainer
+        assert app.live.model is trained.model and app.live.tokenizer is trained.tokenizer
+        assert app.live.config.vocab == trained.tokenizer.vocab_size
+        assert view.store.current.status == "stopped"
+        await pilot.press("c")
+        rows = list(csv.DictReader(view.last_export.open()))
+        assert len(rows) == len(view.store.current.train_loss) and rows[0]["run"] == "1"
+        await pilot.press("w")  # save: the engine's resumable checkpoint
+        await wait_for(pilot, lambda: (tmp_path / "checkpoints" / "run-1" / "train_state.json").exists())
+        # a second run with another lr, overlaid and labelled by the difference
+        app.query_one("#tf-lr", Input).value = "0.001"
+        await start_paused(pilot, view)
+        await steps(pilot, view, 1)
+        await pilot.press("v")
+        await pilot.pause(0.3)
+        labels = [line.label for line in app.query_one("#tr-loss", LinePlot).lines]
+        assert "#1 lr=0.003" in labels and "#2 lr=0.001" in labels
+        view.action_stop()
+        await wait_for(pilot, lambda: not view.training)
+
+
+async def test_non_finite_loss_stops_with_a_message_and_keeps_the_last_good_weights(monkeypatch):
+    from tui_lab.train import trainer as trainer_module
+
+    real, calls = trainer_module.token_loss_sum, []
+
+    def poisoned(model, batch, smoothing):  # the third training step goes non-finite
+        calls.append(model.training)
+        loss = real(model, batch, smoothing)
+        return loss * math.nan if sum(calls) == 3 else loss
+
+    monkeypatch.setattr(trainer_module, "token_loss_sum", poisoned)
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await train_view(pilot)
+        await start_paused(pilot, view)
+        await steps(pilot, view, 2)
+        good = {k: v.clone() for k, v in view.session.trainer.model.state_dict().items()}
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.live.origin.startswith("trained run #1") and not app.live.building)
+        assert "not finite" in view.message and view.store.current.status == "error"
+        assert app.live.model.training is False
+        for name, tensor in app.live.model.state_dict().items():
+            assert torch.isfinite(tensor).all() and torch.equal(tensor, good[name]), name
+        await pilot.pause(0.3)
+        assert "not finite" in str(app.query_one("#tr-status").render())
+
+
+async def test_quitting_while_training_asks_first():
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await train_view(pilot)
+        await start_paused(pilot, view)
+        await pilot.press("q")
+        assert isinstance(app.screen, QuitWhileTraining)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, QuitWhileTraining) and view.training
+        await pilot.press("q")
+        await pilot.press("d")  # quit without saving: the run stops, then the app exits
+        await wait_for(pilot, lambda: not view.training)
+    assert view.session.ended
