@@ -26,6 +26,7 @@ class Run:
     train_loss: list[tuple[int, float]] = field(default_factory=list)
     val_loss: list[tuple[int, float]] = field(default_factory=list)
     lr: list[tuple[int, float]] = field(default_factory=list)
+    tokens_per_s: list[float] = field(default_factory=list)
     status: str = "running"
     label: str = ""
 

@@ -260,6 +260,7 @@ class TrainView(Horizontal):
         if event.kind == "step":
             run.train_loss.append((event.step, event.train_loss))
             run.lr.append((event.step, event.lr))
+            run.tokens_per_s.append(event.tokens_per_s)
             self._step_ema = event.step_s if self._step_ema is None else 0.8 * self._step_ema + 0.2 * event.step_s
             self.stats.update(step=event.step, loss=event.train_loss, lr=event.lr, tps=event.tokens_per_s,
                               mfu=event.mfu, grads=event.layer_grad_norms, grad_norm=event.grad_norm)

@@ -18,7 +18,7 @@ class QuitWhileTraining(ModalScreen[str]):
                 Binding("d", "choose('discard')", "quit without saving")]
     DEFAULT_CSS = """
     QuitWhileTraining { align: center middle; }
-    QuitWhileTraining > Vertical { width: 64; height: auto; border: thick $warning; background: $surface;
+    QuitWhileTraining > Vertical { width: 76; height: auto; border: thick $warning; background: $surface;
                                    padding: 1 2; }
     QuitWhileTraining Horizontal { height: auto; margin-top: 1; }
     QuitWhileTraining Button { margin-right: 1; }

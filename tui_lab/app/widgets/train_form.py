@@ -37,7 +37,7 @@ class TrainForm(VerticalScroll):
     DEFAULT_CSS = """
     TrainForm { width: 30; padding: 0 1; }
     TrainForm .tf-row { height: 1; }
-    TrainForm .tf-name { width: 9; }
+    TrainForm .tf-name { width: 10; }
     TrainForm Input, TrainForm Select { width: 1fr; }
     TrainForm Button { width: 1fr; min-width: 6; margin: 0 1 0 0; }
     TrainForm .tf-buttons { height: 1; margin-top: 1; }
