@@ -91,8 +91,8 @@ class GenerateView(Vertical):
         if not live.ready:
             text = f"the live model is not ready ({live.status})"
         elif live.tokenizer is None:
-            text = (f"{live.origin}: no tokenizer, so prompts are UTF-8 bytes taken mod the vocab (the byte fallback "
-                    "of `tui-lab generate`); untrained weights make noise - train it first for words")
+            text = (f"{live.origin}: no tokenizer: prompts are UTF-8 bytes mod the vocab (the byte fallback of "
+                    "`tui-lab generate`); random weights make noise - train it (4) for words")
         else:
             text = f"{live.origin}: {live.tokenizer.kind} tokenizer, vocab {live.tokenizer.vocab_size}"
         self.query_one("#gen-note", Static).update(text)
