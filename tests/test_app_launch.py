@@ -13,7 +13,6 @@ from tui_lab.cli import main
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["--train"], "--train"),
     (["--device", "tpu"], "device"),
     (["--device", "cuda:97"], "cuda:97"),
     (["--preset", "nope"], "unknown preset"),
@@ -43,6 +42,7 @@ def test_device_and_memory_checks():
 async def test_palette_has_an_entry_per_view_and_theme_toggles():
     app = app_for(build=False)
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()  # hidden views mount just after the first frame
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for spec in ("Architecture", "Attention", "Tour"):
             assert f"Show {spec}" in titles

@@ -38,8 +38,12 @@ VIEWS: list[ViewSpec] = [
     ViewSpec("architecture", "Architecture", "tui_lab.app.views.architecture:ArchitectureView"),
     ViewSpec("attention", "Attention", "tui_lab.app.views.attention:AttentionView"),
     ViewSpec("tour", "Tour", "tui_lab.app.views.tour:TourView"),
+    ViewSpec("train", "Train", "tui_lab.app.views.train:TrainView"),
+    ViewSpec("generate", "Generate", "tui_lab.app.views.generate:GenerateView"),
+    ViewSpec("speed", "Speed", "tui_lab.app.views.speed:SpeedView"),
 ]
 LIGHT, DARK = "textual-light", "textual-dark"
+FIRST_FRAME_GRACE_S = 0.3
 
 
 def _view_bindings() -> list[Binding]:
@@ -79,6 +83,10 @@ class TuiLabApp(App):
     def on_mount(self) -> None:
         self.theme = DARK
         self.sub_title = "building the live model in the background..."
+        # Paint first: the worker's `import torch` (2-3 s) would otherwise compete with the first frame.
+        self.set_timer(FIRST_FRAME_GRACE_S, self._start_live_model)
+
+    def _start_live_model(self) -> None:
         if not self._build_on_start:
             self.sub_title = "live model not built"
         elif self._checkpoint:
@@ -93,7 +101,7 @@ class TuiLabApp(App):
         return self.query_one(f"#view-{view_id}")
 
     def views(self) -> list[Widget]:
-        return [self.view(spec.id) for spec in VIEWS]
+        return [w for spec in VIEWS for w in self.query(f"#view-{spec.id}")]
 
     def action_show_view(self, view_id: str) -> None:
         self.show_view(view_id)
@@ -133,7 +141,7 @@ class TuiLabApp(App):
         self.live.install(message)
         self.sub_title = f"live: {self.live.status}"
         for view in self.views():
-            if hasattr(view, "live_model_changed"):
+            if hasattr(view, "live_model_changed") and view.is_mounted:  # a view mounting now reads it on mount
                 view.live_model_changed()
 
     def on_model_failed(self, message: ModelFailed) -> None:
@@ -141,6 +149,12 @@ class TuiLabApp(App):
         self.live.status = "failed" if self.live.model is None else self.live.status
         self.sub_title = f"live model: {message.error}"
         self.notify(message.error, title="live model", severity="error", timeout=8)
+
+    async def action_quit(self) -> None:
+        """Quit, unless a view takes over first (`confirm_quit()` True: the Train view asks whether to save)."""
+        if any(getattr(view, "confirm_quit", lambda: False)() for view in self.views()):
+            return
+        self.exit()
 
     # -- command palette ---------------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
