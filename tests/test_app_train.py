@@ -40,7 +40,7 @@ async def steps(pilot, view, n: int) -> None:
         before = len(view.store.current.train_loss)
         await pilot.press("n")
         await wait_for(pilot, lambda b=before: len(view.store.current.train_loss) > b)
-    await pilot.pause(0.3)  # the redraw timer (4 Hz)
+    await pilot.pause(0.6)  # the redraw timer (2 Hz)
 
 
 def test_form_lists_match_the_engine():
@@ -95,7 +95,7 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         await start_paused(pilot, view)
         await steps(pilot, view, 1)
         await pilot.press("v")
-        await pilot.pause(0.3)
+        await pilot.pause(0.6)
         labels = [line.label for line in app.query_one("#tr-loss", LinePlot).lines]
         assert "#1 lr=0.003" in labels and "#2 lr=0.001" in labels
         view.action_stop()
@@ -125,7 +125,7 @@ async def test_non_finite_loss_stops_with_a_message_and_keeps_the_last_good_weig
         assert app.live.model.training is False
         for name, tensor in app.live.model.state_dict().items():
             assert torch.isfinite(tensor).all() and torch.equal(tensor, good[name]), name
-        await pilot.pause(0.3)
+        await pilot.pause(0.6)
         assert "not finite" in str(app.query_one("#tr-status").render())
 
 

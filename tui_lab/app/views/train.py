@@ -39,7 +39,8 @@ from tui_lab.app.widgets.line_plot import Line, LinePlot
 from tui_lab.app.widgets.quit_modal import CANCEL, SAVE, QuitWhileTraining
 from tui_lab.app.widgets.train_form import TrainForm
 
-REDRAW_HZ = 4
+REDRAW_HZ = 2  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: keys and training wait
+LR_REDRAW_EVERY = 4  # the lr curve is fixed; only its step marker moves
 PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box")
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
@@ -69,6 +70,7 @@ class TrainView(Horizontal):
         self.panel = 0
         self.last_export: Path | None = None
         self._step_ema: float | None = None
+        self._redraws = 0
         self._after_end: str | None = None  # "quit" or "save-quit": what the end of the run should do
 
     def compose(self) -> ComposeResult:
@@ -351,7 +353,9 @@ class TrainView(Horizontal):
         self.dirty = False
         self._status()
         self._draw_loss()
-        self._draw_lr()
+        self._redraws += 1
+        if self._redraws % LR_REDRAW_EVERY == 1 or not self.training:
+            self._draw_lr()
         s = self.stats
         if "grads" in s:
             self.query_one("#tr-grads", GradNorms).show(s["grads"], s.get("grad_norm"))
