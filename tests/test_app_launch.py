@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from test_app_support import SIZE, app_for
+from test_app_support import SIZE, app_for, wait_for, wait_ready
 
 from tui_lab.app.live_model import device_problem, fit_problem
 from tui_lab.cli import main
@@ -52,3 +52,23 @@ async def test_palette_has_an_entry_per_view_and_theme_toggles():
         assert app.theme != dark
         await pilot.press("2")
         assert app.query_one("#views").active == "attention"
+
+
+async def test_checkpoint_opens_with_its_config_and_tokenizer(tmp_path):
+    from tui_lab.checkpoint import save_checkpoint
+    from tui_lab.data.tokenizers import char_tokenizer
+    from tui_lab.model import build_model
+    from tui_lab.presets import load_preset
+
+    tokenizer = char_tokenizer("the cat sat on the mat")
+    config = load_preset("gpt2-toy", vocab=tokenizer.vocab_size, layers=1, d_model=32, heads=2, d_ff=64)
+    save_checkpoint(tmp_path / "ckpt", build_model(config), tokenizer)
+    app = app_for("--checkpoint", str(tmp_path / "ckpt"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        assert app.live.config.d_model == 32 and app.live.tokenizer is not None
+        assert app.live.origin.startswith("checkpoint")
+        attention = app.view("attention")
+        attention.set_inputs("the cat")
+        await wait_for(pilot, lambda: attention.src == tokenizer.token_strings(tokenizer.encode("the cat")))
+        assert app.query_one("#f-d_model").value == "32"  # the form shows the loaded config

@@ -55,7 +55,7 @@ def _rnn_text(c: ModelConfig) -> str:
             f"each step needs the previous one, so a GPU cannot run them in parallel. Self-attention links "
             f"every pair of positions with one matrix multiplication.\n\n"
             f"For the {n}-token sentence '{SOURCE}':  RNN: {n} sequential steps  ·  attention: 1 step "
-            f"(an {n} x {n} score matrix, shown in the Attention view).")
+            f"(a {n} x {n} score matrix, shown in the Attention view).")
 
 
 def _stacks_text(c: ModelConfig) -> str:

@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -41,18 +42,21 @@ def paper_note(config: ModelConfig) -> str:
             f"37,000-token embedding and every bias: {count_params(config).total:,}.")
 
 
-def summary_text(config: ModelConfig, batch: int, seq_len: int) -> str:
+def summary_text(config: ModelConfig, batch: int, seq_len: int) -> Table:
+    """FLOPs and memory as a grid; the third column explains and is the first to be cut when narrow."""
     mem = memory(config, batch=batch, seq_len=seq_len)
     flops = flops_per_token(config, seq_len)
-    return "\n".join([
-        f"FLOPs per token (forward, context {seq_len}): {flops:,} ({fmt_count(flops)})",
-        "memory (fp32):",
-        f"  weights            {fmt_bytes(mem.weights):>12}",
-        f"  training (AdamW)   {fmt_bytes(mem.training):>12}   weights + grads + 2 moments",
-        f"  activations        {fmt_bytes(mem.activations):>12}   batch {batch} x {seq_len} tokens",
-        f"  KV cache / token   {fmt_bytes(mem.kv_cache_per_token):>12}   2 x layers x heads x d_head x 4 B",
-        f"  KV cache, full     {fmt_bytes(mem.kv_cache_full):>12}   {config.max_len:,} tokens",
-    ])
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(no_wrap=True, min_width=13)
+    table.add_column(justify="right", no_wrap=True, min_width=10)
+    table.add_column(style="dim", no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_row("FLOPs / token", f"{fmt_count(flops)}", f"{flops:,} forward, context {seq_len}")
+    table.add_row("weights", fmt_bytes(mem.weights), "fp32")
+    table.add_row("training", fmt_bytes(mem.training), "AdamW: weights + grads + 2 moments")
+    table.add_row("activations", fmt_bytes(mem.activations), f"batch {batch} x {seq_len} tokens")
+    table.add_row("KV / token", fmt_bytes(mem.kv_cache_per_token), "2 x layers x heads x d_head x 4 B")
+    table.add_row("KV cache full", fmt_bytes(mem.kv_cache_full), f"{config.max_len:,} tokens, one sequence")
+    return table
 
 
 class ArchitectureView(Vertical):

@@ -131,8 +131,13 @@ class Heatmap(ScrollView, can_focus=True):
 
     @property
     def header(self) -> int:
+        """Lines of vertical column labels: fewer on a short terminal, so the grid keeps the room."""
         longest = max((len(s) for s in self.col_labels), default=0)
-        return min(HEADER_MAX, longest) + 1
+        room = max(2, self.size.height // 5) if self.size.height else HEADER_MAX
+        return min(HEADER_MAX, longest, room) + 1
+
+    def on_resize(self) -> None:
+        self._relayout()
 
     def _line_count(self, rows: int) -> int:
         return (rows + self.rows_per_line - 1) // self.rows_per_line
@@ -223,7 +228,7 @@ class Heatmap(ScrollView, can_focus=True):
             left = Strip([Segment(fit_label(label, label_w - 1) + " ",
                                   Style(bold=True, reverse=True) if on_cursor else EMPTY)])
         body = body.crop(sx, sx + max(0, width - label_w)).extend_cell_length(max(0, width - label_w))
-        return Strip.join([left, body])
+        return Strip.join([left, body]).apply_style(self.rich_style)  # the widget's background under blanks
 
     # -- cursor ------------------------------------------------------------------------------------
     def move_cursor(self, row: int, col: int) -> None:

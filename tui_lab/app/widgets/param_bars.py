@@ -6,16 +6,16 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-BAR_WIDTH = 24
+BAR_WIDTH = 14
 
 
 def bars_table(components: dict[str, int], bar_width: int = BAR_WIDTH) -> Table:
     total = sum(components.values()) or 1
-    table = Table.grid(padding=(0, 1))
-    table.add_column(justify="left")
-    table.add_column()
-    table.add_column(justify="right")
-    table.add_column(justify="right")
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(justify="left", no_wrap=True, min_width=10)
+    table.add_column(no_wrap=True, overflow="crop", ratio=1)  # the bar gives way first on a narrow screen
+    table.add_column(justify="right", no_wrap=True, min_width=6)
+    table.add_column(justify="right", no_wrap=True, min_width=11)
     for name, n in components.items():
         filled = round(bar_width * n / total)
         bar = Text("█" * filled, style="bold cyan") + Text("░" * (bar_width - filled), style="dim")
