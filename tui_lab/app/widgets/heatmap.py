@@ -119,7 +119,11 @@ class Heatmap(ScrollView, can_focus=True):
     # -- geometry ----------------------------------------------------------------------------------
     @property
     def cell_w(self) -> int:
-        return 1 if self.dense else 2
+        """1 in dense mode; else 2 to 6 characters, widening the cells to use a large terminal."""
+        if self.dense:
+            return 1
+        cols = max(1, self.shape[1])
+        return max(2, min(6, (self.size.width - self.label_width) // cols))
 
     @property
     def rows_per_line(self) -> int:
@@ -132,6 +136,8 @@ class Heatmap(ScrollView, can_focus=True):
     @property
     def header(self) -> int:
         """Lines of vertical column labels: fewer on a short terminal, so the grid keeps the room."""
+        if self.cell_w >= 4:
+            return 2  # labels fit across the wide cells: one line
         longest = max((len(s) for s in self.col_labels), default=0)
         room = max(2, self.size.height // 5) if self.size.height else HEADER_MAX
         return min(HEADER_MAX, longest, room) + 1
@@ -202,7 +208,12 @@ class Heatmap(ScrollView, can_focus=True):
         if y == self.header - 1:
             return Strip.blank(self.shape[1] * self.cell_w)
         text = []
+        wide = self.cell_w >= 4
         for col, label in enumerate(self.col_labels):
+            if wide:
+                cut = fit_label(label, self.cell_w - 1, align="left") + " "
+                text.append(Segment(cut, Style(bold=True, reverse=True) if col == self.cursor[1] else EMPTY))
+                continue
             ch = label[y] if y < len(label) else ""
             ch = ch if cell_len(ch) <= self.cell_w else "·"
             ch = ch + " " * (self.cell_w - cell_len(ch))
