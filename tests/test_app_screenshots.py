@@ -31,8 +31,8 @@ def keep(app, name: str) -> str:
 async def test_screenshots_of_architecture_attention_and_tour():
     app = app_for("--preset", "transformer-2017-toy")
     async with app.run_test(size=(120, 36)) as pilot:
-        attention = app.view("attention")
         await wait_ready(pilot)
+        attention = app.view("attention")
         await wait_for(pilot, lambda: attention.grids)
         app.view("architecture").load_preset("transformer-2017-base")
         await pilot.pause()

@@ -77,14 +77,23 @@ class TuiLabApp(App):
         with TabbedContent(id="views", initial=VIEWS[0].id):
             for i, spec in enumerate(VIEWS):
                 with TabPane(f"{i + 1} {spec.title}", id=spec.id):
-                    yield spec.widget_class()(id=f"view-{spec.id}")
+                    if i == 0:  # the others mount after the first frame (`_mount_hidden_views`)
+                        yield spec.widget_class()(id=f"view-{spec.id}")
         yield Footer()
 
     def on_mount(self) -> None:
         self.theme = DARK
         self.sub_title = "building the live model in the background..."
-        # Paint first: the worker's `import torch` (2-3 s) would otherwise compete with the first frame.
+        # Paint first: the hidden views and the worker's `import torch` (2-3 s) would delay the first frame.
+        self.call_after_refresh(self._mount_hidden_views)
         self.set_timer(FIRST_FRAME_GRACE_S, self._start_live_model)
+
+    async def _mount_hidden_views(self) -> None:
+        for spec in VIEWS[1:]:
+            pane = self.query_one(f"#{spec.id}", TabPane)
+            await pane.mount(spec.widget_class()(id=f"view-{spec.id}"))
+            if self.query_one("#views", TabbedContent).active == spec.id:
+                self._activated(spec.id)  # its tab was opened before it existed
 
     def _start_live_model(self) -> None:
         if not self._build_on_start:
@@ -112,9 +121,12 @@ class TuiLabApp(App):
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.tabbed_content.id != "views" or event.pane is None:
             return
-        view = self.view(str(event.pane.id))
-        if hasattr(view, "view_activated"):
-            view.view_activated()
+        self._activated(str(event.pane.id))
+
+    def _activated(self, view_id: str) -> None:
+        for view in self.query(f"#view-{view_id}"):  # none yet while it mounts: it is told once mounted
+            if hasattr(view, "view_activated"):
+                view.view_activated()
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK
