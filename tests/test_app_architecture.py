@@ -25,9 +25,11 @@ async def set_text(pilot, field: str, text: str) -> None:
     await pilot.pause()
 
 
-async def test_every_preset_shows_its_exact_count():
-    app = app_for(build=False)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_first_screen_and_every_preset_show_exact_counts():
+    app = app_for("--preset", "gpt2-small", build=False)  # the counts need no model
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert "124,439,808" in app.export_screenshot()  # on the first screen, at 80x24
         for name in list_presets():
             app.query_one("#preset", Select).value = name
             await pilot.pause()
@@ -40,13 +42,6 @@ async def test_every_preset_shows_its_exact_count():
         await pilot.pause()
         note = str(app.query_one("#paper-note", Static).render())
         assert '"65M"' in note and "63,082,496" in note
-
-
-async def test_gpt2_small_first_screen_shows_124m():
-    app = app_for("--preset", "gpt2-small", build=False)  # the count needs no model
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        assert "124,439,808" in app.export_screenshot()
 
 
 async def test_edits_errors_and_garbage_in_the_form():
@@ -92,6 +87,17 @@ async def test_edits_errors_and_garbage_in_the_form():
         await pilot.pause()
         texts = [n.message for n in app._notifications]
         assert any("refused" in t and "GiB" in t and "free" in t for t in texts), texts
+        # the command palette has an entry per view and per action; the theme toggles
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for view in ("Architecture", "Attention", "Tour"):
+            assert f"Show {view}" in titles
+        assert "Apply the form (rebuild the live model)" in titles and "Attention: export the grid" in titles
+        dark = app.theme
+        app.set_focus(None)
+        await pilot.press("t")
+        assert app.theme != dark
+        await pilot.press("2")
+        assert app.query_one("#views").active == "attention"
 
 
 async def test_apply_rebuilds_the_live_model():

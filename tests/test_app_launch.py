@@ -39,21 +39,6 @@ def test_device_and_memory_checks():
     assert fit_problem(10, 2**30, "cpu") is None and fit_problem(10, None, "cpu") is None
 
 
-async def test_palette_has_an_entry_per_view_and_theme_toggles():
-    app = app_for(build=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()  # hidden views mount just after the first frame
-        titles = [c.title for c in app.get_system_commands(app.screen)]
-        for spec in ("Architecture", "Attention", "Tour"):
-            assert f"Show {spec}" in titles
-        assert "Apply the form (rebuild the live model)" in titles and "Attention: export the grid" in titles
-        dark = app.theme
-        await pilot.press("t")
-        assert app.theme != dark
-        await pilot.press("2")
-        assert app.query_one("#views").active == "attention"
-
-
 async def test_checkpoint_opens_with_its_config_and_tokenizer(tmp_path):
     from tui_lab.checkpoint import save_checkpoint
     from tui_lab.data.tokenizers import char_tokenizer
@@ -72,3 +57,19 @@ async def test_checkpoint_opens_with_its_config_and_tokenizer(tmp_path):
         attention.set_inputs("the cat")
         await wait_for(pilot, lambda: attention.src == tokenizer.token_strings(tokenizer.encode("the cat")))
         assert app.query_one("#f-d_model").value == "32"  # the form shows the loaded config
+
+
+async def test_hf_folder_opens_with_gpt2_tokenizer(tmp_path):
+    from hf_fixtures import save_hf_gpt2
+
+    save_hf_gpt2(tmp_path, n_layer=1, n_embd=32, n_head=2, n_positions=64)
+    app = app_for("--from-hf", str(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        assert app.live.origin.startswith("hf") and app.live.tokenizer is not None
+        assert app.live.config.d_model == 32 and app.live.config.decoder_layers == 1
+        attention = app.view("attention")
+        attention.set_inputs("The quick brown fox.")
+        expected = app.live.tokenizer.token_strings(app.live.tokenizer.encode("The quick brown fox."))
+        await wait_for(pilot, lambda: attention.src == expected)
+        assert attention.grids[("decoder-self", 0)][0][0][0] > 0.99  # the first token sees only itself
