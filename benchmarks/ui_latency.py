@@ -21,12 +21,14 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as `tui-lab` sets it before torch is imported
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tui_lab.app.threads import configure_openmp, train_threads  # noqa: E402
+
+configure_openmp()  # as `tui-lab` does before torch is imported
 
 from textual import events  # noqa: E402
 
-from tui_lab.app.train_session import train_threads  # noqa: E402
 from tui_lab.app.widgets.train_form import APP_LM  # noqa: E402
 from tui_lab.cli.launch import make_app  # noqa: E402
 
@@ -44,7 +46,7 @@ print(json.dumps({"tokens_per_s": statistics.median(rates[WARMUP:])}))
 
 def headless(fields: dict, threads: int | None = None) -> float:
     """The engine alone in a fresh process: torch's default threads (what `tui-lab train` does), or `threads`."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")}
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     out = subprocess.run([sys.executable, "-c", HEADLESS, json.dumps(fields)], capture_output=True, text=True,

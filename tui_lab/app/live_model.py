@@ -7,7 +7,6 @@ see a half-built model. Views react to `ModelReady` / `ModelFailed` (the app for
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from textual.worker import Worker, get_current_worker
 
 from tui_lab.analysis import count_params, memory
 from tui_lab.app.fmt import fmt_bytes
+from tui_lab.app.threads import configure_openmp
 from tui_lab.config import ModelConfig
 
 _DEVICE = re.compile(r"^(cpu|mps|cuda)(:\d+)?$")
@@ -168,7 +168,7 @@ def _check_device(device: str) -> None:
 
 
 def _build(config: ModelConfig, device: str) -> tuple[ModelConfig, Any, Any]:
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    configure_openmp()
     _check_device(device)
     problem = fit_problem(memory(config).weights, free_memory(device), device)
     if problem:

@@ -6,12 +6,11 @@ worker until the UI runs it). Pause/resume/stop act on a RunControl created on t
 Trainer exists, so a run can start paused (tests: Pilot waits for idle, which a busy worker never gives).
 
 Threads: on 2 cores, torch's default of 2 OpenMP threads beside a busy UI thread collapsed throughput
-(spinning workers); the run uses one thread fewer than the cores (`train_threads`).
+(spinning workers); the run's thread count and OpenMP's spin come from `tui_lab.app.threads`.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
+from tui_lab.app.threads import train_threads
 from tui_lab.config import ModelConfig
 
 if TYPE_CHECKING:
@@ -59,10 +59,6 @@ class _Control:
         while not self._running.wait(poll_s):
             pass
 
-
-def train_threads() -> int:
-    """One core is left to the UI thread."""
-    return max(1, (os.cpu_count() or 2) - 1)
 
 
 # -- messages (posted from the training thread) ------------------------------------------------------

@@ -7,9 +7,9 @@ in a worker. Checks that need no torch (preset name, device shape, folders) fail
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
+from tui_lab.app.threads import configure_openmp
 from tui_lab.cli import UsageError
 
 DEFAULT_PRESET = "gpt2-toy"
@@ -57,9 +57,9 @@ def make_app(argv: list[str], build: bool = True):
 
 
 def launch(argv: list[str]) -> int:
-    # Before anything imports torch: idle OpenMP threads sleep instead of spinning, so they do not
-    # starve the UI thread (REFERENCE: in-app throughput collapsed with spinning workers).
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # Before anything imports torch: idle OpenMP threads spin only briefly, so they do not starve the
+    # UI thread (REFERENCE: in-app throughput collapsed with spinning workers; see app/threads.py).
+    configure_openmp()
     app = make_app(argv)
     import multiprocessing.resource_tracker
 
