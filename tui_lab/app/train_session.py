@@ -11,7 +11,6 @@ Threads: on 2 cores, torch's default of 2 OpenMP threads beside a busy UI thread
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,43 +20,13 @@ from textual.worker import Worker, get_current_worker
 
 from tui_lab.app.threads import train_threads
 from tui_lab.config import ModelConfig
+from tui_lab.run_control import RunControl
 
 if TYPE_CHECKING:
     from tui_lab.train.config import TrainConfig
 
 ALIGN_EVERY_S = 1.0  # the numbers-de alignment grid is recomputed at most this often
 LR_CURVE_POINTS = 200
-
-
-class _Control:
-    """tui_lab.train.control.RunControl's interface, without importing torch on the UI thread."""
-
-    def __init__(self) -> None:
-        self._running = threading.Event()  # set = not paused
-        self._running.set()
-        self._stop = threading.Event()
-
-    def pause(self) -> None:
-        self._running.clear()
-
-    def resume(self) -> None:
-        self._running.set()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._running.set()  # wake a paused loop so it can see the stop
-
-    @property
-    def paused(self) -> bool:
-        return not self._running.is_set()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stop.is_set()
-
-    def wait_while_paused(self, poll_s: float = 0.1) -> None:
-        while not self._running.wait(poll_s):
-            pass
 
 
 
@@ -126,7 +95,7 @@ class TrainSession:
         self.train_config: TrainConfig | None = train if not isinstance(train, tuple) else None
         self._train_fields = train if isinstance(train, tuple) else None
         self.live, self.threads = live, threads or train_threads()
-        self.control = _Control()
+        self.control = RunControl()
         if paused:
             self.control.pause()
         self.trainer: Any = None  # set by the worker once built

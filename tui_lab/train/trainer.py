@@ -26,9 +26,9 @@ from tui_lab.analysis.cost import training_flops_per_token
 from tui_lab.config import ModelConfig
 from tui_lab.hardware import matmul_peak_flops, pick_device
 from tui_lab.model import build_model
+from tui_lab.run_control import RunControl
 from tui_lab.train import distributed
 from tui_lab.train.config import TrainConfig
-from tui_lab.train.control import RunControl
 from tui_lab.train.events import (
     CheckpointEvent,
     DoneEvent,

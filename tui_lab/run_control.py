@@ -1,4 +1,7 @@
-"""Pause, resume and stop from another thread; the training loop looks at them between steps."""
+"""Pause, resume and stop from another thread; the training loop looks at them between steps.
+
+Torch-free on purpose: the app creates one on the UI thread before torch has loaded.
+"""
 
 from __future__ import annotations
 
