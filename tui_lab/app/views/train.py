@@ -398,7 +398,7 @@ class TrainView(Horizontal):
             parts.append("PAUSED" if self.session.paused else "running")
         text = Text("  ".join(parts) + "\n", style="bold")
         text.append(self.message, style=self.message_style)
-        self.query_one("#tr-status", Static).update(text)
+        self.query_one("#tr-status", Static).update(text, layout=False)  # fixed height (tcss): no relayout
 
     # -- layout --------------------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:

@@ -28,8 +28,11 @@ class GradNorms(Static):
         self.norms: dict[str, float] = {}
 
     def show(self, norms: dict[str, float], total: float | None = None) -> None:
+        # A relayout of the screen holds the UI thread (and the GIL the trainer needs): only when the
+        # number of lines changes.
+        same_lines = len(norms) == len(self.norms)
         self.norms = dict(norms)
-        self.update(self.render_norms(total))
+        self.update(self.render_norms(total), layout=not same_lines)
 
     def render_norms(self, total: float | None = None) -> Text:
         if not self.norms:
