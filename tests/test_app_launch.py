@@ -73,3 +73,25 @@ async def test_hf_folder_opens_with_gpt2_tokenizer(tmp_path):
         expected = app.live.tokenizer.token_strings(app.live.tokenizer.encode("The quick brown fox."))
         await wait_for(pilot, lambda: attention.src == expected)
         assert attention.grids[("decoder-self", 0)][0][0][0] > 0.99  # the first token sees only itself
+
+
+async def test_every_view_can_be_left_for_another_by_key_and_click():
+    # A focused widget in the pane being left used to pull its pane back (TabbedContent follows focus).
+    from tui_lab.app.app import VIEWS
+
+    app = app_for("--preset", "gpt2-toy", build=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.5)
+        tabs = app.query_one("#views")
+        n = len(VIEWS)
+        for i, start in enumerate(VIEWS):
+            for target, by_click in ((VIEWS[(i + 1) % n], True), (VIEWS[(i - 1) % n], False)):
+                await pilot.press(f"f{i + 1}")  # number keys type into a focused Input; F-keys always work
+                await pilot.pause(0.05)
+                assert tabs.active == start.id
+                if by_click:
+                    await pilot.click(f"#--content-tab-{target.id}")
+                else:
+                    await pilot.press(f"f{VIEWS.index(target) + 1}")
+                await pilot.pause(0.05)
+                assert tabs.active == target.id, f"{start.id} -> {target.id}"

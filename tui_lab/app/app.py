@@ -116,11 +116,18 @@ class TuiLabApp(App):
         self.show_view(view_id)
 
     def show_view(self, view_id: str) -> None:
+        # A focused widget left in the pane we leave would pull its pane back to the front (TabbedContent
+        # follows focus), so the view we leave gives up focus first.
+        pane = self.query_one(f"#{view_id}", TabPane)
+        if self.focused is not None and pane not in self.focused.ancestors:
+            self.set_focus(None)
         self.query_one("#views", TabbedContent).active = view_id
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.tabbed_content.id != "views" or event.pane is None:
             return
+        if self.focused is not None and event.pane not in self.focused.ancestors:
+            self.set_focus(None)  # a tab clicked with the mouse: same reason as in show_view
         self._activated(str(event.pane.id))
 
     def _activated(self, view_id: str) -> None:

@@ -189,7 +189,9 @@ class TrainSession:
         curve = [(s, learning_rate(s, c, trainer.model_config.d_model)) for s in range(0, total, every)]
         params = sum(p.numel() for p in trainer.model.parameters())
         if trainer.is_seq2seq:
-            self._align_example = trainer.source.task.val[0]
+            # The longest held-out source: for numbers-de a three-digit number, where German reorders the
+            # units before the tens, so the forming alignment is worth watching (a one-word one is not).
+            self._align_example = max(trainer.source.task.val, key=lambda pair: len(pair[0]))
         self.trainer = trainer
         self._post(TrainReady(self.run, trainer.model_config, list(trainer.notes), curve, params, continued))
         return trainer
