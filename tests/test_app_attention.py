@@ -120,3 +120,25 @@ def test_hashed_tokens_are_stable():
     ids, labels = grids.tokenize("the cat the", vocab=100)
     assert ids[0] == ids[2] and labels == ["the", "cat", "the"] and all(0 <= i < 100 for i in ids)
     assert grids.hash_ids(["gesehen"], 37000) == grids.hash_ids(["gesehen"], 37000)
+
+
+async def test_a_model_trained_on_a_task_brings_its_own_example_and_bos():
+    from tui_lab.app.live_model import ModelReady
+    from tui_lab.data.tasks import load_task
+    from tui_lab.model import build_model
+    from tui_lab.presets import load_preset
+
+    task = load_task("numbers-de")
+    tok = task.tokenizer
+    config = load_preset("transformer-2017-toy", vocab=tok.vocab_size)
+    app = app_for("--preset", "transformer-2017-toy")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        app.show_view("attention")
+        example = ("three hundred twenty one", "drei hundert ein und zwanzig")
+        app.post_message(ModelReady(config, build_model(config).eval(), tok, "cpu", "trained run #1", example))
+        attention = app.view("attention")
+        await wait_for(pilot, lambda: attention.src == ["three", "hundred", "twenty", "one"])
+        await wait_for(pilot, lambda: attention.tgt[:2] == ["<bos>", "drei"])
+        cross = attention.grids[("cross", 0)]
+        assert (len(cross[0]), len(cross[0][0])) == (6, 4)  # heads' mean: target (bos + 5 words) x source (4)

@@ -21,10 +21,19 @@ def hash_ids(words: list[str], vocab: int) -> list[int]:
     return [zlib.crc32(w.encode("utf-8")) % vocab for w in words]
 
 
-def tokenize(text: str, vocab: int, tokenizer: Any = None) -> tuple[list[int], list[str]]:
-    """(ids, display labels): the live tokenizer when the model has one, else whitespace words, hashed."""
+BOS_TEXT = "<bos>"
+
+
+def tokenize(text: str, vocab: int, tokenizer: Any = None, target: bool = False) -> tuple[list[int], list[str]]:
+    """(ids, display labels): the live tokenizer when the model has one, else whitespace words, hashed.
+
+    A decoder input starts with the tokenizer's bos id, as in training (teacher forcing); a typed
+    leading "<bos>" stands for it rather than being spelled out.
+    """
     if tokenizer is not None:
-        ids = list(tokenizer.encode(text))
+        if target:
+            text = text.strip().removeprefix(BOS_TEXT).lstrip()
+        ids = ([tokenizer.bos_id] if target else []) + list(tokenizer.encode(text))
         return ids, list(tokenizer.token_strings(ids))
     words = text.split()
     return hash_ids(words, vocab), words

@@ -35,9 +35,11 @@ class ModelStatus(Message):
 class ModelReady(Message):
     """A model was built or loaded; `install` it on the UI thread."""
 
-    def __init__(self, config: ModelConfig, model: Any, tokenizer: Any, device: str, origin: str) -> None:
+    def __init__(self, config: ModelConfig, model: Any, tokenizer: Any, device: str, origin: str,
+                 example: tuple[str, str] | None = None) -> None:
         super().__init__()
         self.config, self.model, self.tokenizer, self.device, self.origin = config, model, tokenizer, device, origin
+        self.example = example  # (source, target) text the model was trained on, for the views' inputs
 
 
 class ModelFailed(Message):
@@ -54,6 +56,7 @@ class LiveModel:
     tokenizer: Any = None  # a tui_lab.data Tokenizer for checkpoints/HF; None for a random preset
     generation: int = 0  # bumped on every install, so views can tell a rebuild from a repaint
     origin: str = ""  # "preset gpt2-toy", "checkpoint runs/x", ...
+    example: tuple[str, str] | None = None  # a held-out (source, target) of a seq2seq task it was trained on
     building: bool = False
     status: str = "not built"
     worker: Worker | None = field(default=None, repr=False)
@@ -65,7 +68,7 @@ class LiveModel:
     def install(self, ready: ModelReady) -> None:
         """Swap the new model in (UI thread only)."""
         self.config, self.model, self.tokenizer = ready.config, ready.model, ready.tokenizer
-        self.device, self.origin = ready.device, ready.origin
+        self.device, self.origin, self.example = ready.device, ready.origin, ready.example
         self.generation += 1
         self.building = False
         self.status = f"{ready.origin} · {count_params(ready.config).total:,} params · {ready.device}"

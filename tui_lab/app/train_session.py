@@ -138,6 +138,13 @@ class TrainSession:
         return app.run_worker(self._one_step, name=f"train run {self.run}: one step", group="train-step",
                               thread=True, exclusive=True, exit_on_error=False)
 
+    def example_text(self) -> tuple[str, str] | None:
+        """The held-out example the alignment grid shows, as (source, target) text; None for text runs."""
+        if self._align_example is None or self.trainer is None:
+            return None
+        src_ids, tgt_ids = self._align_example
+        return self.trainer.tokenizer.decode(src_ids), self.trainer.tokenizer.decode(tgt_ids)
+
     # -- worker thread -----------------------------------------------------------------------------
     def _post(self, message: Message) -> None:
         self._poster.post_message(message)

@@ -134,10 +134,31 @@ class AttentionView(Vertical):
             self.query_one("#att-tgt", Input).value = TARGET_TEXT
         self.grids = {}
         self._fill_kinds()
+        self._fit_inputs_to_tokenizer()
         if self.app.live.ready:
             self.action_run()
         else:
             self._info(f"the live model is not ready yet ({self.app.live.status})")
+
+    def _fit_inputs_to_tokenizer(self) -> None:
+        """Words the new live tokenizer lacks would all read <unk>: use the model's own example instead."""
+        live = self.app.live
+        if live.tokenizer is None or not hasattr(live.tokenizer, "unknown"):
+            return
+        texts = [self.query_one("#att-src", Input).value]
+        if self.encoder_decoder:
+            texts.append(self.query_one("#att-tgt", Input).value.replace(grids.BOS_TEXT, ""))
+        unknown = [word for text in texts for word in live.tokenizer.unknown(text)]
+        if not unknown:
+            return
+        if live.example is not None:
+            source, target = live.example
+            self.query_one("#att-src", Input).value = source
+            self.query_one("#att-tgt", Input).value = f"{grids.BOS_TEXT} {target}"
+            self.app.notify(f"inputs set to a held-out example of the live model: {source!r}", title="attention")
+        else:
+            self.app.notify(f"the live tokenizer lacks {', '.join(map(repr, unknown[:5]))}: they read <unk>",
+                            title="attention", severity="warning")
 
     # -- running -----------------------------------------------------------------------------------
     def set_inputs(self, source: str, target: str | None = None, kind: str | None = None,
@@ -158,7 +179,7 @@ class AttentionView(Vertical):
         tgt_ids, tgt = None, []
         if self.encoder_decoder:
             tgt_ids, tgt = grids.tokenize(self.query_one("#att-tgt", Input).value, live.config.vocab,
-                                          live.tokenizer)
+                                          live.tokenizer, target=True)
         limit = min(grids.MAX_TOKENS, live.config.max_len if live.config.positions == "learned" else 10**9)
         if len(src_ids) > limit or (tgt_ids and len(tgt_ids) > limit):
             self.app.notify(f"input cut to {limit} tokens", severity="warning")

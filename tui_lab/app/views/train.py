@@ -300,7 +300,7 @@ class TrainView(Horizontal):
         run.status = message.outcome
         origin = f"trained run #{message.run} (step {message.step})"
         self.app.post_message(ModelReady(message.config, message.model, message.tokenizer, self.app.live.device,
-                                         origin))
+                                         origin, self.session.example_text()))
         style = "bold red" if message.outcome == "error" else "bold green"
         self._say(f"run #{message.run} {message.outcome}: {message.message}; the live model is now its last "
                   "good weights", style)
