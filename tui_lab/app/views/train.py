@@ -39,7 +39,7 @@ from tui_lab.app.widgets.line_plot import Line, LinePlot
 from tui_lab.app.widgets.quit_modal import CANCEL, SAVE, QuitWhileTraining
 from tui_lab.app.widgets.train_form import TrainForm
 
-REDRAW_HZ = 2  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: keys and training wait
+REDRAW_HZ = 1  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: 2 Hz cost training ~5%
 LR_REDRAW_EVERY = 4  # the lr curve is fixed; only its step marker moves
 PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box")
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40

@@ -18,8 +18,10 @@ SCHEDULES = ("noam", "cosine", "constant")  # == tui_lab.train.config.SCHEDULES
 TOKENIZERS = ("char", "bpe")  # == tui_lab.train.config.TOKENIZERS
 DATA_CHOICES = (("built-in corpus", "corpus"), ("text file", "file"), ("task: copy", "copy"),
                 ("task: reverse", "reverse"), ("task: numbers-de", "numbers-de"))
-# Smaller than the headless defaults so the plot moves within seconds on 2 shared cores.
-APP_LM: dict[str, Any] = dict(steps=400, batch_size=16, seq_len=64, lr=3e-3, schedule="cosine", vocab=512,
+# The headless engine's batch and length (`tui-lab train`): a step of 32 x 128 tokens is big enough that the
+# UI thread's share of the GIL costs little (benchmarks/ui_latency.py: in-app 78-80% of headless tokens/s;
+# 16 x 64 gave 62-74%), and the plot still moves several times a second.
+APP_LM: dict[str, Any] = dict(steps=400, batch_size=32, seq_len=128, lr=3e-3, schedule="cosine", vocab=512,
                               eval_every=50, eval_batches=4, sample_every=50)
 APP_SEQ2SEQ: dict[str, Any] = dict(eval_every=50, eval_examples=100, sample_every=25, seq_len=64, vocab=512)
 FIELDS = (("steps", "steps"), ("batch", "batch_size"), ("seq len", "seq_len"), ("lr", "lr"), ("vocab", "vocab"))
