@@ -43,3 +43,13 @@ def test_bad_input_is_one_line_and_exit_2():
         assert out.returncode == 2, args
         assert out.stderr.count("\n") == 1 and message in out.stderr, out.stderr
         assert "Traceback" not in out.stderr
+
+
+def test_a_closed_pipe_is_not_a_traceback():
+    proc = subprocess.Popen([sys.executable, "-m", "tui_lab.cli", "info", "--preset", "gpt2-small"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()  # like `| head -c 10`
+    err = proc.stderr.read().decode()
+    proc.wait()
+    assert "Traceback" not in err
