@@ -77,7 +77,7 @@ class TrainView(Horizontal):
         yield TrainForm(id="tr-form")
         with Vertical(id="tr-main"):
             yield Static("", id="tr-status")
-            yield ProgressBar(id="tr-progress", show_eta=True)
+            yield ProgressBar(id="tr-progress", show_eta=False)  # the status line has the ETA of the steps
             yield LinePlot("loss", "step", "", id="tr-loss")
             with Horizontal(id="tr-lower"):
                 with Vertical(id="tr-lr-box", classes="tr-panel"):
