@@ -40,7 +40,7 @@ async def steps(pilot, view, n: int) -> None:
         before = len(view.store.current.train_loss)
         await pilot.press("n")
         await wait_for(pilot, lambda b=before: len(view.store.current.train_loss) > b)
-    await pilot.pause(0.6)  # the redraw timer (2 Hz)
+    await pilot.pause(1.1)  # the redraw timer (1 Hz)
 
 
 def test_form_lists_match_the_engine():
@@ -73,7 +73,7 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         assert "vocab set to" in view.message  # the char tokenizer's vocab, not the preset's 256
         await steps(pilot, view, 3)
         assert [s for s, _ in view.store.current.train_loss] == [1, 2, 3]
-        assert app.query_one("#tr-loss", LinePlot).points == 3
+        await wait_for(pilot, lambda: app.query_one("#tr-loss", LinePlot).points == 3)  # redrawn by a 1 Hz timer
         assert "step 3/40" in str(app.query_one("#tr-status").render())
         view.action_pause()  # resume: it trains on its own
         await wait_for(pilot, lambda: len(view.store.current.train_loss) >= 5)
@@ -95,9 +95,11 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         await start_paused(pilot, view)
         await steps(pilot, view, 1)
         await pilot.press("v")
-        await pilot.pause(0.6)
-        labels = [line.label for line in app.query_one("#tr-loss", LinePlot).lines]
-        assert "#1 lr=0.003" in labels and "#2 lr=0.001" in labels
+
+        def labels() -> list[str]:
+            return [line.label for line in app.query_one("#tr-loss", LinePlot).lines]
+
+        await wait_for(pilot, lambda: "#1 lr=0.003" in labels() and "#2 lr=0.001" in labels())
         view.action_stop()
         await wait_for(pilot, lambda: not view.training)
 
@@ -125,8 +127,7 @@ async def test_non_finite_loss_stops_with_a_message_and_keeps_the_last_good_weig
         assert app.live.model.training is False
         for name, tensor in app.live.model.state_dict().items():
             assert torch.isfinite(tensor).all() and torch.equal(tensor, good[name]), name
-        await pilot.pause(0.6)
-        assert "not finite" in str(app.query_one("#tr-status").render())
+        await wait_for(pilot, lambda: "not finite" in str(app.query_one("#tr-status").render()))
 
 
 async def test_quitting_while_training_asks_first():

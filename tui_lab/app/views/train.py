@@ -221,6 +221,7 @@ class TrainView(Horizontal):
     def action_overlay(self) -> None:
         self.overlay = not self.overlay
         self.dirty = True
+        self._redraw()  # a key deserves an answer now, not at the next tick of the 1 Hz timer
         self.notify("overlay: every run of this session" if self.overlay else "overlay off: the current run")
 
     def action_next_panel(self) -> None:
@@ -346,6 +347,8 @@ class TrainView(Horizontal):
     def _say(self, text: str, style: str = "") -> None:
         self.message, self.message_style = text, style
         self.dirty = True
+        if self.is_mounted:
+            self._status()  # the status line at once (cheap); plots wait for the timer
 
     def _redraw(self) -> None:
         if not self.dirty:
