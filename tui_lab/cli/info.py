@@ -10,7 +10,7 @@ from rich.table import Table
 
 from tui_lab.analysis import count_params, flops_per_token, memory, shape_trace
 from tui_lab.analysis.format import human_bytes, human_count
-from tui_lab.cli.config_args import add_config_arguments, config_from_args
+from tui_lab.cli.config_args import add_config_arguments, config_from_args, overrides_from_args
 from tui_lab.config import ModelConfig
 from tui_lab.presets import paper_claims
 
@@ -27,10 +27,7 @@ def _config(args: argparse.Namespace) -> ModelConfig:
     if args.from_hf:
         from tui_lab.hf_gpt2 import hf_gpt2_config
 
-        config = hf_gpt2_config(args.from_hf)
-        from tui_lab.cli.config_args import overrides_from_args
-
-        return config.replace(**overrides_from_args(args))
+        return hf_gpt2_config(args.from_hf).replace(**overrides_from_args(args))
     return config_from_args(args)
 
 
