@@ -2,3 +2,17 @@ import os
 
 # Tests run on shared 2-core machines: keep torch from oversubscribing them.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import tempfile  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _private_user_folders(tmp_path_factory, monkeypatch):
+    """Exports and per-machine measurements go to a temporary folder, never the person's home."""
+    monkeypatch.setenv("TUI_LAB_EXPORTS", str(tmp_path_factory.mktemp("exports")))
+    monkeypatch.setenv("TUI_LAB_CACHE", os.environ.get("TUI_LAB_TEST_CACHE") or _SESSION_CACHE)
+
+
+_SESSION_CACHE = tempfile.mkdtemp(prefix="tui-lab-cache-")

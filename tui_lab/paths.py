@@ -1,0 +1,32 @@
+"""Where the lab writes on a person's machine: exports they asked for, and measurements kept per machine.
+
+Exports never land in the current folder by surprise (it is often a source checkout): they go to
+`TUI_LAB_EXPORTS` if set, else `~/tui-lab/exports`. Machine measurements (the matmul peak behind MFU, the
+decoding thread policy) are kept in the user's cache folder so they are measured once per machine:
+`TUI_LAB_CACHE` if set, else `$XDG_CACHE_HOME/tui-lab`, else `~/.cache/tui-lab`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def exports_dir(create: bool = True) -> Path:
+    """The folder exports are written to (created on first use)."""
+    folder = Path(os.environ.get("TUI_LAB_EXPORTS") or Path.home() / "tui-lab" / "exports").expanduser()
+    if create:
+        folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def cache_dir(create: bool = True) -> Path:
+    """The folder per-machine measurements are kept in (created on first use)."""
+    base = os.environ.get("TUI_LAB_CACHE")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = str(Path(xdg) / "tui-lab") if xdg else str(Path.home() / ".cache" / "tui-lab")
+    folder = Path(base).expanduser()
+    if create:
+        folder.mkdir(parents=True, exist_ok=True)
+    return folder
