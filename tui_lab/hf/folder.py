@@ -1,7 +1,7 @@
 """Where the files of a Hugging Face GPT-2 checkpoint are, in a plain folder or in the HF cache.
 
 A path that does not exist but reads like a model id ('gpt2', 'openai-community/gpt2') is looked up
-in the local cache only; nothing is ever downloaded.
+in the local cache only; nothing is downloaded here (`tui_lab.hf.hub` does that, when a person asks).
 
 A cache root looks like `models--gpt2/{blobs,refs/main,snapshots/<hash>/}`; the files in a snapshot are
 symlinks into `blobs/`. We pick the snapshot `refs/main` names when it is complete, else the newest
@@ -11,6 +11,7 @@ complete one. Nothing here imports torch or reads a weight.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,8 @@ CONFIG = "config.json"
 # In the order we prefer them: safetensors cannot run code; a pickle is only read with weights_only.
 WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 FOREIGN_WEIGHTS = ("tf_model.h5", "flax_model.msgpack", "model.ckpt.index", "rust_model.ot", "model.onnx")
+# The Hub's repo id rule (huggingface_hub's REPO_ID_REGEX): an optional owner, then a name, each 1-96 of [\w.-].
+REPO_ID = re.compile(r"(?:\b[\w.-]{1,96}\b/)?\b[\w.-]{1,96}\b")
 EXPECTED = "config.json, model.safetensors or pytorch_model.bin, and vocab.json + merges.txt or tokenizer.json"
 
 
@@ -72,12 +75,31 @@ def hub_cache() -> Path:
     return cache / "huggingface" / "hub"
 
 
+def is_repo_id(text: str) -> bool:
+    """'gpt2', 'openai-community/gpt2': the Hub's rule (name or owner/name, [A-Za-z0-9_.-], no '--' or '..')."""
+    return bool(REPO_ID.fullmatch(text)) and "--" not in text and ".." not in text
+
+
 def cache_root(repo_id: str) -> Path | None:
     """'gpt2' or 'openai-community/gpt2' -> its `models--*` folder in the local cache, if it is there."""
-    if not repo_id or repo_id.startswith((".", "/", "~")) or repo_id.count("/") > 1:
+    if not is_repo_id(repo_id):
         return None
     root = hub_cache() / f"models--{repo_id.replace('/', '--')}"
     return root if root.is_dir() else None
+
+
+def cached_snapshot(repo_id: str) -> Path | None:
+    """The complete snapshot of a cached model id; None when it is absent or only partly downloaded.
+
+    The one cache lookup for model ids: `find_checkpoint` and `tui_lab.hf.hub` both come through here.
+    """
+    root = cache_root(repo_id)
+    if root is None or not (root / "snapshots").is_dir():
+        return None
+    try:
+        return _best_snapshot(root)
+    except ValueError:  # snapshots exist but none is complete: an interrupted download
+        return None
 
 
 def _best_snapshot(root: Path) -> Path:

@@ -1,0 +1,370 @@
+"""Real weights on demand: what a person typed for `--from-hf` -> a local folder, downloading only when asked.
+
+    folder = resolve("gpt2")                          # a folder, a cache root or a cached id: no network
+    plan = plan_download("gpt2")                      # one request: which files, how many bytes
+    folder = fetch(plan, on_progress, should_stop)    # only what the lab reads, into the HF cache
+
+Consent first: an uncached id is refused before any request unless `download=True`, and the size is
+known (the plan) before a byte of weights moves. huggingface_hub does the transfers (it honours
+HF_ENDPOINT, tokens for gated repos and the cache layout `transformers` reads); we choose the files,
+their order and when to stop. Its module constants are read at import, so the environment
+(HF_HOME / HF_HUB_CACHE, HF_ENDPOINT, HF_HUB_OFFLINE) is read here at call time and passed explicitly.
+
+Nothing half-loaded: huggingface_hub writes each file under a temporary name and renames it into the
+cache only when complete; we fetch the file that makes a snapshot look complete to `find_checkpoint`
+(the weights, or their shard index) last, and write refs/<revision> after it. A download stopped at
+any point leaves a snapshot `cached_snapshot` does not accept, and the next `fetch` skips the
+finished files. Importing this module imports neither torch nor huggingface_hub.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tui_lab.analysis.format import human_bytes
+from tui_lab.hf.folder import cache_root, cached_snapshot, find_checkpoint, hub_cache, is_repo_id
+
+DEFAULT_TIMEOUT = 10.0  # seconds to connect and to wait for each answer; named in the message when it runs out
+FIRST = ("config.json", "generation_config.json", "tokenizer.json", "vocab.json", "merges.txt",
+         "tokenizer_config.json", "special_tokens_map.json")
+# (single file, shard index, shard extension) in the order folder.WEIGHTS prefers them; a pickle is last.
+SAFETENSORS = ("model.safetensors", "model.safetensors.index.json", "safetensors")
+PICKLE = ("pytorch_model.bin", "pytorch_model.bin.index.json", "bin")
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    name: str
+    size: int  # bytes
+    cached: bool  # already complete in the snapshot: fetch skips it
+
+
+@dataclass(frozen=True)
+class DownloadPlan:
+    """What `fetch` would download, for the CLI to print and the app to confirm."""
+
+    repo_id: str
+    revision: str  # what was asked for ("main")
+    commit: str  # the commit every file is taken from, so a retry cannot mix two versions
+    files: tuple[RemoteFile, ...]  # in fetch order: small files first, the weights last
+    left_out: tuple[str, ...]  # repo files the lab does not read
+    pickle: bool  # the weights are pytorch_model.bin (allowed with allow_pickle)
+    endpoint: str
+    cache: Path
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+    @property
+    def to_fetch_bytes(self) -> int:
+        return sum(f.size for f in self.files if not f.cached)
+
+    @property
+    def folder(self) -> Path:
+        return self.cache / f"models--{self.repo_id.replace('/', '--')}" / "snapshots" / self.commit
+
+    def summary(self) -> str:
+        """One line: 'gpt2 (commit 607a30d) from https://huggingface.co: 6 files, 522.7 MiB; 9 other files left out'."""
+        cached = sum(f.cached for f in self.files)
+        size = human_bytes(self.total_bytes)
+        if cached:
+            size += f", {human_bytes(self.to_fetch_bytes)} still to fetch ({cached} files already cached)"
+        left = f"; {len(self.left_out)} other files left out" if self.left_out else ""
+        kind = ", weights as a pickle (read with weights_only)" if self.pickle else ""
+        return (f"{self.repo_id} (commit {self.commit[:7]}) from {self.endpoint}: {len(self.files)} files, "
+                f"{size}{kind}{left}")
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(file, size) for a table, 'cached' where nothing needs fetching."""
+        return [(f.name, "cached" if f.cached else human_bytes(f.size)) for f in self.files]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Handed to `on_progress` from the downloading thread, after each chunk and each file."""
+
+    file: str
+    done: int  # bytes over the whole plan, files already cached included
+    total: int
+    files_done: int
+    files_total: int
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.done / self.total) if self.total else 1.0
+
+    def line(self) -> str:
+        return (f"{self.file}: {human_bytes(self.done)} of {human_bytes(self.total)} ({self.fraction:.0%}), "
+                f"{self.files_done} of {self.files_total} files done")
+
+
+class DownloadCancelled(Exception):
+    """`should_stop` said stop: finished files stay cached, the one in flight is discarded."""
+
+
+def resolve(spec: str | Path, *, download: bool = False, allow_pickle: bool = False,
+            on_plan: Callable[[DownloadPlan], None] | None = None,
+            on_progress: Callable[[Progress], None] | None = None,
+            should_stop: Callable[[], bool] | None = None, timeout: float = DEFAULT_TIMEOUT) -> Path:
+    """The local folder for what a person typed; fetches an uncached model id only with `download=True`."""
+    folder = locate(spec)
+    if folder is not None:
+        return folder
+    repo_id = str(spec)
+    if not download:
+        raise ValueError(not_cached_message(repo_id))
+    plan = plan_download(repo_id, allow_pickle=allow_pickle, timeout=timeout)
+    if on_plan is not None:
+        on_plan(plan)  # the CLI prints plan.summary() before the bytes move
+    return fetch(plan, on_progress, should_stop, timeout)
+
+
+def locate(spec: str | Path) -> Path | None:
+    """A folder, a cache root or a cached id -> its folder, never touching the network; None for an uncached id.
+
+    A path that exists (or that cannot be a model id) goes to `find_checkpoint`, whose ValueError says what is wrong.
+    """
+    path = Path(spec).expanduser()
+    if path.exists() or not is_repo_id(str(spec)):
+        return find_checkpoint(path).folder
+    return cached_snapshot(str(spec))
+
+
+def not_cached_message(repo_id: str) -> str:
+    if cache_root(repo_id) is not None:  # snapshots without weights: a download that stopped
+        return (f"--from-hf {repo_id}: only part of it is in the local cache ({hub_cache()}), an earlier download "
+                "stopped; add --download to finish it")
+    return (f"--from-hf {repo_id}: not in the local cache ({hub_cache()}); add --download to fetch it from the "
+            "Hugging Face Hub")
+
+
+def plan_download(repo_id: str, *, allow_pickle: bool = False, revision: str = "main",
+                  timeout: float = DEFAULT_TIMEOUT) -> DownloadPlan:
+    """List the repo (one request to the Hub) and choose the files the lab needs; ValueError in one line."""
+    if not is_repo_id(repo_id):
+        raise ValueError(f"--from-hf {repo_id!r}: not a model id (like gpt2 or openai-community/gpt2)")
+    _refuse_offline(repo_id)
+    from huggingface_hub import HfApi
+
+    endpoint = hub_endpoint()
+    with _hub_errors(repo_id, endpoint, timeout):
+        info = HfApi(endpoint=endpoint).model_info(repo_id, revision=revision, files_metadata=True, timeout=timeout)
+    if not info.sha:
+        raise ValueError(f"--from-hf {repo_id}: {endpoint} did not say which commit it serves")
+    sizes = {s.rfilename: (s.lfs.size if s.lfs else s.size) or 0 for s in info.siblings or ()}
+    names, pickle = select_files(repo_id, sizes, allow_pickle)
+    cache = hub_cache()
+    snapshot = cache / f"models--{repo_id.replace('/', '--')}" / "snapshots" / info.sha
+    files = tuple(RemoteFile(name, sizes[name], (snapshot / name).is_file()) for name in names)
+    left_out = tuple(sorted(set(sizes) - set(names)))
+    return DownloadPlan(repo_id, revision, info.sha, files, left_out, pickle, endpoint, cache)
+
+
+def select_files(repo_id: str, names: dict[str, int] | set[str], allow_pickle: bool) -> tuple[list[str], bool]:
+    """The files to fetch, in order (the weights last), and whether they are a pickle; ValueError otherwise."""
+    names = set(names)
+    if "config.json" not in names:
+        raise ValueError(f"--from-hf {repo_id}: the repo has no config.json, so it is not a model the lab can open")
+    weights, pickle = _weights(names, *SAFETENSORS), False
+    if weights is None:
+        weights, pickle = _weights(names, *PICKLE), True
+        if weights is None:
+            found = sorted(n for n in names if "/" not in n and n.endswith((".h5", ".msgpack", ".onnx", ".gguf")))
+            held = f"it holds {', '.join(found)}" if found else "it holds no weights at its top level"
+            raise ValueError(f"--from-hf {repo_id}: no model.safetensors or pytorch_model.bin on the Hub ({held})")
+        if not allow_pickle:
+            raise ValueError(f"--from-hf {repo_id}: its weights exist only as {weights[-1]}, a pickle; add "
+                             "--allow-pickle to fetch them (they are still read with weights_only, which runs no code)")
+    return [*(n for n in FIRST if n in names), *weights], pickle
+
+
+def _weights(names: set[str], single: str, index: str, ext: str) -> list[str] | None:
+    if single in names:
+        return [single]
+    if index not in names:
+        return None
+    shard = re.compile(rf"{re.escape(single.rsplit('.', 1)[0])}-\d+-of-\d+\.{ext}")
+    return [*sorted(n for n in names if shard.fullmatch(n)), index]  # the index last: it marks the set complete
+
+
+def fetch(plan: DownloadPlan, on_progress: Callable[[Progress], None] | None = None,
+          should_stop: Callable[[], bool] | None = None, timeout: float = DEFAULT_TIMEOUT) -> Path:
+    """Download the plan's files into the cache, in order; the snapshot folder, complete.
+
+    Raises DownloadCancelled when `should_stop()` turns true (checked before each file and after each
+    chunk), ValueError in one line when the Hub cannot be reached or refuses.
+    """
+    _refuse_offline(plan.repo_id)
+    from huggingface_hub import hf_hub_download
+
+    tracker = _Tracker(plan, on_progress, should_stop)
+    bar = tracker.bar_class()
+    for file in plan.files:
+        tracker.begin(file)
+        with _hub_errors(plan.repo_id, plan.endpoint, timeout):
+            hf_hub_download(plan.repo_id, file.name, revision=plan.commit, cache_dir=plan.cache,
+                            endpoint=plan.endpoint, etag_timeout=timeout, tqdm_class=bar)
+        tracker.end(file)
+    _write_ref(plan)
+    return find_checkpoint(plan.folder).folder
+
+
+def hub_endpoint() -> str:
+    from huggingface_hub import constants
+
+    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+
+
+def offline() -> bool:
+    """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) as huggingface_hub reads it, but read now, not at its import."""
+    value = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
+    return value.upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def _refuse_offline(repo_id: str) -> None:
+    if offline():
+        raise ValueError(f"--from-hf {repo_id}: not in the local cache ({hub_cache()}) and HF_HUB_OFFLINE is set, "
+                         "so nothing is downloaded; unset it to fetch the model")
+
+
+def _write_ref(plan: DownloadPlan) -> None:
+    """refs/<revision> -> commit, written last and atomically: the cache now names a complete snapshot."""
+    if plan.revision == plan.commit:
+        return
+    ref = plan.folder.parent.parent / "refs" / plan.revision
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    tmp = ref.with_name(f".{ref.name}.{os.getpid()}.tmp")
+    tmp.write_text(plan.commit, encoding="utf-8")
+    os.replace(tmp, ref)
+
+
+class _Tracker:
+    """Bytes done over the plan, fed by huggingface_hub's progress-bar calls; stops the transfer when asked."""
+
+    def __init__(self, plan: DownloadPlan, on_progress, should_stop) -> None:
+        self.plan, self.on_progress, self.should_stop = plan, on_progress, should_stop
+        self.finished_bytes, self.files_done, self.in_file, self.file = 0, 0, 0, ""
+
+    def begin(self, file: RemoteFile) -> None:
+        self.file, self.in_file = file.name, 0
+        self.check()
+        self.report()
+
+    def advance(self, n: int) -> None:
+        self.in_file += n  # negative when huggingface_hub restarts a file the server would not resume
+        self.report()
+        self.check()  # raising here unwinds hf_hub_download, which deletes its temporary file
+
+    def end(self, file: RemoteFile) -> None:
+        self.finished_bytes += file.size
+        self.files_done += 1
+        self.in_file = 0
+        self.report()
+
+    def check(self) -> None:
+        if self.should_stop is not None and self.should_stop():
+            done = human_bytes(self.finished_bytes + self.in_file)
+            raise DownloadCancelled(f"--from-hf {self.plan.repo_id}: download cancelled at {done} of "
+                                    f"{human_bytes(self.plan.total_bytes)}; finished files stay in the cache "
+                                    "(--download picks up from there), nothing partial was kept")
+
+    def report(self) -> None:
+        if self.on_progress is not None:
+            done = self.finished_bytes + max(0, self.in_file)
+            self.on_progress(Progress(self.file, done, self.plan.total_bytes, self.files_done, len(self.plan.files)))
+
+    def bar_class(self) -> type:
+        """A class with the tqdm surface huggingface_hub drives (plain HTTP and hf_xet), reporting to us."""
+        tracker = self
+
+        class Bar:
+            def __init__(self, *args, total: int | None = None, **kwargs) -> None:
+                self.total = total  # hf_xet's reporter reads and grows it
+
+            def __enter__(self) -> Bar:
+                return self
+
+            def __exit__(self, *exc) -> None:
+                return None
+
+            def update(self, n: float | None = 1) -> None:
+                tracker.advance(int(n or 0))
+
+            def update_transfer(self, n: float | None = 1) -> None:
+                """Network bytes (before hf_xet reassembles them): `update` already counts the file's bytes."""
+
+            def set_postfix_str(self, *args, **kwargs) -> None:
+                """Speed text for a terminal bar: not ours to show."""
+
+            set_transfer_postfix_str = set_postfix_str
+
+            def refresh(self) -> None:
+                """Nothing is drawn."""
+
+            def close(self) -> None:
+                """Nothing to release."""
+
+        return Bar
+
+
+@contextmanager
+def _hub_errors(repo_id: str, endpoint: str, timeout: float) -> Iterator[None]:
+    """huggingface_hub's and httpx's many-line errors -> one ValueError line naming the cause."""
+    import httpx2
+    from huggingface_hub.errors import HFValidationError
+
+    try:
+        yield
+    except (OSError, httpx2.HTTPError, HFValidationError) as err:
+        raise ValueError(f"--from-hf {repo_id}: {_reason(err, endpoint, timeout)}") from None
+
+
+def _reason(err: BaseException, endpoint: str, timeout: float) -> str:
+    import httpx2
+    from huggingface_hub import errors
+
+    for cause in _chain(err):
+        if isinstance(cause, errors.OfflineModeIsEnabled):
+            return "HF_HUB_OFFLINE is set, so nothing is downloaded; unset it to fetch the model"
+        if isinstance(cause, errors.GatedRepoError):
+            return f"the model is gated on {endpoint}: accept its terms there, then set HF_TOKEN"
+        if isinstance(cause, errors.RepositoryNotFoundError):
+            return f"no such model on {endpoint} (a private one needs HF_TOKEN)"
+        if isinstance(cause, errors.RevisionNotFoundError):
+            return f"{endpoint} has no such revision of it"
+        if isinstance(cause, httpx2.TimeoutException):
+            return (f"{endpoint} did not answer within {timeout:g} s; check the network, or set HF_HUB_OFFLINE=1 "
+                    "to use only models already in the cache")
+        if isinstance(cause, httpx2.TransportError):
+            return f"cannot reach {_host(cause, endpoint)} ({_first_line(cause)}); check the network or HF_ENDPOINT"
+        if isinstance(cause, errors.HfHubHTTPError) and cause.response is not None:
+            return f"{endpoint} answered HTTP {cause.response.status_code}"
+    return f"download failed ({type(err).__name__}: {_first_line(err)})"
+
+
+def _host(err: BaseException, endpoint: str) -> str:
+    """The server the failed request went to (a CDN, a mirror), else the endpoint."""
+    try:
+        url = err.request.url  # httpx raises RuntimeError when the error carries no request
+        return f"{url.scheme}://{url.netloc.decode()}"
+    except (AttributeError, RuntimeError):
+        return endpoint
+
+
+def _chain(err: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        yield err
+        err = err.__cause__ or err.__context__
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
