@@ -226,6 +226,16 @@ def test_a_cancelled_download_leaves_nothing_a_load_accepts_and_a_retry_complete
     _greedy_matches_transformers(folder)
 
 
+@pytest.mark.parametrize("xet_disabled_before", [False, True])
+def test_bytes_move_over_plain_http_where_a_stop_takes_effect(hub, monkeypatch, xet_disabled_before):
+    """hf_xet swallows exceptions from its progress callback; fetch keeps huggingface_hub off it while it runs."""
+    monkeypatch.setattr(hf_constants, "HF_HUB_DISABLE_XET", xet_disabled_before)
+    during = set()
+    resolve("tiny-gpt2", download=True, on_progress=lambda p: during.add(hf_constants.HF_HUB_DISABLE_XET))
+    assert during == {True}
+    assert hf_constants.HF_HUB_DISABLE_XET is xet_disabled_before
+
+
 def test_cancelling_before_the_first_file_fetches_nothing(hub, cache):
     with pytest.raises(DownloadCancelled):
         resolve("tiny-gpt2", download=True, should_stop=lambda: True)

@@ -14,13 +14,16 @@ Nothing half-loaded: huggingface_hub writes each file under a temporary name and
 cache only when complete; we fetch the file that makes a snapshot look complete to `find_checkpoint`
 (the weights, or their shard index) last, and write refs/<revision> after it. A download stopped at
 any point leaves a snapshot `cached_snapshot` does not accept, and the next `fetch` skips the
-finished files. Importing this module imports neither torch nor huggingface_hub.
+finished files. Stopping takes effect after the chunk in flight (bytes move over plain HTTP, see
+`_plain_http`); while huggingface_hub retries a vanished server (about 25 s) it waits for those retries.
+Importing this module imports neither torch nor huggingface_hub.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +38,7 @@ FIRST = ("config.json", "generation_config.json", "tokenizer.json", "vocab.json"
 # (single file, shard index, shard extension) in the order folder.WEIGHTS prefers them; a pickle is last.
 SAFETENSORS = ("model.safetensors", "model.safetensors.index.json", "safetensors")
 PICKLE = ("pytorch_model.bin", "pytorch_model.bin.index.json", "bin")
+_FETCH_LOCK = threading.Lock()  # one fetch at a time: it switches a huggingface_hub flag (see _plain_http)
 
 
 @dataclass(frozen=True)
@@ -70,15 +74,18 @@ class DownloadPlan:
         return self.cache / f"models--{self.repo_id.replace('/', '--')}" / "snapshots" / self.commit
 
     def summary(self) -> str:
-        """One line: 'gpt2 (commit 607a30d) from https://huggingface.co: 6 files, 522.7 MiB; 9 other files left out'."""
+        """One line for the CLI and the app's confirmation.
+
+        'gpt2 (commit 607a30d) from https://huggingface.co: 5 files, 522.7 MiB; 9 files the lab does not read left out'
+        """
         cached = sum(f.cached for f in self.files)
         size = human_bytes(self.total_bytes)
         if cached:
-            size += f", {human_bytes(self.to_fetch_bytes)} still to fetch ({cached} files already cached)"
-        left = f"; {len(self.left_out)} other files left out" if self.left_out else ""
+            size += f", {human_bytes(self.to_fetch_bytes)} still to fetch ({_files(cached)} already cached)"
+        left = f"; {_files(len(self.left_out))} the lab does not read left out" if self.left_out else ""
         kind = ", weights as a pickle (read with weights_only)" if self.pickle else ""
-        return (f"{self.repo_id} (commit {self.commit[:7]}) from {self.endpoint}: {len(self.files)} files, "
-                f"{size}{kind}{left}")
+        where = f"{self.repo_id} (commit {self.commit[:7]}) from {self.endpoint}"
+        return f"{where}: {_files(len(self.files))}, {size}{kind}{left}"
 
     def rows(self) -> list[tuple[str, str]]:
         """(file, size) for a table, 'cached' where nothing needs fetching."""
@@ -184,6 +191,10 @@ def select_files(repo_id: str, names: dict[str, int] | set[str], allow_pickle: b
     return [*(n for n in FIRST if n in names), *weights], pickle
 
 
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
+
+
 def _weights(names: set[str], single: str, index: str, ext: str) -> list[str] | None:
     if single in names:
         return [single]
@@ -205,14 +216,34 @@ def fetch(plan: DownloadPlan, on_progress: Callable[[Progress], None] | None = N
 
     tracker = _Tracker(plan, on_progress, should_stop)
     bar = tracker.bar_class()
-    for file in plan.files:
-        tracker.begin(file)
-        with _hub_errors(plan.repo_id, plan.endpoint, timeout):
-            hf_hub_download(plan.repo_id, file.name, revision=plan.commit, cache_dir=plan.cache,
-                            endpoint=plan.endpoint, etag_timeout=timeout, tqdm_class=bar)
-        tracker.end(file)
+    with _plain_http():
+        for file in plan.files:
+            tracker.begin(file)
+            with _hub_errors(plan.repo_id, plan.endpoint, timeout):
+                hf_hub_download(plan.repo_id, file.name, revision=plan.commit, cache_dir=plan.cache,
+                                endpoint=plan.endpoint, etag_timeout=timeout, tqdm_class=bar)
+            tracker.end(file)
     _write_ref(plan)
     return find_checkpoint(plan.folder).folder
+
+
+@contextmanager
+def _plain_http() -> Iterator[None]:
+    """Fetch over plain HTTP, where our progress hook runs between chunks and can stop the transfer.
+
+    hf_xet (huggingface_hub's default for Xet-backed repos, which include gpt2) logs and swallows an
+    exception raised in its progress callback, so a file it fetches cannot be stopped midway. The Hub
+    serves the same bytes over HTTP; huggingface_hub reads this flag at each call, so we set it for the
+    duration of a fetch, one fetch at a time in this process.
+    """
+    from huggingface_hub import constants
+
+    with _FETCH_LOCK:
+        before, constants.HF_HUB_DISABLE_XET = constants.HF_HUB_DISABLE_XET, True
+        try:
+            yield
+        finally:
+            constants.HF_HUB_DISABLE_XET = before
 
 
 def hub_endpoint() -> str:
