@@ -14,6 +14,8 @@ from typing import Any
 from textual.message import Message
 from textual.worker import get_current_worker
 
+from tui_lab.generation.prompt import prompt_ids
+
 MODES = ("greedy", "top-k", "top-p", "beam")
 COMPARE_TOP_K, COMPARE_TOP_P, COMPARE_BEAM = 40, 0.9, 4
 
@@ -65,22 +67,17 @@ class GenerateFailed(Message):
 
 
 def codec_for(model: Any, tokenizer: Any) -> tuple[Any, bool]:
-    """The model's tokenizer, or the CLI's byte fallback (True) when it has none."""
+    """The model's tokenizer, or the core's byte fallback (True) when it has none."""
     if tokenizer is not None:
         return tokenizer, False
-    from tui_lab.cli.generate import ByteCodec
+    from tui_lab.data.byte_codec import ByteCodec
 
     return ByteCodec(model.config.vocab), True
 
 
 def encode_prompt(model: Any, codec: Any, prompt: str) -> list[int]:
-    """The generate CLI's rules: unknown text refused unless the tokenizer has <unk>; empty starts at bos."""
-    from tui_lab.cli.generate import LoadedModel, prompt_ids
-
-    try:
-        return prompt_ids(LoadedModel(model, codec, ""), prompt)
-    except ValueError as err:
-        raise ValueError(str(err).replace("--prompt", "prompt")) from None
+    """The core's rules: unknown text refused unless the tokenizer has <unk>; empty starts at bos."""
+    return prompt_ids(codec, prompt, model.config.family)
 
 
 def labels(codec: Any, ids: list[int]) -> list[str]:

@@ -10,56 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 from rich.console import Console
 
-_CONTROL_CHARS = {c: "\ufffd" for c in [*range(32), 127] if chr(c) not in "\n\t"}
-
-
-class ByteCodec:
-    """A stand-in tokenizer for a model without one: text <-> UTF-8 bytes, each byte id taken mod vocab.
-
-    `decode` reads ids back as bytes (invalid UTF-8 and control characters become U+FFFD, so noise can
-    never drive the terminal). Id 0 (the NUL byte, absent from typed text) serves as bos; there is no eos.
-    """
-
-    kind = "bytes"
-    bos_id = 0
-    eos_id = None
-    unk_id = None
-
-    def __init__(self, vocab: int) -> None:
-        self.vocab = vocab
-
-    def encode(self, text: str) -> list[int]:
-        return [b % self.vocab for b in text.encode("utf-8")]
-
-    def decode(self, ids: list[int]) -> str:
-        return bytes(i % 256 for i in ids).decode("utf-8", errors="replace").translate(_CONTROL_CHARS)
-
-    def unknown(self, text: str) -> list[str]:
-        return []
-
-
-@dataclass
-class LoadedModel:
-    model: Any  # tui_lab.model.Transformer, on its device
-    codec: Any  # a tui_lab Tokenizer, or ByteCodec
-    label: str  # what was loaded, for people
-
-
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--preset NAME | --checkpoint DIR | --from-hf DIR` and `--device`, shared with `tui-lab bench generate`."""
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--preset", help="preset name, random weights (see `tui-lab presets`)")
-    source.add_argument("--checkpoint", metavar="DIR", help="a checkpoint folder written by `tui-lab train`")
-    source.add_argument("--from-hf", dest="from_hf", metavar="DIR",
-                        help="a Hugging Face GPT-2 folder or cache root (read locally, never downloaded)")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
-    parser.add_argument("--seed", type=int, default=0, help="seeds random weights and sampling (default: 0)")
+from tui_lab.cli.model_args import add_model_arguments, load_from_args
+from tui_lab.generation.prompt import prompt_ids
+from tui_lab.loading import LoadedModel
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,57 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
 
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        device = torch.device(name)
-    except RuntimeError:
-        raise ValueError(f"--device {name!r} is not a device; use cpu, cuda, cuda:N or auto") from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"--device {name}: CUDA is not available on this machine")
-    return device
-
-
-def load_model(args: argparse.Namespace) -> LoadedModel:
-    """The model and its codec from `--preset`, `--checkpoint` or `--from-hf`: the one place that knows them."""
-    device = resolve_device(args.device)
-    if getattr(args, "from_hf", None) is not None:
-        from tui_lab.hf_gpt2 import load_hf_gpt2
-
-        model, tokenizer = load_hf_gpt2(args.from_hf, device=str(device))
-        return LoadedModel(model, tokenizer, f"Hugging Face GPT-2 {args.from_hf}")
-    if args.checkpoint is not None:
-        from tui_lab.checkpoint import load_checkpoint
-
-        ckpt = load_checkpoint(args.checkpoint, device=str(device))
-        return LoadedModel(ckpt.model, ckpt.tokenizer, f"checkpoint {args.checkpoint} (step {ckpt.step})")
-    from tui_lab import build_model, load_preset
-
-    config = load_preset(args.preset)
-    torch.manual_seed(args.seed)  # the same preset and seed give the same random weights
-    model = build_model(config, device=device)
-    return LoadedModel(model, ByteCodec(config.vocab), f"preset {args.preset} (random weights)")
-
-
-def prompt_ids(loaded: LoadedModel, prompt: str) -> list[int]:
-    """Encode the prompt, saying clearly what the tokenizer cannot represent."""
-    codec = loaded.codec
-    unknown = codec.unknown(prompt)
-    if unknown and codec.unk_id is None:
-        raise ValueError(f"--prompt has text the tokenizer lacks: {' '.join(unknown)}")
-    ids = codec.encode(prompt)
-    if not ids and loaded.model.config.family == "decoder-only" and codec.bos_id is not None:
-        ids = [codec.bos_id]  # an empty prompt starts from bos
-    if not ids:
-        raise ValueError("--prompt must not be empty")
-    return ids
-
-
 def run(args: argparse.Namespace) -> int:
     _check_args(args)
-    loaded = load_model(args)
-    ids = prompt_ids(loaded, args.prompt)
+    loaded = load_from_args(args)
+    ids = prompt_ids(loaded.codec, args.prompt, loaded.config.family, field="--prompt")
     console = Console(stderr=True)
     if not args.json:
         console.print(f"[dim]{loaded.label} on {next(loaded.model.parameters()).device}[/]")

@@ -24,7 +24,8 @@ from torch import nn
 
 from tui_lab.analysis.cost import training_flops_per_token
 from tui_lab.config import ModelConfig
-from tui_lab.hardware import matmul_peak_flops, pick_device
+from tui_lab.devices import pick_device
+from tui_lab.hardware import matmul_peak_flops
 from tui_lab.model import build_model
 from tui_lab.run_control import RunControl
 from tui_lab.train import distributed
