@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from tui_lab.generation.beam import beam_search
-from tui_lab.generation.sampling import check_settings
+from tui_lab.generation.settings import check_settings
 from tui_lab.generation.stream import Generation, GenerationStep, Sampler, check_input, eval_mode, stream
 from tui_lab.model import Transformer
 

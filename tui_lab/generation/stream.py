@@ -17,7 +17,8 @@ import torch
 from torch import Tensor
 
 from tui_lab.generation.decoder_state import DecoderState, position_window
-from tui_lab.generation.sampling import check_settings, chosen_probs, next_tokens
+from tui_lab.generation.sampling import chosen_probs, next_tokens
+from tui_lab.generation.settings import check_settings
 from tui_lab.model import AttentionCapture, Transformer
 
 
