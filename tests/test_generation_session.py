@@ -7,7 +7,7 @@ import torch
 
 from tests.test_generate import VOCAB, ids, model_for, tiny
 from tui_lab.data.byte_codec import ByteCodec
-from tui_lab.generate import generate
+from tui_lab.generation import generate
 from tui_lab.generation.session import complete
 from tui_lab.generation.settings import GenerationSettings
 

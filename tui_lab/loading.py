@@ -94,7 +94,7 @@ def _load_checkpoint(folder: str | Path, device: str) -> LoadedModel:
 
 
 def _load_hf(source: str | Path, device: str, **hf_options: Any) -> LoadedModel:
-    from tui_lab.hf_gpt2 import load_hf_gpt2
+    from tui_lab.hf import load_hf_gpt2
 
     model, tokenizer = load_hf_gpt2(source, device=device, **hf_options)
     return LoadedModel(model.eval(), tokenizer, f"Hugging Face GPT-2 {source}", device)

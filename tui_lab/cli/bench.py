@@ -1,6 +1,6 @@
 """`tui-lab bench generate`: cached vs uncached greedy generation, timed side by side.
 
-Prints `{"runs": [...]}` with `--json` (see `tui_lab.speed.SpeedReport.to_dict`), a rich table otherwise.
+Prints `{"runs": [...]}` with `--json` (see `tui_lab.generation.speed.SpeedReport.to_dict`), a rich table otherwise.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui_lab.speed import compare_generation
+    from tui_lab.generation.speed import compare_generation
 
     loaded = load_from_args(args)
     bos_id = loaded.codec.bos_id if loaded.codec.bos_id is not None else 0

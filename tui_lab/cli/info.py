@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _config(args: argparse.Namespace) -> ModelConfig:
     if args.from_hf:
-        from tui_lab.hf_gpt2 import hf_gpt2_config
+        from tui_lab.hf import hf_gpt2_config
 
         return hf_gpt2_config(args.from_hf).replace(**overrides_from_args(args))
     return config_from_args(args)

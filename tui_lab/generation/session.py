@@ -74,7 +74,7 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
 
 
 def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: GenerationSettings) -> list[int]:
-    from tui_lab.generate import generate
+    from tui_lab.generation.loop import generate
 
     out = generate(model, x, s.max_new_tokens, beam_size=s.beam_size, use_cache=s.use_cache, eos_id=codec.eos_id,
                    bos_id=codec.bos_id)
@@ -84,7 +84,7 @@ def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: Ge
 def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettings,
             on_token: Callable[[NewToken], None] | None, should_stop: Callable[[], bool] | None,
             need_attention: bool) -> tuple[list[int], bool]:
-    from tui_lab.generate import stream
+    from tui_lab.generation.loop import stream
 
     generator = torch.Generator(device=x.device).manual_seed(s.seed)
     steps = stream(model, x, s.max_new_tokens, s.temperature, s.top_k, s.top_p, use_cache=s.use_cache,
