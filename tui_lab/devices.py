@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from tui_lab.analysis.format import human_bytes
+from tui_lab.analysis.format import fmt_bytes
 
 DEVICE_KINDS = ("cpu", "cuda", "mps")
 AUTO = (None, "", "auto")
@@ -79,7 +79,7 @@ def fit_problem(weights: int, free: int | None, device: str) -> str | None:
     """Refuse weights that do not fit in what is free (None when the free memory is unknown)."""
     if free is None or weights <= free:
         return None
-    return f"refused: the weights need {human_bytes(weights)} but only {human_bytes(free)} is free on {device}"
+    return f"refused: the weights need {fmt_bytes(weights)} but only {fmt_bytes(free)} is free on {device}"
 
 
 def _bad_name(device: str, field: str) -> str:
