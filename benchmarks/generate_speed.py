@@ -14,7 +14,7 @@ import argparse
 import torch
 
 from tui_lab import build_model, load_preset
-from tui_lab.speed import compare_generation
+from tui_lab.generation.speed import compare_generation
 
 PRESETS = ("gpt2-toy", "transformer-2017-toy")
 TARGET_SPEEDUP, TARGET_TOKENS = 3.0, 256

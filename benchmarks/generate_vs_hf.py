@@ -18,7 +18,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from tui_lab import build_model, load_preset
-from tui_lab.generate import generate
+from tui_lab.generation import generate
 
 
 def hf_twin(preset: str) -> GPT2LMHeadModel:

@@ -8,8 +8,8 @@ import sys
 import pytest
 from test_app_support import SIZE, app_for, wait_for, wait_ready
 
-from tui_lab.app.live_model import device_problem, fit_problem
 from tui_lab.cli import main
+from tui_lab.devices import device_problem, fit_problem
 
 
 @pytest.mark.parametrize("argv,needle", [

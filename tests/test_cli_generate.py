@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tui_lab.cli import main
-from tui_lab.cli.generate import ByteCodec
+from tui_lab.data.byte_codec import ByteCodec
 
 
 def run_json(capsys, *argv: str) -> dict:

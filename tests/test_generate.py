@@ -3,6 +3,7 @@ sliding windows, attention rows, and beam search against brute force."""
 
 from __future__ import annotations
 
+import importlib
 import itertools
 
 import pytest
@@ -10,7 +11,7 @@ import torch
 
 import tui_lab
 from tui_lab import ModelConfig, build_model
-from tui_lab.generate import generate, stream
+from tui_lab.generation import generate, stream
 
 VOCAB = 40
 
@@ -227,7 +228,9 @@ def test_generation_leaves_the_model_mode_and_grad_mode_alone():
     assert model.training
 
 
-def test_tui_lab_generate_stays_callable_after_importing_the_module():
+def test_tui_lab_generate_is_the_function_after_importing_the_package():
+    importlib.import_module("tui_lab.generation.loop")  # a submodule must not hide the function
+
     model = model_for(tiny())
     expected = generate(model, ids(1, 3), 3, temperature=0)
     assert torch.equal(tui_lab.generate(model, ids(1, 3), 3, temperature=0), expected)

@@ -1,7 +1,8 @@
 import pytest
 import torch
 
-from tui_lab.hardware import matmul_peak_flops, pick_device
+from tui_lab.devices import pick_device
+from tui_lab.hardware import matmul_peak_flops
 
 
 def test_pick_device_checks_what_exists():

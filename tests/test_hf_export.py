@@ -11,7 +11,7 @@ from hf_fixtures import CORPUS, MIXED_TEXT, save_hf_gpt2
 from tui_lab.cli import main
 from tui_lab.config import ModelConfig
 from tui_lab.data.tokenizers import bpe_tokenizer
-from tui_lab.hf_gpt2 import export_hf_gpt2, load_hf_gpt2
+from tui_lab.hf import export_hf_gpt2, load_hf_gpt2
 from tui_lab.model import build_model
 
 transformers = pytest.importorskip("transformers")

@@ -13,8 +13,8 @@ import torch
 from hf_fixtures import MIXED_TEXT, save_hf_gpt2
 
 from tui_lab.analysis import count_params
-from tui_lab.generate import generate
-from tui_lab.hf_gpt2 import hf_gpt2_config, hf_gpt2_folder, load_hf_gpt2
+from tui_lab.generation import generate
+from tui_lab.hf import hf_gpt2_config, hf_gpt2_folder, load_hf_gpt2
 
 transformers = pytest.importorskip("transformers")
 
@@ -168,7 +168,7 @@ def test_untied_checkpoint(tmp_path):
 
 def test_reading_the_config_imports_no_torch(tmp_path):
     save_hf_gpt2(tmp_path, n_embd=16, n_head=2, n_layer=1, n_positions=16)
-    code = ("import sys; from tui_lab.hf_gpt2 import hf_gpt2_config; "
+    code = ("import sys; from tui_lab.hf import hf_gpt2_config; "
             f"print(hf_gpt2_config({str(tmp_path)!r}).d_model, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["16", "False"]

@@ -15,7 +15,7 @@ from hf_fixtures import save_hf_gpt2
 from safetensors.torch import load_file, save_file
 
 from tui_lab.cli import main
-from tui_lab.hf_gpt2 import hf_gpt2_config, load_hf_gpt2
+from tui_lab.hf import hf_gpt2_config, load_hf_gpt2
 
 pytest.importorskip("transformers")
 TINY = dict(n_embd=16, n_head=2, n_layer=2, n_positions=16)

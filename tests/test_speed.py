@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from tui_lab import ModelConfig, build_model
-from tui_lab.speed import compare_generation
+from tui_lab.generation.speed import compare_generation
 
 
 def tiny_model(family: str = "decoder-only", positions: str = "learned", max_len: int = 64):

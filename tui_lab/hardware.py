@@ -1,4 +1,4 @@
-"""The device a run uses and the matmul peak measured on it, the denominator of MFU.
+"""What a device is and the matmul peak measured on it, the denominator of MFU (`tui_lab.devices` picks it).
 
 MFU is achieved model FLOPs over what this device can actually do: a hard-coded GPU datasheet figure
 would make a laptop CPU look idle. The peak is measured once per (device, dtype, threads) and kept.
@@ -11,8 +11,6 @@ from dataclasses import dataclass
 
 import torch
 
-DEVICE_KINDS = ("cpu", "cuda", "mps")
-
 _PEAKS: dict[tuple[str, str, int], float] = {}
 
 
@@ -24,24 +22,6 @@ class DeviceInfo:
 
     def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
-
-
-def pick_device(requested: str | None = None) -> str:
-    """`requested` checked against what this machine has; None or "auto" picks cuda, then mps, then cpu."""
-    if requested in (None, "", "auto"):
-        if torch.cuda.is_available():
-            return "cuda"
-        if torch.backends.mps.is_available():
-            return "mps"
-        return "cpu"
-    kind = requested.split(":")[0]
-    if kind not in DEVICE_KINDS:
-        raise ValueError(f"device ({requested!r}) must be one of: auto, {', '.join(DEVICE_KINDS)}")
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device ({requested!r}) is not available: this torch build sees no CUDA GPU")
-    if kind == "mps" and not torch.backends.mps.is_available():
-        raise ValueError(f"device ({requested!r}) is not available on this machine")
-    return requested
 
 
 def device_info(device: str) -> DeviceInfo:

@@ -19,8 +19,9 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
 from tui_lab.analysis import memory
-from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus, fit_problem, free_memory
+from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus
 from tui_lab.config import ModelConfig
+from tui_lab.devices import fit_problem, free_memory
 
 
 @dataclass(frozen=True)

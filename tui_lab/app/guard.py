@@ -7,6 +7,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from tui_lab.errors import one_line
+
 
 def guarded(handler: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap a widget method (sync or async) so that any error is shown with `notify` and swallowed."""
@@ -29,7 +31,7 @@ def guarded(handler: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _report(node: Any, err: Exception) -> None:
-    message = str(err).splitlines()[0] if str(err) else type(err).__name__
+    message = one_line(err)
     try:
         node.app.notify(message, title="error", severity="error")
     except Exception:  # noqa: BLE001 - no app (unit tests calling the method directly)

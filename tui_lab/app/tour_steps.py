@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tui_lab.analysis import count_params, memory
-from tui_lab.app.fmt import fmt_bytes
+from tui_lab.analysis.format import fmt_bytes
 from tui_lab.config import ModelConfig
 from tui_lab.presets import load_preset
 

@@ -20,6 +20,7 @@ from textual.worker import Worker, get_current_worker
 
 from tui_lab.app.threads import train_threads
 from tui_lab.config import ModelConfig
+from tui_lab.errors import one_line
 from tui_lab.run_control import RunControl
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ class TrainSession:
             trainer = self._build()
         except Exception as err:  # noqa: BLE001 - a run that cannot start is a message, never a crash
             self.ended = True
-            self._post(TrainFailed(self.run, _one_line(err)))
+            self._post(TrainFailed(self.run, one_line(err)))
             return
         outcome, message = "error", ""
         try:
@@ -165,7 +166,7 @@ class TrainSession:
             outcome = last.kind
             message = self.error or _summary(last)
         except Exception as err:  # noqa: BLE001 - the trainer already kept the last good weights
-            message = _one_line(err)
+            message = one_line(err)
         if self.error:
             outcome = "error"
         self.ended = True
@@ -211,7 +212,7 @@ class TrainSession:
             if event.kind == "step" and every and trainer.step_count % every == 0:
                 trainer.evaluate()
         except Exception as err:  # noqa: BLE001 - shown, and the run keeps its last good weights
-            self._post(TrainFailed(self.run, _one_line(err)))
+            self._post(TrainFailed(self.run, one_line(err)))
 
     def _on_event(self, event: Any) -> None:
         """Called by the trainer on its own thread (inside its step lock for step events)."""
@@ -281,8 +282,3 @@ def _summary(event: Any) -> str:
         if value is not None:
             parts.append(f"{name.replace('_', ' ')} {value:.4g}")
     return ", ".join(parts)
-
-
-def _one_line(err: BaseException) -> str:
-    lines = str(err).strip().splitlines()
-    return lines[0] if lines else type(err).__name__

@@ -1,6 +1,6 @@
 """`tui-lab bench generate`: cached vs uncached greedy generation, timed side by side.
 
-Prints `{"runs": [...]}` with `--json` (see `tui_lab.speed.SpeedReport.to_dict`), a rich table otherwise.
+Prints `{"runs": [...]}` with `--json` (see `tui_lab.generation.speed.SpeedReport.to_dict`), a rich table otherwise.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from tui_lab.cli.generate import add_model_arguments, load_model
+from tui_lab.cli.model_args import add_model_arguments, load_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,9 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui_lab.speed import compare_generation
+    from tui_lab.generation.speed import compare_generation
 
-    loaded = load_model(args)
+    loaded = load_from_args(args)
     bos_id = loaded.codec.bos_id if loaded.codec.bos_id is not None else 0
     settings = dict(prompt_len=args.prompt_len, new_tokens=tuple(args.new_tokens), repeats=args.repeats,
                     batch=args.batch, bos_id=bos_id, seed=args.seed)

@@ -20,11 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui_lab.checkpoint import load_checkpoint
+    from tui_lab.hf import export_hf_gpt2
     from tui_lab.hf.config import check_exportable
-    from tui_lab.hf_gpt2 import export_hf_gpt2
+    from tui_lab.loading import load_model
 
-    checkpoint = load_checkpoint(args.checkpoint)
+    checkpoint = load_model("checkpoint", args.checkpoint)
     try:
         check_exportable(checkpoint.config)
     except ValueError as err:

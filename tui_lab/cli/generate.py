@@ -9,57 +9,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
 from rich.console import Console
 
-_CONTROL_CHARS = {c: "\ufffd" for c in [*range(32), 127] if chr(c) not in "\n\t"}
+from tui_lab.cli.model_args import add_model_arguments, load_from_args
+from tui_lab.generation.prompt import prompt_ids
+from tui_lab.generation.settings import GenerationSettings
+from tui_lab.loading import LoadedModel
 
-
-class ByteCodec:
-    """A stand-in tokenizer for a model without one: text <-> UTF-8 bytes, each byte id taken mod vocab.
-
-    `decode` reads ids back as bytes (invalid UTF-8 and control characters become U+FFFD, so noise can
-    never drive the terminal). Id 0 (the NUL byte, absent from typed text) serves as bos; there is no eos.
-    """
-
-    kind = "bytes"
-    bos_id = 0
-    eos_id = None
-    unk_id = None
-
-    def __init__(self, vocab: int) -> None:
-        self.vocab = vocab
-
-    def encode(self, text: str) -> list[int]:
-        return [b % self.vocab for b in text.encode("utf-8")]
-
-    def decode(self, ids: list[int]) -> str:
-        return bytes(i % 256 for i in ids).decode("utf-8", errors="replace").translate(_CONTROL_CHARS)
-
-    def unknown(self, text: str) -> list[str]:
-        return []
-
-
-@dataclass
-class LoadedModel:
-    model: Any  # tui_lab.model.Transformer, on its device
-    codec: Any  # a tui_lab Tokenizer, or ByteCodec
-    label: str  # what was loaded, for people
-
-
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--preset NAME | --checkpoint DIR | --from-hf DIR` and `--device`, shared with `tui-lab bench generate`."""
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--preset", help="preset name, random weights (see `tui-lab presets`)")
-    source.add_argument("--checkpoint", metavar="DIR", help="a checkpoint folder written by `tui-lab train`")
-    source.add_argument("--from-hf", dest="from_hf", metavar="DIR",
-                        help="a Hugging Face GPT-2 folder or cache root (read locally, never downloaded)")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
-    parser.add_argument("--seed", type=int, default=0, help="seeds random weights and sampling (default: 0)")
+if TYPE_CHECKING:
+    from tui_lab.generation.session import Completion, NewToken
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,105 +34,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
 
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        device = torch.device(name)
-    except RuntimeError:
-        raise ValueError(f"--device {name!r} is not a device; use cpu, cuda, cuda:N or auto") from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"--device {name}: CUDA is not available on this machine")
-    return device
-
-
-def load_model(args: argparse.Namespace) -> LoadedModel:
-    """The model and its codec from `--preset`, `--checkpoint` or `--from-hf`: the one place that knows them."""
-    device = resolve_device(args.device)
-    if getattr(args, "from_hf", None) is not None:
-        from tui_lab.hf_gpt2 import load_hf_gpt2
-
-        model, tokenizer = load_hf_gpt2(args.from_hf, device=str(device))
-        return LoadedModel(model, tokenizer, f"Hugging Face GPT-2 {args.from_hf}")
-    if args.checkpoint is not None:
-        from tui_lab.checkpoint import load_checkpoint
-
-        ckpt = load_checkpoint(args.checkpoint, device=str(device))
-        return LoadedModel(ckpt.model, ckpt.tokenizer, f"checkpoint {args.checkpoint} (step {ckpt.step})")
-    from tui_lab import build_model, load_preset
-
-    config = load_preset(args.preset)
-    torch.manual_seed(args.seed)  # the same preset and seed give the same random weights
-    model = build_model(config, device=device)
-    return LoadedModel(model, ByteCodec(config.vocab), f"preset {args.preset} (random weights)")
-
-
-def prompt_ids(loaded: LoadedModel, prompt: str) -> list[int]:
-    """Encode the prompt, saying clearly what the tokenizer cannot represent."""
-    codec = loaded.codec
-    unknown = codec.unknown(prompt)
-    if unknown and codec.unk_id is None:
-        raise ValueError(f"--prompt has text the tokenizer lacks: {' '.join(unknown)}")
-    ids = codec.encode(prompt)
-    if not ids and loaded.model.config.family == "decoder-only" and codec.bos_id is not None:
-        ids = [codec.bos_id]  # an empty prompt starts from bos
-    if not ids:
-        raise ValueError("--prompt must not be empty")
-    return ids
-
-
 def run(args: argparse.Namespace) -> int:
-    _check_args(args)
-    loaded = load_model(args)
-    ids = prompt_ids(loaded, args.prompt)
+    settings = settings_from_args(args)  # before loading: a bad flag fails fast
+    loaded = load_from_args(args)
+    ids = prompt_ids(loaded.codec, args.prompt, loaded.config.family, field="--prompt")
     console = Console(stderr=True)
     if not args.json:
         console.print(f"[dim]{loaded.label} on {next(loaded.model.parameters()).device}[/]")
-    result = _generate(loaded, ids, args, live=not args.json)
+    result, done = _generate(loaded, ids, args, settings, live=not args.json)
     if args.json:
         print(json.dumps(result))
         return 0
-    note = f"{result['new_tokens']} tokens in {result['seconds']:.2f} s ({result['tokens_per_s']:.1f} tokens/s, "
-    note += "no cache)" if args.no_cache else "cached)"
+    note = done.summary(settings)
     if result["unknown"]:
         note += f"; mapped to <unk>: {' '.join(result['unknown'])}"
     if result["cropped"] or result["slid"]:
-        note += f"; past max_len {loaded.model.config.max_len}: the window slid to the last tokens"
+        note += f"; past max_len {loaded.config.max_len}: the window slid to the last tokens"
     console.print(f"[dim]{note}[/]", markup=True, highlight=False)
     return 0
 
 
-def _generate(loaded: LoadedModel, ids: list[int], args: argparse.Namespace, live: bool) -> dict[str, Any]:
-    from tui_lab.generate import generate, stream
+def settings_from_args(args: argparse.Namespace) -> GenerationSettings:
+    """The core's one check of the settings, its messages naming our flags (`max_new_tokens` -> `--max-new-tokens`)."""
+    try:
+        return GenerationSettings(args.max_new_tokens, args.temperature, args.top_k, args.top_p, args.beam_size,
+                                  use_cache=not args.no_cache, seed=args.seed)
+    except ValueError as err:
+        name, _, rest = str(err).partition(" ")
+        raise ValueError(f"--{name.replace('_', '-')} {rest}") from None
 
-    model, codec, config = loaded.model, loaded.codec, loaded.model.config
-    device = next(model.parameters()).device
-    x = torch.tensor([ids], dtype=torch.long, device=device)  # (1, L)
-    settings = dict(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, use_cache=not args.no_cache,
-                    eos_id=codec.eos_id, bos_id=codec.bos_id,
-                    generator=torch.Generator(device=device).manual_seed(args.seed))
-    start_len = len(ids) if config.family == "decoder-only" else 1  # an encoder-decoder's target starts at bos
-    printer = _LivePrinter(codec, args.prompt if config.family == "decoder-only" else None) if live else None
-    start = time.perf_counter()
-    if args.beam_size > 1:
-        new_ids = generate(model, x, args.max_new_tokens, beam_size=args.beam_size, **settings)[0, start_len:].tolist()
-    else:
-        new_ids = []
-        for step in stream(model, x, args.max_new_tokens, **settings):
-            new_ids.append(int(step.ids[0]))
-            if printer is not None:
-                printer.update(new_ids)
-    seconds = time.perf_counter() - start
-    completion = codec.decode(new_ids)
+
+def _generate(loaded: LoadedModel, ids: list[int], args: argparse.Namespace, settings: GenerationSettings,
+              live: bool) -> tuple[dict[str, Any], Completion]:
+    from tui_lab.generation.session import complete
+
+    codec, family = loaded.codec, loaded.config.family
+    printer = _LivePrinter(codec, args.prompt if family == "decoder-only" else None) if live else None
+    done = complete(loaded.model, codec, ids, settings, on_token=printer.update if printer else None)
+    completion = codec.decode(done.ids)
     if printer is not None:
         printer.finish(completion)
-    window = config.max_len if config.positions == "learned" else None  # the decoder's position limit
-    return {"completion": completion, "prompt": args.prompt, "prompt_ids": ids, "ids": new_ids,
-            "new_tokens": len(new_ids), "seconds": seconds, "tokens_per_s": len(new_ids) / max(seconds, 1e-9),
-            "cropped": window is not None and start_len > window,
-            "slid": window is not None and start_len + len(new_ids) - 1 > window,
-            "unknown": codec.unknown(args.prompt), "model": loaded.label, "device": str(device),
-            "tokenizer": codec.kind}
+    device = str(next(loaded.model.parameters()).device)
+    return {"completion": completion, "prompt": args.prompt, "prompt_ids": ids, "ids": done.ids,
+            "new_tokens": len(done.ids), "seconds": done.seconds, "tokens_per_s": done.tokens_per_s,
+            "cropped": done.cropped, "slid": done.slid, "unknown": codec.unknown(args.prompt),
+            "model": loaded.label, "device": device, "tokenizer": codec.kind}, done
 
 
 class _LivePrinter:
@@ -184,8 +90,8 @@ class _LivePrinter:
         if prompt is not None:
             self.console.print(prompt, style="bold", end="")
 
-    def update(self, new_ids: list[int]) -> None:
-        self._show(self.codec.decode(new_ids).rstrip("\ufffd"))
+    def update(self, token: NewToken) -> None:
+        self._show(self.codec.decode(token.ids).rstrip("\ufffd"))
 
     def finish(self, completion: str) -> None:
         self._show(completion)
@@ -195,16 +101,3 @@ class _LivePrinter:
         if text.startswith(self.shown) and len(text) > len(self.shown):
             self.console.print(text[len(self.shown):], end="")
             self.shown = text
-
-
-def _check_args(args: argparse.Namespace) -> None:
-    if args.max_new_tokens < 1:
-        raise ValueError(f"--max-new-tokens ({args.max_new_tokens}) must be >= 1")
-    if args.temperature < 0:
-        raise ValueError(f"--temperature ({args.temperature}) must be >= 0 (0 is greedy)")
-    if args.top_k is not None and args.top_k < 1:
-        raise ValueError(f"--top-k ({args.top_k}) must be >= 1")
-    if args.top_p is not None and not 0 < args.top_p <= 1:
-        raise ValueError(f"--top-p ({args.top_p}) must be in (0, 1]")
-    if args.beam_size < 1:
-        raise ValueError(f"--beam-size ({args.beam_size}) must be >= 1")

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tui_lab.analysis import count_params, flops_per_token, memory, shape_trace
-from tui_lab.analysis.format import human_bytes, human_count
+from tui_lab.analysis.format import fmt_bytes, fmt_count
 from tui_lab.cli.config_args import add_config_arguments, config_from_args, overrides_from_args
 from tui_lab.config import ModelConfig
 from tui_lab.presets import paper_claims
@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _config(args: argparse.Namespace) -> ModelConfig:
     if args.from_hf:
-        from tui_lab.hf_gpt2 import hf_gpt2_config
+        from tui_lab.hf import hf_gpt2_config
 
         return hf_gpt2_config(args.from_hf).replace(**overrides_from_args(args))
     return config_from_args(args)
@@ -86,8 +86,8 @@ def _print(config: ModelConfig, data: dict) -> None:
     console.print(trace)
     mem = data["memory"]
     console.print(
-        f"forward FLOPs per token at context {data['seq_len']}: {human_count(data['flops_per_token'])}\n"
-        f"memory (fp32): weights {human_bytes(mem['weights'])}, training with AdamW {human_bytes(mem['training'])}, "
-        f"activations {human_bytes(mem['activations'])}, KV cache {human_bytes(mem['kv_cache_per_token'])}/token "
-        f"({human_bytes(mem['kv_cache_full'])} at max_len {config.max_len})"
+        f"forward FLOPs per token at context {data['seq_len']}: {fmt_count(data['flops_per_token'])}\n"
+        f"memory (fp32): weights {fmt_bytes(mem['weights'])}, training with AdamW {fmt_bytes(mem['training'])}, "
+        f"activations {fmt_bytes(mem['activations'])}, KV cache {fmt_bytes(mem['kv_cache_per_token'])}/token "
+        f"({fmt_bytes(mem['kv_cache_full'])} at max_len {config.max_len})"
     )

@@ -26,14 +26,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _checked(args: argparse.Namespace):
-    from tui_lab.app.live_model import device_problem
+    from tui_lab.devices import device_problem
     from tui_lab.presets import load_preset
 
     sources = [flag for flag, value in (("--preset", args.preset), ("--checkpoint", args.checkpoint),
                                         ("--from-hf", args.from_hf)) if value]
     if len(sources) > 1:
         raise UsageError(f"choose one of {', '.join(sources)}")
-    problem = device_problem(args.device)
+    problem = device_problem(args.device, field="--device")
     if problem:
         raise UsageError(problem)
     for flag, folder in (("--checkpoint", args.checkpoint), ("--from-hf", args.from_hf)):

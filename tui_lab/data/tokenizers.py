@@ -21,6 +21,8 @@ from pathlib import Path
 from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
 from tokenizers import Tokenizer as HFTokenizer
 
+from tui_lab.errors import one_line
+
 KINDS = ("char", "bpe", "word", "gpt2")
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 TOKENIZER_FILE = "tokenizer.json"
@@ -94,7 +96,7 @@ class Tokenizer:
             meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
             hf = HFTokenizer.from_file(str(folder / TOKENIZER_FILE))
         except Exception as exc:  # HF raises a bare Exception for a malformed file
-            raise ValueError(f"tokenizer: cannot read {folder}: {str(exc).splitlines()[0]}") from None
+            raise ValueError(f"tokenizer: cannot read {folder}: {one_line(exc)}") from None
         if meta.get("format") != META_FORMAT:
             raise ValueError(f"tokenizer: {META_FILE} format {meta.get('format')!r} is not {META_FORMAT}")
         return cls(hf, meta["kind"], meta["pad_id"], meta["bos_id"], meta["eos_id"], meta.get("unk_id"))

@@ -15,8 +15,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from tui_lab.generation.decoder_state import DecoderState
-from tui_lab.generation.stream import prepare
+from tui_lab.generation.decoder_state import DecoderState, prepare
 from tui_lab.model import Transformer
 
 

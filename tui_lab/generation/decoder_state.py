@@ -1,4 +1,5 @@
-"""Turning "the sequence so far" into next-token logits, through a KV cache or by recomputing.
+"""What the decoder is fed: the checked input and its prefix, then "the sequence so far" turned into
+next-token logits, through a KV cache or by recomputing.
 
 Both paths see exactly the same tokens at the same positions, so cached and uncached greedy decoding
 agree. Learned positions have no row past `max_len`: the decoder then sees only the last `max_len`
@@ -10,6 +11,7 @@ Dimension legend: N batch (rows), L sequence so far, S source, V vocabulary, H h
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor
 
 from tui_lab.model import AttentionCapture, Transformer
@@ -18,6 +20,34 @@ from tui_lab.model import AttentionCapture, Transformer
 def position_window(model: Transformer) -> int | None:
     """How many tokens the decoder may see at once: max_len for learned positions, unlimited otherwise."""
     return model.config.max_len if model.config.positions == "learned" else None
+
+
+def check_input(model: Transformer, input_ids: Tensor, bos_id: int | None) -> None:
+    """One-line ValueErrors for an input this model cannot generate from."""
+    family, vocab = model.config.family, model.config.vocab
+    if family == "encoder-only":
+        raise ValueError("family 'encoder-only' cannot generate: it has no decoder")
+    if input_ids.dim() != 2 or input_ids.shape[1] == 0 or input_ids.dtype != torch.long:
+        shape = tuple(input_ids.shape)
+        raise ValueError(f"input_ids must be a (batch, length) long tensor with length >= 1, got {shape}")
+    if int(input_ids.min()) < 0 or int(input_ids.max()) >= vocab:
+        raise ValueError(f"input_ids must lie in 0..{vocab - 1} (the model's vocab)")
+    if family == "encoder-decoder" and (bos_id is None or not 0 <= bos_id < vocab):
+        raise ValueError(f"bos_id ({bos_id}) must be a token id in 0..{vocab - 1} for an encoder-decoder")
+
+
+def prepare(model: Transformer, input_ids: Tensor, bos_id: int | None, src_mask: Tensor | None,
+            rows_per_input: int = 1) -> tuple[Tensor, Tensor | None, Tensor | None]:
+    """Return (prefix (N*r, P), memory (N*r, S, E) or None, src_mask or None), each input repeated r times."""
+    check_input(model, input_ids, bos_id)
+    if model.config.family == "decoder-only":
+        return input_ids.repeat_interleave(rows_per_input, dim=0), None, None
+    memory = model.encode(input_ids, src_mask)  # (N, S, E), once for the whole generation
+    prefix = torch.full((input_ids.shape[0] * rows_per_input, 1), bos_id, dtype=torch.long, device=input_ids.device)
+    if rows_per_input > 1:
+        memory = memory.repeat_interleave(rows_per_input, dim=0)
+        src_mask = src_mask.repeat_interleave(rows_per_input, dim=0) if src_mask is not None else None
+    return prefix, memory, src_mask
 
 
 class DecoderState:

@@ -9,21 +9,6 @@ import torch
 from torch import Tensor
 
 
-def check_settings(max_new_tokens: int, temperature: float, top_k: int | None, top_p: float | None,
-                   beam_size: int = 1) -> None:
-    """One-line ValueErrors for settings no sampler can honour."""
-    if not isinstance(max_new_tokens, int) or max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens ({max_new_tokens}) must be an integer >= 0")
-    if temperature < 0:
-        raise ValueError(f"temperature ({temperature}) must be >= 0 (0 means greedy)")
-    if top_k is not None and top_k < 1:
-        raise ValueError(f"top_k ({top_k}) must be >= 1")
-    if top_p is not None and not 0 < top_p <= 1:
-        raise ValueError(f"top_p ({top_p}) must be in (0, 1]")
-    if not isinstance(beam_size, int) or beam_size < 1:
-        raise ValueError(f"beam_size ({beam_size}) must be an integer >= 1")
-
-
 def next_tokens(logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
                 generator: torch.Generator | None = None) -> Tensor:
     """(N, V) logits -> (N,) token ids. Temperature 0 is greedy (argmax); otherwise sample."""

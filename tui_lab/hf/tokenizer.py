@@ -14,6 +14,7 @@ from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import decoders, models, pre_tokenizers, processors
 
 from tui_lab.data.tokenizers import Tokenizer
+from tui_lab.errors import one_line
 
 END_OF_TEXT = "<|endoftext|>"
 
@@ -78,5 +79,4 @@ def _read(path: Path, build):
     try:
         return build()
     except Exception as err:  # tokenizers raises a bare Exception for malformed files
-        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        raise ValueError(f"{path.name}: cannot read the tokenizer ({reason})") from None
+        raise ValueError(f"{path.name}: cannot read the tokenizer ({one_line(err)})") from None

@@ -22,6 +22,7 @@ from safetensors import SafetensorError, safe_open
 from torch import Tensor
 
 from tui_lab.config import ModelConfig
+from tui_lab.errors import one_line
 
 # Non-parameter buffers old checkpoints carry (the causal mask and its fill value): not weights.
 IGNORED = re.compile(r"^h\.\d+\.attn\.(bias|masked_bias)$")
@@ -84,13 +85,13 @@ def _open_safetensors(path: Path) -> TensorFile:
         handle = safe_open(str(path), framework="pt", device="cpu")
         shapes = {name: tuple(handle.get_slice(name).get_shape()) for name in handle.keys()}
     except (SafetensorError, OSError, ValueError) as err:
-        raise ValueError(f"{path.name}: not a readable safetensors file ({_first_line(err)})") from None
+        raise ValueError(f"{path.name}: not a readable safetensors file ({one_line(err)})") from None
 
     def read(name: str) -> Tensor:
         try:
             return handle.get_tensor(name)
         except (SafetensorError, OSError, ValueError) as err:
-            raise ValueError(f"{path.name}: cannot read tensor {name} ({_first_line(err)})") from None
+            raise ValueError(f"{path.name}: cannot read tensor {name} ({one_line(err)})") from None
 
     return TensorFile(shapes, read)
 
@@ -107,7 +108,7 @@ def _open_pickle(path: Path) -> TensorFile:
         raise ValueError(f"{path.name}: refused, the pickle would run code, not just hold tensors ({asks}); "
                          "nothing was executed; convert it to model.safetensors") from None
     except Exception as err:  # torch raises RuntimeError, EOFError, zipfile errors... for a damaged file
-        raise ValueError(f"{path.name}: cannot read it ({type(err).__name__}: {_first_line(err)})") from None
+        raise ValueError(f"{path.name}: cannot read it ({type(err).__name__}: {one_line(err)})") from None
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(t, Tensor) for k, t in data.items()):
         raise ValueError(f"{path.name}: expected a flat dict of named tensors, got {type(data).__name__}")
     return TensorFile({k: tuple(t.shape) for k, t in data.items()}, data.__getitem__)
@@ -119,7 +120,7 @@ def _open_index(path: Path) -> TensorFile:
         weight_map = json.loads(path.read_text(encoding="utf-8"))["weight_map"]
         shard_names = sorted(set(weight_map.values()))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-        raise ValueError(f"{path.name}: not a valid shard index ({_first_line(err)})") from None
+        raise ValueError(f"{path.name}: not a valid shard index ({one_line(err)})") from None
     shards = {}
     for name in shard_names:
         if not isinstance(name, str) or Path(name).name != name or name.startswith("."):
@@ -128,10 +129,6 @@ def _open_index(path: Path) -> TensorFile:
     shapes = {k: shards[s].shapes[k] for s in shards for k in shards[s].shapes}
     return TensorFile(shapes, lambda key: shards[weight_map[key]].read(key))
 
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
 
 
 # -- mapping ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from tui_lab.generate import generate
+from tui_lab.generation import generate
 from tui_lab.train.config import TrainConfig
 
 IGNORE_INDEX = -100  # the same value as tui_lab.data.tasks.IGNORE_INDEX and torch's default

@@ -24,30 +24,30 @@ from torch import nn
 
 from tui_lab.analysis.cost import training_flops_per_token
 from tui_lab.config import ModelConfig
-from tui_lab.hardware import matmul_peak_flops, pick_device
+from tui_lab.devices import pick_device
+from tui_lab.hardware import matmul_peak_flops
 from tui_lab.model import build_model
 from tui_lab.run_control import RunControl
 from tui_lab.train import distributed
 from tui_lab.train.config import TrainConfig
+from tui_lab.train.evaluation import EvaluationMixin
 from tui_lab.train.events import (
     CheckpointEvent,
     DoneEvent,
     ErrorEvent,
     EvalEvent,
     Event,
-    SampleEvent,
     StartEvent,
     StepEvent,
     StoppedEvent,
 )
 from tui_lab.train.layer_groups import layer_groups
 from tui_lab.train.schedules import learning_rate
-from tui_lab.train.sources import LMSource, Seq2SeqSource, build_source, token_loss_sum
+from tui_lab.train.setup import as_source, fit_model_config, make_optimizer
+from tui_lab.train.sources import build_source, token_loss_sum
 
-EVAL_SEED_OFFSET = 7919  # validation batches come from their own fixed stream: every eval sees the same ones
 
-
-class Trainer:
+class Trainer(EvaluationMixin):
     def __init__(self, model_config: ModelConfig, train_config: TrainConfig, device: str | None = "cpu",
                  on_event: Callable[[Event], None] | None = None, data: Any = None, tokenizer: Any = None,
                  peak_flops: float | None = None) -> None:
@@ -56,7 +56,7 @@ class Trainer:
         self.control = RunControl()
         self._lock = threading.Lock()
         self.dist, self.device = distributed.setup(pick_device(device), c.batch_size)
-        self.source = _as_source(data, c) if data is not None else build_source(c, tokenizer)
+        self.source = as_source(data, c) if data is not None else build_source(c, tokenizer)
         self.model_config, self.notes = fit_model_config(model_config, c, self.source)
         self.model, self._cpu_rng, self._device_rng = self._build_model()
         self.ddp_model = distributed.wrap(self.model, self.dist, self.device)
@@ -182,40 +182,6 @@ class Trainer:
         self._emit(event)
         return event
 
-    # -- evaluation --------------------------------------------------------------------------------
-    @torch.no_grad()
-    def evaluate(self) -> EvalEvent:
-        """Validation loss on fixed held-out batches (split over ranks), and exact match for seq2seq."""
-        c = self.train_config
-        generator = torch.Generator().manual_seed(c.seed + EVAL_SEED_OFFSET)
-        self.model.eval()
-        sums = torch.zeros(2)
-        for _ in range(c.eval_batches):
-            batch = self.source.batch("val", c.batch_size, generator)
-            local = batch.rows(*self.dist.shard(c.batch_size)).to(self.device)
-            sums[0] += token_loss_sum(self.model, local, 0.0).float().cpu()
-            sums[1] += local.count()
-        sums = distributed.all_sum(sums.to(self.device), self.dist).cpu()
-        exact = None
-        if self.is_seq2seq and self.dist.is_main:
-            exact = self.source.exact_match(self.model, self.device, c.eval_examples)
-        self.model.train()
-        self.last_eval = EvalEvent(self.step_count, sums[0].item() / max(1.0, sums[1].item()), exact)
-        self._emit(self.last_eval)
-        return self.last_eval
-
-    @torch.no_grad()
-    def sample(self) -> SampleEvent | None:
-        """A completion (LM) or a greedy translation of a held-out source (seq2seq); rank 0 only."""
-        if not self.dist.is_main:
-            return None
-        self.model.eval()
-        prompt, text, target = self.source.sample(self.model, self.device, self.step_count, self.train_config.seed)
-        self.model.train()
-        event = SampleEvent(self.step_count, text, prompt, target)
-        self._emit(event)
-        return event
-
     # -- the loop ----------------------------------------------------------------------------------
     def run(self) -> Event:
         """Train until `steps`, a stop, or a non-finite loss; returns the last event (done/stopped/error)."""
@@ -305,51 +271,3 @@ class Trainer:
         from tui_lab.train.state import resume_trainer
 
         return resume_trainer(cls, Path(folder), device, on_event, data, changes)
-
-
-def fit_model_config(config: ModelConfig, c: TrainConfig, source) -> tuple[ModelConfig, list[str]]:
-    """The config the run really trains: vocab from the tokenizer, dropout if overridden, checked."""
-    notes, changes = [], {}
-    vocab = source.tokenizer.vocab_size
-    if config.vocab != vocab:
-        changes["vocab"] = vocab
-        kind = source.tokenizer.kind
-        notes.append(f"vocab set to {vocab} from the {kind} tokenizer (the config said {config.vocab})")
-    if c.dropout is not None and c.dropout != config.dropout:
-        changes["dropout"] = c.dropout
-        notes.append(f"dropout set to {c.dropout} (the model config said {config.dropout})")
-    config = config.replace(**changes) if changes else config
-    want = "encoder-decoder" if source.is_seq2seq else "decoder-only"
-    if config.family != want:
-        what = f"task {c.task!r}" if source.is_seq2seq else "language modelling"
-        raise ValueError(f"{what} needs a {want} model; {config.name!r} is {config.family}")
-    length = source.context()
-    if config.positions == "learned" and length > config.max_len:
-        raise ValueError(f"seq_len ({length}) must be at most the model's max_len ({config.max_len}) with "
-                         "learned positions; lower seq_len or raise max_len")
-    return config, notes
-
-
-def make_optimizer(model: nn.Module, c: TrainConfig, device: str) -> torch.optim.AdamW:
-    """AdamW with decay on matrices only (not biases or norms); fused where torch has it (much faster here)."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    groups = [
-        {"params": [p for p in params if p.dim() >= 2], "weight_decay": c.weight_decay},
-        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
-    ]
-    kwargs = dict(lr=c.lr, betas=c.betas, eps=c.eps)
-    if device.split(":")[0] in ("cpu", "cuda"):
-        try:
-            return torch.optim.AdamW(groups, fused=True, **kwargs)
-        except (RuntimeError, TypeError):
-            pass
-    return torch.optim.AdamW(groups, **kwargs)
-
-
-def _as_source(data: Any, c: TrainConfig):
-    """Accept a ready source, an LMData, or a Seq2SeqTask."""
-    if isinstance(data, (LMSource, Seq2SeqSource)):
-        return data
-    if hasattr(data, "examples"):
-        return Seq2SeqSource(data)
-    return LMSource(data, c.seq_len)

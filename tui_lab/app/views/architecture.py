@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Input, Label, Select, Static, TabbedContent, TabPane
 
 from tui_lab.analysis import count_params, flops_per_token, memory, shape_trace
-from tui_lab.app.fmt import fmt_bytes, fmt_count
+from tui_lab.analysis.format import fmt_bytes, fmt_count
 from tui_lab.app.guard import guarded
 from tui_lab.app.widgets.block_diagram import BlockDiagram
 from tui_lab.app.widgets.compare import compare_table

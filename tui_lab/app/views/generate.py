@@ -20,6 +20,7 @@ from tui_lab.app import generate_jobs as jobs
 from tui_lab.app.guard import guarded
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.token_stream import Token, TokenStream
+from tui_lab.generation.settings import GenerationSettings
 
 DEFAULT_PROMPT = "the cat sat on the "
 FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top_p", ""), ("beam", "beam_size", "1"),
@@ -98,8 +99,8 @@ class GenerateView(Vertical):
         self.query_one("#gen-note", Static).update(text)
 
     # -- settings ------------------------------------------------------------------------------------
-    def settings(self) -> jobs.Settings:
-        """The form's values; ValueError naming the field when one is not a number (the engine checks ranges)."""
+    def settings(self) -> GenerationSettings:
+        """The form's values; ValueError naming the field when one is not a number or out of range."""
         values: dict[str, Any] = {}
         for title, name, _ in FIELDS:
             text = self.query_one(f"#gen-{name}", Input).value.strip()
@@ -113,12 +114,7 @@ class GenerateView(Vertical):
                 raise ValueError(f"{title} must be {'a number' if kind is float else 'an integer'}, got {text!r}") \
                     from None
         values["use_cache"] = self.query_one("#gen-cache", Checkbox).value
-        settings = jobs.Settings(**values)
-        from tui_lab.generation.sampling import check_settings  # torch is loaded once a model is live
-
-        check_settings(settings.max_new_tokens, settings.temperature, settings.top_k, settings.top_p,
-                       settings.beam_size)
-        return settings
+        return GenerationSettings(**values)  # the core's one check of the ranges
 
     def _model(self) -> Any:
         live = self.app.live

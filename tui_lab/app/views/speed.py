@@ -1,6 +1,6 @@
 """Speed: cached vs uncached greedy generation of the live model on its device, measured in a worker.
 
-`tui_lab.speed.compare_generation` does the measuring (the same function as `tui-lab bench generate`);
+`tui_lab.generation.speed.compare_generation` does the measuring (the same function as `tui-lab bench generate`);
 this view runs it in a thread worker with a progress bar and Cancel, then plots per-token latency
 against position for both paths (the uncached one grows with the sequence, the cached one stays flat)
 and lists the numbers.
@@ -40,7 +40,7 @@ class SpeedDone(Message):
 def measure(poster: Any, job: int, model: Any, prompt_len: int, lengths: tuple[int, ...], repeats: int) -> None:
     """Worker thread: run the comparison, post progress and the report (or the error)."""
     try:
-        from tui_lab.speed import compare_generation
+        from tui_lab.generation.speed import compare_generation
 
         worker = get_current_worker()
         report = compare_generation(model, prompt_len, lengths, repeats,

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from tui_lab.generation.stream import Generation, Sampler, eval_mode
+from tui_lab.generation.loop import Generation, Sampler, eval_mode
 from tui_lab.model import Transformer
 
 GREEDY = Sampler(temperature=0.0)

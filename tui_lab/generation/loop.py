@@ -1,4 +1,4 @@
-"""Autoregressive generation one token at a time: the step the app streams, and the loop behind it.
+"""Autoregressive generation one token at a time: `generate` returns the ids, `stream` yields each step.
 
 Decoder-only: the input is the prompt and the sequence grows from it. Encoder-decoder: the input is the
 source, encoded once; the sequence is the target, starting from `bos_id`, and the cache keeps the
@@ -16,8 +16,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from tui_lab.generation.decoder_state import DecoderState, position_window
-from tui_lab.generation.sampling import check_settings, chosen_probs, next_tokens
+from tui_lab.generation.beam import beam_search
+from tui_lab.generation.decoder_state import DecoderState, check_input, position_window, prepare
+from tui_lab.generation.sampling import chosen_probs, next_tokens
+from tui_lab.generation.settings import check_settings
 from tui_lab.model import AttentionCapture, Transformer
 
 
@@ -45,34 +47,6 @@ class Sampler:
 
     def choose(self, logits: Tensor) -> Tensor:  # (N, V) -> (N,)
         return next_tokens(logits, self.temperature, self.top_k, self.top_p, self.generator)
-
-
-def check_input(model: Transformer, input_ids: Tensor, bos_id: int | None) -> None:
-    """One-line ValueErrors for an input this model cannot generate from."""
-    family, vocab = model.config.family, model.config.vocab
-    if family == "encoder-only":
-        raise ValueError("family 'encoder-only' cannot generate: it has no decoder")
-    if input_ids.dim() != 2 or input_ids.shape[1] == 0 or input_ids.dtype != torch.long:
-        shape = tuple(input_ids.shape)
-        raise ValueError(f"input_ids must be a (batch, length) long tensor with length >= 1, got {shape}")
-    if int(input_ids.min()) < 0 or int(input_ids.max()) >= vocab:
-        raise ValueError(f"input_ids must lie in 0..{vocab - 1} (the model's vocab)")
-    if family == "encoder-decoder" and (bos_id is None or not 0 <= bos_id < vocab):
-        raise ValueError(f"bos_id ({bos_id}) must be a token id in 0..{vocab - 1} for an encoder-decoder")
-
-
-def prepare(model: Transformer, input_ids: Tensor, bos_id: int | None, src_mask: Tensor | None,
-            rows_per_input: int = 1) -> tuple[Tensor, Tensor | None, Tensor | None]:
-    """Return (prefix (N*r, P), memory (N*r, S, E) or None, src_mask or None), each input repeated r times."""
-    check_input(model, input_ids, bos_id)
-    if model.config.family == "decoder-only":
-        return input_ids.repeat_interleave(rows_per_input, dim=0), None, None
-    memory = model.encode(input_ids, src_mask)  # (N, S, E), once for the whole generation
-    prefix = torch.full((input_ids.shape[0] * rows_per_input, 1), bos_id, dtype=torch.long, device=input_ids.device)
-    if rows_per_input > 1:
-        memory = memory.repeat_interleave(rows_per_input, dim=0)
-        src_mask = src_mask.repeat_interleave(rows_per_input, dim=0) if src_mask is not None else None
-    return prefix, memory, src_mask
 
 
 class Generation:
@@ -114,6 +88,32 @@ class Generation:
             yield GenerationStep(index, tokens, probs, self.finished, self.state.slid, self.cropped, attentions)
             if self.eos_id is not None and bool(self.finished.all()):
                 return
+
+
+def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperature: float = 1.0,
+             top_k: int | None = None, top_p: float | None = None, use_cache: bool = True, beam_size: int = 1,
+             eos_id: int | None = None, bos_id: int | None = None, generator: torch.Generator | None = None,
+             on_step: Callable[[GenerationStep], None] | None = None, src_mask: Tensor | None = None) -> Tensor:
+    """Continue `input_ids` by up to `max_new_tokens` tokens.
+
+    Decoder-only: input (N, L) prompt -> (N, L + new). Encoder-decoder: input (N, S) source (with an
+    optional (N, S) `src_mask`, True on real tokens) -> target (N, 1 + new) starting with `bos_id`.
+    Temperature 0 is greedy; otherwise softmax(logits / T) is sampled after top-k / top-p truncation,
+    seeded by `generator`. `beam_size` > 1 runs beam search (deterministic; sampling settings and
+    `on_step` do not apply). Rows stop at `eos_id` and are padded with it; the whole call stops when
+    every row has. `on_step` receives each `GenerationStep` as it is made.
+    """
+    check_settings(max_new_tokens, temperature, top_k, top_p, beam_size)
+    check_input(model, input_ids, bos_id)
+    with eval_mode(model), torch.inference_mode():
+        if beam_size > 1:
+            return beam_search(model, input_ids, max_new_tokens, beam_size, use_cache, eos_id, bos_id, src_mask)
+        sampler = Sampler(temperature, top_k, top_p, generator)
+        run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask)
+        for step in run.steps(want_probs=on_step is not None):
+            if on_step is not None:
+                on_step(step)
+        return run.sequence.clone()
 
 
 def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperature: float = 1.0,

@@ -1,0 +1,94 @@
+"""Which devices exist here: one set of rules and messages for the CLI, the app and the trainer.
+
+Two checks share the messages. `device_problem` needs no torch, so the app can refuse a bad `--device`
+before its first frame; `pick_device` asks torch and resolves "auto" (cuda, then mps, then cpu).
+`free_memory` and `fit_problem` refuse random weights that cannot fit before they are built.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from tui_lab.analysis.format import fmt_bytes
+
+DEVICE_KINDS = ("cpu", "cuda", "mps")
+AUTO = (None, "", "auto")
+_DEVICE = re.compile(r"^(cpu|mps|cuda)(:\d+)?$")
+_NVIDIA_GPUS = Path("/proc/driver/nvidia/gpus")  # one entry per GPU the Linux driver sees
+
+
+def device_problem(device: str | None, field: str = "device") -> str | None:
+    """A cheap check (no torch) that `device` can exist here; None if it may, else a one-line reason."""
+    if device in AUTO:
+        return None
+    if not _DEVICE.match(device):
+        return _bad_name(device, field)
+    kind, _, index = device.partition(":")
+    if kind == "mps" and sys.platform != "darwin":
+        return f"{field} ({device!r}): MPS is not available on this machine (macOS only)"
+    if kind == "cuda" and sys.platform.startswith("linux"):
+        count = len(list(_NVIDIA_GPUS.iterdir())) if _NVIDIA_GPUS.is_dir() else 0
+        if count == 0:
+            return _no_cuda(device, field)
+        if index and int(index) >= count:
+            return _too_few(device, field, count)
+    return None
+
+
+def pick_device(requested: str | None = None, field: str = "device") -> str:
+    """`requested` checked against what torch sees; None or "auto" picks cuda, then mps, then cpu."""
+    import torch
+
+    if requested in AUTO:
+        if torch.cuda.is_available():
+            return "cuda"
+        if torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    if not _DEVICE.match(requested):
+        raise ValueError(_bad_name(requested, field))
+    kind, _, index = requested.partition(":")
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(_no_cuda(requested, field))
+        if index and int(index) >= torch.cuda.device_count():
+            raise ValueError(_too_few(requested, field, torch.cuda.device_count()))
+    if kind == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"{field} ({requested!r}): MPS is not available to this torch build")
+    return requested
+
+
+def free_memory(device: str) -> int | None:
+    """Bytes free on `device`: MemAvailable for the CPU, the CUDA driver's count for a GPU."""
+    if device.startswith("cuda"):
+        import torch
+
+        return int(torch.cuda.mem_get_info(torch.device(device))[0])
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def fit_problem(weights: int, free: int | None, device: str) -> str | None:
+    """Refuse weights that do not fit in what is free (None when the free memory is unknown)."""
+    if free is None or weights <= free:
+        return None
+    return f"refused: the weights need {fmt_bytes(weights)} but only {fmt_bytes(free)} is free on {device}"
+
+
+def _bad_name(device: str, field: str) -> str:
+    return f"{field} ({device!r}) must be cpu, cuda, cuda:N, mps or auto"
+
+
+def _no_cuda(device: str, field: str) -> str:
+    return f"{field} ({device!r}): CUDA is not available on this machine"
+
+
+def _too_few(device: str, field: str, count: int) -> str:
+    return f"{field} ({device!r}) is not available: this machine has {count} CUDA device(s)"

@@ -1,0 +1,101 @@
+"""One generation as a person asks for it: prompt ids in, new ids out, timed, streamed and cancellable.
+
+The CLI prints each token as it comes and the app posts it to the UI; both call `complete`. Sampling is
+seeded by `settings.seed`; beam search is deterministic and hands its tokens over once it has chosen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from tui_lab.generation.settings import GenerationSettings
+from tui_lab.model import AttentionCapture, Transformer
+
+
+@dataclass(frozen=True)
+class NewToken:
+    index: int  # 0 for the first new token
+    id: int
+    prob: float | None  # its probability at the temperature used; None for beam search
+    ids: list[int]  # every new token so far, this one included
+    attentions: list[AttentionCapture] | None  # with need_attention: weights (1, H, 1, context) per layer
+
+
+@dataclass(frozen=True)
+class Completion:
+    ids: list[int]  # the new tokens (an encoder-decoder's bos not included)
+    seconds: float
+    slid: bool  # learned positions: the decoder saw only the last max_len tokens
+    cropped: bool  # the prompt alone was longer than max_len
+    cancelled: bool  # should_stop() said yes before the end
+
+    @property
+    def tokens_per_s(self) -> float:
+        return len(self.ids) / max(self.seconds, 1e-9)
+
+    def summary(self, settings: GenerationSettings) -> str:
+        """`12 tokens in 0.10 s (120.0 tokens/s, cached)`, for a status line."""
+        how = ("cached" if settings.use_cache else "no cache") + (
+            f", beam {settings.beam_size}" if settings.beam_size > 1 else "")
+        return f"{len(self.ids)} tokens in {self.seconds:.2f} s ({self.tokens_per_s:.1f} tokens/s, {how})"
+
+
+def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: GenerationSettings,
+             on_token: Callable[[NewToken], None] | None = None, should_stop: Callable[[], bool] | None = None,
+             need_attention: bool = False) -> Completion:
+    """Continue `prompt_ids` (the source, for an encoder-decoder) with `settings`; `codec` gives bos and eos.
+
+    `on_token` sees each new token as it is made; `should_stop()` is polled between tokens and ends the
+    run early (the tokens so far are kept).
+    """
+    from tui_lab.generation.decoder_state import position_window
+
+    device = next(model.parameters()).device
+    x = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
+    start_len = len(prompt_ids) if model.config.family == "decoder-only" else 1  # a target starts at bos
+    start = time.perf_counter()
+    if settings.beam_size > 1:
+        new, cancelled = _beam(model, codec, x, start_len, settings), False
+        seconds = time.perf_counter() - start
+        for i, token in enumerate(new):  # the winner is known only at the end
+            if on_token is not None:
+                on_token(NewToken(i, token, None, new[: i + 1], None))
+    else:
+        new, cancelled = _sample(model, codec, x, settings, on_token, should_stop, need_attention)
+        seconds = time.perf_counter() - start
+    window = position_window(model)
+    return Completion(new, seconds, slid=window is not None and start_len + len(new) - 1 > window,
+                      cropped=window is not None and start_len > window, cancelled=cancelled)
+
+
+def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: GenerationSettings) -> list[int]:
+    from tui_lab.generation.loop import generate
+
+    out = generate(model, x, s.max_new_tokens, beam_size=s.beam_size, use_cache=s.use_cache, eos_id=codec.eos_id,
+                   bos_id=codec.bos_id)
+    return out[0, start_len:].tolist()
+
+
+def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettings,
+            on_token: Callable[[NewToken], None] | None, should_stop: Callable[[], bool] | None,
+            need_attention: bool) -> tuple[list[int], bool]:
+    from tui_lab.generation.loop import stream
+
+    generator = torch.Generator(device=x.device).manual_seed(s.seed)
+    steps = stream(model, x, s.max_new_tokens, s.temperature, s.top_k, s.top_p, use_cache=s.use_cache,
+                   eos_id=codec.eos_id, bos_id=codec.bos_id, generator=generator, need_attention=need_attention)
+    new: list[int] = []
+    for step in steps:
+        if should_stop is not None and should_stop():
+            steps.close()
+            return new, True
+        new.append(int(step.ids[0]))
+        if on_token is not None:
+            prob = float(step.probs[0]) if step.probs is not None else None
+            on_token(NewToken(step.index, new[-1], prob, list(new), step.attentions))
+    return new, False

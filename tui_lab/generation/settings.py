@@ -1,0 +1,36 @@
+"""How to continue a prompt, and the one check of those settings (no torch: the app checks its form with it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """The knobs a person sets; checked when made, so a bad value never reaches the model."""
+
+    max_new_tokens: int = 64
+    temperature: float = 1.0  # 0 is greedy
+    top_k: int | None = None
+    top_p: float | None = None
+    beam_size: int = 1  # > 1: beam search (deterministic; the sampling knobs do not apply)
+    use_cache: bool = True
+    seed: int = 0  # seeds sampling
+
+    def __post_init__(self) -> None:
+        check_settings(self.max_new_tokens, self.temperature, self.top_k, self.top_p, self.beam_size)
+
+
+def check_settings(max_new_tokens: int, temperature: float, top_k: int | None, top_p: float | None,
+                   beam_size: int = 1) -> None:
+    """One-line ValueErrors, each starting with the setting's name, for settings no sampler can honour."""
+    if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens ({max_new_tokens}) must be an integer >= 1 (at least one new token)")
+    if temperature < 0:
+        raise ValueError(f"temperature ({temperature}) must be >= 0 (0 means greedy)")
+    if top_k is not None and top_k < 1:
+        raise ValueError(f"top_k ({top_k}) must be >= 1")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise ValueError(f"top_p ({top_p}) must be in (0, 1]")
+    if not isinstance(beam_size, int) or beam_size < 1:
+        raise ValueError(f"beam_size ({beam_size}) must be an integer >= 1")
