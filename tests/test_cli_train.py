@@ -88,6 +88,8 @@ def test_a_run_with_out_says_where_it_went_and_how_to_go_on(capsys, text_file, t
     (["--resume", "NOTCKPT"], "not a checkpoint"),
     (["--set", "nonsense=1"], "nonsense"),
     (["--lr", "0"], "lr"),
+    (["--out", "NOTCKPT", "--steps", "1"], "not a checkpoint"),  # refused before training, not after it
+    (["--out", "EMPTY", "--steps", "1"], "is a file"),
 ])
 def test_bad_input_is_exit_2_and_one_line(capsys, tmp_path, extra, message):
     (tmp_path / "empty.txt").write_text("")

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 from tui_lab.cli import UsageError
@@ -55,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         read_text(args.data)  # fail fast, before torch loads: missing, empty or not UTF-8
     if args.steps is not None and args.steps <= 0:
         raise UsageError(f"steps ({args.steps}) must be a positive integer")
+    _check_out(args.out)
     from tui_lab.train import Trainer
 
     printer = JsonPrinter() if args.json else RichPrinter()
@@ -66,6 +68,22 @@ def run(args: argparse.Namespace) -> int:
     else:
         trainer = _new_trainer(args, model_overrides, train_overrides, printer)
     return _run(trainer, printer)
+
+
+def _check_out(out: str | None) -> None:
+    """Refuse an --out the final save would refuse, before the run instead of after it (a run lost)."""
+    if out is None:
+        return
+    from tui_lab.checkpoint import is_checkpoint
+
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"out ({out}) is a file; give a new or empty folder, or a checkpoint to overwrite")
+    if folder.is_dir() and any(folder.iterdir()) and not is_checkpoint(folder):
+        raise UsageError(f"out ({out}) exists and is not a checkpoint; pick an empty or new folder")
+    parent = next(p for p in (folder.absolute(), *folder.absolute().parents) if p.exists())
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"out ({out}) cannot be written: {parent} is not writable")
 
 
 def _new_trainer(args, model_overrides: dict[str, Any], train_overrides: dict[str, Any], printer):
