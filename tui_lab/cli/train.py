@@ -222,7 +222,7 @@ class RichPrinter:
         exact = f", exact match {e.exact_match:.3f}" if e.exact_match is not None else ""
         mfu = f", MFU {e.mfu:.1%}" if e.mfu is not None else ""
         self.console.print(f"done at step {e.step}: train loss {e.train_loss:.4f}, val loss {e.val_loss:.4f}"
-                           f"{exact}, {e.tokens_per_s:,.0f} tokens/s{mfu}", markup=False)
+                           f"{exact}, {e.tokens_per_s:,.0f} tokens/s{mfu}", markup=False, soft_wrap=True)
         self._where(e.checkpoint, finished=True)
 
     def _on_stopped(self, e) -> None:
