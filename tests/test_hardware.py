@@ -1,6 +1,9 @@
+import json
+
 import pytest
 import torch
 
+from tui_lab import hardware
 from tui_lab.devices import pick_device
 from tui_lab.hardware import matmul_peak_flops
 
@@ -15,9 +18,66 @@ def test_pick_device_checks_what_exists():
             pick_device("cuda")
 
 
-def test_matmul_peak_is_measured_and_leaves_the_rng_alone():
+def test_matmul_peak_is_measured_and_leaves_the_rng_alone(private_cache):
     state = torch.get_rng_state()
     peak = matmul_peak_flops("cpu", size=128, repeats=2)
     assert torch.equal(state, torch.get_rng_state())
     assert 1e8 < peak < 1e15  # FLOP/s: some real number, not a hard-coded datasheet figure
     assert matmul_peak_flops("cpu") == matmul_peak_flops("cpu")  # measured once, then cached
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    """An empty cache folder and no peak remembered by this process: as on a first launch."""
+    monkeypatch.setenv("TUI_LAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(hardware, "_PEAKS", {})
+    return tmp_path
+
+
+def _count_measures(monkeypatch, flops: float = 5e10) -> list:
+    calls = []
+
+    def fake_measure(device, dtype, n, repeats):
+        calls.append(n)
+        return flops
+
+    monkeypatch.setattr(hardware, "_measure", fake_measure)
+    return calls
+
+
+def test_peak_is_kept_per_machine_and_read_back_by_a_later_launch(private_cache, monkeypatch):
+    first = matmul_peak_flops("cpu")
+    path = private_cache / hardware.PEAK_FILE
+    kept = json.loads(path.read_text())
+    key = hardware.peak_key("cpu", torch.float32)
+    assert kept[key]["flops"] == first and f"threads={torch.get_num_threads()}" in key and "float32" in key
+    # A later launch (no peak in memory) reads the kept figure instead of measuring a different one.
+    monkeypatch.setattr(hardware, "_PEAKS", {})
+    calls = _count_measures(monkeypatch)
+    assert matmul_peak_flops("cpu") == first and calls == []
+
+
+def test_peak_is_keyed_by_threads(private_cache, monkeypatch):
+    calls = _count_measures(monkeypatch)
+    threads = torch.get_num_threads()
+    matmul_peak_flops("cpu")
+    try:
+        torch.set_num_threads(threads + 1)
+        matmul_peak_flops("cpu")
+    finally:
+        torch.set_num_threads(threads)
+    assert len(calls) == 2 and len(json.loads((private_cache / hardware.PEAK_FILE).read_text())) == 2
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"%s": {"flops": -1}}'])
+def test_an_unreadable_or_nonsense_cache_is_measured_again_and_rewritten(private_cache, monkeypatch, content):
+    path = private_cache / hardware.PEAK_FILE
+    path.write_text(content.replace("%s", hardware.peak_key("cpu", torch.float32)))
+    calls = _count_measures(monkeypatch, flops=7e10)
+    assert matmul_peak_flops("cpu") == 7e10 and len(calls) == 1
+    assert json.loads(path.read_text())[hardware.peak_key("cpu", torch.float32)]["flops"] == 7e10
+
+
+def test_an_explicit_size_measures_and_keeps_nothing(private_cache):
+    matmul_peak_flops("cpu", size=64, repeats=1)
+    assert not (private_cache / hardware.PEAK_FILE).exists()

@@ -37,7 +37,7 @@ def test_language_model_learns_and_reports_events():
     assert first.grad_norm == pytest.approx(total, rel=1e-5)
     evals = [e for e in events if isinstance(e, EvalEvent)]
     assert [e.step for e in evals] == [10, 20, 30] and evals[0].exact_match is None
-    assert last.to_dict().keys() == {"event", "step", "train_loss", "val_loss", "tokens_per_s"}
+    assert last.to_dict().keys() == {"event", "step", "train_loss", "val_loss", "tokens_per_s", "mfu"}
 
 
 def test_model_vocab_follows_the_tokenizer_and_says_so():

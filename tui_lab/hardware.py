@@ -1,17 +1,25 @@
 """What a device is and the matmul peak measured on it, the denominator of MFU (`tui_lab.devices` picks it).
 
 MFU is achieved model FLOPs over what this device can actually do: a hard-coded GPU datasheet figure
-would make a laptop CPU look idle. The peak is measured once per (device, dtype, threads) and kept.
+would make a laptop CPU look idle. The peak is measured once per machine (device, dtype, threads), kept in
+the user's cache folder and read back by later launches, so MFU does not move between them.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import os
+import platform
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
-_PEAKS: dict[tuple[str, str, int], float] = {}
+PEAK_FILE = "matmul_peak.json"
+
+_PEAKS: dict[str, float] = {}  # this process's peaks, by peak_key
 
 
 @dataclass(frozen=True)
@@ -32,15 +40,82 @@ def device_info(device: str) -> DeviceInfo:
 
 def matmul_peak_flops(device: str = "cpu", dtype: torch.dtype = torch.float32, size: int | None = None,
                       repeats: int = 5) -> float:
-    """FLOP/s of a square matmul on `device`, best of `repeats` after a warm-up; cached per thread count."""
-    key = (str(device), str(dtype), torch.get_num_threads())
-    if size is None and key in _PEAKS:
-        return _PEAKS[key]
-    n = size or (4096 if str(device).startswith("cuda") else 1024)
-    peak = _measure(torch.device(device), dtype, n, repeats)
-    if size is None:
+    """FLOP/s of a square matmul on `device`, best of `repeats` after a warm-up.
+
+    With the default size the figure is measured once per machine and kept in the user's cache folder
+    (`tui_lab.paths.cache_dir()`, file `PEAK_FILE`) under `peak_key` (device name, dtype, threads): a peak
+    re-measured at every launch moved with the machine's load (MFU read 36% in one launch and 51% in the
+    next at the same speed). An explicit `size` always measures and keeps nothing.
+    """
+    if size is not None:
+        return _measure(torch.device(device), dtype, size, repeats)
+    key = peak_key(device, dtype)
+    if key not in _PEAKS:
+        peak = _read_peak(key)
+        if peak is None:
+            n = 4096 if str(device).startswith("cuda") else 1024
+            peak = _write_peak(key, _measure(torch.device(device), dtype, n, repeats), n)
         _PEAKS[key] = peak
-    return peak
+    return _PEAKS[key]
+
+
+def peak_key(device: str, dtype: torch.dtype) -> str:
+    """What a kept peak is valid for: this device's model (the cache folder may be a home shared by
+    several machines), the dtype and torch's thread count (the CPU peak scales with it)."""
+    return f"{device_name(device)}|{str(dtype).removeprefix('torch.')}|threads={torch.get_num_threads()}"
+
+
+def device_name(device: str) -> str:
+    kind = str(device).split(":")[0]
+    if kind == "cuda":
+        return f"{device} {torch.cuda.get_device_name(torch.device(device))}"
+    if kind == "cpu":
+        return f"cpu {_cpu_model()}"
+    return f"{device} {platform.machine()}"
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def _peak_path() -> Path:
+    from tui_lab.paths import cache_dir
+
+    return cache_dir() / PEAK_FILE
+
+
+def _read_peaks() -> dict[str, dict]:
+    try:
+        data = json.loads(_peak_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # none kept yet, or an unreadable file: measure again and rewrite it
+    return data if isinstance(data, dict) else {}
+
+
+def _read_peak(key: str) -> float | None:
+    entry = _read_peaks().get(key)
+    flops = entry.get("flops") if isinstance(entry, dict) else None
+    return float(flops) if isinstance(flops, (int, float)) and math.isfinite(flops) and flops > 0 else None
+
+
+def _write_peak(key: str, flops: float, size: int) -> float:
+    """Keep `flops` under `key` beside the other kept peaks (atomically: two launches may race)."""
+    try:
+        path = _peak_path()
+        peaks = _read_peaks() | {key: {"flops": flops, "size": size, "torch": torch.__version__,
+                                       "measured": time.strftime("%Y-%m-%d %H:%M:%S")}}
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(peaks, indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home: the peak still holds for this process
+    return flops
 
 
 def _measure(device: torch.device, dtype: torch.dtype, n: int, repeats: int) -> float:

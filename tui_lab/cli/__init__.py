@@ -1,12 +1,15 @@
 """`tui-lab`: the app when called bare, the headless core's commands otherwise.
 
 Each subcommand lives in its own module with `add_arguments(parser)` and `run(args) -> int`.
-Bad input is one line on stderr and exit code 2, never a traceback.
+Bad input is one line on stderr and exit code 2, never a traceback. `tui-lab --help` shows the app's
+options and the commands together; a word that is not a command is refused (with the nearest command
+when it is a near miss), never handed to the app as if it were an option.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import sys
@@ -34,28 +37,49 @@ class Parser(argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"):
+    if argv and argv[0] in ("-h", "--help"):
+        return _guarded(lambda: _parser(None).print_help())
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        return _guarded(lambda: _unknown_command(argv[0]))
+    if not argv or argv[0] not in COMMANDS:
         from tui_lab.cli.launch import launch
 
         return _guarded(lambda: launch(argv))
-    name = argv[0] if argv[0] in COMMANDS else None
-    parser = Parser(prog="tui-lab", description="A terminal lab for Transformers.")
-    sub = parser.add_subparsers(dest="command")
-    modules = {}
-    for command, (module_name, help_text) in COMMANDS.items():
-        command_parser = sub.add_parser(command, help=help_text)
-        if command == name:  # import only the command asked for: some import torch
-            modules[command] = importlib.import_module(module_name)
-            modules[command].add_arguments(command_parser)
+    name = argv[0]
+    parser, modules = _parser(name), {}
+    modules[name] = importlib.import_module(COMMANDS[name][0])  # only the command asked for: some import torch
+    modules[name].add_arguments(parser.command_parsers[name])
 
     def parse_and_run() -> int:
         args = parser.parse_args(argv)
-        if args.command is None:
-            parser.print_help()
-            return 0
         return modules[args.command].run(args)
 
     return _guarded(parse_and_run)
+
+
+def _parser(name: str | None) -> Parser:
+    """The commands' parser; for the help (`name` None) it lists the app's own options too."""
+    parser = Parser(prog="tui-lab", usage="tui-lab [APP OPTIONS]  |  tui-lab COMMAND [OPTIONS]",
+                    description="A terminal lab for Transformers. Without a command it opens the app; "
+                                "`tui-lab COMMAND --help` describes a command's options.")
+    if name is None:  # shown, never parsed here: the app parses them itself (cli/launch.py)
+        from tui_lab.cli.launch import add_app_arguments
+
+        add_app_arguments(parser.add_argument_group("app options (tui-lab without a command)"))
+    sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
+    parser.command_parsers = {command: sub.add_parser(command, help=help_text, prog=f"tui-lab {command}")
+                              for command, (_, help_text) in COMMANDS.items()}
+    return parser
+
+
+def _unknown_command(word: str) -> int:
+    """A bare word is never an app option: name the command it was probably meant to be."""
+    prefixed = [c for c in COMMANDS if len(word) >= 2 and c.startswith(word)]
+    near = prefixed if len(prefixed) == 1 else difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
+    if near:
+        raise UsageError(f"unknown command {word!r}; did you mean {near[0]!r}?")
+    raise UsageError(f"unknown command {word!r}; the commands are {', '.join(COMMANDS)} "
+                     "(tui-lab --help lists them and the app's options)")
 
 
 def _guarded(action) -> int:

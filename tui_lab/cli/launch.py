@@ -10,19 +10,26 @@ import argparse
 from pathlib import Path
 
 from tui_lab.app.threads import configure_openmp
-from tui_lab.cli import UsageError
+from tui_lab.cli import Parser, UsageError
 
 DEFAULT_PRESET = "gpt2-toy"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tui-lab", description="A terminal lab for Transformers (the app).")
-    p.add_argument("--preset", default=None, help=f"preset to open (default {DEFAULT_PRESET})")
+    # Parser: a bad flag is one line naming it (exit 2), not argparse's usage block.
+    p = Parser(prog="tui-lab", description="A terminal lab for Transformers (the app).")
+    add_app_arguments(p)
+    return p
+
+
+def add_app_arguments(p) -> None:
+    """The app's own options; `tui-lab --help` shows them beside the commands (cli/__init__.py)."""
+    p.add_argument("--preset", default=None, help=f"preset to open (default {DEFAULT_PRESET}; tui-lab presets "
+                                                  "lists them)")
     p.add_argument("--checkpoint", metavar="DIR", help="open a checkpoint folder saved by tui-lab")
     p.add_argument("--from-hf", metavar="DIR", help="open a Hugging Face GPT-2 folder")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
     p.add_argument("--train", action="store_true", help="open the Train view with training running on the model")
-    return p
 
 
 def _checked(args: argparse.Namespace):

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 from tui_lab.cli import UsageError
@@ -34,12 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--data", metavar="FILE", help="a UTF-8 text file to train a language model on")
     source.add_argument("--task", metavar="NAME", help="a seq2seq task: copy, reverse, numbers-de")
     parser.add_argument("--tokenizer", help="char or bpe (language models)")
-    parser.add_argument("--steps", type=int)
+    parser.add_argument("--steps", type=int, help="the total number of steps (with --resume too: the run trains on "
+                                                  "until its step count reaches this)")
     parser.add_argument("--batch-size", dest="batch_size", type=int)
     parser.add_argument("--seq-len", dest="seq_len", type=int)
     parser.add_argument("--lr", type=float)
     parser.add_argument("--seed", type=int)
-    parser.add_argument("--out", metavar="DIR", help="checkpoint folder written at the end")
+    parser.add_argument("--out", metavar="DIR", help="checkpoint folder written at the end (without it the trained "
+                                                     "model is not kept)")
     parser.add_argument("--resume", metavar="DIR", help="continue the run saved in this checkpoint folder")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default: auto)")
     parser.add_argument("--json", action="store_true", help="JSON lines on stdout, the last one 'done'")
@@ -53,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         read_text(args.data)  # fail fast, before torch loads: missing, empty or not UTF-8
     if args.steps is not None and args.steps <= 0:
         raise UsageError(f"steps ({args.steps}) must be a positive integer")
+    _check_out(args.out)
     from tui_lab.train import Trainer
 
     printer = JsonPrinter() if args.json else RichPrinter()
@@ -64,6 +68,22 @@ def run(args: argparse.Namespace) -> int:
     else:
         trainer = _new_trainer(args, model_overrides, train_overrides, printer)
     return _run(trainer, printer)
+
+
+def _check_out(out: str | None) -> None:
+    """Refuse an --out the final save would refuse, before the run instead of after it (a run lost)."""
+    if out is None:
+        return
+    from tui_lab.checkpoint import is_checkpoint
+
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"out ({out}) is a file; give a new or empty folder, or a checkpoint to overwrite")
+    if folder.is_dir() and any(folder.iterdir()) and not is_checkpoint(folder):
+        raise UsageError(f"out ({out}) exists and is not a checkpoint; pick an empty or new folder")
+    parent = next(p for p in (folder.absolute(), *folder.absolute().parents) if p.exists())
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"out ({out}) cannot be written: {parent} is not writable")
 
 
 def _new_trainer(args, model_overrides: dict[str, Any], train_overrides: dict[str, Any], printer):
@@ -144,7 +164,10 @@ class JsonPrinter:
 
 
 class RichPrinter:
-    """A progress bar with loss, tokens/s and ETA; evaluations and samples printed above it."""
+    """A progress bar with loss, tokens/s and ETA; evaluations and samples printed above it.
+
+    tokens/s is the trainer's one figure (docs/CONTRACTS.md): the bar's last value and the done line agree.
+    """
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -157,6 +180,7 @@ class RichPrinter:
             TextColumn("eta"), TimeRemainingColumn(), console=self.console, disable=not _is_main_rank(),
         )
         self.task = None
+        self.total = 0
 
     def __enter__(self) -> RichPrinter:
         self.progress.__enter__()
@@ -176,6 +200,7 @@ class RichPrinter:
                            + (f" x {e.world_size} processes" if e.world_size > 1 else ""))
         for note in e.notes:
             self.console.print(f"  note: {note}")
+        self.total = e.total_steps
         self.task = self.progress.add_task("train", total=e.total_steps, completed=e.step, loss="-", speed="-")
 
     def _on_step(self, e) -> None:
@@ -190,15 +215,30 @@ class RichPrinter:
         self.console.print(f"  sample: {e.prompt!r} -> {e.text!r}{target}", markup=False)
 
     def _on_checkpoint(self, e) -> None:
-        self.console.print(f"checkpoint written to {e.path}")
+        if e.step < self.total:  # a periodic save; the last one is reported with the done line
+            self.console.print(f"checkpoint written to {e.path}")
 
     def _on_done(self, e) -> None:
         exact = f", exact match {e.exact_match:.3f}" if e.exact_match is not None else ""
+        mfu = f", MFU {e.mfu:.1%}" if e.mfu is not None else ""
         self.console.print(f"done at step {e.step}: train loss {e.train_loss:.4f}, val loss {e.val_loss:.4f}"
-                           f"{exact}, {e.tokens_per_s:,.0f} tokens/s")
+                           f"{exact}, {e.tokens_per_s:,.0f} tokens/s{mfu}", markup=False, soft_wrap=True)
+        self._where(e.checkpoint, finished=True)
 
     def _on_stopped(self, e) -> None:
         self.console.print(f"stopped at step {e.step}")
+        self._where(e.checkpoint, finished=False)
+
+    def _where(self, folder: str | None, finished: bool) -> None:
+        """Where the run went, or that it went nowhere and how to keep the next one."""
+        if folder is None:
+            self.console.print("not saved: the trained model is discarded; add --out DIR to keep it "
+                               "(then tui-lab generate --checkpoint DIR)", markup=False, soft_wrap=True)
+            return
+        then = (f"generate: tui-lab generate --checkpoint {folder}; train on to N steps in all: "
+                f"tui-lab train --resume {folder} --steps N") if finished else \
+            f"finish the run: tui-lab train --resume {folder}"
+        self.console.print(f"saved to {folder} ({then})", markup=False, soft_wrap=True)
 
     def _on_error(self, e) -> None:
         self.console.print(f"[red]error[/]: {e.message}")

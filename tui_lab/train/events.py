@@ -46,9 +46,9 @@ class StepEvent(Event):
     lr: float
     grad_norm: float
     layer_grad_norms: dict[str, float]
-    tokens: int  # tokens in this step's (global) batch
-    tokens_per_s: float
-    mfu: float  # achieved model FLOP/s over the matmul peak measured on this device
+    tokens: int  # this step's (global) batch: LM N x L; seq2seq real source + target tokens, no padding
+    tokens_per_s: float  # over every step this process ran so far (not this step alone): docs/CONTRACTS.md
+    mfu: float  # model FLOP/s over the same steps / the matmul peak kept for this device (hardware.py)
     step_s: float
     kind = "step"
 
@@ -72,8 +72,10 @@ class SampleEvent(Event):
 class DoneEvent(Event):
     train_loss: float | None
     val_loss: float | None
-    tokens_per_s: float
+    tokens_per_s: float  # the same window as the last step event's, so the two agree
     exact_match: float | None = None
+    mfu: float | None = None
+    checkpoint: str | None = None  # the folder the run was saved to; absent when it was not saved
     kind = "done"
 
 
@@ -81,6 +83,7 @@ class DoneEvent(Event):
 class StoppedEvent(Event):
     train_loss: float | None = None
     val_loss: float | None = None
+    checkpoint: str | None = None
     kind = "stopped"
 
 

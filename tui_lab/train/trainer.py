@@ -64,11 +64,12 @@ class Trainer(EvaluationMixin):
         self.groups = layer_groups(self.model)
         self.data_gen = torch.Generator().manual_seed(c.seed)
         self.step_count = 0
-        self.peak_flops = peak_flops or matmul_peak_flops(self.device)
+        self._peak = peak_flops  # measured (or read from the cache) at the first step, never while building
         self.flops_per_token = training_flops_per_token(self.model_config, self.source.context())
         self.last_loss: float | None = None
         self.last_eval: EvalEvent | None = None
         self._tokens_seen, self._train_seconds = 0, 0.0
+        self._window = {"tokens": 0, "seconds": 0.0, "flops": 0.0}  # every step this process ran: tokens/s, MFU
         self._stop_agreed = False
         self._started = False
 
@@ -108,6 +109,12 @@ class Trainer(EvaluationMixin):
         self.control.stop()
 
     @property
+    def peak_flops(self) -> float:
+        if self._peak is None:
+            self._peak = matmul_peak_flops(self.device)
+        return self._peak
+
+    @property
     def is_seq2seq(self) -> bool:
         return self.source.is_seq2seq
 
@@ -128,7 +135,7 @@ class Trainer(EvaluationMixin):
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         batch = self.source.batch("train", c.batch_size, self.data_gen)  # the global batch, on every rank
-        total = batch.count()
+        total, tokens = batch.count(), counted_tokens(batch)
         local = batch.rows(*self.dist.shard(c.batch_size)).to(self.device)
         self.ddp_model.train()
         with self._training_rng():
@@ -144,7 +151,7 @@ class Trainer(EvaluationMixin):
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step_count += 1
-        return self._step_event(loss, lr, grad_norm, layer_norms, total, time.perf_counter() - start)
+        return self._step_event(loss, lr, grad_norm, layer_norms, tokens, total, time.perf_counter() - start)
 
     def _clip_gradients(self) -> tuple[float, dict[str, float]]:
         """Per-layer and total gradient norms (before clipping), then clip the total to grad_clip."""
@@ -172,12 +179,16 @@ class Trainer(EvaluationMixin):
         return event
 
     def _step_event(self, loss: float, lr: float, grad_norm: float, layer_norms: dict[str, float], tokens: int,
-                    seconds: float) -> StepEvent:
+                    targets: int, seconds: float) -> StepEvent:
         self._tokens_seen += tokens
         self._train_seconds += seconds
         self.last_loss = loss
-        tokens_per_s = tokens / seconds
-        mfu = tokens_per_s * self.flops_per_token / (self.peak_flops * self.dist.world)
+        # One window for every tokens/s and MFU (step events, the done event, the CLI, the app): all the
+        # steps this process ran. A single step's rate swung 120-900 tokens/s on a shared machine.
+        w = self._window
+        w["tokens"], w["seconds"] = w["tokens"] + tokens, w["seconds"] + seconds
+        w["flops"] += targets * self.flops_per_token  # per target (decoder-side) token, see docs/CONTRACTS.md
+        tokens_per_s, mfu = self._rates()
         event = StepEvent(self.step_count, loss, lr, grad_norm, layer_norms, tokens, tokens_per_s, mfu, seconds)
         self._emit(event)
         return event
@@ -217,22 +228,26 @@ class Trainer(EvaluationMixin):
     def _finish_done(self) -> DoneEvent:
         c = self.train_config
         last = self.last_eval if self.last_eval and self.last_eval.step == self.step_count else self.evaluate()
-        if c.out:
-            self.save(c.out)
-        done = DoneEvent(self.step_count, self.last_loss, last.val_loss, self._mean_tokens_per_s(), last.exact_match)
+        saved = self.save(c.out) if c.out else None
+        tokens_per_s, mfu = self._rates()
+        done = DoneEvent(self.step_count, self.last_loss, last.val_loss, tokens_per_s, last.exact_match, mfu,
+                         str(saved) if saved else None)
         self._emit(done)
         return done
 
     def _finish_stopped(self) -> StoppedEvent:
-        if self.train_config.out:
-            self.save(self.train_config.out)
+        saved = self.save(self.train_config.out) if self.train_config.out else None
         val = self.last_eval.val_loss if self.last_eval else None
-        event = StoppedEvent(self.step_count, self.last_loss, val)
+        event = StoppedEvent(self.step_count, self.last_loss, val, str(saved) if saved else None)
         self._emit(event)
         return event
 
-    def _mean_tokens_per_s(self) -> float:
-        return self._tokens_seen / self._train_seconds if self._train_seconds else 0.0
+    def _rates(self) -> tuple[float, float | None]:
+        """tokens/s and MFU over the window (None before the first step)."""
+        w = self._window
+        if not w["seconds"]:
+            return 0.0, None
+        return w["tokens"] / w["seconds"], w["flops"] / w["seconds"] / (self.peak_flops * self.dist.world)
 
     def _announce(self) -> None:
         if self._started:
@@ -271,3 +286,10 @@ class Trainer(EvaluationMixin):
         from tui_lab.train.state import resume_trainer
 
         return resume_trainer(cls, Path(folder), device, on_event, data, changes)
+
+
+def counted_tokens(batch) -> int:
+    """The tokens a step processes: LM N x L (every position is predicted); seq2seq the real source tokens
+    plus the real target tokens (padding excluded on both sides)."""
+    source = int(batch.src_mask.sum()) if batch.src_mask is not None else 0
+    return batch.count() + source
