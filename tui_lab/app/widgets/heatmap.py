@@ -63,6 +63,7 @@ class Heatmap(ScrollView, can_focus=True):
         self.numbers = False
         self._lo, self._hi = 0.0, 1.0
         self._lines: dict[int, Strip] = {}
+        self._layout: tuple[tuple, Layout] | None = None
 
     # -- data --------------------------------------------------------------------------------------
     @property
@@ -80,8 +81,9 @@ class Heatmap(ScrollView, can_focus=True):
         self.col_labels = [str(x) for x in col_labels][:cols] + [""] * max(0, cols - len(col_labels))
         self.row_notes = list(row_notes or [])
         self.axes = axes
-        shown = [v for r, row in enumerate(self.values) for c, v in enumerate(row)
-                 if math.isfinite(v) and not self.masked(r, c)]
+        masks = self.mask or [[False] * cols] * rows
+        shown = [v for row, hidden in zip(self.values, masks, strict=False)
+                 for v, m in zip(row, hidden, strict=False) if not m and math.isfinite(v)]
         self._lo = min(shown, default=0.0) if lo is None else lo
         self._hi = max(shown, default=1.0) if hi is None else hi
         self.dense = (rows > 40 or cols > 60) if dense is None else dense
@@ -98,9 +100,14 @@ class Heatmap(ScrollView, can_focus=True):
     # -- geometry ----------------------------------------------------------------------------------
     @property
     def layout(self) -> Layout:
+        """Recomputed only when the data, the size or a toggle changed (it is read for every cell)."""
         rows, cols = self.shape
-        return layout(rows, cols, self.row_labels, self.col_labels, self.size.width, self.size.height,
-                      self.dense, self.numbers)
+        key = (rows, cols, self.size.width, self.size.height, self.dense, self.numbers, id(self.row_labels),
+               id(self.col_labels))
+        if self._layout is None or self._layout[0] != key:
+            self._layout = (key, layout(rows, cols, self.row_labels, self.col_labels, self.size.width,
+                                        self.size.height, self.dense, self.numbers))
+        return self._layout[1]
 
     @property
     def cell_w(self) -> int:
@@ -145,12 +152,12 @@ class Heatmap(ScrollView, can_focus=True):
             return None
         return level(self.values[row][col], self._lo, self._hi)
 
-    def _dense_cell(self, r0: int, col: int) -> Segment:
+    def _dense_cell(self, r0: int, col: int, w: int) -> Segment:
         colours = []
         for r in (r0, r0 + 1):
             lvl = self._level(r, col)
             colours.append(CURSOR if (r, col) == self.cursor else None if lvl is None else PALETTE[lvl])
-        return dense_cell(colours[0], colours[1], self.layout.cell_w)
+        return dense_cell(colours[0], colours[1], w)
 
     def _grid_line(self, line: int) -> Strip:
         """The cells of one terminal line, unscrolled; cached until data, cursor or size change."""
@@ -159,7 +166,7 @@ class Heatmap(ScrollView, can_focus=True):
         lay = self.layout
         row = lay.row_of_line(line)
         if lay.dense:
-            segments = [self._dense_cell(row, col) for col in range(lay.cols)]
+            segments = [self._dense_cell(row, col, lay.cell_w) for col in range(lay.cols)]
         else:
             text_line = lay.label_line(row) == line
             segments = [full_cell(self.values[row][col], self._level(row, col), self.masked(row, col),
