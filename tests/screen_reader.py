@@ -127,11 +127,16 @@ def find_columns(screen: Screen, labels: list[str], top: int = 0, max_slot: int 
     return None
 
 
+def _gutter(screen: Screen, y: int, x0: int) -> str:
+    """The row label left of the grid: the text after the last box border within 14 characters."""
+    return "".join(screen.chars[y][max(0, x0 - 14):x0]).split("│")[-1].strip()
+
+
 def find_rows(screen: Screen, labels: list[str], x0: int, top: int) -> list[int]:
     """The line of each row label in the gutter left of `x0`, in order below `top` (-1 when missing)."""
     found, y = [], top
     for label in labels:
-        while y < screen.height and not shows(label, "".join(screen.chars[y][:x0]).strip(" │")):
+        while y < screen.height and not shows(label, _gutter(screen, y, x0)):
             y += 1
         found.append(y if y < screen.height else -1)
         y += 1

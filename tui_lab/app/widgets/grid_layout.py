@@ -19,6 +19,12 @@ CELL_H_MAX = 4  # ...and gives each row up to this many lines
 NUMBER_W = 5  # "0.43" plus a gap: the narrowest cell that shows its weight
 HORIZONTAL_W = 4  # slots this wide write their labels across (3 characters and a gap), else downwards
 LEGEND_LINES, READOUT_LINES = 1, 1  # fixed lines above and below the grid
+FOLD_BELOW = 8  # a box shorter than this shares one line between the legend and the read-out
+
+
+def printable(text: str) -> str:
+    """Control characters (a byte-fallback token, a newline) as escapes, so a label never draws as \ufffd."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 def fit_label(text: str, width: int, align: str = "right") -> str:
@@ -56,6 +62,7 @@ class Layout:
     dense: bool
     header: int  # lines of column labels
     vertical: bool  # labels written downwards
+    legend_lines: int = LEGEND_LINES  # 0: the legend starts the read-out line instead (a short box)
 
     @property
     def rows_per_line(self) -> int:
@@ -70,7 +77,7 @@ class Layout:
     @property
     def top(self) -> int:
         """Lines above the grid: the legend, then the column labels."""
-        return LEGEND_LINES + self.header
+        return self.legend_lines + self.header
 
     @property
     def grid_width(self) -> int:
@@ -98,8 +105,9 @@ def layout(rows: int, cols: int, row_labels: list[str], col_labels: list[str], w
         header = max(1, min(HEADER_MAX, longest, room))
     else:
         header = 1
+    legend_lines = 0 if 0 < height < FOLD_BELOW else LEGEND_LINES
     cell_h = 1
     if not dense and height:
-        room_h = height - LEGEND_LINES - header - READOUT_LINES
+        room_h = height - legend_lines - header - READOUT_LINES
         cell_h = max(1, min(CELL_H_MAX, max(1, cell_w // 3), room_h // max(1, rows)))
-    return Layout(rows, cols, gutter, cell_w, cell_h, dense, header, vertical)
+    return Layout(rows, cols, gutter, cell_w, cell_h, dense, header, vertical, legend_lines)

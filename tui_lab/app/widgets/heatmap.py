@@ -24,7 +24,7 @@ from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.widgets.grid_cells import CURSOR, EMPTY, MARK, PALETTE, dense_cell, full_cell, legend, level
-from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, fit_label, layout, vertical_label
+from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, fit_label, layout, printable, vertical_label
 
 
 class Heatmap(ScrollView, can_focus=True):
@@ -77,8 +77,8 @@ class Heatmap(ScrollView, can_focus=True):
         self.values = [list(map(float, row)) for row in values]
         rows, cols = self.shape
         self.mask = [list(map(bool, row)) for row in mask] if mask is not None and rows else None
-        self.row_labels = [str(x) for x in row_labels][:rows] + [""] * max(0, rows - len(row_labels))
-        self.col_labels = [str(x) for x in col_labels][:cols] + [""] * max(0, cols - len(col_labels))
+        self.row_labels = [printable(str(x)) for x in row_labels][:rows] + [""] * max(0, rows - len(row_labels))
+        self.col_labels = [printable(str(x)) for x in col_labels][:cols] + [""] * max(0, cols - len(col_labels))
         self.row_notes = list(row_notes or [])
         self.axes = axes
         masks = self.mask or [[False] * cols] * rows
@@ -194,14 +194,17 @@ class Heatmap(ScrollView, can_focus=True):
         lay, (sx, sy), width = self.layout, self.scroll_offset, self.size.width
         if not self.values:
             return Strip.blank(width).apply_style(self.rich_style)
-        if y == 0:
+        if y < lay.legend_lines:
             return Strip(self.legend_text()).crop_extend(0, width, None).apply_style(self.rich_style)
         if y >= self.size.height - READOUT_LINES:
-            text = fit_label(self.describe_cursor(), width, align="left")
-            return Strip([Segment(text)]).apply_style(self.rich_style)
+            folded = [] if lay.legend_lines else [*self.legend_text(), Segment("  ")]
+            readout = Strip([*folded, Segment(self.describe_cursor())])
+            if readout.cell_length > width:  # cut, and say so
+                readout = Strip.join([readout.crop(0, width - 1), Strip([Segment("…")])])
+            return readout.crop_extend(0, width, None).apply_style(self.rich_style)
         left = Strip.blank(lay.gutter)
         if y < lay.top:
-            body = self._header_line(y - 1)
+            body = self._header_line(y - lay.legend_lines)
         else:
             line = y - lay.top + sy
             if line >= lay.grid_lines:
