@@ -76,8 +76,7 @@ def attention_spec(cap: Capture, kind: str, layer: int, head: int) -> GridSpec:
     entropy = cap.entropy.get((kind, layer))
     ent = "" if entropy is None else \
         f" · entropy {sum(entropy) / len(entropy) if head < 0 else entropy[head]:.2f} nats"
-    rows_say = " · rows: the token being predicted" if decoder_rows else ""
-    title = f"{KIND_TITLES[kind]} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}{ent}{rows_say}"
+    title = f"{KIND_TITLES[kind]} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}{ent}"
     return GridSpec(title, grid, rows, cols, causal_mask(len(grid), len(grid[0])) if causal else None,
                     lo=0.0, row_notes=notes)
 

@@ -63,8 +63,8 @@ class GenerateView(Vertical):
         with Horizontal(id="gen-body"):
             with VerticalScroll(id="gen-out-box"):
                 yield TokenStream(id="gen-out")
-            with Vertical(id="gen-att-box"):
-                yield Label("attention of each new token over the context", id="gen-att-title")
+            with Vertical(id="gen-att-box") as box:
+                box.border_title = "attention of each new token over the context"  # the grid keeps every line
                 yield Heatmap(id="gen-att")
         with Horizontal(id="gen-compare"):
             for mode in jobs.MODES:
@@ -188,9 +188,9 @@ class GenerateView(Vertical):
     def on_started(self, message: jobs.Started) -> None:
         if message.job == self.job:
             self.context, self.cross = list(message.context), message.cross
-            what = "cross-attention of each new token over the source" if self.cross else \
-                "attention of each new token over the context (grows one row per step, like the KV cache)"
-            self.query_one("#gen-att-title", Label).update(what)
+            what = "cross-attention: new tokens x source" if self.cross else \
+                "attention: new tokens x context (a row per step, like the KV cache)"
+            self.query_one("#gen-att-box").border_title = what
 
     def on_new_token(self, message: jobs.NewToken) -> None:
         if message.job != self.job:

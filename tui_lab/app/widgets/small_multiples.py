@@ -107,8 +107,8 @@ class SmallMultiples(ScrollView, can_focus=True):
         if not self.tiles:
             return Strip.blank(width).apply_style(self.rich_style)
         if y == 0:
-            key = [Segment("rows: layers · columns: heads · under each: entropy (nats) · enter opens · "),
-                   *legend(0.0, 1.0, False)[1:-1], Segment(" each tile from 0 to its max")]
+            key = [Segment("layers x heads · entropy (nats) under each · enter opens · "),
+                   *legend(0.0, 1.0, False)[1:-1], Segment(" 0 to the tile's max")]
             return Strip(key).crop_extend(0, width, None).apply_style(self.rich_style)
         if y == 1:
             segments = [Segment(f"H{h}".ljust(self.tile_w + GAP), MARK if h == self.cursor[1] else Style())
