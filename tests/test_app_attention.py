@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
+from screen_reader import Screen, find_columns, find_rows, read_svg, slot_colours
 from test_app_support import SIZE, app_for, wait_for, wait_ready
-from textual.widgets import Input, Select, Static
+from textual.widgets import Input, Select
 
 from tui_lab.app import grids
 from tui_lab.app.widgets.heatmap import Heatmap
@@ -44,8 +46,12 @@ async def test_decoder_only_grids_are_square_per_layer_and_head():
         assert "head 2" in str(app.query_one("#att-title").render())
 
 
+async def screen(app, size) -> Screen:
+    return read_svg(app.export_screenshot(), *size)
+
+
 async def test_cross_attention_is_target_by_source_and_hover_names_tokens(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TUI_LAB_EXPORTS", str(tmp_path / "exports"))
     app = app_for("--preset", "transformer-2017-toy")
     async with app.run_test(size=SIZE) as pilot:
         app.show_view("attention")
@@ -59,22 +65,125 @@ async def test_cross_attention_is_target_by_source_and_hover_names_tokens(tmp_pa
         await pilot.pause()
         heatmap = app.query_one(Heatmap)
         assert heatmap.shape == (7, 6)  # target x source, not square
-        assert heatmap.row_labels == tgt and heatmap.col_labels == src
-        # hover the cell of query 'gesehen' (row 6) and key 'seen' (column 2)
-        x = heatmap.label_width + 2 * heatmap.cell_w  # content coordinates of that cell
-        y = heatmap.header + 6
-        await pilot.hover(Heatmap, offset=(x + heatmap.content_region.x - heatmap.region.x,
-                                           y + heatmap.content_region.y - heatmap.region.y))
+        # rows name the token each query predicts (teacher forcing), so 'gesehen' is the row that predicts it
+        assert heatmap.row_labels == tgt[1:] + ["<eos>"] and heatmap.col_labels == src
+        # hover where the screen shows row 'gesehen' and column 'seen'
+        shot = await screen(app, SIZE)
+        cols = find_columns(shot, src)
+        ys = find_rows(shot, heatmap.row_labels, cols.x0, cols.y + 1)
+        x, y = cols.x0 + 2 * cols.slot + cols.slot // 2, ys[5]
+        await pilot.hover(offset=(x, y))
         await pilot.pause()
-        info = str(app.query_one("#att-info", Static).render())
-        assert "'gesehen'" in info and "'seen'" in info, info
+        text = (await screen(app, SIZE)).text()
+        assert "'gesehen'  ->  key [2] 'seen'" in text and "decoder input 'Film'" in text, text
         heatmap.focus()
         await pilot.press("e")
         await pilot.pause()
-        files = list(tmp_path.glob("tui-lab-cross-*.json"))
+        files = list((tmp_path / "exports").glob("tui-lab-cross-*.json"))
         assert len(files) == 1
+        assert any(str(files[0]) in str(n.message) for n in app._notifications)
         data = json.loads(files[0].read_text())
         assert len(data["values"]) == 7 and len(data["values"][0]) == 6 and data["cols"] == src
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_every_grid_sits_under_its_labels_on_screen(size):
+    """Read from the SVG export: each column's slot is one colour (or hatched) under its label."""
+    app = app_for("--preset", "transformer-2017-toy")
+    async with app.run_test(size=size) as pilot:
+        app.show_view("attention")
+        await captured(pilot)
+        heatmap = app.query_one(Heatmap)
+        for kind in ("cross", "decoder-self", "encoder-self", "mask-both"):
+            app.query_one("#att-kind", Select).value = kind
+            await pilot.pause()
+            shot = await screen(app, size)
+            cols = find_columns(shot, heatmap.col_labels)
+            assert cols is not None, f"{kind}: column labels not found in slots\n" + shot.text()
+            ys = find_rows(shot, heatmap.row_labels, cols.x0, cols.y + 1)
+            seen = [(r, y) for r, y in enumerate(ys) if y >= 0 and heatmap.row_labels[r]]  # "": a separator
+            assert seen, f"{kind}: no row label on screen\n" + shot.text()
+            for r, y in seen:
+                for j, colours in enumerate(slot_colours(shot, y, cols, len(heatmap.col_labels))):
+                    hatch = "╱" in "".join(shot.chars[y][cols.x0 + j * cols.slot:cols.x0 + (j + 1) * cols.slot])
+                    assert len(colours) == 1, f"{kind} row {r} column {j}: {colours}\n" + shot.text()
+                    assert hatch == (colours == {shot.base}), f"{kind} row {r} column {j}\n" + shot.text()
+            if kind == "decoder-self":
+                assert "masked" in shot.text()  # the legend names the hatch
+
+
+async def test_inputs_are_labelled_and_a_small_grid_fills_its_box_at_80x24():
+    app = app_for("--preset", "transformer-2017-toy")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.show_view("attention")
+        await captured(pilot)
+        shot = await screen(app, (80, 24))
+        line = next(shot.line(y) for y in range(shot.height) if "source" in shot.line(y))
+        assert line.index("source") < line.index("I have") < line.index("target") < line.index("<bos>"), line
+        cols = find_columns(shot, view(app).src)
+        assert cols.slot * 6 >= 36, shot.text()  # six columns use more than half the width
+
+
+async def test_numbers_toggle_writes_each_weight_in_its_cell():
+    size = (200, 60)
+    app = app_for("--preset", "transformer-2017-toy")
+    async with app.run_test(size=size) as pilot:
+        app.show_view("attention")
+        await captured(pilot)
+        app.query_one("#att-kind", Select).value = "cross"
+        await pilot.pause()
+        heatmap = app.query_one(Heatmap)
+        heatmap.focus()
+        await pilot.press("#")
+        await pilot.pause()
+        shot = await screen(app, size)
+        cols = find_columns(shot, heatmap.col_labels)
+        ys = find_rows(shot, heatmap.row_labels, cols.x0, cols.y + 1)
+        for r in (1, 4):
+            for c in range(6):
+                cell = "".join(shot.chars[ys[r]][cols.x0 + c * cols.slot:cols.x0 + (c + 1) * cols.slot])
+                assert f"{heatmap.values[r][c]:.2f}" in cell, (r, c, cell)
+
+
+async def test_model_view_shows_every_layer_and_head_with_its_entropy_and_opens_one():
+    app = app_for("--preset", "gpt2-toy")
+    size = (120, 40)
+    async with app.run_test(size=size) as pilot:
+        app.show_view("attention")
+        await captured(pilot)
+        c = app.live.config
+        app.query_one(Heatmap).focus()
+        await pilot.press("m")
+        await pilot.pause()
+        text = (await screen(app, size)).text()
+        assert all(f"L{i}" in text for i in range(c.decoder_layers)) and all(f"H{h}" in text for h in range(c.heads))
+        for layer in (0, c.decoder_layers - 1):
+            w = torch.tensor(view(app).grids[("decoder-self", layer)])  # (H, L, L)
+            entropy = -(w * w.clamp_min(1e-12).log()).sum(-1).mean(-1)
+            for value in entropy.tolist():
+                assert f"{value:.2f}" in text
+        await pilot.press("down", "right", "enter")
+        await pilot.pause()
+        assert app.query_one(Heatmap).display and "layer 1 · head 1" in str(app.query_one("#att-title").render())
+
+
+async def test_a_loaded_checkpoint_reads_its_own_data_not_unk():
+    from tui_lab.app.live_model import ModelReady
+    from tui_lab.data.tasks import load_task
+    from tui_lab.model import build_model
+    from tui_lab.presets import load_preset
+
+    tok = load_task("numbers-de").tokenizer
+    config = load_preset("transformer-2017-toy", vocab=tok.vocab_size)
+    app = app_for("--preset", "transformer-2017-toy")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        app.show_view("attention")
+        app.post_message(ModelReady(config, build_model(config).eval(), tok, "cpu", "checkpoint runs/nd"))
+        attention = view(app)
+        await wait_for(pilot, lambda: attention.captured_generation == 2 and attention.src)
+        assert "<unk>" not in attention.src + attention.tgt
+        assert not tok.unknown(app.query_one("#att-src", Input).value)
 
 
 async def test_long_input_is_cut_and_masks_draw():

@@ -35,9 +35,9 @@ async def test_streams_tokens_with_a_growing_attention_grid_and_every_mode():
         await wait_for(pilot, lambda: not view.running)
         stream = app.query_one(TokenStream)
         assert len(stream.tokens) == 6 and all(0 < t.prob <= 1 for t in stream.tokens)
-        # one row per new token; row i sees the 5 prompt bytes and the i tokens before it
+        # one row per new token over the whole context; row i sees the 5 prompt bytes and the i tokens before it
         heatmap = app.query_one("#gen-att", Heatmap)
-        assert heatmap.shape == (6, 5 + 5)
+        assert heatmap.shape == (6, 5 + 6)
         for i, row in enumerate(heatmap.values):
             seen = [v for v in row if v == v]  # NaN: not yet in the context
             assert len(seen) == 5 + i and abs(sum(seen) - 1) < 1e-4

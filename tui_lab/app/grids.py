@@ -85,3 +85,14 @@ def sinusoidal_grid(length: int, d_model: int) -> list[list[float]]:
             row.append(math.sin(angle) if dim % 2 == 0 else math.cos(angle))
         table.append(row)
     return table
+
+
+EOS_TEXT = "<eos>"
+
+
+def predicted_labels(decoder_inputs: list[str], tokenizer: Any = None) -> list[str]:
+    """What each decoder query predicts under teacher forcing: the next input, and eos after the last."""
+    eos = EOS_TEXT
+    if tokenizer is not None and getattr(tokenizer, "eos_id", None) is not None:
+        eos = tokenizer.token_strings([tokenizer.eos_id])[0]
+    return [*decoder_inputs[1:], eos] if decoder_inputs else []

@@ -2,7 +2,9 @@
 
 Tokens arrive one message each from a thread worker (`generate_jobs`). The attention grid grows one
 row per new token, as the KV cache does: the row is the new token's attention over the context so far
-(last layer, mean of heads; cross-attention over the source for an encoder-decoder).
+(last layer, mean of heads; cross-attention over the source for an encoder-decoder). Columns are the
+whole context (prompt, then each generated token), labelled; keys a row could not see (not generated
+yet, or slid out of a learned-position window) are drawn masked.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class GenerateView(Vertical):
         self.job = 0
         self.running = False
         self.context: list[str] = []
-        self.rows: list[list[float]] = []
+        self.rows: list[tuple[int, list[float]]] = []  # (where its keys end in the context, the row)
         self.row_labels: list[str] = []
         self.cross = False
         self.results: dict[str, str] = {}
@@ -62,8 +64,8 @@ class GenerateView(Vertical):
         with Horizontal(id="gen-body"):
             with VerticalScroll(id="gen-out-box"):
                 yield TokenStream(id="gen-out")
-            with Vertical(id="gen-att-box"):
-                yield Label("attention of each new token over the context", id="gen-att-title")
+            with Vertical(id="gen-att-box") as box:
+                box.border_title = "attention of each new token over the context"  # the grid keeps every line
                 yield Heatmap(id="gen-att")
         with Horizontal(id="gen-compare"):
             for mode in jobs.MODES:
@@ -182,26 +184,34 @@ class GenerateView(Vertical):
     def on_started(self, message: jobs.Started) -> None:
         if message.job == self.job:
             self.context, self.cross = list(message.context), message.cross
-            what = "cross-attention of each new token over the source" if self.cross else \
-                "attention of each new token over the context (grows one row per step, like the KV cache)"
-            self.query_one("#gen-att-title", Label).update(what)
+            what = "cross-attention: new tokens x source" if self.cross else \
+                "attention: new tokens x context (a row per step, like the KV cache)"
+            self.query_one("#gen-att-box").border_title = what
 
     def on_new_token(self, message: jobs.NewToken) -> None:
         if message.job != self.job:
             return
         self.query_one(TokenStream).add(Token(message.token_id, message.piece, message.prob), message.text)
         if message.row is not None:
-            self.rows.append(message.row)
+            self.rows.append((len(self.context), message.row))
             self.row_labels.append(message.label)
-            self._draw_grid()
         if not self.cross:
             self.context.append(message.label)
+        if message.row is not None:
+            self._draw_grid()
 
     def _draw_grid(self) -> None:
-        """Rows right-aligned to the context: a sliding window (learned positions) sees only the last tokens."""
-        width = max(len(self.context), max(len(r) for r in self.rows))
-        grid = [[math.nan] * (width - len(r)) + r for r in self.rows]
-        self.query_one("#gen-att", Heatmap).set_grid(grid, self.row_labels, self.context[-width:], lo=0.0)
+        """One row per new token over the whole context; a row's keys end where the context ended when it
+        was computed, and a sliding window (learned positions) starts them later."""
+        width = len(self.context)
+        grid, mask = [], []
+        for end, row in self.rows:
+            start = max(0, end - len(row))
+            grid.append([math.nan] * start + row[len(row) - (end - start):] + [math.nan] * (width - end))
+            mask.append([not start <= c < end for c in range(width)])
+        masked = mask if any(any(m) for m in mask) else None
+        self.query_one("#gen-att", Heatmap).set_grid(grid, self.row_labels, self.context, lo=0.0, mask=masked,
+                                                     axes=("new token", "context"))
 
     def on_finished(self, message: jobs.Finished) -> None:
         if message.job == self.job:

@@ -1,9 +1,12 @@
-"""A colour heatmap drawn with the line API: only the visible lines are rendered, styles are cached.
+"""The one grid widget (Attention, Generate, Train's alignment): a colour heatmap drawn with the line API.
 
-Two densities: `full` draws one matrix row per terminal line, two cells wide, with a label on every
-row; `dense` packs two matrix rows into one line with the upper-half block (foreground = upper row,
-background = lower row), one cell wide, so 128 x 128 is 128 x 64 characters. Long inputs scroll.
-Column labels run vertically above the grid. The cursor (keys or mouse) names query, key and value.
+Every column owns one fixed-width slot (`grid_layout.Layout.cell_w`): its label and its cells start at
+the same character, so what the eye reads under a label is that label's column. Two densities: `full`
+(each matrix row one or more lines tall, cells as wide as the box allows) and `dense` (two matrix rows
+per line with the upper-half block: foreground = upper row, background = lower row). Masked positions
+are hatched (dense: blank), never a colour of the scale. A legend line above the grid shows the colour
+scale with its min and max; a read-out line below names the cursor's query, key and weight; `#` writes
+the weight into each cell. The legend, the column labels and the read-out stay put while the grid scrolls.
 """
 
 from __future__ import annotations
@@ -11,56 +14,21 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from rich.cells import cell_len
-from rich.color import Color
 from rich.segment import Segment
-from rich.style import Style
 from textual.binding import Binding
 from textual.events import MouseMove
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
-
-LEVELS = 32
-# viridis at a few stops: dark blue (low) to yellow (high); readable on dark and light backgrounds.
-_STOPS = [(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)]
-GUTTER_MAX = 12
-HEADER_MAX = 6
-
-
-def _gradient(levels: int) -> list[Color]:
-    colours = []
-    for i in range(levels):
-        t = i / (levels - 1) * (len(_STOPS) - 1)
-        lo = min(int(t), len(_STOPS) - 2)
-        f = t - lo
-        rgb = [round(a + (b - a) * f) for a, b in zip(_STOPS[lo], _STOPS[lo + 1], strict=True)]
-        colours.append(Color.from_rgb(*rgb))
-    return colours
-
-
-PALETTE = _gradient(LEVELS)
-CURSOR = Color.parse("#ff2fa0")
-EMPTY = Style()
-
-
-def fit_label(text: str, width: int, align: str = "right") -> str:
-    """Truncate/pad to exactly `width` terminal cells (CJK characters take two)."""
-    out, used = "", 0
-    for ch in text:
-        w = cell_len(ch)
-        if used + w > width:
-            break
-        out, used = out + ch, used + w
-    pad = " " * (width - used)
-    return pad + out if align == "right" else out + pad
+from tui_lab.app.widgets.grid_cells import CURSOR, EMPTY, MARK, PALETTE, dense_cell, full_cell, legend, level
+from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, fit_label, layout, printable, vertical_label
 
 
 class Heatmap(ScrollView, can_focus=True):
-    """`set_grid(values, row_labels, col_labels)`; NaN cells are drawn blank (separators, no data)."""
+    """`set_grid(values, row_labels, col_labels, mask=...)`; NaN cells are blank (separators, no data)."""
 
     BINDINGS = [
         Binding("up", "move(-1, 0)", "cell up", show=False),
@@ -68,6 +36,7 @@ class Heatmap(ScrollView, can_focus=True):
         Binding("left", "move(0, -1)", "cell left", show=False),
         Binding("right", "move(0, 1)", "cell right", show=False),
         Binding("z", "toggle_density", "dense/full"),
+        Binding("number_sign", "toggle_numbers", "# numbers"),
     ]
     DEFAULT_CSS = "Heatmap { height: 1fr; }"
 
@@ -84,13 +53,17 @@ class Heatmap(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.values: list[list[float]] = []
+        self.mask: list[list[bool]] | None = None  # True = masked (may not attend)
         self.row_labels: list[str] = []
         self.col_labels: list[str] = []
+        self.row_notes: list[str] = []  # said after the value in the read-out (e.g. the decoder input)
+        self.axes = ("query", "key")
         self.cursor: tuple[int, int] = (0, 0)
         self.dense = False
+        self.numbers = False
         self._lo, self._hi = 0.0, 1.0
-        self._styles: dict[tuple[int, int], Style] = {}
         self._lines: dict[int, Strip] = {}
+        self._layout: tuple[tuple, Layout] | None = None
 
     # -- data --------------------------------------------------------------------------------------
     @property
@@ -98,147 +71,152 @@ class Heatmap(ScrollView, can_focus=True):
         return len(self.values), len(self.values[0]) if self.values else 0
 
     def set_grid(self, values: Sequence[Sequence[float]], row_labels: Sequence[str], col_labels: Sequence[str],
-                 dense: bool | None = None, lo: float | None = None, hi: float | None = None) -> None:
+                 dense: bool | None = None, lo: float | None = None, hi: float | None = None,
+                 mask: Sequence[Sequence[bool]] | None = None, axes: tuple[str, str] = ("query", "key"),
+                 row_notes: Sequence[str] | None = None) -> None:
         self.values = [list(map(float, row)) for row in values]
         rows, cols = self.shape
-        self.row_labels = [str(x) for x in row_labels][:rows] + [""] * max(0, rows - len(row_labels))
-        self.col_labels = [str(x) for x in col_labels][:cols] + [""] * max(0, cols - len(col_labels))
-        finite = [v for row in self.values for v in row if math.isfinite(v)]
-        self._lo = min(finite, default=0.0) if lo is None else lo
-        self._hi = max(finite, default=1.0) if hi is None else hi
+        self.mask = [list(map(bool, row)) for row in mask] if mask is not None and rows else None
+        self.row_labels = [printable(str(x)) for x in row_labels][:rows] + [""] * max(0, rows - len(row_labels))
+        self.col_labels = [printable(str(x)) for x in col_labels][:cols] + [""] * max(0, cols - len(col_labels))
+        self.row_notes = list(row_notes or [])
+        self.axes = axes
+        masks = self.mask or [[False] * cols] * rows
+        shown = [v for row, hidden in zip(self.values, masks, strict=False)
+                 for v, m in zip(row, hidden, strict=False) if not m and math.isfinite(v)]
+        self._lo = min(shown, default=0.0) if lo is None else lo
+        self._hi = max(shown, default=1.0) if hi is None else hi
         self.dense = (rows > 40 or cols > 60) if dense is None else dense
         self.cursor = (min(self.cursor[0], max(rows - 1, 0)), min(self.cursor[1], max(cols - 1, 0)))
         self._relayout()
 
-    def _relayout(self) -> None:
-        self._lines.clear()
-        rows, cols = self.shape
-        self.virtual_size = Size(self.label_width + cols * self.cell_w, self.header + self._line_count(rows))
-        self.refresh()
+    def masked(self, row: int, col: int) -> bool:
+        return self.mask is not None and row < len(self.mask) and col < len(self.mask[row]) and self.mask[row][col]
+
+    @property
+    def scale(self) -> tuple[float, float]:
+        return self._lo, self._hi
 
     # -- geometry ----------------------------------------------------------------------------------
     @property
-    def cell_w(self) -> int:
-        """1 in dense mode; else 2 to 6 characters, widening the cells to use a large terminal."""
-        if self.dense:
-            return 1
-        cols = max(1, self.shape[1])
-        return max(2, min(6, (self.size.width - self.label_width) // cols))
+    def layout(self) -> Layout:
+        """Recomputed only when the data, the size or a toggle changed (it is read for every cell)."""
+        rows, cols = self.shape
+        key = (rows, cols, self.size.width, self.size.height, self.dense, self.numbers, id(self.row_labels),
+               id(self.col_labels))
+        if self._layout is None or self._layout[0] != key:
+            self._layout = (key, layout(rows, cols, self.row_labels, self.col_labels, self.size.width,
+                                        self.size.height, self.dense, self.numbers))
+        return self._layout[1]
 
     @property
-    def rows_per_line(self) -> int:
-        return 2 if self.dense else 1
+    def cell_w(self) -> int:
+        return self.layout.cell_w
 
     @property
     def label_width(self) -> int:
-        return min(GUTTER_MAX, max((cell_len(s) for s in self.row_labels), default=0)) + 1
+        return self.layout.gutter
 
     @property
     def header(self) -> int:
-        """Lines of vertical column labels: fewer on a short terminal, so the grid keeps the room."""
-        if self.cell_w >= 4:
-            return 2  # labels fit across the wide cells: one line
-        longest = max((len(s) for s in self.col_labels), default=0)
-        room = max(2, self.size.height // 5) if self.size.height else HEADER_MAX
-        return min(HEADER_MAX, longest, room) + 1
+        """Lines above the grid (legend and column labels)."""
+        return self.layout.top
+
+    def _relayout(self) -> None:
+        self._lines.clear()
+        lay = self.layout
+        self.virtual_size = Size(lay.gutter + lay.grid_width, lay.top + lay.grid_lines + READOUT_LINES)
+        self.refresh()
 
     def on_resize(self) -> None:
         self._relayout()
 
-    def _line_count(self, rows: int) -> int:
-        return (rows + self.rows_per_line - 1) // self.rows_per_line
+    @property
+    def _view_lines(self) -> int:
+        return max(1, self.size.height - self.layout.top - READOUT_LINES)
 
     def cell_at(self, x: int, y: int) -> tuple[int, int] | None:
         """Widget coordinates -> (row, col), or None off the grid (dense mode picks the upper row)."""
-        sx, sy = self.scroll_offset
-        line, col = y + sy - self.header, (x - self.label_width + sx) // self.cell_w
-        row = line * self.rows_per_line
-        rows, cols = self.shape
-        if x < self.label_width or line < 0 or not (0 <= row < rows and 0 <= col < cols):
+        lay, (sx, sy) = self.layout, self.scroll_offset
+        line = y - lay.top
+        if x < lay.gutter or not 0 <= line < self._view_lines:
             return None
-        return row, col
+        row, col = lay.row_of_line(line + sy), (x - lay.gutter + sx) // lay.cell_w
+        rows, cols = self.shape
+        return (row, col) if 0 <= row < rows and 0 <= col < cols else None
 
     # -- drawing -----------------------------------------------------------------------------------
-    def _level(self, v: float) -> int | None:
-        if not math.isfinite(v):
+    def _level(self, row: int, col: int) -> int | None:
+        """The colour level of a cell; None when it has none (no data, masked, past the last row)."""
+        if row >= len(self.values) or self.masked(row, col):
             return None
-        span = self._hi - self._lo
-        t = 0.5 if span <= 0 else (v - self._lo) / span
-        return max(0, min(LEVELS - 1, int(t * (LEVELS - 1) + 0.5)))
+        return level(self.values[row][col], self._lo, self._hi)
 
-    def _style(self, upper: int | None, lower: int | None) -> Style:
-        key = (-1 if upper is None else upper, -1 if lower is None else lower)
-        if key not in self._styles:
-            fg = None if upper is None else (CURSOR if upper == LEVELS else PALETTE[upper])
-            bg = None if lower is None else (CURSOR if lower == LEVELS else PALETTE[lower])
-            self._styles[key] = Style(color=fg, bgcolor=bg)
-        return self._styles[key]
-
-    def _cell_level(self, row: int, col: int) -> int | None:
-        if row >= len(self.values):
-            return None
-        if (row, col) == self.cursor:
-            return LEVELS  # the cursor colour
-        return self._level(self.values[row][col])
+    def _dense_cell(self, r0: int, col: int, w: int) -> Segment:
+        colours = []
+        for r in (r0, r0 + 1):
+            lvl = self._level(r, col)
+            colours.append(CURSOR if (r, col) == self.cursor else None if lvl is None else PALETTE[lvl])
+        return dense_cell(colours[0], colours[1], w)
 
     def _grid_line(self, line: int) -> Strip:
-        """The cells of one terminal line, unscrolled; cached until data or cursor change."""
+        """The cells of one terminal line, unscrolled; cached until data, cursor or size change."""
         if line in self._lines:
             return self._lines[line]
-        r0 = line * self.rows_per_line
-        segments = []
-        for col in range(self.shape[1]):
-            if self.dense:
-                up, low = self._cell_level(r0, col), self._cell_level(r0 + 1, col)
-                if up is None and low is None:
-                    segments.append(Segment(" "))
-                elif up is None:
-                    segments.append(Segment("▄", self._style(low, None)))
-                else:
-                    segments.append(Segment("▀", self._style(up, low)))
-            else:
-                level = self._cell_level(r0, col)
-                segments.append(Segment("  ", EMPTY if level is None else self._style(None, level)))
-        strip = Strip(segments, self.shape[1] * self.cell_w).simplify()
+        lay = self.layout
+        row = lay.row_of_line(line)
+        if lay.dense:
+            segments = [self._dense_cell(row, col, lay.cell_w) for col in range(lay.cols)]
+        else:
+            text_line = lay.label_line(row) == line
+            segments = [full_cell(self.values[row][col], self._level(row, col), self.masked(row, col),
+                                  (row, col) == self.cursor, text_line, lay.cell_w, self.numbers)
+                        for col in range(lay.cols)]
+        strip = Strip(segments, lay.grid_width).simplify()
         self._lines[line] = strip
         return strip
 
     def _header_line(self, y: int) -> Strip:
-        """Column labels written downwards, one character per line; the last header line is blank."""
-        if y == self.header - 1:
-            return Strip.blank(self.shape[1] * self.cell_w)
-        text = []
-        wide = self.cell_w >= 4
+        """Column labels: across each slot, or downwards one character per line; the cursor's is marked."""
+        lay, segments = self.layout, []
         for col, label in enumerate(self.col_labels):
-            if wide:
-                cut = fit_label(label, self.cell_w - 1, align="left") + " "
-                text.append(Segment(cut, Style(bold=True, reverse=True) if col == self.cursor[1] else EMPTY))
-                continue
-            ch = label[y] if y < len(label) else ""
-            ch = ch if cell_len(ch) <= self.cell_w else "·"
-            ch = ch + " " * (self.cell_w - cell_len(ch))
-            text.append(Segment(ch, Style(bold=True, reverse=True) if col == self.cursor[1] else EMPTY))
-        return Strip(text, self.shape[1] * self.cell_w)
+            if lay.vertical:
+                text = vertical_label(label, lay.header)[y] + " " * (lay.cell_w - 1)
+            else:
+                text = fit_label(label, lay.cell_w - 1, align="left") + " "
+            segments.append(Segment(text, MARK if col == self.cursor[1] else EMPTY))
+        return Strip(segments, lay.grid_width)
+
+    def legend_text(self) -> list[Segment]:
+        return legend(*self.scale, self.mask is not None and any(any(row) for row in self.mask))
 
     def render_line(self, y: int) -> Strip:
-        sx, sy = self.scroll_offset
-        vy = y + sy
-        width = self.size.width
-        label_w = self.label_width
-        if vy < self.header:
-            body = self._header_line(vy) if self.values else Strip.blank(0)
-            left = Strip.blank(label_w)
+        lay, (sx, sy), width = self.layout, self.scroll_offset, self.size.width
+        if not self.values:
+            return Strip.blank(width).apply_style(self.rich_style)
+        if y < lay.legend_lines:
+            return Strip(self.legend_text()).crop_extend(0, width, None).apply_style(self.rich_style)
+        if y >= self.size.height - READOUT_LINES:
+            folded = [] if lay.legend_lines else [*self.legend_text(), Segment("  ")]
+            readout = Strip([*folded, Segment(self.describe_cursor())])
+            if readout.cell_length > width:  # cut, and say so
+                readout = Strip.join([readout.crop(0, width - 1), Strip([Segment("…")])])
+            return readout.crop_extend(0, width, None).apply_style(self.rich_style)
+        left = Strip.blank(lay.gutter)
+        if y < lay.top:
+            body = self._header_line(y - lay.legend_lines)
         else:
-            line = vy - self.header
-            if line >= self._line_count(self.shape[0]):
-                return Strip.blank(width)
+            line = y - lay.top + sy
+            if line >= lay.grid_lines:
+                return Strip.blank(width).apply_style(self.rich_style)
             body = self._grid_line(line)
-            row = line * self.rows_per_line
-            label = self.row_labels[row] if row < len(self.row_labels) else ""
-            on_cursor = self.cursor[0] // self.rows_per_line == line
-            left = Strip([Segment(fit_label(label, label_w - 1) + " ",
-                                  Style(bold=True, reverse=True) if on_cursor else EMPTY)])
-        body = body.crop(sx, sx + max(0, width - label_w)).extend_cell_length(max(0, width - label_w))
+            row = lay.row_of_line(line)
+            if lay.label_line(row) == line:
+                label = self.row_labels[row] if row < len(self.row_labels) else ""
+                mine = self.cursor[0] // lay.rows_per_line == row // lay.rows_per_line
+                left = Strip([Segment(fit_label(label, lay.gutter - 1), MARK if mine else EMPTY), Segment(" ")])
+        room = max(0, width - lay.gutter)
+        body = body.crop(sx, sx + room).extend_cell_length(room)
         return Strip.join([left, body]).apply_style(self.rich_style)  # the widget's background under blanks
 
     # -- cursor ------------------------------------------------------------------------------------
@@ -247,15 +225,23 @@ class Heatmap(ScrollView, can_focus=True):
         if not rows or not cols:
             return
         row, col = max(0, min(rows - 1, row)), max(0, min(cols - 1, col))
-        old = self.cursor
         self.cursor = (row, col)
-        for r in (old[0], row):
-            self._lines.pop(r // self.rows_per_line, None)
-        self.scroll_to_region(Region(self.label_width + col * self.cell_w, self.header + row // self.rows_per_line,
-                                     self.cell_w, 1), animate=False, spacing=None)
+        self._lines.clear()
+        self._scroll_to_cell(row, col)
         self.refresh()
         self.post_message(self.CellHighlighted(self, row, col, self.values[row][col],
                                                self.row_labels[row], self.col_labels[col]))
+
+    def _scroll_to_cell(self, row: int, col: int) -> None:
+        """Scroll the least that shows the cell inside the fixed legend, labels and read-out."""
+        lay, (sx, sy) = self.layout, self.scroll_offset
+        line, lines = lay.label_line(row), self._view_lines
+        room = max(1, self.size.width - lay.gutter)
+        x0 = col * lay.cell_w
+        new_y = line - lines + 1 if line >= sy + lines else min(sy, line)
+        new_x = x0 + lay.cell_w - room if x0 + lay.cell_w > sx + room else min(sx, x0)
+        if (new_x, new_y) != (sx, sy):
+            self.scroll_to(x=max(0, new_x), y=max(0, new_y), animate=False, immediate=True)
 
     @guarded
     def action_move(self, d_row: int, d_col: int) -> None:
@@ -263,6 +249,13 @@ class Heatmap(ScrollView, can_focus=True):
 
     def action_toggle_density(self) -> None:
         self.dense = not self.dense
+        self._relayout()
+
+    def action_toggle_numbers(self) -> None:
+        """Numbers need cells at least NUMBER_W wide: full mode widens them (the grid may scroll)."""
+        self.numbers = not self.numbers
+        if self.numbers and self.dense:
+            self.dense = False
         self._relayout()
 
     @guarded
@@ -278,5 +271,7 @@ class Heatmap(ScrollView, can_focus=True):
             return ""
         r, c = self.cursor
         v = self.values[r][c]
-        value = "—" if not math.isfinite(v) else f"{v:.4f}"
-        return f"query [{r}] {self.row_labels[r]!r}  ->  key [{c}] {self.col_labels[c]!r}:  {value}"
+        value = "masked" if self.masked(r, c) else "—" if not math.isfinite(v) else f"{v:.4f}"
+        note = f"  ({self.row_notes[r]})" if r < len(self.row_notes) and self.row_notes[r] else ""
+        q, k = self.axes
+        return f"{q} [{r}] {self.row_labels[r]!r}  ->  {k} [{c}] {self.col_labels[c]!r}:  {value}{note}"

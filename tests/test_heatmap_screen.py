@@ -1,0 +1,103 @@
+"""The heatmap as a person sees it: read back from the SVG export, every cell sits under its label.
+
+A bare app holds one Heatmap; the grid is found in the rendered text by its labels (horizontal or
+vertical, whole or ending in an ellipsis), and each column's slot must be one colour on every row line.
+"""
+
+from __future__ import annotations
+
+import pytest
+from screen_reader import find_columns, find_rows, read_svg, slot_colours
+from textual.app import App, ComposeResult
+
+from tui_lab.app.widgets.heatmap import Heatmap
+
+WORDS = ["I", "have", "seen", "the", "film", "today", "gesehen", "übermorgen", "Straßenbahn", "x"]
+
+
+class One(App):
+    def __init__(self, values, rows, cols, dense=None, mask=None) -> None:
+        super().__init__()
+        self.grid = (values, rows, cols, dense, mask)
+
+    def compose(self) -> ComposeResult:
+        yield Heatmap(id="map")
+
+    def on_mount(self) -> None:
+        values, rows, cols, dense, mask = self.grid
+        kwargs = {"mask": mask} if mask is not None else {}
+        self.query_one(Heatmap).set_grid(values, rows, cols, dense=dense, **kwargs)
+
+
+def ramp(n_rows: int, n_cols: int) -> list[list[float]]:
+    """Distinct values left to right, so neighbouring slots never share a colour by chance."""
+    return [[(c * n_rows + r) / (n_rows * n_cols) for c in range(n_cols)] for r in range(n_rows)]
+
+
+async def screen_of(app: App, size: tuple[int, int]):
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        return read_svg(app.export_screenshot(), *size)
+
+
+def assert_aligned(screen, rows: list[str], cols: list[str], lines_per_row: int = 1) -> None:
+    found = find_columns(screen, cols)
+    assert found is not None, "column labels not found, one per equal slot:\n" + screen.text()
+    ys = find_rows(screen, rows, found.x0, found.y + 1)
+    assert -1 not in ys, f"row labels missing: {ys}\n" + screen.text()
+    for y in ys:
+        for j, colours in enumerate(slot_colours(screen, y, found, len(cols))):
+            assert len(colours) == 1 and not colours & {None, screen.base}, \
+                f"line {y}, column {j} ({cols[j]!r}): slot of {found.slot} holds {colours}\n" + screen.text()
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, 160, 200, 240])
+async def test_cells_sit_under_their_labels_at_every_width(width):
+    rows, cols = WORDS[:7], WORDS[:6]
+    screen = await screen_of(One(ramp(7, 6), rows, cols), (width, 30))
+    assert_aligned(screen, rows, cols)
+
+
+async def test_a_small_grid_uses_the_space():
+    screen = await screen_of(One(ramp(6, 6), WORDS[:6], WORDS[:6]), (150, 40))
+    found = find_columns(screen, WORDS[:6])
+    assert found is not None and found.slot * 6 >= 48, found  # not 12 characters wide in a 150-column box
+
+
+async def test_long_labels_are_cut_with_an_ellipsis_and_many_columns_go_vertical():
+    cols = [f"{w}{i}" for i, w in enumerate(WORDS * 3)]
+    screen = await screen_of(One(ramp(4, len(cols)), WORDS[:4], cols), (80, 30))
+    found = find_columns(screen, cols)
+    assert found is not None, screen.text()
+    assert_aligned(screen, WORDS[:4], cols)
+
+
+async def test_dense_half_blocks_sit_under_their_labels():
+    n = 50
+    labels = [f"t{i}" for i in range(n)]
+    screen = await screen_of(One(ramp(n, n), labels, labels, dense=True), (120, 40))
+    found = find_columns(screen, labels)
+    assert found is not None, screen.text()
+    y = found.y + 3  # a grid line: two matrix rows, upper in the glyph's colour, lower behind it
+    while y < screen.height and "▀" not in screen.line(y):
+        y += 1
+    for j in range(n):
+        xs = range(found.x0 + j * found.slot, found.x0 + (j + 1) * found.slot)
+        assert len({screen.bg[y][x] for x in xs}) == 1 and len({screen.fg[y][x] for x in xs}) == 1
+
+
+async def test_masked_cells_are_hatched_not_coloured():
+    n = 5
+    values = [[1 / (q + 1) if k <= q else 0.0 for k in range(n)] for q in range(n)]
+    mask = [[k > q for k in range(n)] for q in range(n)]
+    labels = WORDS[:n]
+    screen = await screen_of(One(values, labels, labels, mask=mask), (100, 30))
+    found = find_columns(screen, labels)
+    ys = find_rows(screen, labels, found.x0, found.y + 1)
+    for q, y in enumerate(ys):
+        for k in range(n):
+            xs = range(found.x0 + k * found.slot, found.x0 + (k + 1) * found.slot)
+            if k > q:
+                assert not any(screen.painted(y, x) for x in xs) and "╱" in "".join(screen.chars[y][x] for x in xs)
+            else:
+                assert all(screen.painted(y, x) for x in xs)

@@ -1,0 +1,104 @@
+"""Which grid the Attention view's pickers point at: values, labels on both axes, the mask, the scale.
+
+Pure (no Textual, no torch). Rows of decoder grids in an encoder-decoder are labelled by the token being
+predicted (teacher forcing: the query at decoder input i predicts target token i), with the decoder input
+in the read-out, so cross-attention's alignment does not look shifted by one. Causal grids carry their
+mask, so the masked cells are drawn masked rather than as weight 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tui_lab.app import grids
+
+KIND_TITLES = {
+    "encoder-self": "encoder self-attention (source x source)",
+    "decoder-self": "decoder masked self-attention (target x target)",
+    "cross": "cross-attention (target x source)",
+    "mask-causal": "mask: causal (1 = may attend)",
+    "mask-padding": "mask: padding, seed 002's batch of 4, 3, 1 tokens",
+    "mask-both": "mask: causal AND padding",
+    "pos-sinusoidal": "positions: sinusoidal table (from the formula)",
+    "pos-learned": "positions: learned table (live model)",
+}
+ATTENTION_KINDS = ("encoder-self", "decoder-self", "cross")
+MASKS = ("mask-causal", "mask-padding", "mask-both", "pos-sinusoidal")
+POS_ROWS = 64
+
+
+@dataclass
+class Capture:
+    """What one capture brought back, plus the family it was taken from."""
+
+    grids: dict[tuple[str, int], list] = field(default_factory=dict)
+    entropy: dict[tuple[str, int], list[float]] = field(default_factory=dict)
+    src: list[str] = field(default_factory=list)
+    tgt: list[str] = field(default_factory=list)  # decoder inputs (bos first)
+    predicted: list[str] = field(default_factory=list)  # the target token each decoder query predicts
+    learned: list | None = None
+    encoder_decoder: bool = False
+
+
+@dataclass
+class GridSpec:
+    title: str
+    values: list[list[float]]
+    rows: list[str]
+    cols: list[str]
+    mask: list[list[bool]] | None = None
+    lo: float | None = None
+    hi: float | None = None
+    axes: tuple[str, str] = ("query", "key")
+    row_notes: list[str] = field(default_factory=list)
+
+
+def causal_mask(n_rows: int, n_cols: int) -> list[list[bool]]:
+    """True above the diagonal: query i may not attend to key k > i."""
+    return [[k > q for k in range(n_cols)] for q in range(n_rows)]
+
+
+def mean_of_heads(heads: list) -> list[list[float]]:
+    n = len(heads)
+    return [[sum(h[q][k] for h in heads) / n for k in range(len(heads[0][0]))] for q in range(len(heads[0]))]
+
+
+def attention_spec(cap: Capture, kind: str, layer: int, head: int) -> GridSpec:
+    heads = cap.grids.get((kind, layer))
+    if heads is None:
+        return GridSpec("no grid yet: press Run", [], [], [])
+    grid, which = (mean_of_heads(heads), "mean of heads") if head < 0 else (heads[head], f"head {head}")
+    decoder_rows = kind != "encoder-self" and cap.encoder_decoder
+    rows = cap.predicted if decoder_rows else cap.src
+    cols = cap.tgt if kind == "decoder-self" and cap.encoder_decoder else cap.src
+    notes = [f"decoder input {t!r} predicts it" for t in cap.tgt] if decoder_rows else []
+    causal = kind == "decoder-self"
+    entropy = cap.entropy.get((kind, layer))
+    ent = "" if entropy is None else \
+        f" · entropy {sum(entropy) / len(entropy) if head < 0 else entropy[head]:.2f} nats"
+    title = f"{KIND_TITLES[kind]} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}{ent}"
+    return GridSpec(title, grid, rows, cols, causal_mask(len(grid), len(grid[0])) if causal else None,
+                    lo=0.0, row_notes=notes)
+
+
+def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_model: int) -> GridSpec:
+    """The grid of `kind` (an attention kind, a mask or a position table) for the pickers' choice."""
+    tokens = (cap.tgt if cap.encoder_decoder else cap.src) or typed.split()
+    if kind == "mask-causal":
+        n = len(tokens)
+        return GridSpec(KIND_TITLES[kind], grids.causal_grid(n), tokens, tokens, causal_mask(n, n), 0.0, 1.0)
+    if kind in ("mask-padding", "mask-both"):
+        rows, row_labels, cols = grids.stacked_batch(causal=kind == "mask-both")
+        mask = [[v == 0.0 for v in row] for row in rows]  # NaN separators stay blank, not masked
+        return GridSpec(KIND_TITLES[kind], rows, row_labels, cols, mask, 0.0, 1.0)
+    if kind == "pos-sinusoidal":
+        return GridSpec(KIND_TITLES[kind], grids.sinusoidal_grid(POS_ROWS, d_model),
+                        [str(p) for p in range(POS_ROWS)], [str(i) for i in range(d_model)],
+                        axes=("position", "dim"))
+    if kind == "pos-learned":
+        if cap.learned is None:
+            return GridSpec("this model has no learned position table", [], [], [])
+        return GridSpec(KIND_TITLES[kind], cap.learned, [str(p) for p in range(len(cap.learned))],
+                        [str(i) for i in range(len(cap.learned[0]))], axes=("position", "dim"))
+    return attention_spec(cap, kind, layer, head)
+

@@ -1,0 +1,103 @@
+"""The Attention view's inputs: a labelled source (and target) and text the live model can read.
+
+A mixin for the view: it fills the inputs with defaults for the model's family, swaps in text from the
+loaded model's own data when its tokenizer lacks the typed words (never a grid of <unk>), and turns the
+inputs into ids and labels, including what each decoder query predicts.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Button, Input, Label
+
+from tui_lab.app import grids
+from tui_lab.app.views import attention_capture as work
+
+SOURCE_TEXT = "I have seen the film today"
+TARGET_TEXT = "<bos> ich habe heute den Film gesehen"
+GPT_TEXT = "the cat sat on the mat because it was tired"
+
+
+class Inputs:
+    """Needs `encoder_decoder`, `action_run()` and `_info()` on the view it is mixed into."""
+
+    def compose_inputs(self) -> ComposeResult:
+        with Horizontal(id="att-inputs"):
+            yield Label("source", id="att-src-label", classes="att-input-label")
+            yield Input(placeholder="sentence (source)", id="att-src", compact=True)
+            yield Label("target", id="att-tgt-label", classes="att-input-label")
+            yield Input(placeholder="target", id="att-tgt", compact=True)
+            yield Button("Run", id="att-run", variant="primary", compact=True)
+
+    def _set_defaults(self) -> None:
+        src, tgt = self.query_one("#att-src", Input), self.query_one("#att-tgt", Input)
+        if self.encoder_decoder:
+            src.value = src.value or SOURCE_TEXT
+            tgt.value = tgt.value or TARGET_TEXT
+        else:
+            src.value = src.value or GPT_TEXT
+        self._show_target()
+
+    def _show_target(self) -> None:
+        """The target input and its label only for an encoder-decoder; the source is then 'source'."""
+        two = self.encoder_decoder
+        self.query_one("#att-tgt", Input).display = self.query_one("#att-tgt-label").display = two
+        self.query_one("#att-src-label", Label).update("source" if two else "text")
+
+    def _fit_inputs_to_tokenizer(self) -> bool:
+        """Words the live tokenizer lacks would all read <unk>: use the model's own data instead.
+
+        True when a search for such text started in a worker (it runs the capture when it is done).
+        """
+        live = self.app.live
+        if live.tokenizer is None or not hasattr(live.tokenizer, "unknown"):
+            return False
+        texts = [self.query_one("#att-src", Input).value]
+        if self.encoder_decoder:
+            texts.append(self.query_one("#att-tgt", Input).value.replace(grids.BOS_TEXT, ""))
+        if not [word for text in texts for word in live.tokenizer.unknown(text)]:
+            return False
+        if live.example is not None:
+            self._use_inputs(*live.example, "a held-out example of the live model")
+            return False
+        tokenizer, two, generation = live.tokenizer, self.encoder_decoder, live.generation
+        self._info("finding text the loaded model's tokenizer covers...")
+
+        def find() -> None:
+            source, target, where = work.model_inputs(tokenizer, two)
+            self.post_message(work.InputsFound(source, target, where, generation))
+
+        self.run_worker(find, thread=True, exclusive=True, group="attention-inputs", exit_on_error=False)
+        return True
+
+    def _use_inputs(self, source: str, target: str | None, where: str) -> None:
+        self.query_one("#att-src", Input).value = source
+        if target is not None:
+            self.query_one("#att-tgt", Input).value = f"{grids.BOS_TEXT} {target}"
+        self.app.notify(f"inputs set to {where}: {source!r}", title="attention")
+
+    def on_inputs_found(self, message: work.InputsFound) -> None:
+        if message.generation == self.app.live.generation:
+            self._use_inputs(message.source, message.target, message.where)
+            self.action_run()
+
+    def _ids(self) -> tuple[list[int], list[str], list[int] | None, list[str], list[str]]:
+        """Source ids and labels, decoder input ids and labels, and the labels of what each query predicts."""
+        live = self.app.live
+        src_ids, src = grids.tokenize(self.query_one("#att-src", Input).value, live.config.vocab, live.tokenizer)
+        tgt_ids, tgt = None, []
+        if self.encoder_decoder:
+            tgt_ids, tgt = grids.tokenize(self.query_one("#att-tgt", Input).value, live.config.vocab,
+                                          live.tokenizer, target=True)
+        limit = min(grids.MAX_TOKENS, live.config.max_len if live.config.positions == "learned" else 10**9)
+        if len(src_ids) > limit or (tgt_ids and len(tgt_ids) > limit):
+            self.app.notify(f"input cut to {limit} tokens", severity="warning")
+        src_ids, src = src_ids[:limit], src[:limit]
+        if tgt_ids is not None:
+            tgt_ids, tgt = tgt_ids[:limit], tgt[:limit]
+            if not tgt_ids:
+                raise ValueError("target is empty: type a target sentence for the encoder-decoder")
+        if not src_ids:
+            raise ValueError("sentence is empty: type a few words")
+        return src_ids, src, tgt_ids, tgt, grids.predicted_labels(tgt, live.tokenizer)

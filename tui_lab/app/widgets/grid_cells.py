@@ -1,0 +1,96 @@
+"""What one grid cell looks like: the colour scale, the masked hatch, the cursor, the number inside.
+
+Pure Rich (segments and styles), shared by the heatmap and the model view's small multiples. A cell's
+colour means its weight and nothing else: masked cells are hatched and cells without data are blank.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from rich.color import Color
+from rich.segment import Segment
+from rich.style import Style
+
+LEVELS = 32
+# viridis at a few stops: dark blue (low) to yellow (high); readable on dark and light backgrounds.
+_STOPS = [(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)]
+HATCH = "╱"
+
+
+def _gradient(levels: int) -> list[Color]:
+    colours = []
+    for i in range(levels):
+        t = i / (levels - 1) * (len(_STOPS) - 1)
+        lo = min(int(t), len(_STOPS) - 2)
+        f = t - lo
+        rgb = [round(a + (b - a) * f) for a, b in zip(_STOPS[lo], _STOPS[lo + 1], strict=True)]
+        colours.append(Color.from_rgb(*rgb))
+    return colours
+
+
+PALETTE = _gradient(LEVELS)
+CURSOR = Color.parse("#ff2fa0")
+EMPTY = Style()
+MASKED = Style(color="grey50", dim=True)
+MARK = Style(bold=True, reverse=True)  # the cursor's row and column labels
+CURSOR_INK = Style(color=CURSOR, bold=True)
+INK = (Style(color="white"), Style(color="black"))  # numbers on dark / on bright cells
+
+
+def fmt_value(v: float) -> str:
+    return f"{v:.2f}" if abs(v) < 100 else f"{v:.3g}"
+
+
+def level(v: float, lo: float, hi: float) -> int | None:
+    """The palette index of `v` on the scale lo..hi; None for NaN (no data)."""
+    if not math.isfinite(v):
+        return None
+    span = hi - lo
+    t = 0.5 if span <= 0 else (v - lo) / span
+    return max(0, min(LEVELS - 1, int(t * (LEVELS - 1) + 0.5)))
+
+
+@lru_cache(maxsize=4096)
+def style(fg: Color | None, bg: Color | None, ink: Style | None = None) -> Style:
+    return (ink or EMPTY) + Style(bgcolor=bg) if ink is not None else Style(color=fg, bgcolor=bg)
+
+
+def full_cell(value: float, lvl: int | None, masked: bool, on_cursor: bool, text_line: bool, w: int,
+              numbers: bool) -> Segment:
+    """One cell `w` wide: the weight's colour (its number when asked and it fits), hatch, or blank.
+
+    The cursor keeps the cell's colour (so the eye still reads the weight) and adds brackets.
+    """
+    bracket = on_cursor and text_line and w >= 2
+    if masked:
+        body = "[" + HATCH * (w - 2) + "]" if bracket else HATCH * w
+        return Segment(body, CURSOR_INK if bracket else MASKED)
+    if lvl is None:
+        return Segment(" " * w)
+    text = fmt_value(value) if numbers and text_line else ""
+    if len(text) > w - (2 if bracket else 1):
+        text = ""
+    inner = text.center(w - 2) if w >= 2 else ""
+    body = "[" + inner + "]" if bracket else (" " + inner + " ")[:w]
+    ink = CURSOR_INK if bracket else INK[lvl > LEVELS * 0.6]
+    return Segment(body.ljust(w)[:w], style(None, PALETTE[lvl], ink))
+
+
+def dense_cell(up: Color | None, low: Color | None, w: int) -> Segment:
+    """Two matrix rows in one character: the upper half in the glyph's colour, the lower behind it."""
+    if up is None and low is None:
+        return Segment(" " * w)
+    if up is None:
+        return Segment("▄" * w, style(low, None))
+    return Segment("▀" * w, style(up, low))
+
+
+def legend(lo: float, hi: float, any_masked: bool) -> list[Segment]:
+    """The colour scale with its min and max, and the key for masked cells when the grid has any."""
+    bar = [Segment(" ", Style(bgcolor=PALETTE[i])) for i in range(0, LEVELS, 2)]
+    parts = [Segment(f"{fmt_value(lo)} "), *bar, Segment(f" {fmt_value(hi)}")]
+    if any_masked:
+        parts += [Segment("  "), Segment(HATCH * 2, MASKED), Segment(" masked")]
+    return parts

@@ -1,0 +1,113 @@
+"""Where a grid's pieces go on screen: one fixed-width slot per column for its label and its cells.
+
+Pure arithmetic (no Textual), so the rule the eye relies on is written once: column j's label and
+column j's cells start at `gutter + j * cell_w` and are `cell_w` characters wide, in both densities.
+Labels that do not fit their slot end in an ellipsis; narrow slots write labels downwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.cells import cell_len
+
+ELLIPSIS = "…"
+GUTTER_MAX = 12  # row labels longer than this end in an ellipsis
+HEADER_MAX = 6  # lines of vertical column labels at most
+CELL_W_MAX = 12  # a small grid widens its cells up to this to use a large terminal...
+CELL_H_MAX = 4  # ...and gives each row up to this many lines
+NUMBER_W = 5  # "0.43" plus a gap: the narrowest cell that shows its weight
+HORIZONTAL_W = 4  # slots this wide write their labels across (3 characters and a gap), else downwards
+LEGEND_LINES, READOUT_LINES = 1, 1  # fixed lines above and below the grid
+FOLD_BELOW = 8  # a box shorter than this shares one line between the legend and the read-out
+
+
+def printable(text: str) -> str:
+    """Control characters (a byte-fallback token, a newline) as escapes, so a label never draws as \ufffd."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
+def fit_label(text: str, width: int, align: str = "right") -> str:
+    """Exactly `width` cells: the text, or its start ended by an ellipsis (CJK characters take two)."""
+    if width <= 0:
+        return ""
+    if cell_len(text) > width:
+        out, used = "", 0
+        for ch in text:
+            if used + cell_len(ch) > width - 1:
+                break
+            out, used = out + ch, used + cell_len(ch)
+        text = out + ELLIPSIS
+    pad = " " * (width - cell_len(text))
+    return pad + text if align == "right" else text + pad
+
+
+def vertical_label(text: str, lines: int) -> list[str]:
+    """One character per line (width 1 each); a label longer than `lines` ends in an ellipsis."""
+    chars = [ch if cell_len(ch) == 1 else ELLIPSIS for ch in text]
+    if len(chars) > lines:
+        chars = chars[:lines - 1] + [ELLIPSIS]
+    return chars + [" "] * (lines - len(chars))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The geometry of one grid in a box of `width` x `height` characters."""
+
+    rows: int
+    cols: int
+    gutter: int  # row labels plus one space
+    cell_w: int  # the slot: label and cells of one column
+    cell_h: int  # terminal lines per matrix row (full mode); dense mode packs two rows per line
+    dense: bool
+    header: int  # lines of column labels
+    vertical: bool  # labels written downwards
+    legend_lines: int = LEGEND_LINES  # 0: the legend starts the read-out line instead (a short box)
+
+    @property
+    def rows_per_line(self) -> int:
+        return 2 if self.dense else 1
+
+    @property
+    def grid_lines(self) -> int:
+        if self.dense:
+            return (self.rows + 1) // 2
+        return self.rows * self.cell_h
+
+    @property
+    def top(self) -> int:
+        """Lines above the grid: the legend, then the column labels."""
+        return self.legend_lines + self.header
+
+    @property
+    def grid_width(self) -> int:
+        return self.cols * self.cell_w
+
+    def row_of_line(self, line: int) -> int:
+        """The matrix row a grid line draws (the upper one in dense mode)."""
+        return line * 2 if self.dense else line // self.cell_h
+
+    def label_line(self, row: int) -> int:
+        """The grid line that carries row `row`'s label: the middle line of a tall row."""
+        return row // 2 if self.dense else row * self.cell_h + (self.cell_h - 1) // 2
+
+
+def layout(rows: int, cols: int, row_labels: list[str], col_labels: list[str], width: int, height: int,
+           dense: bool, numbers: bool) -> Layout:
+    gutter = min(GUTTER_MAX, max((cell_len(s) for s in row_labels), default=0)) + 1
+    room_w = max(0, width - gutter)
+    least = 1 if dense else (NUMBER_W if numbers else 2)
+    cell_w = max(least, min(CELL_W_MAX, room_w // max(1, cols)))
+    vertical = cell_w < HORIZONTAL_W
+    if vertical:
+        longest = max((len(s) for s in col_labels), default=1)
+        room = max(2, height // 5) if height else HEADER_MAX
+        header = max(1, min(HEADER_MAX, longest, room))
+    else:
+        header = 1
+    legend_lines = 0 if 0 < height < FOLD_BELOW else LEGEND_LINES
+    cell_h = 1
+    if not dense and height:
+        room_h = height - legend_lines - header - READOUT_LINES
+        cell_h = max(1, min(CELL_H_MAX, max(1, cell_w // 3), room_h // max(1, rows)))
+    return Layout(rows, cols, gutter, cell_w, cell_h, dense, header, vertical, legend_lines)

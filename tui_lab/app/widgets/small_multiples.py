@@ -1,0 +1,160 @@
+"""The model view (after BertViz): every layer x head of one attention kind as a small multiple.
+
+Rows are layers, columns are heads. Each tile is a thumbnail of that head's grid in half blocks (two
+matrix rows per character line, nearest-sampled to the tile), with the head's attention entropy under
+it (mean over queries of -sum p ln p, in nats: low = focused, high = spread out). Arrows move between
+tiles, Enter or a click opens one full size (the view receives `Chosen`).
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tui_lab.app.guard import guarded
+from tui_lab.app.widgets.grid_cells import MARK, PALETTE, dense_cell, legend, level
+
+GUTTER = 4  # "L11 "
+TILE_W = (4, 16)  # characters per tile, least and most
+GAP = 1
+
+
+class SmallMultiples(ScrollView, can_focus=True):
+    """`set_tiles(tiles)` with tiles[layer][head] = (grid, entropy); masked cells hatch nowhere: blank."""
+
+    BINDINGS = [
+        Binding("up", "move(-1, 0)", "up", show=False),
+        Binding("down", "move(1, 0)", "down", show=False),
+        Binding("left", "move(0, -1)", "left", show=False),
+        Binding("right", "move(0, 1)", "right", show=False),
+        Binding("enter", "open", "open head"),
+    ]
+    DEFAULT_CSS = "SmallMultiples { height: 1fr; }"
+
+    class Chosen(Message):
+        def __init__(self, layer: int, head: int) -> None:
+            super().__init__()
+            self.layer, self.head = layer, head
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.tiles: list[list[tuple[list[list[float]], float]]] = []
+        self.layer_ids: list[int] = []
+        self.mask: list[list[bool]] | None = None
+        self.cursor = (0, 0)
+
+    def set_tiles(self, tiles: list[list[tuple[list[list[float]], float]]], layers: list[int],
+                  mask: list[list[bool]] | None = None) -> None:
+        self.tiles, self.layer_ids, self.mask = tiles, layers, mask
+        self.cursor = (min(self.cursor[0], max(0, len(tiles) - 1)), min(self.cursor[1], max(0, self.heads - 1)))
+        self._relayout()
+
+    @property
+    def heads(self) -> int:
+        return len(self.tiles[0]) if self.tiles else 0
+
+    # -- geometry ----------------------------------------------------------------------------------
+    @property
+    def tile_w(self) -> int:
+        room = (self.size.width - GUTTER) // max(1, self.heads) - GAP
+        return max(TILE_W[0], min(TILE_W[1], room))
+
+    @property
+    def tile_h(self) -> int:
+        """Lines of thumbnail per tile (plus one caption line): as many as fit, at most half the width."""
+        room = (self.size.height - 2) // max(1, len(self.tiles)) - 1
+        return max(1, min(self.tile_w // 2, room))
+
+    def _relayout(self) -> None:
+        self.virtual_size = Size(GUTTER + self.heads * (self.tile_w + GAP), 2 + len(self.tiles) * (self.tile_h + 1))
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._relayout()
+
+    def tile_at(self, x: int, y: int) -> tuple[int, int] | None:
+        sx, sy = self.scroll_offset
+        layer, head = (y + sy - 2) // (self.tile_h + 1), (x + sx - GUTTER) // (self.tile_w + GAP)
+        if x < GUTTER or y < 2 or not (0 <= layer < len(self.tiles) and 0 <= head < self.heads):
+            return None
+        return layer, head
+
+    # -- drawing -----------------------------------------------------------------------------------
+    def _thumb_line(self, grid: list[list[float]], line: int) -> list[Segment]:
+        """One character line of a tile: two sampled matrix rows per line, one sampled column per cell."""
+        rows, cols, w, h = len(grid), len(grid[0]), self.tile_w, self.tile_h
+        hi = max((v for row in grid for v in row), default=1.0)
+        out = []
+        for x in range(w):
+            col = min(cols - 1, x * cols // w)
+            colours = []
+            for half in (0, 1):
+                r = (2 * line + half) * rows // (2 * h)
+                masked = self.mask is not None and r < len(self.mask) and self.mask[r][col]
+                lvl = None if r >= rows or masked else level(grid[r][col], 0.0, hi)
+                colours.append(None if lvl is None else PALETTE[lvl])
+            out.append(dense_cell(colours[0], colours[1], 1))
+        return out
+
+    def render_line(self, y: int) -> Strip:
+        width, (sx, sy) = self.size.width, self.scroll_offset
+        if not self.tiles:
+            return Strip.blank(width).apply_style(self.rich_style)
+        if y == 0:
+            key = [Segment("layers x heads · entropy (nats) under each · enter opens · "),
+                   *legend(0.0, 1.0, False)[1:-1], Segment(" 0 to the tile's max")]
+            return Strip(key).crop_extend(0, width, None).apply_style(self.rich_style)
+        if y == 1:
+            segments = [Segment(f"H{h}".ljust(self.tile_w + GAP), MARK if h == self.cursor[1] else Style())
+                        for h in range(self.heads)]
+            body = Strip(segments)
+            left = Strip.blank(GUTTER)
+        else:
+            layer, within = divmod(y + sy - 2, self.tile_h + 1)
+            if layer >= len(self.tiles):
+                return Strip.blank(width).apply_style(self.rich_style)
+            segments = []
+            for head, (grid, entropy) in enumerate(self.tiles[layer]):
+                if within < self.tile_h:
+                    segments += self._thumb_line(grid, within) if grid and grid[0] else [Segment(" " * self.tile_w)]
+                else:
+                    mine = (layer, head) == self.cursor
+                    segments.append(Segment(f"{entropy:.2f}".center(self.tile_w), MARK if mine else Style()))
+                segments.append(Segment(" " * GAP))
+            body = Strip(segments)
+            name = f"L{self.layer_ids[layer]}" if within == 0 else ""
+            left = Strip([Segment(name.ljust(GUTTER), MARK if within == 0 and layer == self.cursor[0] else Style())])
+        room = max(0, width - GUTTER)
+        return Strip.join([left, body.crop(sx, sx + room).extend_cell_length(room)]).apply_style(self.rich_style)
+
+    # -- cursor ------------------------------------------------------------------------------------
+    @guarded
+    def action_move(self, d_layer: int, d_head: int) -> None:
+        layer = max(0, min(len(self.tiles) - 1, self.cursor[0] + d_layer))
+        head = max(0, min(self.heads - 1, self.cursor[1] + d_head))
+        self.cursor = (layer, head)
+        th, sx, sy = self.tile_h + 1, *self.scroll_offset
+        top, lines = layer * th, max(1, self.size.height - 2)
+        new_y = top + th - lines if top + th > sy + lines else min(sy, top)
+        left, room = head * (self.tile_w + GAP), max(1, self.size.width - GUTTER)
+        new_x = left + self.tile_w - room if left + self.tile_w > sx + room else min(sx, left)
+        self.scroll_to(x=max(0, new_x), y=max(0, new_y), animate=False, immediate=True)
+        self.refresh()
+
+    def action_open(self) -> None:
+        if self.tiles:
+            self.post_message(self.Chosen(self.layer_ids[self.cursor[0]], self.cursor[1]))
+
+    @guarded
+    def on_click(self, event: Click) -> None:
+        offset = event.get_content_offset(self)
+        tile = None if offset is None else self.tile_at(offset.x, offset.y)
+        if tile is not None:
+            self.cursor = tile
+            self.action_open()
