@@ -1,4 +1,5 @@
 import json
+import shutil
 
 import pytest
 import torch
@@ -108,3 +109,143 @@ def test_resume_needs_training_state(tmp_path):
 
 def _steps(into: list):
     return lambda e: into.append(e.train_loss) if isinstance(e, StepEvent) else None
+
+
+# -- corrupt checkpoints: refused with one line naming the file, before anything big is allocated ------
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """A resumable checkpoint (weights, tokenizer, optimizer, train state), written once per module."""
+    folder = tmp_path_factory.mktemp("pristine") / "ck"
+    trainer = Trainer(tiny_lm(), lm_config(steps=2, eval_every=0), data=small_lm_data(), peak_flops=PEAK)
+    trainer.run()
+    trainer.save(folder)
+    return folder
+
+
+def _truncate(path, keep=0.5):
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+
+
+def _json(name, text):
+    return lambda ck: (ck / name).write_text(text)
+
+
+def _edit_config(**changes):
+    def edit(ck):
+        data = json.loads((ck / "config.json").read_text())
+        (ck / "config.json").write_text(json.dumps(data | changes))
+
+    return edit
+
+
+def _tensors(change):
+    """Rewrite model.safetensors with `change(dict of tensors)` applied."""
+    from safetensors.torch import load_file, save_file
+
+    def edit(ck):
+        tensors = load_file(str(ck / "model.safetensors"))
+        change(tensors)
+        save_file(tensors, str(ck / "model.safetensors"))
+
+    return edit
+
+
+def _meta_without(key):
+    def edit(ck):
+        path = ck / "tokenizer" / "tokenizer_meta.json"
+        data = json.loads(path.read_text())
+        del data[key]
+        path.write_text(json.dumps(data))
+
+    return edit
+
+
+def _bigger_tokenizer(ck):
+    shutil.rmtree(ck / "tokenizer")
+    char_tokenizer("".join(chr(c) for c in range(0x4E00, 0x4E00 + 200))).save(ck / "tokenizer")
+
+
+CORRUPTIONS = {
+    "truncated weights": (lambda ck: _truncate(ck / "model.safetensors"), "model.safetensors"),
+    "weights cut to a few bytes": (lambda ck: _truncate(ck / "model.safetensors", 0.0001), "model.safetensors"),
+    "weights not safetensors": (_json("model.safetensors", "not weights at all"), "model.safetensors"),
+    "a tensor of the wrong shape": (_tensors(lambda t: t.update({"pos_embed.weight": torch.zeros(3, 32)})),
+                                    "pos_embed.weight has shape [3, 32]"),
+    "a tensor missing": (_tensors(lambda t: t.pop("decoder.0.ffn.up.weight")), "lacks 1 tensor"),
+    "a tensor too many": (_tensors(lambda t: t.update({"stray.weight": torch.zeros(2)})), "stray.weight"),
+    "config of another model": (_edit_config(d_ff=128), "model.safetensors"),
+    # without the header check first, this would allocate a 10^9-row embedding before failing
+    "config claiming a huge vocab": (_edit_config(vocab=10**9), "model.safetensors"),
+    "config.json missing": (lambda ck: (ck / "config.json").unlink(), "config.json"),
+    "config.json malformed": (_json("config.json", '{"d_model": 32,'), "config.json"),
+    "config.json a list": (_json("config.json", "[1, 2]"), "config.json"),
+    "config.json not UTF-8": (lambda ck: (ck / "config.json").write_bytes(b"\xff\xfe{}"), "config.json"),
+    "config.json unknown field": (_edit_config(colour="blue"), "config.json: unknown field 'colour'"),
+    "config.json bad value": (_edit_config(heads=3), "config.json: d_model (32) must be divisible by heads (3)"),
+    "config.json wrong type": (_edit_config(d_model="32"), "config.json: d_model must be an integer"),
+    "tokenizer folder missing": (lambda ck: shutil.rmtree(ck / "tokenizer"), "lacks tokenizer"),
+    "tokenizer.json missing": (lambda ck: (ck / "tokenizer" / "tokenizer.json").unlink(), "tokenizer.json"),
+    "tokenizer.json malformed": (_json("tokenizer/tokenizer.json", "{oops"), "cannot read"),
+    "tokenizer meta malformed": (_json("tokenizer/tokenizer_meta.json", "[]"),
+                                 "tokenizer_meta.json must hold a JSON object"),
+    "tokenizer meta lacks an id": (_meta_without("pad_id"), "tokenizer_meta.json lacks 'pad_id'"),
+    "tokenizer bigger than the vocab": (_bigger_tokenizer, "tokens but config.json's vocab is"),
+    "meta.json malformed": (_json("meta.json", "{"), "meta.json"),
+    "meta.json a number": (_json("meta.json", "3"), "meta.json"),
+    "train_state.json malformed": (_json("train_state.json", "nope"), "train_state.json"),
+    "train_state.json bad step": (lambda ck: _edit_json(ck / "train_state.json", step="ten"), "train_state.json"),
+    "optimizer truncated": (lambda ck: _truncate(ck / "optimizer.safetensors"), "optimizer.safetensors"),
+    "optimizer missing": (lambda ck: (ck / "optimizer.safetensors").unlink(), "optimizer.safetensors"),
+}
+
+
+def _edit_json(path, **changes):
+    path.write_text(json.dumps(json.loads(path.read_text()) | changes))
+
+
+@pytest.mark.parametrize("corruption", list(CORRUPTIONS))
+def test_a_corrupt_checkpoint_is_one_line_naming_the_file(corruption, pristine, tmp_path):
+    corrupt, needle = CORRUPTIONS[corruption]
+    folder = tmp_path / "ck"
+    shutil.copytree(pristine, folder)
+    load_checkpoint(folder)  # the copy loads before the corruption
+    corrupt(folder)
+    with pytest.raises(ValueError) as caught:
+        load_checkpoint(folder)
+    message = str(caught.value)
+    assert needle in message and len(message.splitlines()) == 1, message
+
+
+def test_a_folder_being_written_is_refused_by_name(pristine, tmp_path):
+    for kind, words in (("tmp", "being written"), ("old", "being replaced")):
+        partial = tmp_path / f".ck.{kind}-k2j_9x"  # the names save_checkpoint gives its temporary folders
+        shutil.copytree(pristine, partial)
+        with pytest.raises(ValueError, match=f"{words} by save_checkpoint; load .*ck once") as caught:
+            load_checkpoint(partial)
+        assert str(partial) in str(caught.value) and len(str(caught.value).splitlines()) == 1
+
+
+async def test_the_app_keeps_its_live_model_when_a_checkpoint_is_corrupt(pristine, tmp_path):
+    from test_app_support import SIZE, app_for, wait_for, wait_ready
+    from textual.widgets import Input
+
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        model, generation = app.live.model, app.live.generation
+        await pilot.press("4")  # the Train view, whose `o` loads the folder typed in its form
+        for corruption in ("truncated weights", "a tensor of the wrong shape", "config.json malformed"):
+            corrupt, needle = CORRUPTIONS[corruption]
+            folder = tmp_path / corruption.replace(" ", "-")
+            shutil.copytree(pristine, folder)
+            corrupt(folder)
+            app.query_one("#tf-folder", Input).value = str(folder)
+            app.view("train").action_load()
+            await wait_for(pilot, lambda folder=folder: str(folder) in app.sub_title and not app.live.building)
+            assert needle in app.sub_title and len(app.sub_title.splitlines()) == 1, app.sub_title
+            assert app.live.model is model and app.live.generation == generation  # nothing was lost
+        app.query_one("#tf-folder", Input).value = str(pristine)  # and a sound one still loads
+        app.view("train").action_load()
+        await wait_ready(pilot, generation + 1)
+        assert app.live.origin == f"checkpoint {pristine}" and app.live.config.d_model == 32

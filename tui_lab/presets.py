@@ -32,8 +32,10 @@ def preset_data(name: str) -> dict[str, Any]:
     return data
 
 
-def load_preset(name: str, **overrides: Any) -> ModelConfig:
-    """The preset's config with `overrides` (fields by name, or the shortcuts) applied and validated."""
+def load_preset(name: str, /, **overrides: Any) -> ModelConfig:
+    """The preset's config with `overrides` (fields by name, or the shortcuts) applied and validated.
+
+    `name` is positional-only so that `name=` can be an override (the config's own name) too."""
     data = preset_data(name)
     data.setdefault("name", name)
     return with_overrides(ModelConfig(**data), **overrides)

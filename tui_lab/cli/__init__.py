@@ -21,6 +21,7 @@ COMMANDS = {
     "generate": ("tui_lab.cli.generate", "generate text from a preset or checkpoint"),
     "bench": ("tui_lab.cli.bench", "measure cached vs uncached generation"),
     "export": ("tui_lab.cli.export", "export a checkpoint as a Hugging Face GPT-2 folder"),
+    "serve": ("tui_lab.cli.serve", "serve the app in a web browser"),
 }
 
 

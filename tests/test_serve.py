@@ -1,0 +1,250 @@
+"""`tui-lab serve`: the page, its websocket and (where installed) headless Chromium show the first screen.
+
+Each test starts the real server on a free localhost port in its own process group and ends that
+group afterwards, so neither the server nor an app process it started outlives the test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tui_lab.analysis import count_params
+from tui_lab.cli import main
+from tui_lab.cli.serve import app_argv, app_command, public_url
+from tui_lab.presets import load_preset
+
+ROOT = Path(__file__).resolve().parents[1]
+COUNT = f"{count_params(load_preset('gpt2-toy')).total:,}"  # what the first screen shows, computed here
+CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # cursor moves and colours between the characters
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def served(*flags: str, timeout: float = 60.0):
+    """(url, process) of `tui-lab serve` on a free port; the whole process group is ended on exit."""
+    cmd = [sys.executable, "-m", "tui_lab.cli", "serve", "--port", str(free_port()), *flags]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV,
+                            start_new_session=True)
+    lines: list[str] = []
+    # Drain the server's output all along: a full pipe would block its request log.
+    threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
+    try:
+        deadline = time.monotonic() + timeout
+        while not any("serving the lab on" in line for line in lines):
+            assert proc.poll() is None, f"server exited: {''.join(lines)}"
+            assert time.monotonic() < deadline, f"server did not start: {''.join(lines)}"
+            time.sleep(0.05)
+        url = next(line for line in lines if "serving the lab on" in line).split(" on ")[1].split()[0]
+        yield url, proc
+    finally:
+        end_group(proc)
+
+
+def end_group(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)  # textual-serve exits gracefully on SIGTERM
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        pass
+    try:  # and anything the server started (an app process, its shell) goes with it
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=5)
+
+
+def group_members(pgid: int) -> set[int]:
+    members = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.add(int(stat.parent.name))
+    return members
+
+
+async def fetch_page(session: aiohttp.ClientSession, url: str, timeout: float = 30.0) -> str:
+    """The page, once the server answers (it prints its address just before it binds)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            async with session.get(url) as response:
+                assert response.status == 200
+                return await response.text()
+        except aiohttp.ClientConnectionError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)
+
+
+async def read_until(ws, needle: str, timeout: float) -> tuple[str, list[str]]:
+    """The terminal text streamed (escape codes removed) until `needle` shows, and the text messages."""
+    data, texts = b"", []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            message = await ws.receive(timeout=1.0)
+        except TimeoutError:
+            continue
+        if message.type == aiohttp.WSMsgType.BINARY:
+            data += message.data
+        elif message.type == aiohttp.WSMsgType.TEXT:
+            texts.append(message.data)
+        else:
+            break  # closed: the app exited
+        screen = CSI.sub("", data.decode("utf-8", "replace"))
+        if needle in screen:
+            return screen, texts
+    raise AssertionError(f"{needle!r} not streamed within {timeout} s; got {CSI.sub('', data.decode())[-2000:]!r}")
+
+
+@pytest.mark.timeout(240)
+async def test_page_and_websocket_stream_the_first_screen_and_take_keys():
+    with served("--preset", "gpt2-toy") as (url, proc):
+        async with aiohttp.ClientSession() as session:
+            page = await fetch_page(session, url)
+            assert "tui-lab" in page
+            ws_url = re.search(r'data-session-websocket-url="([^"]+)"', page).group(1)
+            # What textual.js does on open: connect with its size, send the size, then a ping.
+            async with session.ws_connect(f"{ws_url}?width=80&height=24") as ws:
+                await ws.send_json(["resize", {"width": 80, "height": 24}])
+                await ws.send_json(["ping", "1"])
+                screen, texts = await read_until(ws, COUNT, timeout=60)
+                assert "gpt2-toy" in screen and '["pong", "1"]' in texts
+                await ws.send_json(["stdin", "2"])  # a key press as xterm.js forwards it: the Attention view
+                await read_until(ws, "masked self-attention", timeout=120)
+        if Path("/proc/self/stat").exists():  # closing the tab ends its app process
+            deadline = time.monotonic() + 30
+            while group_members(proc.pid) - {proc.pid} and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+            assert group_members(proc.pid) == {proc.pid}
+
+
+@pytest.mark.parametrize("flags,needle", [
+    (["--device", "tpu"], "device"),
+    (["--preset", "nope"], "unknown preset"),
+    (["--checkpoint", "no/such/folder"], "not a folder"),
+    (["--preset", "gpt2-toy", "--from-hf", "."], "choose one of"),
+    (["--port", "0"], "--port (0)"),
+    (["--port", "eighty"], "--port"),
+    (["--host", "192.0.2.1"], "cannot be used"),  # TEST-NET: never an address of this machine
+])
+def test_bad_flags_are_one_line_before_anything_starts(flags, needle, capsys):
+    assert main(["serve", *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1
+
+
+def test_a_port_in_use_is_one_line(capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        assert main(["serve", "--port", str(taken.getsockname()[1])]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "cannot be used" in err and len(err.splitlines()) == 1
+
+
+def test_the_app_command_survives_a_shell(tmp_path):
+    weird = tmp_path / "it's a \"run\" $(touch pwned) `touch pwned2`; echo"
+    words = ["--checkpoint", str(weird)]
+    command = app_command(words)
+    assert shlex.split(command) == [sys.executable, "-m", "tui_lab.cli", *words]
+    out = subprocess.run(command, shell=True, cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=60)
+    # The shell passed the name through untouched: the app refused it as a folder, and nothing ran.
+    assert out.returncode == 2 and "is not a folder" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert not list(tmp_path.glob("pwned*"))
+    weird.mkdir()
+    args = argparse.Namespace(preset=None, device="cpu", checkpoint=os.path.relpath(weird), from_hf=None)
+    assert app_argv(args) == ["--device", "cpu", "--checkpoint", str(weird.resolve())]  # cwd-independent
+
+
+# Installed here with apt's `chromium`; CI need not have it.
+HOOK = """Object.defineProperty(Object.prototype, 'terminal', {configurable: true, set(value) {
+  window.__labTerminal = value;  // the page's xterm.js Terminal, kept where the test can read its screen
+  Object.defineProperty(this, 'terminal', {value, writable: true, configurable: true, enumerable: true});
+}});"""
+SCREEN = """(() => { const t = window.__labTerminal; if (!t) return '';
+  const rows = [];
+  for (let y = 0; y < t.rows; y++) {
+    const line = t.buffer.active.getLine(y);
+    rows.push(line ? line.translateToString(true) : '');
+  }
+  return rows.join('\\n'); })()"""
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs a chromium binary on PATH")
+@pytest.mark.timeout(240)
+async def test_headless_chromium_shows_the_first_screen(tmp_path):
+    # xterm.js paints on a canvas, so the DOM holds no text: read the terminal's own buffer over CDP.
+    sandbox = ["--no-sandbox"] if os.geteuid() == 0 else []  # Chromium refuses to run as root otherwise
+    cmd = ["chromium", "--headless", "--disable-gpu", *sandbox, "--remote-debugging-port=0",
+           f"--user-data-dir={tmp_path}", "--window-size=1280,800", "about:blank"]
+    with served("--preset", "gpt2-toy") as (url, _):
+        browser = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            screen = await _screen_in_chromium(tmp_path / "DevToolsActivePort", url, COUNT, timeout=120)
+        finally:
+            end_group(browser)
+    assert COUNT in screen and "gpt2-toy" in screen and "Architecture" in screen
+
+
+async def _screen_in_chromium(port_file: Path, url: str, needle: str, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while not (port_file.exists() and port_file.read_text().strip()):
+        assert time.monotonic() < deadline, "chromium did not start"
+        await asyncio.sleep(0.1)
+    port = int(port_file.read_text().split()[0])
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"http://127.0.0.1:{port}/json/list") as response:
+            page = next(t for t in await response.json() if t["type"] == "page")
+        async with session.ws_connect(page["webSocketDebuggerUrl"], max_msg_size=0) as cdp:
+            calls = iter(range(1, 10**6))
+
+            async def call(method: str, **params):
+                call_id = next(calls)
+                await cdp.send_json({"id": call_id, "method": method, "params": params})
+                while True:
+                    reply = await cdp.receive_json(timeout=30)
+                    if reply.get("id") == call_id:
+                        return reply.get("result", {})
+
+            await call("Page.enable")  # without it the hook below never ran here
+            await call("Page.addScriptToEvaluateOnNewDocument", source=HOOK)
+            await call("Page.navigate", url=url)
+            screen = ""
+            while needle not in screen and time.monotonic() < deadline:
+                await asyncio.sleep(0.25)
+                screen = (await call("Runtime.evaluate", expression=SCREEN, returnByValue=True))["result"]["value"]
+            return screen
+
+
+def test_the_page_gets_an_address_a_browser_can_reach():
+    assert public_url("127.0.0.1", 8000, None) == "http://127.0.0.1:8000"
+    assert public_url("::1", 8001, None) == "http://[::1]:8001"
+    # 0.0.0.0 is where the server listens, never where a browser elsewhere can connect its websocket
+    assert public_url("0.0.0.0", 8000, None) == f"http://{socket.gethostname()}:8000"
+    assert public_url("0.0.0.0", 8000, "https://lab.example.org/") == "https://lab.example.org"
