@@ -16,7 +16,7 @@ import pytest
 import torch
 from hf_fixtures import save_hf_gpt2
 from hub_server import StandInHub
-from tui_lab.generate import generate
+from tui_lab.generation import generate
 from tui_lab.hf_gpt2 import load_hf_gpt2
 
 from tui_lab.analysis.format import human_bytes
