@@ -16,10 +16,10 @@ import pytest
 import torch
 from hf_fixtures import save_hf_gpt2
 from hub_server import StandInHub
-from tui_lab.generation import generate
-from tui_lab.hf_gpt2 import load_hf_gpt2
 
 from tui_lab.analysis.format import human_bytes
+from tui_lab.generation import generate
+from tui_lab.hf import load_hf_gpt2
 from tui_lab.hf.folder import is_repo_id
 from tui_lab.hf.hub import DownloadCancelled, fetch, locate, plan_download, resolve, select_files
 
