@@ -159,6 +159,8 @@ class TuiLabApp(App):
     def on_model_ready(self, message: ModelReady) -> None:
         self.live.install(message)
         self.sub_title = f"live: {self.live.status}"
+        if self.live.origin.startswith(("checkpoint ", "hf ")):  # a load the person asked for: say what came in
+            self.notify(f"{self.live.status}", title="loaded")
         for view in self.views():
             if hasattr(view, "live_model_changed") and view.is_mounted:  # a view mounting now reads it on mount
                 view.live_model_changed()

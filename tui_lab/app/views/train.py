@@ -9,8 +9,6 @@ cannot flood the UI, and plots get downsampled curves (runs.MAX_PLOT_POINTS per 
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -19,7 +17,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
-from textual.message import Message
 from textual.widgets import Button, ProgressBar, Static
 
 from tui_lab.app.guard import guarded
@@ -33,10 +30,10 @@ from tui_lab.app.train_session import (
     TrainReady,
     TrainSession,
 )
+from tui_lab.app.views.train_files import TrainFiles
 from tui_lab.app.widgets.grad_norms import GradNorms
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import Line, LinePlot
-from tui_lab.app.widgets.quit_modal import CANCEL, SAVE, QuitWhileTraining
 from tui_lab.app.widgets.train_form import TrainForm
 
 REDRAW_HZ = 1  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: 2 Hz cost training ~5%
@@ -45,7 +42,7 @@ PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box")
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
 
-class TrainView(Horizontal):
+class TrainView(TrainFiles, Horizontal):
     BINDINGS = [
         Binding("g", "start", "start"),
         Binding("p", "pause", "pause/resume"),
@@ -68,10 +65,8 @@ class TrainView(Horizontal):
         self.message_style = "dim"
         self.dirty = False
         self.panel = 0
-        self.last_export: Path | None = None
         self._step_ema: float | None = None
         self._redraws = 0
-        self._after_end: str | None = None  # "quit" or "save-quit": what the end of the run should do
 
     def compose(self) -> ComposeResult:
         yield TrainForm(id="tr-form")
@@ -94,6 +89,7 @@ class TrainView(Horizontal):
         self.set_interval(1 / REDRAW_HZ, self._redraw)
         self.query_one("#tr-align-box").display = False
         self._show_panel()
+        self._suggest_folder(1)
         self._status()
         if getattr(self.app, "train_on_start", False):
             self.app.show_view("train")
@@ -122,24 +118,6 @@ class TrainView(Horizontal):
     def training(self) -> bool:
         return self.session is not None and self.session.active
 
-    def confirm_quit(self) -> bool:
-        """Called by the app's quit: True when a modal took over (training is running)."""
-        if not self.training:
-            return False
-        step = self.stats.get("step", 0)
-        self.app.push_screen(QuitWhileTraining(f"run #{self.session.run}, step {step}", self._folder()),
-                             self._quit_choice)
-        return True
-
-    def _quit_choice(self, choice: str | None) -> None:
-        if choice in (None, CANCEL) or not self.training:
-            if choice not in (None, CANCEL):
-                self.app.exit()
-            return
-        self._after_end = "save-quit" if choice == SAVE else "quit"
-        self._say("stopping to save, then quitting..." if choice == SAVE else "stopping, then quitting...", "bold")
-        self.session.stop()
-
     def on_unmount(self) -> None:
         if self.session is not None:
             self.session.stop()  # a thread worker must end, or the process waits for it on exit
@@ -155,6 +133,7 @@ class TrainView(Horizontal):
         live = self.app.live
         weights = LiveWeights(live.config, live.model, live.tokenizer) if form.continue_live and live.ready else None
         run = self.store.start(live.config.to_dict(), {"task": task, **fields})
+        self._suggest_folder(run.number)
         self.session = TrainSession(run.number, live.config, (task, fields), live.device, paused=paused,
                                     live=weights)
         self.stats, self._step_ema = {"step": 0, "total": fields["steps"]}, None
@@ -185,38 +164,6 @@ class TrainView(Horizontal):
         if self.training:
             self.session.stop()
             self._say("stopping after this step...", "bold")
-
-    @guarded
-    def action_save(self) -> None:
-        folder = self._folder()
-        session = self.session
-        if session is not None and session.trainer is not None and \
-                (session.active or self.app.live.model is session.trainer.model):
-            self.run_worker(lambda: self._save_trainer(session.trainer, folder), thread=True, group="save",
-                            exit_on_error=False)
-            return
-        live = self.app.live
-        if live.model is None or live.tokenizer is None:
-            raise ValueError("nothing to save: a random preset has no tokenizer; train it first (g)")
-        self.run_worker(lambda: self._save_live(live.model, live.tokenizer, folder), thread=True, group="save",
-                        exit_on_error=False)
-
-    @guarded
-    def action_load(self) -> None:
-        if self.training:
-            raise ValueError("stop the run (x) before loading a checkpoint")
-        folder = self.query_one(TrainForm).folder
-        if not folder or not Path(folder).is_dir():
-            raise ValueError(f"checkpoint folder ({folder!r}) is not a folder")
-        self.app.live.start_load_checkpoint(self.app, folder)
-
-    @guarded
-    def action_export_csv(self) -> None:
-        if not self.store.runs:
-            raise ValueError("no runs to export yet")
-        name = f"loss-history-{time.strftime('%Y%m%d-%H%M%S')}.csv"
-        self.last_export = self.store.export_csv(Path.cwd() / name)
-        self.notify(f"loss history of {len(self.store.runs)} run(s) written to {name}", title="CSV export")
 
     def action_overlay(self) -> None:
         self.overlay = not self.overlay
@@ -307,41 +254,7 @@ class TrainView(Horizontal):
                   "good weights", style)
         self.query_one("#tf-pause", Button).label = "Pause p"
         self.dirty = True
-        if self._after_end == "save-quit":
-            trainer, folder = self.session.trainer, self._folder()
-            self.run_worker(lambda: self._save_trainer(trainer, folder, then_quit=True), thread=True, group="save")
-        elif self._after_end == "quit":
-            self.app.exit()
-
-    # -- saving (worker threads) ---------------------------------------------------------------------
-    def _save_trainer(self, trainer: Any, folder: str, then_quit: bool = False) -> None:
-        try:
-            with trainer._lock:  # the engine's step lock: weights and optimizer saved between two steps
-                path = trainer.save(folder)
-            self.app.post_message(CheckpointSaved(str(path), None, then_quit))
-        except Exception as err:  # noqa: BLE001
-            self.app.post_message(CheckpointSaved(folder, str(err).splitlines()[0], then_quit))
-
-    def _save_live(self, model: Any, tokenizer: Any, folder: str) -> None:
-        from tui_lab.checkpoint import save_checkpoint
-
-        try:
-            path = save_checkpoint(folder, model, tokenizer, meta={"origin": self.app.live.origin})
-            self.app.post_message(CheckpointSaved(str(path), None, False))
-        except Exception as err:  # noqa: BLE001
-            self.app.post_message(CheckpointSaved(folder, str(err).splitlines()[0], False))
-
-    def on_checkpoint_saved(self, message: CheckpointSaved) -> None:
-        if message.error:
-            self.notify(message.error, title="not saved", severity="error", timeout=10)
-        else:
-            self.notify(f"checkpoint written to {message.path}", title="saved")
-        if message.then_quit:
-            self.app.exit()
-
-    def _folder(self) -> str:
-        number = self.session.run if self.session else len(self.store.runs) + 1
-        return self.query_one(TrainForm).folder or f"checkpoints/run-{number}"
+        self._after_run()
 
     # -- drawing -------------------------------------------------------------------------------------
     def _say(self, text: str, style: str = "") -> None:
@@ -411,8 +324,3 @@ class TrainView(Horizontal):
         for i, panel in enumerate(PANELS):
             self.query_one(f"#{panel}").set_class(i == self.panel, "shown")
 
-
-class CheckpointSaved(Message):
-    def __init__(self, path: str, error: str | None, then_quit: bool) -> None:
-        super().__init__()
-        self.path, self.error, self.then_quit = path, error, then_quit

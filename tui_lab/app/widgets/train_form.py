@@ -134,6 +134,9 @@ class TrainForm(VerticalScroll):
     def folder(self) -> str:
         return self.query_one("#tf-folder", Input).value.strip()
 
+    def set_folder(self, folder: str) -> None:
+        self.query_one("#tf-folder", Input).value = folder
+
 
 def _number(title: str, text: str, kind: type) -> Any:
     try:
