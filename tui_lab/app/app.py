@@ -46,10 +46,13 @@ LIGHT, DARK = "textual-light", "textual-dark"
 FIRST_FRAME_GRACE_S = 0.3
 
 
+VIEW_KEYS = Binding.Group("views")  # the footer shows "f1 ... f6 views"; the tabs name each number
+
+
 def _view_bindings() -> list[Binding]:
     keys = []
     for i, spec in enumerate(VIEWS[:9]):
-        keys.append(Binding(f"f{i + 1}", f"show_view('{spec.id}')", spec.title))
+        keys.append(Binding(f"f{i + 1}", f"show_view('{spec.id}')", spec.title, group=VIEW_KEYS))
         keys.append(Binding(str(i + 1), f"show_view('{spec.id}')", spec.title, show=False))
     return keys
 

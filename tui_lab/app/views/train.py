@@ -44,14 +44,16 @@ COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
 class TrainView(TrainFiles, Horizontal):
     BINDINGS = [
+        # Short descriptions, the rarer keys off the footer (their buttons name them): at 80 columns the footer
+        # still has room for the view keys.
         Binding("g", "start", "start"),
-        Binding("p", "pause", "pause/resume"),
+        Binding("p", "pause", "pause"),
         Binding("n", "step", "step"),
         Binding("x", "stop", "stop"),
         Binding("w", "save", "save"),
         Binding("o", "load", "load", show=False),
-        Binding("c", "export_csv", "CSV"),
-        Binding("v", "overlay", "overlay runs"),
+        Binding("c", "export_csv", "CSV", show=False),
+        Binding("v", "overlay", "overlay runs", show=False),
         Binding("l", "next_panel", "panel", show=False),
     ]
 
