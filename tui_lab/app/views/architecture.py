@@ -204,7 +204,6 @@ class ArchitectureView(Vertical):
         """The summary follows every keystroke; the other tabs redraw only while shown (they cost more)."""
         apply = self.query_one("#apply", Button)
         apply.disabled = config is None
-        form = self.query_one(ConfigForm)
         self.query_one("#apply-error", Label).update(
             "" if config is not None else "invalid: the field marked above")
         self.query_one("#arch-results").set_class(config is None, "stale")

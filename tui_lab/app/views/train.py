@@ -31,6 +31,8 @@ from tui_lab.app.train_session import (
     TrainSession,
 )
 from tui_lab.app.views.train_files import TrainFiles
+from tui_lab.app.views.train_notes import confirm_text, vocab_note
+from tui_lab.app.widgets.confirm_run import ConfirmLongRun
 from tui_lab.app.widgets.grad_norms import GradNorms
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import Line, LinePlot
@@ -69,6 +71,7 @@ class TrainView(TrainFiles, Horizontal):
         self.panel = 0
         self._step_ema: float | None = None
         self._redraws = 0
+        self._hold: str | None = None  # "run" / "paused": how a built run starts once released; None: released
 
     def compose(self) -> ComposeResult:
         yield TrainForm(id="tr-form")
@@ -136,7 +139,9 @@ class TrainView(TrainFiles, Horizontal):
         weights = LiveWeights(live.config, live.model, live.tokenizer) if form.continue_live and live.ready else None
         run = self.store.start(live.config.to_dict(), {"task": task, **fields})
         self._suggest_folder(run.number)
-        self.session = TrainSession(run.number, live.config, (task, fields), live.device, paused=paused,
+        # Held paused until the trainer is built and the estimate read (a long run asks first, on_train_ready).
+        self._hold = "paused" if paused else "run"
+        self.session = TrainSession(run.number, live.config, (task, fields), live.device, paused=True,
                                     live=weights)
         self.stats, self._step_ema = {"step": 0, "total": fields["steps"]}, None
         self.query_one("#tr-progress", ProgressBar).update(total=fields["steps"], progress=0)
@@ -146,6 +151,10 @@ class TrainView(TrainFiles, Horizontal):
 
     def action_pause(self) -> None:
         if not self.training:
+            return
+        if self._hold is not None:  # not started yet (building, or asking): remember the choice
+            self._hold = "run" if self._hold == "paused" else "paused"
+            self._say("will start paused" if self._hold == "paused" else "will start running")
             return
         if self.session.paused:
             self.session.resume()
@@ -199,11 +208,30 @@ class TrainView(TrainFiles, Horizontal):
         label_runs(self.store.runs)  # now with every field of the real configs
         self.stats["lr_curve"] = message.lr_curve
         start = "continuing the live weights" if message.continued else "fresh weights"
-        notes = "; ".join(message.notes)
+        swap = vocab_note(self.session.model_config, message.model_config, self.session.trainer.tokenizer.kind)
+        notes = "; ".join(([swap] if swap else []) + list(message.notes))
         self._say(f"run #{run.number}: {message.params:,} params, {start}" + (f"; {notes}" if notes else ""))
         if notes:
             self.notify(notes + " - the live model is rebuilt for it when the run ends", title="train")
         self.dirty = True
+        question = confirm_text(run.number, message.estimate, self.session.device)
+        if question and self._hold == "run":
+            self.app.push_screen(ConfirmLongRun(question), self._confirmed)
+        else:
+            self._release()
+
+    def _confirmed(self, start: bool | None) -> None:
+        if start:
+            self._release()
+        elif self.training:
+            self.session.stop()
+            self._say("cancelled before the first step: lower steps or batch for a shorter run", "bold")
+
+    def _release(self) -> None:
+        """Let the held run go, unless the person asked for it paused (or paused it meanwhile)."""
+        hold, self._hold = self._hold, None
+        if hold == "run" and self.training:
+            self.session.resume()
 
     def on_train_event(self, message: TrainEvent) -> None:
         if not self._mine(message.run):
@@ -248,12 +276,15 @@ class TrainView(TrainFiles, Horizontal):
 
         run = self.store.current
         run.status = message.outcome
-        origin = f"trained run #{message.run} (step {message.step})"
-        self.app.post_message(ModelReady(message.config, message.model, message.tokenizer, self.app.live.device,
-                                         origin, self.session.example_text()))
-        style = "bold red" if message.outcome == "error" else "bold green"
-        self._say(f"run #{message.run} {message.outcome}: {message.message}; the live model is now its last "
-                  "good weights", style)
+        if message.step == 0 and message.outcome == "stopped":  # cancelled: untrained weights replace nothing
+            self._say(f"run #{message.run} cancelled before its first step; the live model is unchanged", "bold")
+        else:
+            origin = f"trained run #{message.run} (step {message.step})"
+            self.app.post_message(ModelReady(message.config, message.model, message.tokenizer,
+                                             self.app.live.device, origin, self.session.example_text()))
+            style = "bold red" if message.outcome == "error" else "bold green"
+            self._say(f"run #{message.run} {message.outcome}: {message.message}; the live model is now its last "
+                      "good weights", style)
         self.query_one("#tf-pause", Button).label = "Pause p"
         self.dirty = True
         self._after_run()
