@@ -95,6 +95,7 @@ class TrainView(TrainFiles, Horizontal):
         self.query_one("#tr-align-box").display = False
         self._show_panel()
         self._suggest_folder(1)
+        self.live_model_changed()  # a 2017 model built before this view mounted still picks its task
         self._status()
         if getattr(self.app, "train_on_start", False):
             self.app.show_view("train")
