@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 ALIGN_EVERY_S = 1.0  # the numbers-de alignment grid is recomputed at most this often
 LR_CURVE_POINTS = 200
 # The share of the measured matmul peak a training step reaches, for the estimate shown before a run starts:
-# in-app runs measured 36-51% MFU on CPU (issue 9); the lower end, so a long run is not announced as short.
-ASSUMED_MFU = 0.35
+# in-app runs measured 36-51% MFU on CPU (issue 9).
+ASSUMED_MFU = 0.4
 
 
 
