@@ -73,5 +73,5 @@ async def _press(app, selector: str) -> None:
 
 
 async def _palette(view, word: str) -> None:
-    [callback] = [cb for title, _, cb in view.palette_commands() if f"checkpoint" in title and word in title]
+    [callback] = [cb for title, _, cb in view.palette_commands() if "checkpoint" in title and word in title]
     callback()
