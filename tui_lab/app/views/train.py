@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,7 +19,7 @@ from textual.events import Resize
 from textual.widgets import Button, ProgressBar, Static
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.runs import RunStore, downsample, label_runs
+from tui_lab.app.runs import RunStore, label_runs
 from tui_lab.app.train_session import (
     Alignment,
     LiveWeights,
@@ -30,21 +29,21 @@ from tui_lab.app.train_session import (
     TrainReady,
     TrainSession,
 )
+from tui_lab.app.views.train_draw import TrainDrawing
 from tui_lab.app.views.train_files import TrainFiles
 from tui_lab.app.views.train_notes import confirm_text, vocab_note
 from tui_lab.app.widgets.confirm_run import ConfirmLongRun
 from tui_lab.app.widgets.grad_norms import GradNorms
 from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.line_plot import Line, LinePlot
+from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.train_form import TrainForm
 
 REDRAW_HZ = 1  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: 2 Hz cost training ~5%
-LR_REDRAW_EVERY = 4  # the lr curve is fixed; only its step marker moves
 PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box")
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
 
-class TrainView(TrainFiles, Horizontal):
+class TrainView(TrainFiles, TrainDrawing, Horizontal):
     BINDINGS = [
         # Short descriptions, the rarer keys off the footer (their buttons name them): at 80 columns the footer
         # still has room for the view keys.
@@ -296,59 +295,6 @@ class TrainView(TrainFiles, Horizontal):
         self.dirty = True
         if self.is_mounted:
             self._status()  # the status line at once (cheap); plots wait for the timer
-
-    def _redraw(self) -> None:
-        if not self.dirty:
-            return
-        self.dirty = False
-        self._status()
-        self._draw_loss()
-        self._redraws += 1
-        if self._redraws % LR_REDRAW_EVERY == 1 or not self.training:
-            self._draw_lr()
-        s = self.stats
-        if "grads" in s:
-            self.query_one("#tr-grads", GradNorms).show(s["grads"], s.get("grad_norm"))
-        if "sample" in s:
-            self.query_one("#tr-sample", Static).update(s["sample"])
-        self.query_one("#tr-progress", ProgressBar).update(progress=s.get("step", 0))
-
-    def _draw_loss(self) -> None:
-        runs = self.store.runs if self.overlay else self.store.runs[-1:]
-        lines = []
-        for run in runs:
-            name = run.label if self.overlay else "train"
-            train, val = downsample(run.train_loss), downsample(run.val_loss)
-            lines.append(Line(name, [s for s, _ in train], [v for _, v in train]))
-            if val:
-                lines.append(Line(f"{name} val" if self.overlay else "val", [s for s, _ in val], [v for _, v in val],
-                                  marker="dot"))
-        title = "loss: every run (v)" if self.overlay else "loss (v: overlay runs)"
-        self.query_one("#tr-loss", LinePlot).set_lines(lines, title=title)
-
-    def _draw_lr(self) -> None:
-        curve = self.stats.get("lr_curve")
-        if curve:
-            line = Line("", [s for s, _ in curve], [v for _, v in curve], colour="orange")
-            self.query_one("#tr-lr", LinePlot).set_lines([line], vline=self.stats.get("step", 0))
-
-    def _status(self) -> None:
-        s = self.stats
-        parts = []
-        if "step" in s:
-            parts.append(f"step {s['step']}/{s['total']}")
-        for key, name, fmt in (("loss", "loss", "{:.4f}"), ("val", "val", "{:.4f}"), ("exact", "exact", "{:.0%}"),
-                               ("lr", "lr", "{:.2e}"), ("tps", "tokens/s", "{:,.0f}"), ("mfu", "MFU", "{:.1%}")):
-            if s.get(key) is not None:
-                parts.append(f"{name} {fmt.format(s[key])}")
-        if self._step_ema is not None and self.training:
-            left = (s["total"] - s["step"]) * self._step_ema
-            parts.append(f"ETA {int(left // 60)}:{int(left % 60):02d}")
-        if self.training:
-            parts.append("PAUSED" if self.session.paused else "running")
-        text = Text("  ".join(parts) + "\n", style="bold")
-        text.append(self.message, style=self.message_style)
-        self.query_one("#tr-status", Static).update(text, layout=False)  # fixed height (tcss): no relayout
 
     # -- layout --------------------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:
