@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_app_support import SIZE, app_for, wait_ready
+from test_app_support import SIZE, app_for, screen_lines, screen_text, wait_ready
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from tui_lab.analysis import count_params
@@ -113,6 +113,7 @@ async def test_apply_rebuilds_the_live_model():
 
 def test_field_of_error_and_stacks():
     assert field_of_error("d_model (100) must be divisible by heads (3)") == "d_model"
+    assert field_of_error("d_model (100) must be divisible by heads (3)", edited="heads") == "heads"
     assert field_of_error("encoder_layers must be 0 for a decoder-only model") == "encoder_layers"
     assert adjust_stacks("decoder-only", 6, 6) == (0, 6)
     assert adjust_stacks("encoder-decoder", 0, 12) == (12, 12)
@@ -132,3 +133,56 @@ def test_layer_diagram_places_the_norm(preset, rule, cross):
     assert rule in text.splitlines()[0]
     assert ("encoder output" in text) == cross
     assert ("on the main path" in text) == (preset == "transformer-2017-base")
+
+
+def _column(lines: list[str], start: int, stop: int) -> str:
+    """The text of a screen column range, rows joined by spaces (a wrapped sentence reads whole)."""
+    return " ".join(" ".join(line[start:stop].split()) for line in lines)
+
+
+async def test_a_rule_shows_whole_under_the_field_that_broke_it_and_the_panel_goes_stale():
+    app = app_for("--preset", "gpt2-small", build=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.query_one("#f-heads", Input).focus()
+        await pilot.press("end", "backspace", "backspace", "5")
+        await pilot.pause()
+        rule = "d_model (768) must be divisible by heads (5)"
+        assert rule in str(app.query_one("#e-heads", Label).render()) and app.query_one("#e-heads").display
+        assert not app.query_one("#e-d_model").display
+        lines = screen_lines(app)
+        assert rule in _column(lines, 0, 34)  # wrapped, never cut
+        heads_row = next(i for i, line in enumerate(lines) if line[:34].split()[:1] == ["heads"])
+        assert lines[heads_row + 1][:34].split()[0] == "d_model"  # the rule's first line, right under heads
+        assert "stale: form invalid" in screen_text(app)
+        assert app.query_one("#arch-results").has_class("stale")
+        await pilot.press("backspace", "1", "2")
+        await pilot.pause()
+        assert "stale" not in screen_text(app) and not app.query_one("#arch-results").has_class("stale")
+        assert "124,439,808" in screen_text(app)
+
+
+async def test_at_80x24_every_tab_shows_its_key_numbers_whole():
+    app = app_for("--preset", "gpt2-small", build=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        view = app.view("architecture")
+        view.show_tab("arch-compare")
+        await pilot.pause()
+        assert screen_text(app).count("124,439,808") >= 2 and "63,082,496" in screen_text(app)  # total + Compare
+        view.show_tab("arch-shapes")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "(1,16,768)" in text and "(1,16,3072)" in text and "38,597,376" in text  # shape and params columns
+        for preset in ("gpt2-small", "transformer-2017-base"):
+            view.load_preset(preset)
+            view.show_tab("arch-layer")
+            await pilot.pause()
+            await pilot.pause()
+            text = screen_text(app)
+            for line in layer_diagram(load_preset(preset)).splitlines()[:12]:
+                assert line.rstrip() in text, line  # every visible line whole, none wrapped
+        for key in ("f1", "f2", "f3", "f4", "f5", "f6"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert "f1 f2 f3 f4 f5 f6 views" in screen_lines(app)[-1], key

@@ -42,7 +42,7 @@ async def test_streams_tokens_with_a_growing_attention_grid_and_every_mode():
             seen = [v for v in row if v == v]  # NaN: not yet in the context
             assert len(seen) == 5 + i and abs(sum(seen) - 1) < 1e-4
         plain = stream.render_text().plain
-        await pilot.press("y")  # probabilities on
+        await pilot.press("tab", "y")  # out of the prompt (letters there are text), then probabilities on
         assert stream.show_probs and f"{stream.tokens[0].prob:.2f}" in stream.render_text().plain
         assert plain.startswith("hello")
         for fields in ({"temperature": "1", "top_k": "5"}, {"temperature": "1", "top_p": "0.9"},
@@ -70,7 +70,7 @@ async def test_encoder_decoder_grid_is_target_by_source_and_stop_cancels():
         app.query_one("#gen-max_new_tokens", Input).value = "2000"
         view.action_generate()
         await wait_for(pilot, lambda: len(app.query_one(TokenStream).tokens) >= 2)
-        await pilot.press("s")
+        await pilot.press("tab", "s")  # out of the prompt, then stop
         await wait_for(pilot, lambda: "stopped" in app.query_one(TokenStream).note or not view.running)
         assert len(app.query_one(TokenStream).tokens) < 2000
 

@@ -31,3 +31,20 @@ def app_for(*argv: str, build: bool = True):
 
 def run(coro) -> None:
     asyncio.run(coro)
+
+
+def screen_lines(app) -> list[str]:
+    """The rendered screen as plain text, one string per terminal row: what a person sees, not widget fields."""
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, record=True,
+                      legacy_windows=False, safe_box=False, color_system=None)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text().splitlines()[:height]
+
+
+def screen_text(app) -> str:
+    return "\n".join(screen_lines(app))

@@ -37,3 +37,15 @@ async def test_tour_steps_through_and_drives_the_views():
         assert tour.step == len(STEPS) - 2
         await pilot.press("g")
         assert app.query_one("#views", TabbedContent).active == STEPS[-2].view
+
+
+async def test_the_kv_cache_step_opens_speed():
+    app = app_for("--preset", "gpt2-toy", build=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        tour = app.view("tour")
+        await wait_for(pilot, lambda: tour.driven == 0)
+        tour.show_step(len(STEPS) - 1)
+        assert STEPS[tour.step].title == "The KV cache"
+        await pilot.press("g")
+        assert app.query_one("#views", TabbedContent).active == "speed"

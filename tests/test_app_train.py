@@ -89,7 +89,7 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         rows = list(csv.DictReader(view.last_export.open()))
         assert len(rows) == len(view.store.current.train_loss) and rows[0]["run"] == "1"
         await pilot.press("w")  # save: the engine's resumable checkpoint
-        await wait_for(pilot, lambda: (tmp_path / "checkpoints" / "run-1" / "train_state.json").exists())
+        await wait_for(pilot, lambda: (tmp_path / "runs" / "run-1" / "train_state.json").exists())
         # a second run with another lr, overlaid and labelled by the difference
         app.query_one("#tf-lr", Input).value = "0.001"
         await start_paused(pilot, view)

@@ -35,24 +35,23 @@ class ShapeRow:
 
 
 def _block_rows(c: ModelConfig, prefix: str, n: int, length: int, cross_len: int | None) -> list[ShapeRow]:
+    """One layer's rows in forward order: pre-LN normalises before each sublayer, post-LN after it."""
     e, f, h = c.d_model, c.d_ff, c.heads
     x = (n, length, e)
-    rows = [
-        ShapeRow(f"{prefix}.attn_norm", c.norm, x, x, norm_params(c), 2),
-        ShapeRow(f"{prefix}.attn", "causal self-attention" if _causal(c, prefix) else "self-attention", x, x,
-                 attention_params(c), 2, f"scores (N, H, L, L) = {(n, h, length, length)}"),
-    ]
+    attn = [ShapeRow(f"{prefix}.attn", "causal self-attention" if _causal(c, prefix) else "self-attention", x, x,
+                     attention_params(c), 2, f"scores (N, H, L, L) = {(n, h, length, length)}")]
+    sublayers = [("attn_norm", attn)]
     if cross_len is not None:
-        rows += [
-            ShapeRow(f"{prefix}.cross_norm", c.norm, x, x, norm_params(c), 2),
-            ShapeRow(f"{prefix}.cross", "cross-attention", x, x, attention_params(c), 2,
-                     f"scores target x source = {(n, h, length, cross_len)}"),
-        ]
-    rows += [
-        ShapeRow(f"{prefix}.ffn_norm", c.norm, x, x, norm_params(c), 2),
+        sublayers.append(("cross_norm", [ShapeRow(f"{prefix}.cross", "cross-attention", x, x, attention_params(c), 2,
+                                                  f"scores target x source = {(n, h, length, cross_len)}")]))
+    sublayers.append(("ffn_norm", [
         ShapeRow(f"{prefix}.ffn.up", "linear", x, (n, length, f), ffn_params(c) - _down(c), 2, c.activation),
         ShapeRow(f"{prefix}.ffn.down", "linear", (n, length, f), x, _down(c), 2),
-    ]
+    ]))
+    rows: list[ShapeRow] = []
+    for norm_name, body in sublayers:
+        norm = ShapeRow(f"{prefix}.{norm_name}", c.norm, x, x, norm_params(c), 2)
+        rows += [norm, *body] if c.norm_position == "pre" else [*body, norm]  # post-LN: LN(x + f(x))
     return rows
 
 

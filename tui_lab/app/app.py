@@ -47,10 +47,13 @@ LIGHT, DARK = "textual-light", "textual-dark"
 FIRST_FRAME_GRACE_S = 0.3
 
 
+VIEW_KEYS = Binding.Group("views")  # the footer shows "f1 ... f6 views"; the tabs name each number
+
+
 def _view_bindings() -> list[Binding]:
     keys = []
     for i, spec in enumerate(VIEWS[:9]):
-        keys.append(Binding(f"f{i + 1}", f"show_view('{spec.id}')", spec.title))
+        keys.append(Binding(f"f{i + 1}", f"show_view('{spec.id}')", spec.title, group=VIEW_KEYS))
         keys.append(Binding(str(i + 1), f"show_view('{spec.id}')", spec.title, show=False))
     return keys
 
@@ -160,6 +163,8 @@ class TuiLabApp(App):
     def on_model_ready(self, message: ModelReady) -> None:
         self.live.install(message)
         self.sub_title = f"live: {self.live.status}"
+        if self.live.origin.startswith(("checkpoint ", "hf ")):  # a load the person asked for: say what came in
+            self.notify(f"{self.live.status}", title="loaded")
         for view in self.views():
             if hasattr(view, "live_model_changed") and view.is_mounted:  # a view mounting now reads it on mount
                 view.live_model_changed()

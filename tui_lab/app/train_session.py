@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 ALIGN_EVERY_S = 1.0  # the numbers-de alignment grid is recomputed at most this often
 LR_CURVE_POINTS = 200
+# The share of the measured matmul peak a training step reaches, for the estimate shown before a run starts:
+# in-app runs measured 36-51% MFU on CPU (issue 9).
+ASSUMED_MFU = 0.4
 
 
 
@@ -36,10 +39,38 @@ class TrainReady(Message):
     """The Trainer is built: the config it really trains, the notes (vocab refit...), the lr curve."""
 
     def __init__(self, run: int, model_config: ModelConfig, notes: list[str], lr_curve: list[tuple[int, float]],
-                 params: int, continued: bool) -> None:
+                 params: int, continued: bool, estimate: Estimate | None = None) -> None:
         super().__init__()
         self.run, self.model_config, self.notes, self.lr_curve = run, model_config, notes, lr_curve
-        self.params, self.continued = params, continued
+        self.params, self.continued, self.estimate = params, continued, estimate
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """How long the run should take: its FLOPs over an assumed share of the device's measured matmul peak."""
+
+    steps: int
+    tokens_per_step: int
+    flops_per_token: int  # training (forward + backward), from tui_lab.analysis
+    peak_flops: float
+
+    @property
+    def seconds(self) -> float:
+        return self.steps * self.tokens_per_step * self.flops_per_token / (self.peak_flops * ASSUMED_MFU)
+
+    def describe(self) -> str:
+        return (f"{self.steps:,} steps x {self.tokens_per_step:,} tokens x {self.flops_per_token / 1e6:,.1f} MFLOP"
+                f"/token at {ASSUMED_MFU:.0%} of the measured {self.peak_flops / 1e9:,.0f} GFLOP/s peak")
+
+
+def tokens_per_step(trainer: Any) -> int:
+    """Tokens one step trains on: batch x window for text; batch x the mean (source + target + 1) for a task."""
+    c = trainer.train_config
+    if not trainer.is_seq2seq:
+        return c.batch_size * trainer.source.context()
+    pairs = trainer.source.task.train
+    mean = sum(len(src) + len(tgt) + 1 for src, tgt in pairs) / max(1, len(pairs))
+    return max(1, round(c.batch_size * mean))
 
 
 class TrainEvent(Message):
@@ -201,7 +232,9 @@ class TrainSession:
             # units before the tens, so the forming alignment is worth watching (a one-word one is not).
             self._align_example = max(trainer.source.task.val, key=lambda pair: len(pair[0]))
         self.trainer = trainer
-        self._post(TrainReady(self.run, trainer.model_config, list(trainer.notes), curve, params, continued))
+        estimate = Estimate(total, tokens_per_step(trainer), trainer.flops_per_token, trainer.peak_flops)
+        self._post(TrainReady(self.run, trainer.model_config, list(trainer.notes), curve, params, continued,
+                              estimate))
         return trainer
 
     def _one_step(self) -> None:

@@ -68,6 +68,7 @@ class ArchitectureView(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.preset_name = ""
+        self._shown_name = ""  # the config the right panel's numbers belong to
 
     def compose(self) -> ComposeResult:
         live = self.app.live.config
@@ -115,7 +116,8 @@ class ArchitectureView(Vertical):
 
     def on_mount(self) -> None:
         table = self.query_one("#shape-table", DataTable)
-        table.add_columns("module", "kind", "input", "output", "params", "note")
+        # The output shape right after the module: at 80 columns the secondary columns scroll off, not it.
+        table.add_columns("module", "output", "params", "input", "kind", "note")
         self.refresh_analysis(self.query_one(ConfigForm).validate())
 
     # -- public, used by the tour and the app ------------------------------------------------------
@@ -202,12 +204,15 @@ class ArchitectureView(Vertical):
         """The summary follows every keystroke; the other tabs redraw only while shown (they cost more)."""
         apply = self.query_one("#apply", Button)
         apply.disabled = config is None
-        form = self.query_one(ConfigForm)
         self.query_one("#apply-error", Label).update(
-            "" if config is not None else "invalid: " + "; ".join(form.errors.values()))
-        if config is None:
+            "" if config is not None else "invalid: the field marked above")
+        self.query_one("#arch-results").set_class(config is None, "stale")
+        if config is None:  # the numbers stay, dimmed, under a title that says they are not the form's
+            self.query_one("#arch-total", Static).update(
+                f"[b reverse] stale: form invalid [/] numbers below are for {self._shown_name}")
             return
         total = count_params(config).total
+        self._shown_name = config.name
         self.query_one("#arch-total", Static).update(
             f"[b]{total:,}[/b] parameters  ·  {config.name}  ·  {config.family}")
         self.query_one("#bars", ParamBars).show(count_params(config).components())
@@ -240,8 +245,8 @@ class ArchitectureView(Vertical):
         table = self.query_one("#shape-table", DataTable)
         table.clear()
         for row in shape_trace(config, batch, seq, src):
-            table.add_row("  " * (row.depth - 1) + row.path, row.kind, str(row.input_shape),
-                          str(row.output_shape), f"{row.params:,}", row.note)
+            table.add_row(_short_path(row.path, row.depth), _shape(row.output_shape), f"{row.params:,}",
+                          _shape(row.input_shape), row.kind, row.note)
 
     def refresh_compare(self) -> None:
         configs = []
@@ -254,6 +259,18 @@ class ArchitectureView(Vertical):
             configs.append((str(name), config))
         (na, a), (nb, b) = configs
         self.query_one("#compare-table", Static).update(compare_table(a, b, na, nb))
+
+
+def _short_path(path: str, depth: int) -> str:
+    """A layer's own rows without the layer's name ("decoder.3.ffn.up" -> "  ffn.up"): narrow, still unique
+    in order, since the layer's row ("decoder.3") comes right before them."""
+    if depth < 2:
+        return path
+    return "  " + ".".join(path.split(".")[2:])
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ",".join(str(n) for n in shape) + ")"  # no spaces: the column fits at 80x24
 
 
 def _call(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:

@@ -149,8 +149,8 @@ class GenerateView(Vertical):
                         group="generate", exclusive=True, exit_on_error=False)
 
     def _begin(self) -> None:
-        """A new job; focus leaves the prompt so the view's keys (s stop, y probabilities) answer at once."""
-        self.query_one("#gen-out-box").focus()
+        """A new job. Focus stays where it is: after Enter in the prompt a person goes on typing there, and
+        letters must reach the prompt, never the view's or the app's keys (the Stop button stops)."""
         self.job += 1
         self.running = True
         self.rows, self.row_labels = [], []

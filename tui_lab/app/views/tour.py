@@ -13,9 +13,9 @@ from tui_lab.app.tour_steps import STEPS
 
 class TourView(Vertical):
     BINDINGS = [
-        Binding("n,right", "next", "next step"),
+        Binding("n,right", "next", "next"),
         Binding("p,left", "back", "back"),
-        Binding("g,enter", "go", "go to view"),
+        Binding("g,enter", "go", "go"),
     ]
     can_focus = True
 

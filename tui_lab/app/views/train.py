@@ -9,21 +9,17 @@ cannot flood the UI, and plots get downsampled curves (runs.MAX_PLOT_POINTS per 
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Any
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
-from textual.message import Message
 from textual.widgets import Button, ProgressBar, Static
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.runs import RunStore, downsample, label_runs
+from tui_lab.app.runs import RunStore, label_runs
 from tui_lab.app.train_session import (
     Alignment,
     LiveWeights,
@@ -33,28 +29,32 @@ from tui_lab.app.train_session import (
     TrainReady,
     TrainSession,
 )
+from tui_lab.app.views.train_draw import TrainDrawing
+from tui_lab.app.views.train_files import TrainFiles
+from tui_lab.app.views.train_notes import confirm_text, vocab_note
+from tui_lab.app.widgets.confirm_run import ConfirmLongRun
 from tui_lab.app.widgets.grad_norms import GradNorms
 from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.line_plot import Line, LinePlot
-from tui_lab.app.widgets.quit_modal import CANCEL, SAVE, QuitWhileTraining
+from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.train_form import TrainForm
 
 REDRAW_HZ = 1  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: 2 Hz cost training ~5%
-LR_REDRAW_EVERY = 4  # the lr curve is fixed; only its step marker moves
 PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box")
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
 
-class TrainView(Horizontal):
+class TrainView(TrainFiles, TrainDrawing, Horizontal):
     BINDINGS = [
+        # Short descriptions, the rarer keys off the footer (their buttons name them): at 80 columns the footer
+        # still has room for the view keys.
         Binding("g", "start", "start"),
-        Binding("p", "pause", "pause/resume"),
+        Binding("p", "pause", "pause"),
         Binding("n", "step", "step"),
         Binding("x", "stop", "stop"),
         Binding("w", "save", "save"),
         Binding("o", "load", "load", show=False),
-        Binding("c", "export_csv", "CSV"),
-        Binding("v", "overlay", "overlay runs"),
+        Binding("c", "export_csv", "CSV", show=False),
+        Binding("v", "overlay", "overlay runs", show=False),
         Binding("l", "next_panel", "panel", show=False),
     ]
 
@@ -68,10 +68,9 @@ class TrainView(Horizontal):
         self.message_style = "dim"
         self.dirty = False
         self.panel = 0
-        self.last_export: Path | None = None
         self._step_ema: float | None = None
         self._redraws = 0
-        self._after_end: str | None = None  # "quit" or "save-quit": what the end of the run should do
+        self._hold: str | None = None  # "run" / "paused": how a built run starts once released; None: released
 
     def compose(self) -> ComposeResult:
         yield TrainForm(id="tr-form")
@@ -94,6 +93,8 @@ class TrainView(Horizontal):
         self.set_interval(1 / REDRAW_HZ, self._redraw)
         self.query_one("#tr-align-box").display = False
         self._show_panel()
+        self._suggest_folder(1)
+        self.live_model_changed()  # a 2017 model built before this view mounted still picks its task
         self._status()
         if getattr(self.app, "train_on_start", False):
             self.app.show_view("train")
@@ -122,24 +123,6 @@ class TrainView(Horizontal):
     def training(self) -> bool:
         return self.session is not None and self.session.active
 
-    def confirm_quit(self) -> bool:
-        """Called by the app's quit: True when a modal took over (training is running)."""
-        if not self.training:
-            return False
-        step = self.stats.get("step", 0)
-        self.app.push_screen(QuitWhileTraining(f"run #{self.session.run}, step {step}", self._folder()),
-                             self._quit_choice)
-        return True
-
-    def _quit_choice(self, choice: str | None) -> None:
-        if choice in (None, CANCEL) or not self.training:
-            if choice not in (None, CANCEL):
-                self.app.exit()
-            return
-        self._after_end = "save-quit" if choice == SAVE else "quit"
-        self._say("stopping to save, then quitting..." if choice == SAVE else "stopping, then quitting...", "bold")
-        self.session.stop()
-
     def on_unmount(self) -> None:
         if self.session is not None:
             self.session.stop()  # a thread worker must end, or the process waits for it on exit
@@ -155,7 +138,10 @@ class TrainView(Horizontal):
         live = self.app.live
         weights = LiveWeights(live.config, live.model, live.tokenizer) if form.continue_live and live.ready else None
         run = self.store.start(live.config.to_dict(), {"task": task, **fields})
-        self.session = TrainSession(run.number, live.config, (task, fields), live.device, paused=paused,
+        self._suggest_folder(run.number)
+        # Held paused until the trainer is built and the estimate read (a long run asks first, on_train_ready).
+        self._hold = "paused" if paused else "run"
+        self.session = TrainSession(run.number, live.config, (task, fields), live.device, paused=True,
                                     live=weights)
         self.stats, self._step_ema = {"step": 0, "total": fields["steps"]}, None
         self.query_one("#tr-progress", ProgressBar).update(total=fields["steps"], progress=0)
@@ -165,6 +151,10 @@ class TrainView(Horizontal):
 
     def action_pause(self) -> None:
         if not self.training:
+            return
+        if self._hold is not None:  # not started yet (building, or asking): remember the choice
+            self._hold = "run" if self._hold == "paused" else "paused"
+            self._say("will start paused" if self._hold == "paused" else "will start running")
             return
         if self.session.paused:
             self.session.resume()
@@ -185,38 +175,6 @@ class TrainView(Horizontal):
         if self.training:
             self.session.stop()
             self._say("stopping after this step...", "bold")
-
-    @guarded
-    def action_save(self) -> None:
-        folder = self._folder()
-        session = self.session
-        if session is not None and session.trainer is not None and \
-                (session.active or self.app.live.model is session.trainer.model):
-            self.run_worker(lambda: self._save_trainer(session.trainer, folder), thread=True, group="save",
-                            exit_on_error=False)
-            return
-        live = self.app.live
-        if live.model is None or live.tokenizer is None:
-            raise ValueError("nothing to save: a random preset has no tokenizer; train it first (g)")
-        self.run_worker(lambda: self._save_live(live.model, live.tokenizer, folder), thread=True, group="save",
-                        exit_on_error=False)
-
-    @guarded
-    def action_load(self) -> None:
-        if self.training:
-            raise ValueError("stop the run (x) before loading a checkpoint")
-        folder = self.query_one(TrainForm).folder
-        if not folder or not Path(folder).is_dir():
-            raise ValueError(f"checkpoint folder ({folder!r}) is not a folder")
-        self.app.live.start_load_checkpoint(self.app, folder)
-
-    @guarded
-    def action_export_csv(self) -> None:
-        if not self.store.runs:
-            raise ValueError("no runs to export yet")
-        name = f"loss-history-{time.strftime('%Y%m%d-%H%M%S')}.csv"
-        self.last_export = self.store.export_csv(Path.cwd() / name)
-        self.notify(f"loss history of {len(self.store.runs)} run(s) written to {name}", title="CSV export")
 
     def action_overlay(self) -> None:
         self.overlay = not self.overlay
@@ -250,11 +208,30 @@ class TrainView(Horizontal):
         label_runs(self.store.runs)  # now with every field of the real configs
         self.stats["lr_curve"] = message.lr_curve
         start = "continuing the live weights" if message.continued else "fresh weights"
-        notes = "; ".join(message.notes)
+        swap = vocab_note(self.session.model_config, message.model_config, self.session.trainer.tokenizer.kind)
+        notes = "; ".join(([swap] if swap else []) + list(message.notes))
         self._say(f"run #{run.number}: {message.params:,} params, {start}" + (f"; {notes}" if notes else ""))
         if notes:
             self.notify(notes + " - the live model is rebuilt for it when the run ends", title="train")
         self.dirty = True
+        question = confirm_text(run.number, message.estimate, self.session.device)
+        if question and self._hold == "run":
+            self.app.push_screen(ConfirmLongRun(question), self._confirmed)
+        else:
+            self._release()
+
+    def _confirmed(self, start: bool | None) -> None:
+        if start:
+            self._release()
+        elif self.training:
+            self.session.stop()
+            self._say("cancelled before the first step: lower steps or batch for a shorter run", "bold")
+
+    def _release(self) -> None:
+        """Let the held run go, unless the person asked for it paused (or paused it meanwhile)."""
+        hold, self._hold = self._hold, None
+        if hold == "run" and self.training:
+            self.session.resume()
 
     def on_train_event(self, message: TrainEvent) -> None:
         if not self._mine(message.run):
@@ -299,49 +276,18 @@ class TrainView(Horizontal):
 
         run = self.store.current
         run.status = message.outcome
-        origin = f"trained run #{message.run} (step {message.step})"
-        self.app.post_message(ModelReady(message.config, message.model, message.tokenizer, self.app.live.device,
-                                         origin, self.session.example_text()))
-        style = "bold red" if message.outcome == "error" else "bold green"
-        self._say(f"run #{message.run} {message.outcome}: {message.message}; the live model is now its last "
-                  "good weights", style)
+        if message.step == 0 and message.outcome == "stopped":  # cancelled: untrained weights replace nothing
+            self._say(f"run #{message.run} cancelled before its first step; the live model is unchanged", "bold")
+        else:
+            origin = f"trained run #{message.run} (step {message.step})"
+            self.app.post_message(ModelReady(message.config, message.model, message.tokenizer,
+                                             self.app.live.device, origin, self.session.example_text()))
+            style = "bold red" if message.outcome == "error" else "bold green"
+            self._say(f"run #{message.run} {message.outcome}: {message.message}; the live model is now its last "
+                      "good weights", style)
         self.query_one("#tf-pause", Button).label = "Pause p"
         self.dirty = True
-        if self._after_end == "save-quit":
-            trainer, folder = self.session.trainer, self._folder()
-            self.run_worker(lambda: self._save_trainer(trainer, folder, then_quit=True), thread=True, group="save")
-        elif self._after_end == "quit":
-            self.app.exit()
-
-    # -- saving (worker threads) ---------------------------------------------------------------------
-    def _save_trainer(self, trainer: Any, folder: str, then_quit: bool = False) -> None:
-        try:
-            with trainer._lock:  # the engine's step lock: weights and optimizer saved between two steps
-                path = trainer.save(folder)
-            self.app.post_message(CheckpointSaved(str(path), None, then_quit))
-        except Exception as err:  # noqa: BLE001
-            self.app.post_message(CheckpointSaved(folder, str(err).splitlines()[0], then_quit))
-
-    def _save_live(self, model: Any, tokenizer: Any, folder: str) -> None:
-        from tui_lab.checkpoint import save_checkpoint
-
-        try:
-            path = save_checkpoint(folder, model, tokenizer, meta={"origin": self.app.live.origin})
-            self.app.post_message(CheckpointSaved(str(path), None, False))
-        except Exception as err:  # noqa: BLE001
-            self.app.post_message(CheckpointSaved(folder, str(err).splitlines()[0], False))
-
-    def on_checkpoint_saved(self, message: CheckpointSaved) -> None:
-        if message.error:
-            self.notify(message.error, title="not saved", severity="error", timeout=10)
-        else:
-            self.notify(f"checkpoint written to {message.path}", title="saved")
-        if message.then_quit:
-            self.app.exit()
-
-    def _folder(self) -> str:
-        number = self.session.run if self.session else len(self.store.runs) + 1
-        return self.query_one(TrainForm).folder or f"checkpoints/run-{number}"
+        self._after_run()
 
     # -- drawing -------------------------------------------------------------------------------------
     def _say(self, text: str, style: str = "") -> None:
@@ -349,59 +295,6 @@ class TrainView(Horizontal):
         self.dirty = True
         if self.is_mounted:
             self._status()  # the status line at once (cheap); plots wait for the timer
-
-    def _redraw(self) -> None:
-        if not self.dirty:
-            return
-        self.dirty = False
-        self._status()
-        self._draw_loss()
-        self._redraws += 1
-        if self._redraws % LR_REDRAW_EVERY == 1 or not self.training:
-            self._draw_lr()
-        s = self.stats
-        if "grads" in s:
-            self.query_one("#tr-grads", GradNorms).show(s["grads"], s.get("grad_norm"))
-        if "sample" in s:
-            self.query_one("#tr-sample", Static).update(s["sample"])
-        self.query_one("#tr-progress", ProgressBar).update(progress=s.get("step", 0))
-
-    def _draw_loss(self) -> None:
-        runs = self.store.runs if self.overlay else self.store.runs[-1:]
-        lines = []
-        for run in runs:
-            name = run.label if self.overlay else "train"
-            train, val = downsample(run.train_loss), downsample(run.val_loss)
-            lines.append(Line(name, [s for s, _ in train], [v for _, v in train]))
-            if val:
-                lines.append(Line(f"{name} val" if self.overlay else "val", [s for s, _ in val], [v for _, v in val],
-                                  marker="dot"))
-        title = "loss: every run (v)" if self.overlay else "loss (v: overlay runs)"
-        self.query_one("#tr-loss", LinePlot).set_lines(lines, title=title)
-
-    def _draw_lr(self) -> None:
-        curve = self.stats.get("lr_curve")
-        if curve:
-            line = Line("", [s for s, _ in curve], [v for _, v in curve], colour="orange")
-            self.query_one("#tr-lr", LinePlot).set_lines([line], vline=self.stats.get("step", 0))
-
-    def _status(self) -> None:
-        s = self.stats
-        parts = []
-        if "step" in s:
-            parts.append(f"step {s['step']}/{s['total']}")
-        for key, name, fmt in (("loss", "loss", "{:.4f}"), ("val", "val", "{:.4f}"), ("exact", "exact", "{:.0%}"),
-                               ("lr", "lr", "{:.2e}"), ("tps", "tokens/s", "{:,.0f}"), ("mfu", "MFU", "{:.1%}")):
-            if s.get(key) is not None:
-                parts.append(f"{name} {fmt.format(s[key])}")
-        if self._step_ema is not None and self.training:
-            left = (s["total"] - s["step"]) * self._step_ema
-            parts.append(f"ETA {int(left // 60)}:{int(left % 60):02d}")
-        if self.training:
-            parts.append("PAUSED" if self.session.paused else "running")
-        text = Text("  ".join(parts) + "\n", style="bold")
-        text.append(self.message, style=self.message_style)
-        self.query_one("#tr-status", Static).update(text, layout=False)  # fixed height (tcss): no relayout
 
     # -- layout --------------------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:
@@ -411,8 +304,3 @@ class TrainView(Horizontal):
         for i, panel in enumerate(PANELS):
             self.query_one(f"#{panel}").set_class(i == self.panel, "shown")
 
-
-class CheckpointSaved(Message):
-    def __init__(self, path: str, error: str | None, then_quit: bool) -> None:
-        super().__init__()
-        self.path, self.error, self.then_quit = path, error, then_quit

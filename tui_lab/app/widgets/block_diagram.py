@@ -1,7 +1,8 @@
 """One layer drawn as text from the config: where the norm sits, and where cross-attention reads memory.
 
 Post-LN (2017, section 3.1): x = LN(x + f(x)), the norm on the main path. Pre-LN (GPT-2): x = x + f(LN(x)),
-the main path only adds.
+the main path only adds. Lines stay within ~40 columns (the panel at 80x24) and are never wrapped: the
+details (heads, sizes, where K and V come from) sit on their own line under each sublayer.
 """
 
 from __future__ import annotations
@@ -11,47 +12,41 @@ from textual.widgets import Static
 from tui_lab.config import ModelConfig
 
 
-def _sublayer(c: ModelConfig, name: str, side: str = "") -> list[str]:
+def _sublayer(c: ModelConfig, name: str, detail: str) -> list[str]:
     norm = "RMSNorm" if c.norm == "rmsnorm" else "LayerNorm"
     if c.norm_position == "pre":
-        return [f"  ├──► {norm} ──► {name} ──┐{side}",
-                "  + ◄" + "─" * (len(norm) + len(name) + 10) + "┘",
-                "  │"]
-    return [f"  ├──► {name} ──┐{side}",
-            "  + ◄" + "─" * (len(name) + 5) + "┘",
-            f"  {norm}            ◄ on the main path: LN(x + f(x))",
-            "  │"]
+        arm = f"  ├─► {norm} ─► {name} ─┐"
+        return [arm, f"  │    {detail}", "  + ◄" + "─" * (len(arm) - 6) + "┘", "  │"]
+    arm = f"  ├─► {name} ─┐"
+    return [arm, f"  │    {detail}", "  + ◄" + "─" * (len(arm) - 6) + "┘",
+            f"  {norm}  ◄ on the main path", "  │"]
 
 
 def _ffn(c: ModelConfig) -> str:
     inner = "SwiGLU" if c.activation == "swiglu" else c.activation
-    return f"FFN {c.d_model}→{c.d_ff}→{c.d_model} ({inner})"
+    return f"{c.d_model}→{c.d_ff}→{c.d_model}, {inner}"
 
 
 def _stack(c: ModelConfig, title: str, count: int, cross: bool, causal: bool) -> list[str]:
-    attn = f"{'masked ' if causal else ''}self-attention ({c.heads} heads)"
-    lines = [f"{title} (x{count})", "  y" if cross or causal else "  x", "  │"]
-    lines += _sublayer(c, attn)
+    lines = [f"{title} x{count}", "  y" if cross or causal else "  x", "  │"]
+    lines += _sublayer(c, "masked self-attn" if causal else "self-attention", f"{c.heads} heads")
     if cross:
-        lines += _sublayer(c, f"cross-attention ({c.heads} heads)", "  Q from y; K, V ◄══ encoder output (memory)")
-    lines += _sublayer(c, _ffn(c))
-    if c.final_norm:
-        lines.append("  ▼  (after the last layer: a final norm)")
-    else:
-        lines.append("  ▼")
+        lines += _sublayer(c, "cross-attention", "Q from y; K, V from memory")
+    lines += _sublayer(c, "FFN", _ffn(c))
+    lines.append("  ▼  then a final norm" if c.final_norm else "  ▼")
     return lines
 
 
 def layer_diagram(c: ModelConfig) -> str:
     """Text art of one layer per stack; the first line names the norm rule."""
     rule = "pre-LN: x + f(LN(x))" if c.norm_position == "pre" else "post-LN: LN(x + f(x))"
-    lines = [f"norm position: {rule}", ""]
+    lines = [rule, ""]
     if c.family == "decoder-only":
-        lines += _stack(c, "decoder block (GPT-style, no cross-attention)", c.decoder_layers, False, True)
+        lines += _stack(c, "decoder block (no cross-attn)", c.decoder_layers, False, True)
     else:
         lines += _stack(c, "encoder layer", c.encoder_layers, False, False)
         if c.family == "encoder-decoder":
-            lines += ["  ║  encoder output = memory (N, S, E), read by every decoder layer", ""]
+            lines += ["  ║  encoder output = memory (N, S, E),", "  ║  read by every decoder layer", ""]
             lines += _stack(c, "decoder layer", c.decoder_layers, True, True)
     return "\n".join(lines)
 

@@ -1,8 +1,15 @@
-"""Two configs side by side (seed 000's table: 2017 base vs GPT-2 small), differences highlighted."""
+"""Two configs side by side (seed 000's table: 2017 base vs GPT-2 small), differences highlighted.
+
+The exact parameter counts come first, one line each, so a narrow panel (80 columns) shows them whole;
+the field table below may wrap its values.
+"""
 
 from __future__ import annotations
 
+from rich import box
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from tui_lab.analysis import count_params
 from tui_lab.config import ModelConfig, field_names
@@ -31,12 +38,18 @@ def _show(value: object) -> str:
     return str(value)
 
 
-def compare_table(a: ModelConfig, b: ModelConfig, title_a: str, title_b: str) -> Table:
-    table = Table(title="differences highlighted", title_style="dim", expand=False)
-    table.add_column("field")
-    table.add_column(title_a, justify="right")
-    table.add_column(title_b, justify="right")
-    for name, va, vb, differs in compare_rows(a, b):
+def compare_table(a: ModelConfig, b: ModelConfig, title_a: str, title_b: str) -> Group:
+    rows = compare_rows(a, b)
+    _, pa, pb, _ = rows[-1]
+    width = max(len(title_a), len(title_b))
+    counts = Text.assemble("parameters\n", ("A ", "bold"), f"{title_a:<{width}} ", (f"{pa:>11}", "bold"), "\n",
+                           ("B ", "bold"), f"{title_b:<{width}} ", (f"{pb:>11}", "bold"))
+    table = Table(title="differences highlighted", title_style="dim", box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False, expand=False)
+    table.add_column("field", no_wrap=True)
+    table.add_column("A", justify="right", overflow="fold")
+    table.add_column("B", justify="right", overflow="fold")
+    for name, va, vb, differs in rows:
         style = "bold yellow" if differs else "dim"
         table.add_row(("≠ " if differs else "  ") + name, va, vb, style=style)
-    return table
+    return Group(counts, table)

@@ -8,6 +8,7 @@ with the config (None while invalid) and the errors by field.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -22,10 +23,18 @@ SWITCH_FIELDS = ("tie_embeddings", "bias", "final_norm")
 FORM_FIELDS = SELECT_FIELDS[:1] + TEXT_FIELDS + SELECT_FIELDS[1:] + SWITCH_FIELDS
 
 
-def field_of_error(message: str, names: tuple[str, ...] = FORM_FIELDS) -> str | None:
-    """The form field a config error names first (the message leads with the field at fault)."""
-    hits = [(message.find(n), -len(n), n) for n in names if n in message]
+def field_of_error(message: str, names: tuple[str, ...] = FORM_FIELDS, edited: str | None = None) -> str | None:
+    """The form field a config error belongs under: the one just `edited` if the rule names it (typing
+    heads 5 under d_model 128 broke "d_model must be divisible by heads": heads did), else the first named."""
+    hits = [(message.find(n), -len(n), n) for n in names if _names(message, n)]
+    if edited is not None and any(n == edited for _, _, n in hits):
+        return edited
     return min(hits)[2] if hits else None
+
+
+def _names(message: str, name: str) -> bool:
+    """`name` appears as a word (not "d_model" inside "d_model_x", nor "heads" inside "kv_heads")."""
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", message) is not None
 
 
 def adjust_stacks(family: str, encoder: int, decoder: int) -> tuple[int, int]:
@@ -54,6 +63,7 @@ class ConfigForm(Vertical):
         self.config: ModelConfig | None = base
         self.errors: dict[str, str] = {}
         self._shown_errors: dict[str, str] = {}
+        self.edited: str | None = None  # the field the person changed last: a rule naming two fields shows there
 
     def compose(self) -> ComposeResult:
         for name in FORM_FIELDS:
@@ -108,7 +118,7 @@ class ConfigForm(Vertical):
             try:
                 config = self._build(values)
             except (ValueError, TypeError) as err:
-                errors[field_of_error(str(err)) or "family"] = str(err)
+                errors[field_of_error(str(err), edited=self.edited) or "family"] = str(err)
         self.config, self.errors = config, errors
         for name in FORM_FIELDS:
             text = errors.get(name, "")
@@ -127,16 +137,23 @@ class ConfigForm(Vertical):
         return config
 
     # -- events ------------------------------------------------------------------------------------
+    def _note_edit(self, widget: Input | Select | Switch) -> None:
+        if widget.has_focus and widget.id:  # typed by the person, not set by load()
+            self.edited = widget.id.removeprefix("f-")
+
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
+        self._note_edit(event.input)
         self.validate()
 
     def on_switch_changed(self, event: Switch.Changed) -> None:
         event.stop()
+        self._note_edit(event.switch)
         self.validate()
 
     def on_select_changed(self, event: Select.Changed) -> None:
         event.stop()
+        self._note_edit(event.select)
         if event.select.id == "f-family" and isinstance(event.value, str):
             self._fit_stacks(event.value)
         self.validate()

@@ -12,7 +12,9 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, Checkbox, Input, Label, Select
+from textual.widgets import Button, Input, Label, Select
+
+from tui_lab.app.widgets.toggle import OnOffCheckbox
 
 SCHEDULES = ("noam", "cosine", "constant")  # == tui_lab.train.config.SCHEDULES
 TOKENIZERS = ("char", "bpe")  # == tui_lab.train.config.TOKENIZERS
@@ -53,6 +55,7 @@ class TrainForm(VerticalScroll):
             yield Label("tokenizer", classes="tf-name")
             yield Select([(t, t) for t in TOKENIZERS], value="char", allow_blank=False, id="tf-tokenizer",
                          compact=True)
+            yield Label("words (task's)", id="tf-task-tokenizer")  # a task brings its own word vocabulary
         for title, name in FIELDS:
             with Horizontal(classes="tf-row", id=f"tf-row-{name}"):
                 yield Label(title, classes="tf-name")
@@ -61,7 +64,7 @@ class TrainForm(VerticalScroll):
             yield Label("schedule", classes="tf-name")
             yield Select([(s, s) for s in SCHEDULES], value="cosine", allow_blank=False, id="tf-schedule",
                          compact=True)
-        yield Checkbox("continue live weights", id="tf-continue", compact=True)
+        yield OnOffCheckbox("continue live weights", id="tf-continue", compact=True)
         with Horizontal(classes="tf-buttons"):
             yield Button("Start g", id="tf-start", variant="success", compact=True)
             yield Button("Pause p", id="tf-pause", compact=True)
@@ -99,6 +102,8 @@ class TrainForm(VerticalScroll):
         lm = self.task is None
         data = self.query_one("#tf-data", Select).value
         self.query_one("#tf-file", Input).display = data == "file"
+        self.query_one("#tf-tokenizer", Select).display = lm  # the run uses the task's words, whatever it says
+        self.query_one("#tf-task-tokenizer", Label).display = not lm
         self.query_one("#tf-row-seq_len").display = lm
         self.query_one("#tf-row-vocab").display = lm and self.query_one("#tf-tokenizer", Select).value == "bpe"
 
@@ -128,11 +133,14 @@ class TrainForm(VerticalScroll):
 
     @property
     def continue_live(self) -> bool:
-        return self.query_one("#tf-continue", Checkbox).value
+        return self.query_one("#tf-continue", OnOffCheckbox).value
 
     @property
     def folder(self) -> str:
         return self.query_one("#tf-folder", Input).value.strip()
+
+    def set_folder(self, folder: str) -> None:
+        self.query_one("#tf-folder", Input).value = folder
 
 
 def _number(title: str, text: str, kind: type) -> Any:

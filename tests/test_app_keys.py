@@ -1,0 +1,59 @@
+"""Typing never triggers a shortcut: in every Input of every view, letters and digits are text; Enter in the
+Generate prompt generates and keeps focus in the prompt."""
+
+from __future__ import annotations
+
+from test_app_support import app_for, wait_for, wait_ready
+from textual.widgets import Input, TabbedContent
+
+from tui_lab.app.app import VIEWS
+
+TYPED = "tqwogcx1256"  # theme, quit, save, load, start, CSV, stop, views
+
+
+async def _type(pilot, text: str) -> None:
+    for ch in text:
+        await pilot.press(ch)
+
+
+async def test_enter_in_the_prompt_generates_and_keeps_focus():
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("f5")
+        prompt = app.query_one("#gen-prompt", Input)
+        await wait_for(pilot, lambda: app.focused is prompt)
+        view, theme = app.view("generate"), app.theme
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: view.job == 1)
+        assert app.focused is prompt
+        prompt.value = ""
+        await _type(pilot, TYPED)
+        await wait_for(pilot, lambda: not view.running)
+        assert prompt.value == TYPED and app.focused is prompt
+        assert app.theme == theme and app.query_one("#views", TabbedContent).active == "generate"
+        assert app.return_code is None
+
+
+async def test_typing_in_any_input_of_any_view_is_text():
+    app = app_for("--preset", "gpt2-toy", build=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: all(app.query(f"#view-{spec.id}") for spec in VIEWS))
+        theme, checked = app.theme, []
+        for spec in VIEWS:
+            app.show_view(spec.id)
+            await pilot.pause()
+            for field in app.view(spec.id).query(Input):
+                if not field.display or not field.parent.display or field.disabled:
+                    continue
+                before = field.value
+                field.focus()
+                await pilot.pause()
+                field.value = ""
+                await _type(pilot, TYPED)
+                assert field.value == TYPED, field.id
+                assert app.query_one("#views", TabbedContent).active == spec.id, field.id
+                assert app.theme == theme and app.return_code is None, field.id
+                field.value = before
+                checked.append(field.id)
+        assert {"gen-prompt", "tf-steps", "tf-folder", "f-d_model", "shape-seq", "sp-prompt"} <= set(checked)

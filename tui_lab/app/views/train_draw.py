@@ -1,0 +1,73 @@
+"""The Train view's drawing: the status line, and the loss and learning-rate plots on the redraw timer.
+
+A mixin of TrainView (which provides `store`, `stats`, `overlay`, `dirty`, `message`, `training`, `session`).
+Plots get downsampled curves (runs.MAX_PLOT_POINTS per line); the lr curve is fixed, so it is redrawn less.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import ProgressBar, Static
+
+from tui_lab.app.runs import downsample
+from tui_lab.app.widgets.grad_norms import GradNorms
+from tui_lab.app.widgets.line_plot import Line, LinePlot
+
+LR_REDRAW_EVERY = 4  # the lr curve is fixed; only its step marker moves
+
+
+class TrainDrawing:
+    _redraws = 0
+
+    def _redraw(self) -> None:
+        if not self.dirty:
+            return
+        self.dirty = False
+        self._status()
+        self._draw_loss()
+        self._redraws += 1
+        if self._redraws % LR_REDRAW_EVERY == 1 or not self.training:
+            self._draw_lr()
+        s = self.stats
+        if "grads" in s:
+            self.query_one("#tr-grads", GradNorms).show(s["grads"], s.get("grad_norm"))
+        if "sample" in s:
+            self.query_one("#tr-sample", Static).update(s["sample"])
+        self.query_one("#tr-progress", ProgressBar).update(progress=s.get("step", 0))
+
+    def _draw_loss(self) -> None:
+        runs = self.store.runs if self.overlay else self.store.runs[-1:]
+        lines = []
+        for run in runs:
+            name = run.label if self.overlay else "train"
+            train, val = downsample(run.train_loss), downsample(run.val_loss)
+            lines.append(Line(name, [s for s, _ in train], [v for _, v in train]))
+            if val:
+                lines.append(Line(f"{name} val" if self.overlay else "val", [s for s, _ in val], [v for _, v in val],
+                                  marker="dot"))
+        title = "loss: every run (v)" if self.overlay else "loss (v: overlay runs)"
+        self.query_one("#tr-loss", LinePlot).set_lines(lines, title=title)
+
+    def _draw_lr(self) -> None:
+        curve = self.stats.get("lr_curve")
+        if curve:
+            line = Line("", [s for s, _ in curve], [v for _, v in curve], colour="orange")
+            self.query_one("#tr-lr", LinePlot).set_lines([line], vline=self.stats.get("step", 0))
+
+    def _status(self) -> None:
+        s = self.stats
+        parts = []
+        if "step" in s:
+            parts.append(f"step {s['step']}/{s['total']}")
+        for key, name, fmt in (("loss", "loss", "{:.4f}"), ("val", "val", "{:.4f}"), ("exact", "exact", "{:.0%}"),
+                               ("lr", "lr", "{:.2e}"), ("tps", "tokens/s", "{:,.0f}"), ("mfu", "MFU", "{:.1%}")):
+            if s.get(key) is not None:
+                parts.append(f"{name} {fmt.format(s[key])}")
+        if self._step_ema is not None and self.training:
+            left = (s["total"] - s["step"]) * self._step_ema
+            parts.append(f"ETA {int(left // 60)}:{int(left % 60):02d}")
+        if self.training:
+            parts.append("PAUSED" if self.session.paused else "running")
+        text = Text("  ".join(parts) + "\n", style="bold")
+        text.append(self.message, style=self.message_style)
+        self.query_one("#tr-status", Static).update(text, layout=False)  # fixed height (tcss): no relayout
