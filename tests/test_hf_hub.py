@@ -16,10 +16,10 @@ import pytest
 import torch
 from hf_fixtures import save_hf_gpt2
 from hub_server import StandInHub
-from tui_lab.generate import generate
-from tui_lab.hf_gpt2 import load_hf_gpt2
 
-from tui_lab.analysis.format import human_bytes
+from tui_lab.analysis.format import fmt_bytes
+from tui_lab.generation import generate
+from tui_lab.hf import load_hf_gpt2
 from tui_lab.hf.folder import is_repo_id
 from tui_lab.hf.hub import DownloadCancelled, fetch, locate, plan_download, resolve, select_files
 
@@ -123,7 +123,7 @@ def test_download_fetches_only_what_the_lab_reads_and_generates_like_transformer
     assert done == sorted(done) and done[-1] == progress[-1].total == plan.total_bytes
     assert progress[-1].files_done == len(NEEDED) and progress[-1].fraction == 1.0
     assert progress[-1].line().startswith("model.safetensors: ") and "(100%), 5 of 5 files done" in progress[-1].line()
-    assert plan.rows()[-1] == ("model.safetensors", human_bytes(plan.files[-1].size))
+    assert plan.rows()[-1] == ("model.safetensors", fmt_bytes(plan.files[-1].size))
     _greedy_matches_transformers(folder)
 
 

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_lab.analysis.format import human_bytes
+from tui_lab.analysis.format import fmt_bytes
 from tui_lab.hf.folder import cache_root, cached_snapshot, find_checkpoint, hub_cache, is_repo_id
 
 DEFAULT_TIMEOUT = 10.0  # seconds to connect and to wait for each answer; named in the message when it runs out
@@ -79,9 +79,9 @@ class DownloadPlan:
         'gpt2 (commit 607a30d) from https://huggingface.co: 5 files, 522.7 MiB; 9 files the lab does not read left out'
         """
         cached = sum(f.cached for f in self.files)
-        size = human_bytes(self.total_bytes)
+        size = fmt_bytes(self.total_bytes)
         if cached:
-            size += f", {human_bytes(self.to_fetch_bytes)} still to fetch ({_files(cached)} already cached)"
+            size += f", {fmt_bytes(self.to_fetch_bytes)} still to fetch ({_files(cached)} already cached)"
         left = f"; {_files(len(self.left_out))} the lab does not read left out" if self.left_out else ""
         kind = ", weights as a pickle (read with weights_only)" if self.pickle else ""
         where = f"{self.repo_id} (commit {self.commit[:7]}) from {self.endpoint}"
@@ -89,7 +89,7 @@ class DownloadPlan:
 
     def rows(self) -> list[tuple[str, str]]:
         """(file, size) for a table, 'cached' where nothing needs fetching."""
-        return [(f.name, "cached" if f.cached else human_bytes(f.size)) for f in self.files]
+        return [(f.name, "cached" if f.cached else fmt_bytes(f.size)) for f in self.files]
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class Progress:
         return min(1.0, self.done / self.total) if self.total else 1.0
 
     def line(self) -> str:
-        return (f"{self.file}: {human_bytes(self.done)} of {human_bytes(self.total)} ({self.fraction:.0%}), "
+        return (f"{self.file}: {fmt_bytes(self.done)} of {fmt_bytes(self.total)} ({self.fraction:.0%}), "
                 f"{self.files_done} of {self.files_total} files done")
 
 
@@ -300,9 +300,9 @@ class _Tracker:
 
     def check(self) -> None:
         if self.should_stop is not None and self.should_stop():
-            done = human_bytes(self.finished_bytes + self.in_file)
+            done = fmt_bytes(self.finished_bytes + self.in_file)
             raise DownloadCancelled(f"--from-hf {self.plan.repo_id}: download cancelled at {done} of "
-                                    f"{human_bytes(self.plan.total_bytes)}; finished files stay in the cache "
+                                    f"{fmt_bytes(self.plan.total_bytes)}; finished files stay in the cache "
                                     "(--download picks up from there), nothing partial was kept")
 
     def report(self) -> None:
