@@ -21,6 +21,7 @@ Importing this module imports neither torch nor huggingface_hub.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -156,7 +157,7 @@ def plan_download(repo_id: str, *, allow_pickle: bool = False, revision: str = "
     """List the repo (one request to the Hub) and choose the files the lab needs; ValueError in one line."""
     if not is_repo_id(repo_id):
         raise ValueError(f"--from-hf {repo_id!r}: not a model id (like gpt2 or openai-community/gpt2)")
-    _refuse_offline(repo_id)
+    refuse_offline(repo_id)
     from huggingface_hub import HfApi
 
     endpoint = hub_endpoint()
@@ -211,7 +212,7 @@ def fetch(plan: DownloadPlan, on_progress: Callable[[Progress], None] | None = N
     Raises DownloadCancelled when `should_stop()` turns true (checked before each file and after each
     chunk), ValueError in one line when the Hub cannot be reached or refuses.
     """
-    _refuse_offline(plan.repo_id)
+    refuse_offline(plan.repo_id)
     from huggingface_hub import hf_hub_download
 
     tracker = _Tracker(plan, on_progress, should_stop)
@@ -246,6 +247,25 @@ def _plain_http() -> Iterator[None]:
             constants.HF_HUB_DISABLE_XET = before
 
 
+@contextmanager
+def hub_logs_to(handler: logging.Handler) -> Iterator[None]:
+    """huggingface_hub's log records go to `handler` alone while the block runs.
+
+    Its import installs a handler holding the terminal's stderr, which would print over a full-screen app
+    (the app passes a handler to its own log). Imported here, inside the block's thread, so the app's first
+    frame never waits for huggingface_hub.
+    """
+    import huggingface_hub.utils.logging  # noqa: F401 - its import installs the stderr handler replaced here
+
+    logger = logging.getLogger("huggingface_hub")
+    saved = logger.handlers[:], logger.propagate
+    logger.handlers, logger.propagate = [handler], False
+    try:
+        yield
+    finally:
+        logger.handlers, logger.propagate = saved
+
+
 def hub_endpoint() -> str:
     from huggingface_hub import constants
 
@@ -258,7 +278,8 @@ def offline() -> bool:
     return value.upper() in {"1", "ON", "YES", "TRUE"}
 
 
-def _refuse_offline(repo_id: str) -> None:
+def refuse_offline(repo_id: str) -> None:
+    """ValueError in one line when HF_HUB_OFFLINE forbids fetching `repo_id` (the app's launch asks before starting)."""
     if offline():
         raise ValueError(f"--from-hf {repo_id}: not in the local cache ({hub_cache()}) and HF_HUB_OFFLINE is set, "
                          "so nothing is downloaded; unset it to fetch the model")
