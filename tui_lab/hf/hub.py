@@ -267,9 +267,10 @@ def hub_logs_to(handler: logging.Handler) -> Iterator[None]:
 
 
 def hub_endpoint() -> str:
+    """HF_ENDPOINT as set now; empty counts as unset (huggingface_hub would send requests to '://')."""
     from huggingface_hub import constants
 
-    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT or "https://huggingface.co").rstrip("/")
 
 
 def offline() -> bool:
