@@ -10,8 +10,8 @@ from __future__ import annotations
 import threading
 
 import pytest
+import test_hf_hub
 from test_app_support import app_for, wait_for, wait_ready
-from test_hf_hub import cache, hub, sources  # noqa: F401 - fixtures: a private HF cache and the stand-in Hub
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from tui_lab.app.widgets import download_modal
@@ -20,6 +20,8 @@ from tui_lab.app.widgets.hub_id_modal import HubIdModal
 from tui_lab.hf import hub as hub_module
 from tui_lab.hf.hub import locate
 
+# The fixtures of test_hf_hub: a private HF cache (autouse) and the stand-in Hub serving tiny GPT-2 repos.
+cache, hub, sources = test_hf_hub.cache, test_hf_hub.hub, test_hf_hub.sources
 SIZE = (80, 24)
 ID = "tiny-gpt2"
 WEIGHTS = "model.safetensors"

@@ -10,12 +10,14 @@ import os
 import signal
 
 import pytest
+import test_hf_hub
 import torch
-from test_hf_hub import cache, hub, sources  # noqa: F401 - fixtures: a private HF cache and the stand-in Hub
 
 from tui_lab.cli import main
 from tui_lab.hf.hub import locate
 
+# The fixtures of test_hf_hub: a private HF cache (autouse) and the stand-in Hub serving tiny GPT-2 repos.
+cache, hub, sources = test_hf_hub.cache, test_hf_hub.hub, test_hf_hub.sources
 transformers = pytest.importorskip("transformers")
 ID = "tiny-gpt2"
 COMMANDS = {

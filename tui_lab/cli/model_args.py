@@ -104,7 +104,7 @@ def _first_interrupt_sets(stop: threading.Event, printer: _ProgressPrinter) -> I
 
 
 class _ProgressPrinter:
-    """The plan's one-line summary, then progress on stderr: one redrawn line on a terminal, a line per file elsewhere."""
+    """The plan's one-line summary, then progress on stderr: one redrawn line on a terminal, else a line per file."""
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()

@@ -7,7 +7,8 @@
 Consent first: an uncached id is refused before any request unless `download=True`, and the size is
 known (the plan) before a byte of weights moves. huggingface_hub does the transfers (it honours
 HF_ENDPOINT, tokens for gated repos and the cache layout `transformers` reads); we choose the files,
-their order and when to stop. Its module constants are read at import, so the environment
+their order and when to stop; config.json comes first and a model the lab cannot open (its model_type)
+is refused before the weights move. Its module constants are read at import, so the environment
 (HF_HOME / HF_HUB_CACHE, HF_ENDPOINT, HF_HUB_OFFLINE) is read here at call time and passed explicitly.
 
 Nothing half-loaded: huggingface_hub writes each file under a temporary name and renames it into the
@@ -224,8 +225,20 @@ def fetch(plan: DownloadPlan, on_progress: Callable[[Progress], None] | None = N
                 hf_hub_download(plan.repo_id, file.name, revision=plan.commit, cache_dir=plan.cache,
                                 endpoint=plan.endpoint, etag_timeout=timeout, tqdm_class=bar)
             tracker.end(file)
+            if file.name == "config.json":
+                _check_config(plan)  # a model the lab cannot open is refused before its weights move
     _write_ref(plan)
     return find_checkpoint(plan.folder).folder
+
+
+def _check_config(plan: DownloadPlan) -> None:
+    """The fetched config.json must describe a model the lab can open (today: model_type gpt2)."""
+    from tui_lab.hf.config import model_config_from_hf, read_config_json
+
+    try:
+        model_config_from_hf(read_config_json(plan.folder / "config.json"), plan.repo_id)
+    except ValueError as err:
+        raise ValueError(f"--from-hf {plan.repo_id}: {err}; nothing more was fetched") from None
 
 
 @contextmanager
