@@ -62,7 +62,7 @@ def _check_from_hf(args: argparse.Namespace) -> None:
     from tui_lab.hf.hub import locate, refuse_offline
 
     for flag, name in (("--download", "download"), ("--allow-pickle", "allow_pickle")):
-        if getattr(args, name) and not args.from_hf:
+        if getattr(args, name, False) and not args.from_hf:  # serve builds its Namespace from the same parser
             raise UsageError(f"{flag} only goes with --from-hf (a Hugging Face model id to fetch)")
     if not args.from_hf:
         return
