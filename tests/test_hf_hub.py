@@ -6,6 +6,8 @@ and every test has its own HF_HOME / HF_HUB_CACHE.
 
 from __future__ import annotations
 
+import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -21,7 +23,7 @@ from tui_lab.analysis.format import fmt_bytes
 from tui_lab.generation import generate
 from tui_lab.hf import load_hf_gpt2
 from tui_lab.hf.folder import is_repo_id
-from tui_lab.hf.hub import DownloadCancelled, fetch, locate, plan_download, resolve, select_files
+from tui_lab.hf.hub import DownloadCancelled, fetch, hub_logs_to, locate, plan_download, resolve, select_files
 
 transformers = pytest.importorskip("transformers")
 hf_constants = pytest.importorskip("huggingface_hub.constants")
@@ -180,6 +182,39 @@ def test_an_unknown_repo_is_named(hub):
     _one_line(info)
 
 
+def test_a_model_the_lab_cannot_open_is_refused_before_its_weights_move(hub, sources, tmp_path):
+    foreign = tmp_path / "llama"
+    shutil.copytree(sources["safetensors"], foreign)
+    config = json.loads((foreign / "config.json").read_text())
+    (foreign / "config.json").write_text(json.dumps({**config, "model_type": "llama"}))
+    hub.add_repo("lab/llama", foreign)
+    with pytest.raises(ValueError, match="lab/llama: config.json: model_type is 'llama'.*nothing more was fetched") \
+            as info:
+        resolve("lab/llama", download=True)
+    _one_line(info)
+    assert hub.fetched() == ["config.json"] and locate("lab/llama") is None
+
+
+def test_huggingface_hub_logs_go_where_the_app_says_not_to_stderr(capfd):
+    import logging
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    import huggingface_hub.utils.logging  # noqa: F401 - installs huggingface_hub's stderr handler
+
+    root = logging.getLogger("huggingface_hub")
+    before = root.handlers[:], root.propagate
+    assert any(isinstance(h, logging.StreamHandler) for h in before[0])  # what would print over the app
+    with hub_logs_to(Keep()):
+        logging.getLogger("huggingface_hub.file_download").warning("retrying")
+    assert records == ["retrying"] and capfd.readouterr().err == ""
+    assert (root.handlers, root.propagate) == before  # huggingface_hub's own handler is back
+
+
 # -- pickles ------------------------------------------------------------------------------------------
 
 def test_a_pickle_only_repo_needs_allow_pickle(hub, sources, cache):
@@ -214,7 +249,7 @@ def test_a_cancelled_download_leaves_nothing_a_load_accepts_and_a_retry_complete
     assert len(list((root / "blobs").iterdir())) == len(NEEDED) - 1  # the half-fetched weights were discarded
     with pytest.raises(ValueError, match="only part of it is in the local cache .* add --download to finish it"):
         resolve("tiny-gpt2")
-    with pytest.raises(ValueError, match="no snapshot holds both config.json and weights"):
+    with pytest.raises(ValueError, match="only part of it is in the local cache"):  # the loader asks the same lookup
         load_hf_gpt2("tiny-gpt2")
 
     fetched_before = len(hub.fetched())

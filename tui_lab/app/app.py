@@ -19,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
 from tui_lab.analysis import memory
+from tui_lab.app.hub_open import ask_for_hub_model, open_from_hub
 from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus
 from tui_lab.config import ModelConfig
 from tui_lab.devices import fit_problem, free_memory
@@ -73,6 +74,7 @@ class TuiLabApp(App):
         super().__init__()
         self.live = LiveModel(config, device)
         self._checkpoint, self._from_hf = checkpoint, from_hf
+        self.hf_options: dict[str, bool] = {}  # --download / --allow-pickle for from_hf (cli/launch.py sets them)
         self._origin = origin or f"preset {config.name}"
         self._build_on_start = build
 
@@ -105,7 +107,7 @@ class TuiLabApp(App):
         elif self._checkpoint:
             self.live.start_load_checkpoint(self, self._checkpoint)
         elif self._from_hf:
-            self.live.start_load_hf(self, self._from_hf)
+            open_from_hub(self, self._from_hf, **self.hf_options)  # an uncached id asks before downloading
         else:
             self.live.start_build(self, self.live.config, self._origin)
 
@@ -189,6 +191,8 @@ class TuiLabApp(App):
                                 _bind(self.show_view, spec.id))
         yield SystemCommand("Toggle light/dark theme", "t", self.action_toggle_theme)
         yield SystemCommand("Cancel model build", "ctrl+x: keep the previous live model", self.action_cancel_build)
+        yield SystemCommand("Open a Hugging Face model...", "a model id (gpt2) or a folder; a download asks first",
+                            lambda: ask_for_hub_model(self))
         for view in self.views():
             for title, help_text, callback in getattr(view, "palette_commands", lambda: [])():
                 yield SystemCommand(title, help_text, callback)

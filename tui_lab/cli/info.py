@@ -11,23 +11,28 @@ from rich.table import Table
 from tui_lab.analysis import count_params, flops_per_token, memory, shape_trace
 from tui_lab.analysis.format import fmt_bytes, fmt_count
 from tui_lab.cli.config_args import add_config_arguments, config_from_args, overrides_from_args
+from tui_lab.cli.model_args import FROM_HF_HELP, add_hub_arguments, check_hub_arguments, hub_options
 from tui_lab.config import ModelConfig
 from tui_lab.presets import paper_claims
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser)
-    parser.add_argument("--from-hf", dest="from_hf", metavar="DIR", help="a Hugging Face GPT-2 folder")
+    parser.add_argument("--from-hf", dest="from_hf", metavar="ID|DIR", help=FROM_HF_HELP)
+    add_hub_arguments(parser)
     parser.add_argument("--batch", type=int, default=1, metavar="N")
     parser.add_argument("--seq-len", dest="seq_len", type=int, default=None, metavar="N")
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
 
 def _config(args: argparse.Namespace) -> ModelConfig:
+    check_hub_arguments(args)
     if args.from_hf:
         from tui_lab.hf import hf_gpt2_config
 
-        return hf_gpt2_config(args.from_hf).replace(**overrides_from_args(args))
+        with hub_options(args) as options:  # info reads config.json alone, but --download fetches the whole model
+            config = hf_gpt2_config(args.from_hf, **options)
+        return config.replace(**overrides_from_args(args))
     return config_from_args(args)
 
 

@@ -27,7 +27,14 @@ def add_app_arguments(p) -> None:
     p.add_argument("--preset", default=None, help=f"preset to open (default {DEFAULT_PRESET}; tui-lab presets "
                                                   "lists them)")
     p.add_argument("--checkpoint", metavar="DIR", help="open a checkpoint folder saved by tui-lab")
-    p.add_argument("--from-hf", metavar="DIR", help="open a Hugging Face GPT-2 folder")
+    p.add_argument("--from-hf", metavar="ID|DIR", help="open a Hugging Face GPT-2 folder or model id (gpt2); an id "
+                                                       "not in the local cache shows its files and size and asks "
+                                                       "before downloading")
+    p.add_argument("--download", action="store_true", help="with --from-hf ID: download without asking (the file "
+                                                           "list and progress still show)")
+    p.add_argument("--allow-pickle", dest="allow_pickle", action="store_true",
+                   help="with --from-hf ID: accept weights that exist only as pytorch_model.bin (read with "
+                        "weights_only)")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
     p.add_argument("--train", action="store_true", help="open the Train view with training running on the model")
 
@@ -43,11 +50,27 @@ def _checked(args: argparse.Namespace):
     problem = device_problem(args.device, field="--device")
     if problem:
         raise UsageError(problem)
-    for flag, folder in (("--checkpoint", args.checkpoint), ("--from-hf", args.from_hf)):
-        if folder and not Path(folder).is_dir():
-            raise UsageError(f"{flag} ({folder!r}) is not a folder")
+    if args.checkpoint and not Path(args.checkpoint).is_dir():
+        raise UsageError(f"--checkpoint ({args.checkpoint!r}) is not a folder")
+    _check_from_hf(args)
     # A checkpoint or HF folder replaces this config once loaded; the preset paints the first frame.
     return load_preset(args.preset or DEFAULT_PRESET)
+
+
+def _check_from_hf(args: argparse.Namespace) -> None:
+    """What can be refused without the network: not a folder nor an id, a bad folder, offline and uncached."""
+    from tui_lab.hf.hub import locate, refuse_offline
+
+    for flag, name in (("--download", "download"), ("--allow-pickle", "allow_pickle")):
+        if getattr(args, name, False) and not args.from_hf:  # serve builds its Namespace from the same parser
+            raise UsageError(f"{flag} only goes with --from-hf (a Hugging Face model id to fetch)")
+    if not args.from_hf:
+        return
+    try:
+        if locate(args.from_hf) is None:
+            refuse_offline(args.from_hf)  # the app would only fail in its modal: say it here, in one line
+    except ValueError as err:
+        raise UsageError(str(err)) from None
 
 
 def make_app(argv: list[str], build: bool = True):
@@ -60,6 +83,7 @@ def make_app(argv: list[str], build: bool = True):
 
     app = TuiLabApp(config, device=args.device, checkpoint=args.checkpoint, from_hf=args.from_hf, build=build)
     app.train_on_start = args.train  # read by the Train view when it mounts
+    app.hf_options = {"download": args.download, "allow_pickle": args.allow_pickle}
     return app
 
 

@@ -1,11 +1,15 @@
 """Real GPT-2 in the lab: open a Hugging Face GPT-2 folder (or cache root) safely, and export ours to one.
 
-    model, tokenizer = load_hf_gpt2("~/.cache/huggingface/hub/models--gpt2")
+    model, tokenizer = load_hf_gpt2("gpt2")                 # a folder, a cache root or a cached model id
+    model, tokenizer = load_hf_gpt2("gpt2", download=True)  # an uncached id is fetched (tui_lab.hf.hub)
     config = hf_gpt2_config(path)            # config.json only: instant, no torch
     export_hf_gpt2(model, tokenizer, "out")  # GPT2LMHeadModel.from_pretrained("out") gives the same logits
 
 A checkpoint is untrusted input: safetensors cannot run code, and `pytorch_model.bin` is only read
 with `torch.load(weights_only=True)`, which refuses any pickle that asks for more than tensors.
+Where a path comes from is `tui_lab.hf.hub.resolve`'s business: its keyword options (`download`,
+`allow_pickle`, `on_plan`, `on_progress`, `should_stop`, `timeout`) pass through untouched, and without
+`download=True` nothing touches the network.
 Importing this module imports no torch; loading does.
 """
 
@@ -17,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from tui_lab.config import ModelConfig
 from tui_lab.hf.config import model_config_from_hf, read_config_json
 from tui_lab.hf.folder import find_checkpoint
+from tui_lab.hf.hub import resolve
 
 if TYPE_CHECKING:
     import torch
@@ -32,23 +37,26 @@ def hf_gpt2_folder(path: str | Path) -> Path:
     return find_checkpoint(path).folder
 
 
-def hf_gpt2_config(path: str | Path) -> ModelConfig:
-    """Our ModelConfig for a GPT-2 folder, from its config.json alone."""
-    files = find_checkpoint(path)
+def hf_gpt2_config(path: str | Path, **hub_options: Any) -> ModelConfig:
+    """Our ModelConfig for a GPT-2 folder, from its config.json alone (with download=True, after fetching the model)."""
+    files = find_checkpoint(resolve(path, **hub_options))
     return model_config_from_hf(read_config_json(files.config), files.name)
 
 
 def load_hf_gpt2(
-    path: str | Path, device: str | torch.device = "cpu", dtype: torch.dtype | None = None
+    path: str | Path, device: str | torch.device = "cpu", dtype: torch.dtype | None = None, **hub_options: Any
 ) -> tuple[Transformer, Tokenizer]:
-    """An ordinary model of ours (in eval mode) with GPT-2's weights, and GPT-2's tokenizer."""
+    """An ordinary model of ours (in eval mode) with GPT-2's weights, and GPT-2's tokenizer.
+
+    `hub_options` go to `tui_lab.hf.hub.resolve` (an uncached model id is fetched only with download=True).
+    """
     import torch
 
     from tui_lab.hf.tokenizer import gpt2_hf_tokenizer, wrap_gpt2
     from tui_lab.hf.weights import open_weights, our_state_dict
     from tui_lab.model import build_model
 
-    files = find_checkpoint(path)
+    files = find_checkpoint(resolve(path, **hub_options))  # before torch work: the download, if asked for
     raw_config = read_config_json(files.config)
     config = model_config_from_hf(raw_config, files.name)
     hf_tokenizer = gpt2_hf_tokenizer(files.folder)  # before the weights: a missing tokenizer fails fast

@@ -7,7 +7,8 @@
 Consent first: an uncached id is refused before any request unless `download=True`, and the size is
 known (the plan) before a byte of weights moves. huggingface_hub does the transfers (it honours
 HF_ENDPOINT, tokens for gated repos and the cache layout `transformers` reads); we choose the files,
-their order and when to stop. Its module constants are read at import, so the environment
+their order and when to stop; config.json comes first and a model the lab cannot open (its model_type)
+is refused before the weights move. Its module constants are read at import, so the environment
 (HF_HOME / HF_HUB_CACHE, HF_ENDPOINT, HF_HUB_OFFLINE) is read here at call time and passed explicitly.
 
 Nothing half-loaded: huggingface_hub writes each file under a temporary name and renames it into the
@@ -21,6 +22,7 @@ Importing this module imports neither torch nor huggingface_hub.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -156,7 +158,7 @@ def plan_download(repo_id: str, *, allow_pickle: bool = False, revision: str = "
     """List the repo (one request to the Hub) and choose the files the lab needs; ValueError in one line."""
     if not is_repo_id(repo_id):
         raise ValueError(f"--from-hf {repo_id!r}: not a model id (like gpt2 or openai-community/gpt2)")
-    _refuse_offline(repo_id)
+    refuse_offline(repo_id)
     from huggingface_hub import HfApi
 
     endpoint = hub_endpoint()
@@ -211,7 +213,7 @@ def fetch(plan: DownloadPlan, on_progress: Callable[[Progress], None] | None = N
     Raises DownloadCancelled when `should_stop()` turns true (checked before each file and after each
     chunk), ValueError in one line when the Hub cannot be reached or refuses.
     """
-    _refuse_offline(plan.repo_id)
+    refuse_offline(plan.repo_id)
     from huggingface_hub import hf_hub_download
 
     tracker = _Tracker(plan, on_progress, should_stop)
@@ -223,8 +225,20 @@ def fetch(plan: DownloadPlan, on_progress: Callable[[Progress], None] | None = N
                 hf_hub_download(plan.repo_id, file.name, revision=plan.commit, cache_dir=plan.cache,
                                 endpoint=plan.endpoint, etag_timeout=timeout, tqdm_class=bar)
             tracker.end(file)
+            if file.name == "config.json":
+                _check_config(plan)  # a model the lab cannot open is refused before its weights move
     _write_ref(plan)
     return find_checkpoint(plan.folder).folder
+
+
+def _check_config(plan: DownloadPlan) -> None:
+    """The fetched config.json must describe a model the lab can open (today: model_type gpt2)."""
+    from tui_lab.hf.config import model_config_from_hf, read_config_json
+
+    try:
+        model_config_from_hf(read_config_json(plan.folder / "config.json"), plan.repo_id)
+    except ValueError as err:
+        raise ValueError(f"--from-hf {plan.repo_id}: {err}; nothing more was fetched") from None
 
 
 @contextmanager
@@ -246,10 +260,30 @@ def _plain_http() -> Iterator[None]:
             constants.HF_HUB_DISABLE_XET = before
 
 
+@contextmanager
+def hub_logs_to(handler: logging.Handler) -> Iterator[None]:
+    """huggingface_hub's log records go to `handler` alone while the block runs.
+
+    Its import installs a handler holding the terminal's stderr, which would print over a full-screen app
+    (the app passes a handler to its own log). Imported here, inside the block's thread, so the app's first
+    frame never waits for huggingface_hub.
+    """
+    import huggingface_hub.utils.logging  # noqa: F401 - its import installs the stderr handler replaced here
+
+    logger = logging.getLogger("huggingface_hub")
+    saved = logger.handlers[:], logger.propagate
+    logger.handlers, logger.propagate = [handler], False
+    try:
+        yield
+    finally:
+        logger.handlers, logger.propagate = saved
+
+
 def hub_endpoint() -> str:
+    """HF_ENDPOINT as set now; empty counts as unset (huggingface_hub would send requests to '://')."""
     from huggingface_hub import constants
 
-    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT or "https://huggingface.co").rstrip("/")
 
 
 def offline() -> bool:
@@ -258,7 +292,8 @@ def offline() -> bool:
     return value.upper() in {"1", "ON", "YES", "TRUE"}
 
 
-def _refuse_offline(repo_id: str) -> None:
+def refuse_offline(repo_id: str) -> None:
+    """ValueError in one line when HF_HUB_OFFLINE forbids fetching `repo_id` (the app's launch asks before starting)."""
     if offline():
         raise ValueError(f"--from-hf {repo_id}: not in the local cache ({hub_cache()}) and HF_HUB_OFFLINE is set, "
                          "so nothing is downloaded; unset it to fetch the model")

@@ -1,0 +1,59 @@
+"""Opening a Hugging Face model as the live model: at once when it is on disk, after a confirmed
+download (widgets/download_modal.py) when it is not. The previous live model stays until the new one is
+installed; every failure is one line, as a notification and in the status line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui_lab.app.widgets.download_modal import DownloadModal, DownloadOutcome
+from tui_lab.app.widgets.hub_id_modal import HubIdModal, HubRequest
+from tui_lab.errors import one_line
+from tui_lab.hf.hub import locate
+
+
+def open_from_hub(app: Any, spec: str, *, download: bool = False, allow_pickle: bool = False) -> None:
+    """Load `spec` (a folder, a cache root or a model id) as the live model, asking before any download.
+
+    `download` (the launch's --download) skips the question, not the file list or the progress bar.
+    """
+    try:
+        folder = locate(spec)  # local only: no network
+    except ValueError as err:
+        _failed(app, one_line(err))
+        return
+    if folder is not None:
+        app.live.start_load_hf(app, spec)
+        return
+    if app.live.model is None and not app.live.building:  # at launch: something to look at while it downloads
+        app.rebuild_model(app.live.config, f"preset {app.live.config.name}")
+    app.push_screen(DownloadModal(spec, allow_pickle=allow_pickle, start=download),
+                    callback=lambda outcome: _downloaded(app, outcome))
+
+
+def ask_for_hub_model(app: Any) -> None:
+    """The palette's "Open a Hugging Face model...": an id in a modal, then the same path as --from-hf."""
+
+    def chosen(request: HubRequest | None) -> None:
+        if request is not None:
+            open_from_hub(app, request.spec, allow_pickle=request.allow_pickle)
+
+    app.push_screen(HubIdModal(allow_pickle=getattr(app, "hf_options", {}).get("allow_pickle", False)),
+                    callback=chosen)
+
+
+def _downloaded(app: Any, outcome: DownloadOutcome) -> None:
+    if outcome.folder is not None:
+        app.notify(f"{outcome.repo_id} downloaded; loading it (the current model stays live until then)")
+        app.live.start_load_hf(app, outcome.repo_id)  # by id: the status names the model, not a snapshot hash
+    elif outcome.cancelled:
+        app.notify(f"{outcome.error}; the live model is unchanged", title="download cancelled", severity="warning")
+        app.sub_title = f"download cancelled · live: {app.live.status}"
+    else:
+        _failed(app, outcome.error or f"{outcome.repo_id}: download failed")
+
+
+def _failed(app: Any, error: str) -> None:
+    app.notify(error, title="Hugging Face", severity="error", timeout=8)
+    app.sub_title = f"{error} · live: {app.live.status}"
