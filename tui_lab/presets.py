@@ -1,4 +1,6 @@
-"""Presets are data: one TOML file per preset in the top-level `presets/` folder."""
+"""Presets are data: one TOML file per preset in the top-level `presets/` folder, plus the trained toys
+that ship inside the package (`tui_lab/shipped/<name>/`), whose config is their checkpoint's config.json.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from tui_lab.config import ModelConfig, field_names, with_overrides
+from tui_lab.shipped import shipped_checkpoint, shipped_config_data, shipped_names
+
+__all__ = ["list_presets", "load_preset", "paper_claims", "preset_data", "presets_dir", "shipped_checkpoint",
+           "weights_of"]
 
 
 def presets_dir() -> Path:
@@ -16,16 +22,28 @@ def presets_dir() -> Path:
 
 
 def list_presets() -> list[str]:
-    return sorted(p.stem for p in presets_dir().glob("*.toml"))
+    return sorted({p.stem for p in presets_dir().glob("*.toml")} | set(shipped_names()))
+
+
+def weights_of(name: str) -> str:
+    """The weights preset `name` comes with: "trained" when it ships a checkpoint, else "random"."""
+    return "trained" if shipped_checkpoint(name) is not None else "random"
 
 
 def preset_data(name: str) -> dict[str, Any]:
+    if shipped_checkpoint(name) is not None:
+        # The preset's name, not the base preset's the run started from (config.json keeps that in `source`).
+        return _checked(name, {**shipped_config_data(name), "name": name})
     path = presets_dir() / f"{name}.toml"
     if not path.is_file():
         raise ValueError(f"unknown preset {name!r}; known presets: {', '.join(list_presets())}")
     with path.open("rb") as fh:
         data = tomllib.load(fh)
     data.pop("paper", None)  # what the source claims, shown beside our computed numbers
+    return _checked(name, data)
+
+
+def _checked(name: str, data: dict[str, Any]) -> dict[str, Any]:
     missing = set(field_names()) - set(data) - {"name"}
     if missing:
         raise ValueError(f"preset {name!r} lacks fields: {', '.join(sorted(missing))}")
