@@ -129,7 +129,7 @@ def measure_numbers(ckpt) -> dict:
     import torch
 
     from tui_lab.data.tasks import load_task
-    from tui_lab.generate import generate
+    from tui_lab.generation import generate
     from tui_lab.train.sources import Seq2SeqSource
 
     source = Seq2SeqSource(load_task("numbers-de"))

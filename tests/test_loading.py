@@ -99,3 +99,25 @@ def test_prompt_rules():
 
     with pytest.raises(ValueError, match="prompt has text the tokenizer lacks: z"):
         prompt_ids(NoUnk(256), "az", "decoder-only")
+
+
+def test_a_shipped_preset_loads_its_trained_weights_and_an_edited_copy_does_not():
+    from tui_lab.loading import load_model, shipped_for
+    from tui_lab.presets import load_preset
+
+    loaded = load_model("preset", "transformer-2017-toy-numbers-de")
+    assert not loaded.fallback and loaded.label.startswith("shipped toy transformer-2017-toy-numbers-de")
+    config = load_preset("transformer-2017-toy-numbers-de")
+    assert shipped_for(config) == "transformer-2017-toy-numbers-de"
+    edited = config.replace(dropout=0.0 if config.dropout else 0.1)
+    assert shipped_for(edited) is None and load_model("config", edited).fallback
+
+
+def test_generate_cli_translates_with_the_shipped_toy(capsys):
+    import json
+
+    from tui_lab.cli import main
+
+    assert main(["generate", "--preset", "transformer-2017-toy-numbers-de", "--prompt", "three hundred forty two",
+                 "--temperature", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["completion"] == "drei hundert zwei und vierzig"

@@ -15,7 +15,7 @@ import torch
 from tui_lab.analysis.params import count_params
 from tui_lab.checkpoint import REQUIRED, load_checkpoint
 from tui_lab.data.corpus import builtin_corpus
-from tui_lab.generate import generate
+from tui_lab.generation import generate
 from tui_lab.model import build_model
 from tui_lab.presets import list_presets, load_preset, weights_of
 from tui_lab.shipped import CHECKPOINT_FILES, shipped_checkpoint, shipped_meta, shipped_names

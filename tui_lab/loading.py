@@ -4,9 +4,9 @@ The one place that knows the sources; the CLI (`generate`, `bench`, `export`) an
 both call `load_model`. A model without a tokenizer (random weights) gets the one fallback codec,
 `ByteCodec`. Importing this module imports no torch; loading does.
 
-Room to grow without changing callers: `hf_options` (keyword-only, e.g. `download=`, `allow_pickle=`)
-go to the Hugging Face side untouched, and a preset that ships trained weights resolves here to its
-checkpoint instead of random weights.
+`hf_options` (keyword-only: `download=`, `allow_pickle=`) go to the Hugging Face side untouched. A preset
+that ships trained weights (`tui_lab/shipped/`), or a config equal to one, resolves here to its
+checkpoint instead of random weights: an edited copy is a new model and gets random weights.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from tui_lab.config import ModelConfig
 from tui_lab.devices import fit_problem, free_memory, pick_device
+from tui_lab.shipped import shipped_checkpoint
 
 SOURCE_KINDS = ("preset", "config", "checkpoint", "hf")
 
@@ -62,9 +63,12 @@ def load_model(kind: str, source: str | Path | ModelConfig, device: str | None =
     if kind == "preset":
         from tui_lab.presets import load_preset
 
-        return _random(load_preset(source), device, seed, f"preset {source} (random weights)")
-    if kind == "config":
-        return _random(source, device, seed, f"config {source.name} (random weights)")
+        source = load_preset(source)
+    if kind in ("preset", "config"):
+        shipped = shipped_for(source)
+        if shipped is not None:
+            return _load_checkpoint(shipped_checkpoint(shipped), device, f"shipped toy {shipped} (trained)")
+        return _random(source, device, seed, f"{kind} {source.name} (random weights)")
     raise ValueError(f"source kind ({kind!r}) must be one of {', '.join(SOURCE_KINDS)}")
 
 
@@ -86,11 +90,21 @@ def _random(config: ModelConfig, device: str, seed: int | None, label: str) -> L
     return LoadedModel(model.eval(), ByteCodec(config.vocab), label, device)
 
 
-def _load_checkpoint(folder: str | Path, device: str) -> LoadedModel:
+def shipped_for(config: ModelConfig) -> str | None:
+    """The shipped toy whose trained weights `config` names, unedited; None for anything else."""
+    from tui_lab.presets import load_preset
+
+    if shipped_checkpoint(config.name) is None:
+        return None
+    return config.name if load_preset(config.name) == config else None
+
+
+def _load_checkpoint(folder: str | Path, device: str, label: str | None = None) -> LoadedModel:
     from tui_lab.checkpoint import load_checkpoint
 
     ckpt = load_checkpoint(folder, device=device)
-    return LoadedModel(ckpt.model.eval(), ckpt.tokenizer, f"checkpoint {folder} (step {ckpt.step})", device)
+    label = label or f"checkpoint {folder} (step {ckpt.step})"
+    return LoadedModel(ckpt.model.eval(), ckpt.tokenizer, label, device)
 
 
 def _load_hf(source: str | Path, device: str, **hf_options: Any) -> LoadedModel:

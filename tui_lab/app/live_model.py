@@ -17,7 +17,7 @@ from tui_lab.analysis import count_params
 from tui_lab.app.threads import configure_openmp
 from tui_lab.config import ModelConfig
 from tui_lab.errors import one_line
-from tui_lab.loading import load_model
+from tui_lab.loading import load_model, shipped_for
 
 
 class ModelStatus(Message):
@@ -71,7 +71,8 @@ class LiveModel:
 
     # -- starting builds (UI thread) ---------------------------------------------------------------
     def start_build(self, app: Any, config: ModelConfig, origin: str | None = None) -> Worker:
-        origin = origin or f"config {config.name}"
+        shipped = shipped_for(config)  # an unedited shipped toy loads its trained weights
+        origin = f"shipped {shipped}" if shipped else origin or f"config {config.name}"
         return self._start(app, ("config", config), f"building {origin}", origin)
 
     def start_load_checkpoint(self, app: Any, folder: str) -> Worker:

@@ -54,7 +54,7 @@ def greedy_text(model, tokenizer, prompt: str, new_tokens: int = 80) -> str:
     """The prompt's greedy (temperature 0) continuation, decoded, without the prompt."""
     import torch
 
-    from tui_lab.generate import generate
+    from tui_lab.generation import generate
 
     ids = torch.tensor([tokenizer.encode(prompt)])  # (1, P)
     out = generate(model, ids, new_tokens, temperature=0.0, eos_id=tokenizer.eos_id)
