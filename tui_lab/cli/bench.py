@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
                                     on_progress=lambda done, total: progress.update(task, completed=done, total=total))
     Console().print(_table(report, loaded.label))
     for note in report.notes:  # a length that slid measured the window, not the cache: say so plainly
-        Console().print(f"slid: {note}", markup=False, highlight=False)
+        Console().print(f"slid: {note}", markup=False, highlight=False, soft_wrap=True)
     return 0
 
 
