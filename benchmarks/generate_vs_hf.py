@@ -116,7 +116,8 @@ def main() -> None:
     names = {"default": "default threads", "policy": "policy's threads", "omp1": "OMP_NUM_THREADS=1"}
     print(f"  {'':<34}" + "".join(f"{names[k]:>20}" for k in results))
     print(f"  {'threads':<34}" + "".join(f"{r['threads']:>20}" for r in results.values()))
-    print(f"  {'tui-lab generate tokens/s':<34}" + "".join(f"{r['ours_tokens_per_s']:>20.1f}" for r in results.values()))
+    print(f"  {'tui-lab generate tokens/s':<34}"
+          + "".join(f"{r['ours_tokens_per_s']:>20.1f}" for r in results.values()))
     print(f"  {'GPT2LMHeadModel.generate tokens/s':<34}"
           + "".join(f"{r['theirs_tokens_per_s']:>20.1f}" for r in results.values()))
     print(f"  {'ratio (ours / transformers)':<34}" + "".join(f"{r['ratio']:>19.2f}x" for r in results.values()))

@@ -11,8 +11,9 @@ The warm-up before each length's timed runs decodes the same length on the same 
 paths: the first timed run then meets no shape, cache size or OpenMP thread team for the first time.
 (Issue 10 saw gpt2-toy's 64 tokens take 0.18 s where 128 took 0.25 s after an 8-token warm-up on torch's
 2 threads; on 1 thread no fixed cost was left to measure, while on 2 threads of a loaded 2-core machine
-the first steps spun ~80 ms each before settling at ~1 ms.) The warm-up is untimed and reported as such. The default lengths fit the model's window (`lengths`); a
-length that slides past max_len is flagged (`slid`, `slid_steps`, the report's `notes`).
+the first steps spun ~80 ms each before settling at ~1 ms.) The warm-up is untimed and reported as such.
+The default lengths fit the model's window (`lengths`); a length that slides past max_len is flagged
+(`slid`, `slid_steps`, the report's `notes`).
 """
 
 from __future__ import annotations
