@@ -120,11 +120,15 @@ def compare_generation(model: Transformer, prompt_len: int = 16, new_tokens: tup
 
 
 def _measure(timer: _Timer, new_tokens: int, repeats: int, threads: dict[str, int | None], slid: int) -> SpeedRun:
-    results = {}
-    for use_cache in (True, False):
-        with torch_threads(threads["cached" if use_cache else "uncached"]):
-            timer.run(new_tokens, use_cache)  # warm-up at this length and thread count, not timed
-            results[use_cache] = [timer.run(new_tokens, use_cache) for _ in range(repeats)]
+    results: dict[bool, list[_Timing]] = {True: [], False: []}
+    # Warm-ups first, then the timed runs alternate between the paths: a shared machine's load, which
+    # comes and goes, then weighs on both alike.
+    for timed in [False] + [True] * repeats:
+        for use_cache in (True, False):
+            with torch_threads(threads["cached" if use_cache else "uncached"]):
+                timing = timer.run(new_tokens, use_cache)  # the warm-up: this length, this count, not kept
+            if timed:
+                results[use_cache].append(timing)
     cached, uncached = results[True], results[False]
     return SpeedRun(
         new_tokens=new_tokens,

@@ -21,7 +21,7 @@ import json
 import os
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -98,15 +98,16 @@ def _bucket(n: int) -> int:
 def _measure(model: Transformer, use_cache: bool, rows: int, choices: list[int]) -> tuple[int, dict[int, float]]:
     """Time a short decode on each candidate, alternating; a candidate twice as slow as the best drops out."""
     trial = _trial(model, use_cache, rows)
-    trial()  # warm-up on the current count: first-call allocation and kernel selection are not measured
+    trial(None)  # warm-up on the current count: first-call allocation and kernel selection are not measured
     times: dict[int, list[float]] = {n: [] for n in choices}
     running = list(choices)
     for _ in range(ROUNDS):
         for n in running:
+            # A trial 3x slower than the best so far has lost: cut it short (2 spinning threads on a
+            # loaded 2-core machine took 8 s for what 1 thread did in 0.07 s).
+            limit = 3 * min((min(t) for t in times.values() if t), default=float("inf"))
             with torch_threads(n):
-                start = time.perf_counter()
-                trial()
-                times[n].append(time.perf_counter() - start)
+                times[n].append(trial(limit))
         best = min(min(times[n]) for n in running)
         running = [n for n in running if min(times[n]) <= 2 * best]
     medians = {n: statistics.median(t) for n, t in times.items()}  # dropped candidates too, for the record
@@ -114,7 +115,7 @@ def _measure(model: Transformer, use_cache: bool, rows: int, choices: list[int])
     return min(n for n in running if medians[n] <= 1.05 * fastest), medians
 
 
-def _trial(model: Transformer, use_cache: bool, rows: int):
+def _trial(model: Transformer, use_cache: bool, rows: int) -> Callable[[float | None], float]:
     """A closure decoding a few greedy tokens the way the chosen path will (random ids, the global RNG untouched)."""
     from tui_lab.generation.lengths import position_window
     from tui_lab.generation.loop import Generation, Sampler, eval_mode
@@ -128,10 +129,14 @@ def _trial(model: Transformer, use_cache: bool, rows: int):
     # An encoder-decoder's target grows from bos: uncached, its steps run at the target's length.
     new = steps if c.family == "decoder-only" or use_cache else min(context, 32)
 
-    def run() -> None:
+    def run(limit_s: float | None) -> float:
+        """Seconds taken; stops once past `limit_s` (the time so far then stands for a loss)."""
+        start = time.perf_counter()
         with eval_mode(model), torch.inference_mode():
             for _ in Generation(model, prompt, new, Sampler(temperature=0.0), use_cache, bos_id=0).steps(False):
-                pass
+                if limit_s is not None and time.perf_counter() - start > limit_s:
+                    break
+        return time.perf_counter() - start
 
     return run
 
