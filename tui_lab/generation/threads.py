@@ -1,8 +1,8 @@
 """How many CPU threads decoding runs on: chosen per path (cached, uncached) by measuring, restored after.
 
 Decoding at batch 1 is many tiny ops; OpenMP threads then cost more in hand-offs than they give. On the
-2-core AMD EPYC (load 7-9 from other processes), gpt2-toy's cached step took ~1.2 ms on 1 thread and
-1-80 ms on torch's default 2 (threads spinning at each barrier while the other was descheduled). The
+shared 2-core machine (load 7-12 from other processes), gpt2-toy's cached step took ~1.2 ms on 1 thread
+and 1-80 ms on torch's default 2 (threads spinning at each barrier while the other was descheduled). The
 best count depends on the machine, its device, the model's width and the batch, and differs between
 the paths (an uncached step over a long sequence has bigger matmuls), so it is measured for each path,
 never assumed: the candidates 1, 2, 4, ... up to torch's current count (the ceiling a person set with
