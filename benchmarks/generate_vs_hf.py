@@ -2,15 +2,21 @@
 
 Both models are built from the gpt2-toy numbers (layers, width, heads, d_ff, vocab, positions) with
 random weights; both decode greedily with a KV cache for the same number of new tokens from the same
-prompt (HF's `min_new_tokens` rules out an early stop). Prints tokens/s of each and the ratio.
+prompt (HF's `min_new_tokens` rules out an early stop), timed alternately. Prints tokens/s of each and the
+ratio at torch's default threads (issue 10's row), on the thread count the decode policy chooses for our
+cached path (both models on it), and in a child process started with OMP_NUM_THREADS=1. Last line: JSON.
 
-    python benchmarks/generate_vs_hf.py [--new-tokens 200] [--prompt-len 16] [--repeats 5] [--device cpu] [--threads 1]
+    python benchmarks/generate_vs_hf.py [--new-tokens 200] [--prompt-len 16] [--repeats 5] [--no-reference]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -19,6 +25,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from tui_lab import build_model, load_preset
 from tui_lab.generation import generate
+from tui_lab.generation.threads import decode_threads, torch_threads
 
 
 def hf_twin(preset: str) -> GPT2LMHeadModel:
@@ -31,33 +38,25 @@ def hf_twin(preset: str) -> GPT2LMHeadModel:
     return GPT2LMHeadModel(config).eval()
 
 
-def median_seconds(action: Callable[[], torch.Tensor], repeats: int, device: torch.device) -> float:
-    """Median wall time of `action` over `repeats` runs after one untimed warm-up."""
+def paired_medians(ours: Callable[[], object], theirs: Callable[[], object], repeats: int,
+                   device: torch.device) -> tuple[float, float]:
+    """Median wall time of each over `repeats` runs, alternating (a shared machine's load hits both alike),
+    after one untimed warm-up of each."""
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    action()
-    times = []
+    ours(), theirs()
+    times: dict[int, list[float]] = {0: [], 1: []}
     for _ in range(repeats):
-        sync()
-        start = time.perf_counter()
-        action()
-        sync()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for i, action in enumerate((ours, theirs)):
+            sync()
+            start = time.perf_counter()
+            action()
+            sync()
+            times[i].append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", default="gpt2-toy")
-    parser.add_argument("--new-tokens", type=int, default=200)
-    parser.add_argument("--prompt-len", type=int, default=16)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch CPU threads (default 1, steady on a shared machine; 0: torch's default)")
-    args = parser.parse_args()
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU thread(s)")
+def measure(args: argparse.Namespace) -> dict:
+    """{setting: {threads, ours_s, theirs_s, ratio}} at torch's default threads and at the policy's count."""
     device = torch.device(args.device)
     torch.manual_seed(0)
     ours = build_model(load_preset(args.preset, dropout=0.0), device=device).eval()
@@ -74,12 +73,56 @@ def main() -> None:
                                    min_new_tokens=n, do_sample=False, use_cache=True)
 
     assert run_ours().shape == run_theirs().shape == (1, args.prompt_len + n)
-    ours_s = median_seconds(run_ours, args.repeats, device)
-    theirs_s = median_seconds(run_theirs, args.repeats, device)
-    print(f"{args.preset} on {device}: prompt {args.prompt_len}, {n} new tokens, median of {args.repeats}")
-    print(f"tui-lab generate (cached):       {n / ours_s:8.1f} tokens/s  ({ours_s * 1e3:.1f} ms)")
-    print(f"transformers GPT2LMHeadModel:    {n / theirs_s:8.1f} tokens/s  ({theirs_s * 1e3:.1f} ms)")
-    print(f"ratio (ours / transformers):     {theirs_s / ours_s:8.2f}x")
+    results = {}
+    # The policy's count for our cached path; transformers runs on the same count, so the ratio is like for like.
+    for setting, count in (("default", None), ("policy", decode_threads(ours, use_cache=True))):
+        with torch_threads(count) as threads:
+            ours_s, theirs_s = paired_medians(run_ours, run_theirs, args.repeats, device)
+        results[setting] = {"threads": threads, "ours_s": ours_s, "theirs_s": theirs_s, "ratio": theirs_s / ours_s,
+                            "ours_tokens_per_s": n / ours_s, "theirs_tokens_per_s": n / theirs_s}
+    return results
+
+
+def reference(argv: list[str]) -> dict:
+    """Torch's default threads in a child process whose OpenMP starts with one thread."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, __file__, *argv, "--child"], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])["default"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="gpt2-toy")
+    parser.add_argument("--new-tokens", type=int, default=200)
+    parser.add_argument("--prompt-len", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--no-reference", action="store_true", help="skip the OMP_NUM_THREADS=1 column")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(args)))
+        return
+    load = os.getloadavg()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU thread(s) by default, "
+          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    results = measure(args)
+    if not args.no_reference and args.device == "cpu":
+        results["omp1"] = reference([a for a in sys.argv[1:] if a != "--no-reference"])
+    n = args.new_tokens
+    print(f"{args.preset} on {args.device}: prompt {args.prompt_len}, {n} new tokens, greedy with a KV cache, "
+          f"median of {args.repeats} (alternating)")
+    names = {"default": "default threads", "policy": "policy's threads", "omp1": "OMP_NUM_THREADS=1"}
+    print(f"  {'':<34}" + "".join(f"{names[k]:>20}" for k in results))
+    print(f"  {'threads':<34}" + "".join(f"{r['threads']:>20}" for r in results.values()))
+    print(f"  {'tui-lab generate tokens/s':<34}"
+          + "".join(f"{r['ours_tokens_per_s']:>20.1f}" for r in results.values()))
+    print(f"  {'GPT2LMHeadModel.generate tokens/s':<34}"
+          + "".join(f"{r['theirs_tokens_per_s']:>20.1f}" for r in results.values()))
+    print(f"  {'ratio (ours / transformers)':<34}" + "".join(f"{r['ratio']:>19.2f}x" for r in results.values()))
+    print(json.dumps({"torch": torch.__version__, "preset": args.preset, "new_tokens": n, "load_before": load,
+                      "load_after": os.getloadavg(), **results}))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,16 @@
-"""The speed comparison on a tiny model: structure, identical tokens, progress, cancel, bad input."""
+"""The speed comparison on a tiny model: structure, identical tokens, progress, cancel, bad input, default
+lengths that fit the window and runs that slid said so."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 import torch
 
-from tui_lab import ModelConfig, build_model
+from tui_lab import ModelConfig, build_model, load_preset
+from tui_lab.cli import main
+from tui_lab.generation.lengths import default_lengths, longest_fitting, slid_steps
 from tui_lab.generation.speed import compare_generation
 
 
@@ -67,3 +72,52 @@ def test_learned_positions_past_max_len_say_they_slid():
 def test_bad_settings_are_value_errors(kwargs, field):
     with pytest.raises(ValueError, match=field):
         compare_generation(tiny_model(), **kwargs)
+
+
+def test_a_slid_run_is_reported_as_slid_with_its_steps_and_a_plain_note():
+    model = tiny_model(max_len=8)
+    report = compare_generation(model, prompt_len=4, new_tokens=(5, 10), repeats=1)
+    fits, slides = report.to_dict()["runs"]
+    assert (fits["slid"], fits["slid_steps"]) == (False, 0)  # 4 + 5 - 1 = 8 tokens fed: fits exactly
+    assert (slides["slid"], slides["slid_steps"]) == (True, 5) and slides["identical"]  # 4 + 10 - 1 - 8
+    assert report.max_len == 8 and len(report.notes) == 1
+    assert report.notes[0].startswith("10 new tokens after a 4-token prompt pass max_len 8: the last 5 steps")
+
+
+@pytest.mark.parametrize("preset, lengths", [("gpt2-toy", (64, 128, 240)), ("transformer-2017-toy", (64, 128, 256))])
+def test_default_lengths_of_the_presets_fit_their_window(preset, lengths):
+    config = load_preset(preset)
+    assert default_lengths(config, 16) == lengths
+    assert all(slid_steps(config, 16, n) == 0 for n in lengths)
+    assert default_lengths(config, 16, longest=128) == (32, 64, 128)  # the Speed view's shorter set
+
+
+@pytest.mark.parametrize("max_len, prompt_len", [(8, 4), (48, 16), (64, 1), (300, 16), (17, 16)])
+def test_default_lengths_never_slide(max_len, prompt_len):
+    config = tiny_model(max_len=max_len).config
+    lengths = default_lengths(config, prompt_len)
+    assert lengths and all(n >= 1 for n in lengths) and list(lengths) == sorted(set(lengths))
+    assert all(slid_steps(config, prompt_len, n) == 0 for n in lengths)
+    assert slid_steps(config, prompt_len, longest_fitting(config, prompt_len) + 1) == 1
+
+
+def test_compare_generation_defaults_to_lengths_that_fit():
+    report = compare_generation(tiny_model(max_len=24), prompt_len=4, repeats=1)
+    assert tuple(run.new_tokens for run in report.runs) == (4, 8, 16)  # 24 - 4 + 1 = 21 fit, cut to 16
+    assert not report.notes and not any(run.slid for run in report.runs)
+
+
+def test_a_prompt_longer_than_the_window_leaves_no_default_length():
+    with pytest.raises(ValueError, match="prompt_len"):
+        default_lengths(tiny_model(max_len=8).config, 9)
+
+
+def test_bench_generate_says_when_a_length_slid(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # rich wraps at the terminal's width; keep the table's rows whole
+    assert main(["bench", "generate", "--preset", "gpt2-toy", "--new-tokens", "2", "250", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "250 (slid)" in out and "slid: 250 new tokens after a 16-token prompt pass max_len 256" in out
+    assert main(["bench", "generate", "--preset", "gpt2-toy", "--new-tokens", "250", "--repeats", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["runs"][0]["slid"] and data["runs"][0]["slid_steps"] == 9 and data["max_len"] == 256
+    assert data["notes"] and data["threads"] == {"cached": 1, "uncached": 1}  # OMP_NUM_THREADS=1 in tests

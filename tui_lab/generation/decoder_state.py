@@ -14,12 +14,13 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from tui_lab.generation import lengths
 from tui_lab.model import AttentionCapture, Transformer
 
 
 def position_window(model: Transformer) -> int | None:
     """How many tokens the decoder may see at once: max_len for learned positions, unlimited otherwise."""
-    return model.config.max_len if model.config.positions == "learned" else None
+    return lengths.position_window(model.config)
 
 
 def check_input(model: Transformer, input_ids: Tensor, bos_id: int | None) -> None:

@@ -2,6 +2,8 @@
 
 The CLI prints each token as it comes and the app posts it to the UI; both call `complete`. Sampling is
 seeded by `settings.seed`; beam search is deterministic and hands its tokens over once it has chosen.
+Decoding runs on the thread count chosen for its path (`threads.decode_threads`: measured once per
+machine, before the clock starts) and torch's count comes back afterwards.
 """
 
 from __future__ import annotations
@@ -54,20 +56,23 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     run early (the tokens so far are kept).
     """
     from tui_lab.generation.decoder_state import position_window
+    from tui_lab.generation.threads import decode_threads, torch_threads
 
     device = next(model.parameters()).device
     x = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
     start_len = len(prompt_ids) if model.config.family == "decoder-only" else 1  # a target starts at bos
-    start = time.perf_counter()
-    if settings.beam_size > 1:
-        new, cancelled = _beam(model, codec, x, start_len, settings), False
+    threads = decode_threads(model, settings.use_cache, rows=settings.beam_size)  # may measure: not timed
+    with torch_threads(threads):
+        start = time.perf_counter()
+        if settings.beam_size > 1:
+            new, cancelled = _beam(model, codec, x, start_len, settings), False
+        else:
+            new, cancelled = _sample(model, codec, x, settings, on_token, should_stop, need_attention)
         seconds = time.perf_counter() - start
+    if settings.beam_size > 1:
         for i, token in enumerate(new):  # the winner is known only at the end
             if on_token is not None:
                 on_token(NewToken(i, token, None, new[: i + 1], None))
-    else:
-        new, cancelled = _sample(model, codec, x, settings, on_token, should_stop, need_attention)
-        seconds = time.perf_counter() - start
     window = position_window(model)
     return Completion(new, seconds, slid=window is not None and start_len + len(new) - 1 > window,
                       cropped=window is not None and start_len > window, cancelled=cancelled)

@@ -21,6 +21,7 @@ from textual.worker import get_current_worker
 from tui_lab.app.guard import guarded
 from tui_lab.app.runs import downsample
 from tui_lab.app.widgets.line_plot import Line, LinePlot
+from tui_lab.generation.lengths import default_lengths  # torch-free
 
 COLUMNS = ("new tokens", "cached s", "uncached s", "speedup", "cached tok/s", "uncached tok/s", "identical")
 
@@ -75,7 +76,7 @@ class SpeedView(Vertical):
             yield Label("prompt", classes="sp-name")
             yield Input("16", id="sp-prompt", classes="sp-field", compact=True)
             yield Label("new tokens", classes="sp-name")
-            yield Input("32, 64, 128", id="sp-lengths", compact=True)
+            yield Input("", placeholder="fit max_len", id="sp-lengths", compact=True)
             yield Label("repeats", classes="sp-name")
             yield Input("3", id="sp-repeats", classes="sp-field", compact=True)
             yield Button("Run r", id="sp-run", variant="primary", compact=True)
@@ -102,7 +103,9 @@ class SpeedView(Vertical):
             raise ValueError(f"the live model is not ready yet ({live.status})")
         prompt_len = _positive("prompt", self.query_one("#sp-prompt", Input).value)
         repeats = _positive("repeats", self.query_one("#sp-repeats", Input).value)
-        lengths = parse_lengths(self.query_one("#sp-lengths", Input).value)
+        text = self.query_one("#sp-lengths", Input).value
+        # Empty: the core's lengths that fit the model's max_len after the prompt, so none slides.
+        lengths = parse_lengths(text) if text.strip() else default_lengths(live.model.config, prompt_len, 128)
         self.job += 1
         self.running, self.report = True, None
         self.query_one("#sp-progress", ProgressBar).update(total=len(lengths) * 2 * (repeats + 1), progress=0)
