@@ -31,13 +31,17 @@ class ModelOrigin:
     detail: str  # the preset name, "numbers-de, 200 steps", a folder, a model id
 
     @property
+    def lead(self) -> str:
+        """The kind in words ("random weights", "trained here"...): where a line has no room for the detail."""
+        return {"random": "random weights", "trained": "trained here", "shipped": "shipped toy",
+                "checkpoint": "checkpoint", "hf": "Hugging Face"}.get(self.kind, self.detail)
+
+    @property
     def text(self) -> str:
         """One short phrase: "random weights: gpt2-toy", "trained here: numbers-de, 200 steps"..."""
-        lead = {"random": "random weights", "trained": "trained here", "shipped": "shipped toy",
-                "checkpoint": "checkpoint", "hf": "Hugging Face", "other": ""}[self.kind]
-        if not lead:
-            return self.detail
-        return f"{lead}: {self.detail}" if self.detail else lead
+        if self.kind == "other" or not self.detail:
+            return self.lead
+        return f"{self.lead}: {self.detail}"
 
     @property
     def learned(self) -> bool:

@@ -172,15 +172,15 @@ class AttentionView(Inputs, Pickers, Vertical):
         heatmap = self.query_one(Heatmap)
         heatmap.set_grid(spec.values, spec.rows, spec.cols, lo=spec.lo, hi=spec.hi, mask=spec.mask, axes=spec.axes,
                          row_notes=spec.row_notes)
-        self.query_one("#att-title", Label).update(spec.title + self._weights_note())
+        self.query_one("#att-title", Label).update(self._weights_note() + spec.title)
         self._draw_model_view()
 
     def _weights_note(self) -> str:
-        """Whose weights drew the grid (masks and positions need none): the title says it, learned or not."""
+        """Whose weights drew the grid (masks and positions need none), first: a narrow title cuts its end.
+        The header has the detail (which preset, run, folder)."""
         if self.choice()[0] not in ATTENTION_KINDS:
             return ""
-        origin = describe_origin(self.app.live.origin)
-        return f"  · {origin.text}" + ("" if origin.learned else ", an untrained model's pattern")
+        return f"{describe_origin(self.app.live.origin).lead} · "
 
     def _draw_model_view(self) -> None:
         kind = self.choice()[0]
