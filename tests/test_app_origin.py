@@ -22,6 +22,7 @@ from tui_lab.app.widgets.confirm_apply import ConfirmApply
     ("trained run #3 (step 40)", "trained", "trained here: 40 steps"),
     ("hf /x/hub/models--openai-community--gpt2/snapshots/0a1b", "hf", "Hugging Face: openai-community/gpt2"),
     ("hf gpt2", "hf", "Hugging Face: gpt2"),
+    ("shipped gpt2-toy-english", "shipped", "shipped toy: gpt2-toy-english"),
     ("something new", "other", "something new"),
 ])
 def test_every_origin_reads_as_kind_and_detail(origin, kind, text):
@@ -38,7 +39,7 @@ def test_folders_read_as_typed_and_shipped_toys_by_name(tmp_path, monkeypatch):
     assert short_path(deep).endswith("/run-7") and short_path(deep).startswith("…") and len(short_path(deep)) == 30
     import tui_lab
 
-    shipped = Path(tui_lab.__file__).parent / "toys" / "gpt2-toy-english"
+    shipped = Path(tui_lab.__file__).parent / "shipped" / "gpt2-toy-english"
     assert describe_origin(f"checkpoint {shipped}").text == "shipped toy: gpt2-toy-english"
 
 
@@ -128,3 +129,23 @@ async def test_a_checkpoint_says_its_folder(tmp_path, monkeypatch):
         app.view("architecture").action_apply()  # loaded weights: Apply asks before replacing them
         await pilot.pause()
         assert isinstance(app.screen, ConfirmApply) and "checkpoint: ck/small" in screen_text(app)
+
+
+async def test_a_shipped_toy_says_so_and_asks_only_when_edited():
+    app = app_for("--preset", "transformer-2017-toy-numbers-de")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        assert "tui-lab — shipped toy: transformer-2017-toy-numbers-de · cpu" in _header(app)
+        preset = next(line for line in screen_lines(app) if "transformer-2017-toy-numbers-de" in line[:36])
+        assert "transformer-2017-toy-numbers-de" in preset  # the preset select shows the whole name
+        app.view("architecture").action_apply()  # the same toy again: its own weights, nothing lost
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmApply)
+        await wait_ready(pilot, generation=2)
+        app.query_one("#f-d_model", Input).value = "64"  # an edited copy is a new, random model: ask
+        await pilot.pause()
+        app.view("architecture").action_apply()
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmApply)
+        assert "shipped toy: transformer-2017-toy-numbers-de" in screen_text(app)
+        assert "random weights" in screen_text(app)

@@ -27,6 +27,7 @@ from tui_lab.app.widgets.confirm_apply import ConfirmApply
 from tui_lab.app.widgets.model_diagram import ModelDiagram
 from tui_lab.app.widgets.param_bars import ParamBars
 from tui_lab.config import ModelConfig
+from tui_lab.loading import shipped_for
 from tui_lab.presets import list_presets, load_preset
 
 PAPER_PRESET = "transformer-2017-base"
@@ -180,15 +181,16 @@ class ArchitectureView(Vertical):
             self.app.notify("fix the highlighted fields first", severity="warning")
             return
         origin = describe_origin(self.app.live.origin)
-        if not origin.learned:  # random weights: nothing to lose, no question
-            self.app.rebuild_model(config)
+        shipped = shipped_for(config)  # an unedited shipped toy builds with its trained weights
+        if not origin.learned or (origin.kind == "shipped" and origin.detail == shipped):
+            self.app.rebuild_model(config)  # nothing learned would be lost: no question
             return
 
         def answered(apply: bool | None) -> None:
             if apply:
                 self.app.rebuild_model(config)
 
-        self.app.push_screen(ConfirmApply(origin.text), answered)
+        self.app.push_screen(ConfirmApply(origin.text, shipped), answered)
 
     def action_reset(self) -> None:
         self.query_one(ConfigForm).load(self.app.live.config)

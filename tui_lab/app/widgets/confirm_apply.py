@@ -9,9 +9,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
 
-def apply_warning(origin_text: str) -> str:
+def apply_warning(origin_text: str, shipped: str | None = None) -> str:
+    """`shipped`: the form names an unedited shipped toy, so Apply loads its weights rather than random ones."""
+    after = f"the shipped toy {shipped}'s trained weights" if shipped else "random weights"
     return (f"The live model holds {origin_text}.\n"
-            "Apply builds a new model from the form with random weights: what this one learned is not carried "
+            f"Apply builds a new model from the form with {after}: what this one learned is not carried "
             "over. To keep it, cancel and save it first (w in the Train view).")
 
 
@@ -28,9 +30,9 @@ class ConfirmApply(ModalScreen[bool]):
     ConfirmApply Button { margin-right: 1; }
     """
 
-    def __init__(self, origin_text: str) -> None:
+    def __init__(self, origin_text: str, shipped: str | None = None) -> None:
         super().__init__()
-        self.text = apply_warning(origin_text)
+        self.text = apply_warning(origin_text, shipped)
 
     def compose(self) -> ComposeResult:
         with Vertical():
