@@ -173,7 +173,7 @@ async def test_at_80x24_every_tab_shows_its_key_numbers_whole():
         view.show_tab("arch-shapes")
         await pilot.pause()
         text = screen_text(app)
-        assert "(1,16,768)" in text and "(1,16,3072)" in text and "38,597,376" in text  # shape and params columns
+        assert "(2,16,768)" in text and "(2,16,3072)" in text and "38,597,376" in text  # shape and params columns
         for preset in ("gpt2-small", "transformer-2017-base"):
             view.load_preset(preset)
             view.show_tab("arch-layer")

@@ -21,6 +21,7 @@ from textual.widgets import Footer, Header, TabbedContent, TabPane
 from tui_lab.analysis import memory
 from tui_lab.app.hub_open import ask_for_hub_model, open_from_hub
 from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus
+from tui_lab.app.origin import origin_subtitle
 from tui_lab.config import ModelConfig
 from tui_lab.devices import fit_problem, free_memory
 
@@ -164,7 +165,7 @@ class TuiLabApp(App):
 
     def on_model_ready(self, message: ModelReady) -> None:
         self.live.install(message)
-        self.sub_title = f"live: {self.live.status}"
+        self.sub_title = origin_subtitle(self.live)  # every view shows this model: say where its weights came from
         if self.live.origin.startswith(("checkpoint ", "hf ")):  # a load the person asked for: say what came in
             self.notify(f"{self.live.status}", title="loaded")
         for view in self.views():

@@ -19,15 +19,20 @@ from textual.widgets import Button, DataTable, Input, Label, Select, Static, Tab
 from tui_lab.analysis import count_params, flops_per_token, memory, shape_trace
 from tui_lab.analysis.format import fmt_bytes, fmt_count
 from tui_lab.app.guard import guarded
+from tui_lab.app.origin import describe_origin
 from tui_lab.app.widgets.block_diagram import BlockDiagram
 from tui_lab.app.widgets.compare import compare_table
 from tui_lab.app.widgets.config_form import ConfigForm
+from tui_lab.app.widgets.confirm_apply import ConfirmApply
+from tui_lab.app.widgets.model_diagram import ModelDiagram
 from tui_lab.app.widgets.param_bars import ParamBars
 from tui_lab.config import ModelConfig
+from tui_lab.loading import shipped_for
 from tui_lab.presets import list_presets, load_preset
 
 PAPER_PRESET = "transformer-2017-base"
 CURRENT = "(this form)"
+DEFAULT_BATCH, DEFAULT_LENGTH = 2, 16  # seed 003's examples use a batch of 2: N is then visibly not 1
 
 
 def paper_note(config: ModelConfig) -> str:
@@ -85,21 +90,24 @@ class ArchitectureView(Vertical):
                 yield Label("", id="apply-error", classes="field-error")
             with Vertical(id="arch-results"):
                 yield Static("", id="arch-total")
+                # Batch and lengths above the tabs: the summary's memory, the shapes and the diagram all use them.
+                with Horizontal(id="shape-inputs"):
+                    yield Label("batch N", id="shape-batch-label")
+                    yield Input(str(DEFAULT_BATCH), id="shape-batch", compact=True)
+                    yield Label("length L", id="shape-seq-label")
+                    yield Input(str(DEFAULT_LENGTH), id="shape-seq", compact=True)
+                    yield Label("source S", id="shape-src-label")
+                    yield Input(str(DEFAULT_LENGTH), id="shape-src", compact=True)
+                yield Label("", id="shape-error", classes="field-error")
                 with TabbedContent(id="arch-tabs"):
                     with TabPane("Summary", id="arch-summary"):
                         with VerticalScroll():
                             yield ParamBars(id="bars")
                             yield Static("", id="arch-cost")
                             yield Static("", id="paper-note")
+                    with TabPane("Model", id="arch-model"):
+                        yield ModelDiagram(id="model-diagram")
                     with TabPane("Shapes", id="arch-shapes"):
-                        with Horizontal(id="shape-inputs"):
-                            yield Label("batch")
-                            yield Input("1", id="shape-batch", compact=True)
-                            yield Label("seq")
-                            yield Input("16", id="shape-seq", compact=True)
-                            yield Label("src")
-                            yield Input("16", id="shape-src", compact=True)
-                        yield Label("", id="shape-error", classes="field-error")
                         yield DataTable(id="shape-table", zebra_stripes=True, cursor_type="row")
                     with TabPane("Compare", id="arch-compare"):
                         options = [(CURRENT, CURRENT)] + [(n, n) for n in list_presets()]
@@ -137,7 +145,8 @@ class ArchitectureView(Vertical):
         for name in ("batch", "seq", "src"):
             text = self.query_one(f"#shape-{name}", Input).value.strip()
             if not text.isdigit() or int(text) <= 0 or int(text) > 1_000_000:
-                raise ValueError(f"{name} must be a positive integer (up to 1,000,000), got {text!r}")
+                label = self.query_one(f"#shape-{name}-label", Label).render()  # the name the person sees
+                raise ValueError(f"{label} must be a positive integer (up to 1,000,000), got {text!r}")
             out.append(int(text))
         return out[0], out[1], out[2]
 
@@ -171,7 +180,17 @@ class ArchitectureView(Vertical):
         if config is None:
             self.app.notify("fix the highlighted fields first", severity="warning")
             return
-        self.app.rebuild_model(config)
+        origin = describe_origin(self.app.live.origin)
+        shipped = shipped_for(config)  # an unedited shipped toy builds with its trained weights
+        if not origin.learned or (origin.kind == "shipped" and origin.detail == shipped):
+            self.app.rebuild_model(config)  # nothing learned would be lost: no question
+            return
+
+        def answered(apply: bool | None) -> None:
+            if apply:
+                self.app.rebuild_model(config)
+
+        self.app.push_screen(ConfirmApply(origin.text, shipped), answered)
 
     def action_reset(self) -> None:
         self.query_one(ConfigForm).load(self.app.live.config)
@@ -179,14 +198,14 @@ class ArchitectureView(Vertical):
     def live_model_changed(self) -> None:
         """A checkpoint or HF folder brings its own config: show it in the form."""
         live = self.app.live
-        if live.origin.startswith(("checkpoint", "hf")) and self.form_config != live.config:
+        if describe_origin(live.origin).kind in ("checkpoint", "hf", "shipped") and self.form_config != live.config:
             self.query_one(ConfigForm).load(live.config)
 
     def palette_commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
         commands = [("Apply the form (rebuild the live model)", "ctrl+s", self.action_apply),
                     ("Reset the form to the live model", "ctrl+r", self.action_reset)]
-        for pane, title in (("arch-summary", "Summary"), ("arch-shapes", "Shapes"), ("arch-compare", "Compare"),
-                            ("arch-layer", "Layer")):
+        for pane, title in (("arch-summary", "Summary"), ("arch-model", "Model"), ("arch-shapes", "Shapes"),
+                            ("arch-compare", "Compare"), ("arch-layer", "Layer")):
             commands.append((f"Architecture: {title} tab", "", _call(self._show_pane, pane)))
         for name in list_presets():
             commands.append((f"Load preset {name}", "into the Architecture form", _call(self._open_preset, name)))
@@ -217,12 +236,16 @@ class ArchitectureView(Vertical):
             f"[b]{total:,}[/b] parameters  ·  {config.name}  ·  {config.family}")
         self.query_one("#bars", ParamBars).show(count_params(config).components())
         self.query_one("#paper-note", Static).update(paper_note(config))
+        self._name_lengths(config)
+        error = self.query_one("#shape-error", Label)
         try:
             batch, seq, src = self.shape_inputs()
         except ValueError as err:
-            self.query_one("#shape-error", Label).update(str(err))
+            error.update(str(err))
+            error.display = True
             return
-        self.query_one("#shape-error", Label).update("")
+        error.update("")
+        error.display = False
         self.query_one("#arch-cost", Static).update(summary_text(config, batch, seq))
         self._refresh_tab(config, batch, seq, src)
 
@@ -234,6 +257,15 @@ class ArchitectureView(Vertical):
             self.refresh_compare()
         elif active == "arch-layer":
             self.query_one("#diagram", BlockDiagram).show(config)
+        elif active == "arch-model":
+            self.query_one(ModelDiagram).show(config, batch, seq, src)
+
+    def _name_lengths(self, config: ModelConfig) -> None:
+        """Seed 003's letters: one length L for a single stack; target T and source S for the 2017 model."""
+        two = config.family == "encoder-decoder"
+        self.query_one("#shape-seq-label", Label).update("target T" if two else "length L")
+        for sid in ("#shape-src-label", "#shape-src"):
+            self.query_one(sid).display = two
 
     @guarded
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:

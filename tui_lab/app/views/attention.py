@@ -20,6 +20,7 @@ from textual.widgets import Button, Input, Label, Static
 from textual.worker import get_current_worker
 
 from tui_lab.app.guard import guarded
+from tui_lab.app.origin import describe_origin
 from tui_lab.app.views import attention_capture as work
 from tui_lab.app.views.attention_grids import ATTENTION_KINDS, KIND_TITLES, MASKS, Capture, causal_mask, grid_spec
 from tui_lab.app.views.attention_inputs import GPT_TEXT, SOURCE_TEXT, TARGET_TEXT, Inputs
@@ -171,11 +172,15 @@ class AttentionView(Inputs, Pickers, Vertical):
         heatmap = self.query_one(Heatmap)
         heatmap.set_grid(spec.values, spec.rows, spec.cols, lo=spec.lo, hi=spec.hi, mask=spec.mask, axes=spec.axes,
                          row_notes=spec.row_notes)
-        kind = self.choice()[0]
-        untrained = self.app.live.tokenizer is None and kind in ATTENTION_KINDS
-        self.query_one("#att-title", Label).update(spec.title + ("  (random weights: an untrained model's pattern)"
-                                                                 if untrained else ""))
+        self.query_one("#att-title", Label).update(self._weights_note() + spec.title)
         self._draw_model_view()
+
+    def _weights_note(self) -> str:
+        """Whose weights drew the grid (masks and positions need none), first: a narrow title cuts its end.
+        The header has the detail (which preset, run, folder)."""
+        if self.choice()[0] not in ATTENTION_KINDS:
+            return ""
+        return f"{describe_origin(self.app.live.origin).lead} · "
 
     def _draw_model_view(self) -> None:
         kind = self.choice()[0]

@@ -273,13 +273,15 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
         if not self._mine(message.run):
             return
         from tui_lab.app.live_model import ModelReady
+        from tui_lab.app.origin import task_label, trained_origin
 
         run = self.store.current
         run.status = message.outcome
         if message.step == 0 and message.outcome == "stopped":  # cancelled: untrained weights replace nothing
             self._say(f"run #{message.run} cancelled before its first step; the live model is unchanged", "bold")
         else:
-            origin = f"trained run #{message.run} (step {message.step})"
+            done = self.session.train_config  # built before any step, so set whenever a run ends trained
+            origin = trained_origin(message.run, message.step, task_label(done.task, done.data))
             self.app.post_message(ModelReady(message.config, message.model, message.tokenizer,
                                              self.app.live.device, origin, self.session.example_text()))
             style = "bold red" if message.outcome == "error" else "bold green"
