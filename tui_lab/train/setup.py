@@ -12,8 +12,8 @@ from tui_lab.train.config import TrainConfig
 from tui_lab.train.sources import LMSource, Seq2SeqSource
 
 # Fine-tuning pretrained weights (`tui-lab train --from-hf`): a learning rate ~30x below training from scratch
-# (3e-3 would undo GPT-2's pretraining within a few steps), and short steps: GPT-2 small costs about
-# 6 x 124M FLOPs per token, some 8 s for 8 x 128 tokens on a 100 GFLOP/s CPU.
+# (3e-3 would undo GPT-2's pretraining within a few steps), and small steps: GPT-2 small costs about
+# 6 x 124M FLOPs per token, and a step of 8 x 128 tokens took 53-60 s on a shared 2-core CPU (18 tokens/s).
 FINETUNE_DEFAULTS: dict[str, Any] = dict(steps=100, batch_size=8, seq_len=128, lr=1e-4, schedule="cosine",
                                          warmup=10, min_lr=1e-5, weight_decay=0.01, eval_every=50,
                                          sample_every=50)
