@@ -68,6 +68,15 @@ def test_download_fine_tunes_lowers_the_loss_and_the_checkpoint_generates_and_re
     assert generated["tokenizer"] == "gpt2"
     assert generated["completion"] == reference.decode(generated["ids"])  # decoded by GPT-2's tokenizer, not a fallback
 
+    exported = tmp_path / "exported"  # back to a Hugging Face folder: transformers continues greedily the same
+    assert main(["export", "--checkpoint", str(out), "--hf", str(exported), "--json"]) == 0
+    capsys.readouterr()
+    tuned = transformers.GPT2LMHeadModel.from_pretrained(exported).eval()
+    ids = torch.tensor([generated["prompt_ids"]])
+    theirs = tuned.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=6, do_sample=False,
+                            eos_token_id=None, pad_token_id=0)
+    assert theirs[0, ids.shape[1]:].tolist() == generated["ids"]
+
     assert main(["train", "--resume", str(out), "--steps", "23", "--json"]) == 0
     resumed = json_lines(capsys.readouterr().out)
     assert [d["step"] for d in resumed if d["event"] == "step"] == [21, 22, 23] and resumed[-1]["event"] == "done"
@@ -148,3 +157,21 @@ def test_pickle_only_weights_need_allow_pickle_to_train(hub, capsys):
     assert "a pickle; add --allow-pickle" in capsys.readouterr().err and hub.fetched() == []
     assert main([*argv, "--allow-pickle"]) == 0
     assert json_lines(capsys.readouterr().out)[-1]["event"] == "done" and hub.fetched()[-1] == "pytorch_model.bin"
+
+
+@pytest.mark.parametrize("files", ["vocab.json + merges.txt", "tokenizer.json"])
+def test_a_gpt2_tokenizer_from_either_file_layout_round_trips(files, sources, tmp_path):
+    from tui_lab.data.tokenizers import Tokenizer
+    from tui_lab.hf.tokenizer import gpt2_hf_tokenizer, wrap_gpt2
+
+    folder = sources["safetensors"]
+    if files == "tokenizer.json":  # what transformers writes (and the Hub's gpt2 repo holds)
+        folder = tmp_path / "fast"
+        transformers.GPT2TokenizerFast.from_pretrained(sources["safetensors"]).save_pretrained(folder)
+        assert (folder / "tokenizer.json").is_file()  # read before vocab.json + merges.txt
+    original = wrap_gpt2(gpt2_hf_tokenizer(folder))
+    original.save(tmp_path / "saved")
+    loaded = Tokenizer.load(tmp_path / "saved")
+    ids = original.encode(MIXED_TEXT)
+    assert loaded == original and loaded.kind == "gpt2" and loaded.encode(MIXED_TEXT) == ids
+    assert loaded.decode(ids) == MIXED_TEXT and loaded.eos_id == original.eos_id is not None
