@@ -135,6 +135,7 @@ def test_cached_model_trains_without_the_flag_and_without_the_hub(hub, text_file
 @pytest.mark.parametrize("extra, needle", [
     (["--preset", "gpt2-toy"], "drop --preset"),
     (["--task", "copy"], "drop --task"),
+    (["--set", "task=copy"], "drop --task"),
     (["--tokenizer", "bpe"], "drop --tokenizer"),
     (["--vocab", "600"], "drop --vocab"),
     (["--layers", "2"], "drop --layers"),

@@ -112,7 +112,7 @@ def _pretrained_trainer(args, model_overrides: dict[str, Any], train_overrides: 
     from tui_lab.train import Trainer
     from tui_lab.train.setup import FINETUNE_DEFAULTS
 
-    clash = [flag for flag, given in (("--preset", args.preset), ("--task", args.task),
+    clash = [flag for flag, given in (("--preset", args.preset), ("--task", args.task or "task" in train_overrides),
                                       ("--tokenizer", "tokenizer" in train_overrides),
                                       ("--vocab", "vocab" in train_overrides)) if given]
     clash += [f"--{name.replace('_', '-')}" for name in model_overrides]
