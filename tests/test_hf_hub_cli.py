@@ -27,6 +27,9 @@ COMMANDS = {
               "--json"],
 }
 
+# train prints many JSON lines (tests/test_cli_train_hf.py covers its download); the refusal is the same.
+REFUSED = COMMANDS | {"train": ["train", "--from-hf", ID, "--steps", "1", "--seq-len", "8", "--json"]}
+
 
 def _one_error_line(capsys) -> str:
     captured = capsys.readouterr()
@@ -35,9 +38,9 @@ def _one_error_line(capsys) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("command", REFUSED)
 def test_an_uncached_id_is_refused_without_download_and_the_hub_is_not_asked(command, hub, cache, capsys):
-    assert main(COMMANDS[command]) == 2
+    assert main(REFUSED[command]) == 2
     line = _one_error_line(capsys)
     assert f"--from-hf {ID}: not in the local cache" in line and "add --download" in line
     assert hub.requests == []
@@ -73,6 +76,8 @@ def test_flags_without_from_hf_and_pickles_are_refused_in_one_line(hub, capsys):
     assert "--download only goes with --from-hf" in _one_error_line(capsys)
     assert main(["generate", "--preset", "gpt2-toy", "--prompt", "x", "--allow-pickle"]) == 2
     assert "--allow-pickle only goes with --from-hf" in _one_error_line(capsys)
+    assert main(["train", "--steps", "1", "--download"]) == 2
+    assert "--download only goes with --from-hf" in _one_error_line(capsys)
     assert main(["info", "--from-hf", "lab/pickle-only", "--download"]) == 2
     assert "a pickle; add --allow-pickle" in _one_error_line(capsys)
     assert hub.fetched() == []

@@ -152,6 +152,8 @@ async def test_page_and_websocket_stream_the_first_screen_and_take_keys():
     (["--port", "0"], "--port (0)"),
     (["--port", "eighty"], "--port"),
     (["--host", "192.0.2.1"], "cannot be used"),  # TEST-NET: never an address of this machine
+    (["--download"], "--download only goes with --from-hf"),
+    (["--preset", "gpt2-toy", "--allow-pickle"], "--allow-pickle only goes with --from-hf"),
 ])
 def test_bad_flags_are_one_line_before_anything_starts(flags, needle, capsys):
     assert main(["serve", *flags]) == 2
@@ -180,6 +182,31 @@ def test_the_app_command_survives_a_shell(tmp_path):
     weird.mkdir()
     args = argparse.Namespace(preset=None, device="cpu", checkpoint=os.path.relpath(weird), from_hf=None)
     assert app_argv(args) == ["--device", "cpu", "--checkpoint", str(weird.resolve())]  # cwd-independent
+
+
+def test_download_and_allow_pickle_reach_the_served_app_command(monkeypatch, capsys):
+    """`serve --from-hf gpt2 --download --allow-pickle`: every browser session's app gets both flags."""
+    from tui_lab.cli import launch, serve
+
+    built = {}
+
+    def record(command, host, port, url):  # the server textual-serve would start, with the command it would run
+        built["command"] = command
+        return argparse.Namespace(serve=lambda: None)
+
+    monkeypatch.setattr(serve, "_server", record)
+    monkeypatch.setattr(serve, "check_app_flags", lambda argv: launch.parser().parse_args(argv))  # no cache look-up
+    flags = ["--from-hf", "gpt2", "--download", "--allow-pickle", "--device", "cpu"]
+    assert main(["serve", "--port", str(free_port()), *flags]) == 0
+    words = shlex.split(built["command"])
+    assert words[:3] == [sys.executable, "-m", "tui_lab.cli"]
+    assert words[3:] == ["--device", "cpu", "--from-hf", "gpt2", "--download", "--allow-pickle"]
+    app = launch.parser().parse_args(words[3:])  # what the app process parses
+    assert app.from_hf == "gpt2" and app.download and app.allow_pickle
+    assert main(["serve", "--port", str(free_port()), "--from-hf", "gpt2"]) == 0
+    assert "--download" not in shlex.split(built["command"])  # without the flag the app asks first
+    args = argparse.Namespace(preset=None, device=None, checkpoint=None, from_hf="gpt2")  # no hub flags at all
+    assert app_argv(args) == ["--from-hf", "gpt2"]
 
 
 # Installed here with apt's `chromium`; CI need not have it.

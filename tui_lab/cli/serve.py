@@ -30,7 +30,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # The app's launch flags, passed through to every browser session.
     parser.add_argument("--preset", help="preset to open")
     parser.add_argument("--checkpoint", metavar="DIR", help="open a checkpoint folder saved by tui-lab")
-    parser.add_argument("--from-hf", dest="from_hf", metavar="DIR", help="open a Hugging Face GPT-2 folder")
+    parser.add_argument("--from-hf", dest="from_hf", metavar="ID|DIR",
+                        help="open a Hugging Face GPT-2 folder or model id (gpt2); an id not in the local cache "
+                             "asks each browser session before downloading")
+    parser.add_argument("--download", action="store_true",
+                        help="with --from-hf ID: the app downloads without asking (the files and progress still show)")
+    parser.add_argument("--allow-pickle", dest="allow_pickle", action="store_true",
+                        help="with --from-hf ID: accept weights that exist only as pytorch_model.bin (read with "
+                             "weights_only)")
     parser.add_argument("--device", help="cpu, cuda, cuda:N or mps (default cpu)")
 
 
@@ -45,6 +52,9 @@ def app_argv(args: argparse.Namespace) -> list[str]:
             path = Path(folder).expanduser()
             # `--from-hf gpt2` names a model in the HF cache, not a folder here: pass a bare name as is.
             argv += [flag, str(path.resolve()) if path.exists() else folder]
+    # A Namespace built without them (a caller of app_argv) means neither: the app asks before downloading.
+    argv += [flag for flag, name in (("--download", "download"), ("--allow-pickle", "allow_pickle"))
+             if getattr(args, name, False)]
     return argv
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_lab.cli import UsageError
+from tui_lab.cli.model_args import add_hub_arguments, check_hub_arguments, hub_options
 from tui_lab.config import field_names, parse_value
 from tui_lab.train.config import parse_train_value, train_config_for, train_field_names
 
@@ -25,6 +26,11 @@ TRAIN_FLAGS = ("steps", "batch_size", "seq_len", "lr", "seed", "tokenizer", "out
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", help="preset to start from (default: transformer-2017-toy for a task, "
                                          "gpt2-toy for text)")
+    parser.add_argument("--from-hf", dest="from_hf", metavar="ID|DIR",
+                        help="fine-tune a real GPT-2 (a Hugging Face folder or model id: gpt2, distilgpt2) with its "
+                             "own tokenizer on --data FILE or the built-in corpus; an id not in the local cache "
+                             "needs --download")
+    add_hub_arguments(parser)
     for name in MODEL_SHORTCUTS:
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, metavar="N")
     parser.add_argument("--vocab", type=int, metavar="N",
@@ -57,14 +63,17 @@ def run(args: argparse.Namespace) -> int:
     if args.steps is not None and args.steps <= 0:
         raise UsageError(f"steps ({args.steps}) must be a positive integer")
     _check_out(args.out)
+    check_hub_arguments(args)
     from tui_lab.train import Trainer
 
     printer = JsonPrinter() if args.json else RichPrinter()
     if args.resume:
-        if model_overrides or args.preset:
-            raise UsageError("--resume continues the saved model; drop --preset and the model options")
+        if model_overrides or args.preset or args.from_hf:
+            raise UsageError("--resume continues the saved model; drop --preset, --from-hf and the model options")
         train_overrides.setdefault("out", args.resume)
         trainer = Trainer.from_checkpoint(args.resume, device=args.device, on_event=printer, **train_overrides)
+    elif args.from_hf:
+        trainer = _pretrained_trainer(args, model_overrides, train_overrides, printer)
     else:
         trainer = _new_trainer(args, model_overrides, train_overrides, printer)
     return _run(trainer, printer)
@@ -95,6 +104,30 @@ def _new_trainer(args, model_overrides: dict[str, Any], train_overrides: dict[st
     model_config = load_preset(preset, **model_overrides)
     train_config = train_config_for(task, data=args.data, **train_overrides)
     return Trainer(model_config, train_config, device=args.device, on_event=printer)
+
+
+def _pretrained_trainer(args, model_overrides: dict[str, Any], train_overrides: dict[str, Any], printer):
+    """Fine-tune a Hugging Face GPT-2: its weights, its config and its own tokenizer (the vocab is not resized)."""
+    from tui_lab.loading import load_model
+    from tui_lab.train import Trainer
+    from tui_lab.train.setup import FINETUNE_DEFAULTS
+
+    clash = [flag for flag, given in (("--preset", args.preset), ("--task", args.task or "task" in train_overrides),
+                                      ("--tokenizer", "tokenizer" in train_overrides),
+                                      ("--vocab", "vocab" in train_overrides)) if given]
+    clash += [f"--{name.replace('_', '-')}" for name in model_overrides]
+    if clash:
+        raise UsageError(f"--from-hf trains the model as it is, with its own tokenizer, on --data or the built-in "
+                         f"corpus; drop {', '.join(clash)}")
+    with hub_options(args) as options:  # on the CPU: the Trainer moves it where --device says
+        loaded = load_model("hf", args.from_hf, "cpu", **options)
+    train_config = train_config_for(None, data=args.data, **(FINETUNE_DEFAULTS | train_overrides))
+    trainer = Trainer(None, train_config, device=args.device, on_event=printer, tokenizer=loaded.tokenizer,
+                      model=loaded.model)
+    tokenizer = loaded.tokenizer
+    trainer.notes.insert(0, f"starting from {loaded.label}: its weights and its own {tokenizer.kind} tokenizer "
+                            f"({tokenizer.vocab_size:,} tokens; the model's vocab {trainer.model_config.vocab:,} kept)")
+    return trainer
 
 
 def _overrides(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:

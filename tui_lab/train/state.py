@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from tui_lab.checkpoint import decode_bytes, encode_bytes, load_checkpoint, save_checkpoint
 from tui_lab.train.config import TrainConfig
 
@@ -43,10 +41,9 @@ def resume_trainer(cls, folder: Path, device: str | None, on_event, data, change
     if state is None or "optimizer" not in state:
         raise ValueError(f"{folder} holds weights but no training state (train_state.json); it cannot be resumed")
     config = TrainConfig.from_dict(state["train_config"]).replace(**changes)
+    # The saved weights start the run (model=): their vocab stays even where the tokenizer is smaller (GPT-2).
     trainer = cls(ckpt.config, config, device=device, on_event=on_event, data=data,
-                  tokenizer=ckpt.tokenizer)
-    with torch.no_grad():
-        trainer.model.load_state_dict(ckpt.model.state_dict())
+                  tokenizer=ckpt.tokenizer, model=ckpt.model)
     trainer.optimizer.load_state_dict(state["optimizer"])
     trainer.step_count = int(state["step"])
     trainer.data_gen.set_state(decode_bytes(state["rng"]["data"]))

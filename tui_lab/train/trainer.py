@@ -43,22 +43,26 @@ from tui_lab.train.events import (
 )
 from tui_lab.train.layer_groups import layer_groups
 from tui_lab.train.schedules import learning_rate
-from tui_lab.train.setup import as_source, fit_model_config, make_optimizer
+from tui_lab.train.setup import as_source, fit_model_config, given_config, make_optimizer, starting_model
 from tui_lab.train.sources import build_source, token_loss_sum
 
 
 class Trainer(EvaluationMixin):
-    def __init__(self, model_config: ModelConfig, train_config: TrainConfig, device: str | None = "cpu",
+    def __init__(self, model_config: ModelConfig | None, train_config: TrainConfig, device: str | None = "cpu",
                  on_event: Callable[[Event], None] | None = None, data: Any = None, tokenizer: Any = None,
-                 peak_flops: float | None = None) -> None:
+                 peak_flops: float | None = None, model: nn.Module | None = None) -> None:
+        """`model`: starting weights (a pretrained GPT-2, a resumed run), trained in place, with `tokenizer`
+        (or `data`) the one they were trained with; its vocab is kept and `model_config` may be None."""
         self.train_config = c = train_config
         self.on_event = on_event
         self.control = RunControl()
         self._lock = threading.Lock()
         self.dist, self.device = distributed.setup(pick_device(device), c.batch_size)
+        if model is not None:
+            model_config = given_config(model, model_config, data, tokenizer)
         self.source = as_source(data, c) if data is not None else build_source(c, tokenizer)
-        self.model_config, self.notes = fit_model_config(model_config, c, self.source)
-        self.model, self._cpu_rng, self._device_rng = self._build_model()
+        self.model_config, self.notes = fit_model_config(model_config, c, self.source, keep_vocab=model is not None)
+        self.model, self._cpu_rng, self._device_rng = self._build_model(model)
         self.ddp_model = distributed.wrap(self.model, self.dist, self.device)
         self.optimizer = make_optimizer(self.model, c, self.device)
         self.groups = layer_groups(self.model)
@@ -74,12 +78,13 @@ class Trainer(EvaluationMixin):
         self._started = False
 
     # -- building ----------------------------------------------------------------------------------
-    def _build_model(self) -> tuple[nn.Module, torch.Tensor, torch.Tensor | None]:
-        """Weights from `seed` (the same on every rank); dropout streams seeded per rank."""
+    def _build_model(self, start: nn.Module | None = None) -> tuple[nn.Module, torch.Tensor, torch.Tensor | None]:
+        """Weights from `seed` (the same on every rank) or from `start`; dropout streams seeded per rank."""
         c, cuda = self.train_config, self.device.startswith("cuda")
         with torch.random.fork_rng(devices=[self.device] if cuda else [], device_type="cuda"):
             torch.manual_seed(c.seed)
-            model = build_model(self.model_config, device=self.device)
+            model = build_model(self.model_config, device=self.device) if start is None else \
+                starting_model(start, self.model_config, self.device)
             torch.manual_seed(c.seed * 1000 + 1 + self.dist.rank)
             cpu_rng = torch.get_rng_state()
             device_rng = torch.cuda.get_rng_state(self.device) if cuda else None
