@@ -80,9 +80,9 @@ def _positions(d_model: int) -> Grid:
 
     table = sinusoidal_table(SINE_ROWS, d_model)  # (L, E)
     sines = table[:, 0::2]  # PE(pos, 2i): one column per frequency; the cos columns are the same waves shifted
-    cols = [str(2 * i) for i in range(sines.shape[1])]
-    return Grid(f"PE(pos, 2i), d_model {d_model}", _rows(sines), [str(p) for p in range(SINE_ROWS)], cols,
-                lo=-1.0, hi=1.0, axes=("position", "dimension"))
+    cols = [str(i) for i in range(sines.shape[1])]
+    return Grid(f"PE(pos, 2i), i = 0..{sines.shape[1] - 1}, d_model {d_model}", _rows(sines),
+                [str(p) for p in range(SINE_ROWS)], cols, lo=-1.0, hi=1.0, axes=("position", "i"))
 
 
 def _prev_head(loaded) -> tuple[Grid, dict[str, float]]:
