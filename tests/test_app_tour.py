@@ -1,4 +1,4 @@
-"""Tour: every page shows its picture beside its words, read off the rendered screen; the live model is never touched."""
+"""Tour: every page shows its picture beside its words, read off the rendered screen; the live model stays."""
 
 from __future__ import annotations
 
@@ -6,14 +6,15 @@ import pytest
 from rich.color import Color
 from screen_reader import find_columns, find_rows, read_svg, slot_colours
 from test_app_support import app_for, screen_lines, wait_for, wait_ready
-from textual.widgets import TabbedContent
+from textual.widgets import Input, TabbedContent
 
-from tui_lab.app.tour.examples import NUMBER, numbers_pair
+from tui_lab.app.tour.examples import NUMBER, TOY_DE, numbers_pair
 from tui_lab.app.tour.steps import STEPS
 from tui_lab.app.widgets.grid_cells import PALETTE
 
 # A phrase each page's picture draws (captions, diagram rules, table cells), not its text.
-PICTURE = ("attention: 1 step, all pairs at once", "PE(pos, 2i)", "(previous-token head)", "padding: the batch of 4/3/1",
+PICTURE = ("attention: 1 step, all pairs at once", "PE(pos, 2i)", "(previous-token head)",
+           "padding: the batch of 4/3/1",
            "cross-attention · layer", "GPT-2 · pre-LN", "2017 base   GPT-2 small", "self-attention over the cache")
 
 
@@ -72,7 +73,11 @@ def palette_level(hex_colour: str | None) -> int:
     if hex_colour is None:
         return -1
     rgb = Color.parse(hex_colour).get_truecolor()
-    return min(range(len(PALETTE)), key=lambda i: sum((a - b) ** 2 for a, b in zip(PALETTE[i].get_truecolor(), rgb)))
+
+    def distance(i: int) -> int:
+        return sum((a - b) ** 2 for a, b in zip(PALETTE[i].get_truecolor(), rgb, strict=True))
+
+    return min(range(len(PALETTE)), key=distance)
 
 
 async def test_cross_attention_page_is_target_by_source_and_zwei_reads_two():
@@ -109,8 +114,21 @@ async def test_g_opens_the_steps_full_view_without_touching_the_live_model():
 
 
 def test_the_cross_attention_number_is_held_out():
+    from tui_lab.data.numbers import english_words, german_words
     from tui_lab.data.tasks import load_task
 
     task = load_task("numbers-de")
+    assert numbers_pair() == (english_words(NUMBER), german_words(NUMBER))
     assert numbers_pair() in task.examples("val") and numbers_pair() not in task.examples("train")
-    assert numbers_pair() == ("four hundred thirty two", "vier hundert zwei und dreißig") and NUMBER == 432
+
+
+async def test_the_attention_view_starts_the_shipped_2017_toy_on_the_held_out_number():
+    app = app_for("--preset", TOY_DE)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("f2")
+        attention = app.view("attention")
+        await wait_for(pilot, lambda: attention.captured_generation == app.live.generation)
+        source, target = numbers_pair()
+        assert attention.query_one("#att-src", Input).value == source
+        assert attention.query_one("#att-tgt", Input).value == f"<bos> {target}"

@@ -10,8 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_lab.app.tour.examples import (ENGLISH_SENTENCE, MASK_BATCH, SINE_ROWS, TOY_DE, TOY_EN,
-                                       numbers_pair, previous_token_meta)
+from tui_lab.app.tour.examples import (
+    ENGLISH_SENTENCE,
+    MASK_BATCH,
+    SINE_ROWS,
+    TOY_DE,
+    TOY_EN,
+    numbers_pair,
+    previous_token_meta,
+)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,15 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from tui_lab.analysis import count_params
-from tui_lab.app.tour.examples import (ENGLISH_SENTENCE, MASK_BATCH, NUMBER, TOY_DE, TOY_EN, numbers_pair,
-                                       previous_token_meta)
+from tui_lab.app.tour.examples import (
+    ENGLISH_SENTENCE,
+    MASK_BATCH,
+    NUMBER,
+    TOY_DE,
+    TOY_EN,
+    numbers_pair,
+    previous_token_meta,
+)
 from tui_lab.app.tour.pictures import Pictures, rnn_grids
 from tui_lab.app.tour.visuals import DecodeSteps, GridPanel, NormDiagrams, counts_table, side_by_side
 from tui_lab.presets import load_preset

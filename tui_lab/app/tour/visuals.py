@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Label, Static
 
-from tui_lab.app.tour.pictures import DecodeRow, Grid, Pictures
+from tui_lab.app.tour.pictures import DecodeRow, Grid
 from tui_lab.app.widgets.block_diagram import BlockDiagram
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.config import ModelConfig
