@@ -78,8 +78,8 @@ def _positions_text(p: Pictures) -> str:
     learned = load_preset(SMALL).max_len
     return (f"Attention ignores order, so each token embedding (x √d_model = {math.sqrt(d):.1f}) gets a position "
             f"vector added: sine waves, no parameters, any length (GPT-2 learns {learned:,} rows instead). "
-            f"PE(pos, 2i) = sin(pos / 10000^(2i/{d})): column 0 repeats every {fast:.1f} positions, column "
-            f"{d - 2} every {slow:,.0f}. Shown: the sine columns of the numbers-de toy's table.")
+            f"PE(pos, 2i) = sin(pos / 10000^(2i/{d})): i = 0 repeats every {fast:.1f} positions, i = {d // 2 - 1} "
+            f"every {slow:,.0f}. Shown: the sine columns of the numbers-de toy's table.")
 
 
 def _self_text(p: Pictures) -> str:
