@@ -12,6 +12,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label
 
 from tui_lab.app import grids
+from tui_lab.app.tour.examples import TOY_DE, numbers_pair
 from tui_lab.app.views import attention_capture as work
 
 SOURCE_TEXT = "I have seen the film today"
@@ -33,8 +34,9 @@ class Inputs:
     def _set_defaults(self) -> None:
         src, tgt = self.query_one("#att-src", Input), self.query_one("#att-tgt", Input)
         if self.encoder_decoder:
-            src.value = src.value or SOURCE_TEXT
-            tgt.value = tgt.value or TARGET_TEXT
+            source, target = numbers_pair() if self._shipped_2017_toy() else (SOURCE_TEXT, None)
+            src.value = src.value or source
+            tgt.value = tgt.value or (f"{grids.BOS_TEXT} {target}" if target else TARGET_TEXT)
         else:
             src.value = src.value or GPT_TEXT
         self._show_target()
@@ -45,12 +47,26 @@ class Inputs:
         self.query_one("#att-tgt", Input).display = self.query_one("#att-tgt-label").display = two
         self.query_one("#att-src-label", Label).update("source" if two else "text")
 
+    def _shipped_2017_toy(self) -> bool:
+        """The shipped trained 2017 toy: its held-out number shows learned cross-attention (random weights
+        would show noise whatever the text, so a random toy keeps the paper's 'gesehen' sentence)."""
+        return self.app.live.config.name == TOY_DE
+
+    def _untouched(self) -> bool:
+        """The inputs still hold a default text (the person has typed nothing of their own)."""
+        tgt = self.query_one("#att-tgt", Input).value
+        return self.query_one("#att-src", Input).value in (SOURCE_TEXT, GPT_TEXT) and tgt in ("", TARGET_TEXT)
+
     def _fit_inputs_to_tokenizer(self) -> bool:
         """Words the live tokenizer lacks would all read <unk>: use the model's own data instead.
 
-        True when a search for such text started in a worker (it runs the capture when it is done).
+        The shipped 2017 toy gets its held-out example (the one the tour shows), so its first
+        cross-attention grid shows the learned word-order swap. True when a search for text started in a
+        worker (it runs the capture when it is done).
         """
         live = self.app.live
+        if self.encoder_decoder and self._shipped_2017_toy() and self._untouched():
+            self._use_inputs(*numbers_pair(), f"the held-out example of {TOY_DE}")
         if live.tokenizer is None or not hasattr(live.tokenizer, "unknown"):
             return False
         texts = [self.query_one("#att-src", Input).value]
