@@ -92,10 +92,5 @@ def launch(argv: list[str]) -> int:
     # UI thread (REFERENCE: in-app throughput collapsed with spinning workers; see app/threads.py).
     configure_openmp()
     app = make_app(argv)
-    import multiprocessing.resource_tracker
-
-    # Spawning processes from inside a running Textual app fails ("bad value(s) in fds_to_keep")
-    # unless the resource tracker is started before the app takes over the terminal.
-    multiprocessing.resource_tracker.ensure_running()
     app.run()
     return int(app.return_code or 0)
