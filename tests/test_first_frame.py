@@ -25,11 +25,13 @@ from test_app_support import SIZE, app_for, screen_text, wait_ready
 from textual.app import App
 
 seen = {{}}
+LATER = ("tui_lab.app.views", "tui_lab.hf", "textual_plotext", "plotext")  # imported after the first frame
 display = App._display
 
 def probe(self, screen, renderable):  # every frame passes here (headless: not written); keep the first
     if renderable is not None and not self._batch_count and "screen" not in seen:
-        seen.update(torch="torch" in sys.modules, screen=screen_text(self), views=[v.id for v in self.views()])
+        seen.update(torch="torch" in sys.modules, screen=screen_text(self), views=[v.id for v in self.views()],
+                    later=[m for m in sys.modules if m.startswith(LATER)])
     display(self, screen, renderable)
 
 App._display = probe
@@ -54,6 +56,7 @@ def test_first_frame_shows_the_count_before_torch_and_before_any_view():
     assert "1 Architecture" in seen["screen"] and "6 Speed" in seen["screen"]
     assert seen["torch"] is False
     assert seen["views"] == []  # composing the Architecture view first cost 3x a bare app's whole start
+    assert seen["later"] == []
     assert seen["after"] == [f"view-{spec.id}" for spec in VIEWS] and seen["torch_after"] is True
 
 

@@ -22,7 +22,6 @@ from textual.widgets import Footer, Header, TabbedContent, TabPane
 
 from tui_lab.analysis import memory
 from tui_lab.app.first_frame import FirstFrame
-from tui_lab.app.hub_open import ask_for_hub_model, open_from_hub
 from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus
 from tui_lab.app.origin import origin_subtitle
 from tui_lab.config import ModelConfig
@@ -122,6 +121,8 @@ class TuiLabApp(App):
         elif self._checkpoint:
             self.live.start_load_checkpoint(self, self._checkpoint)
         elif self._from_hf:
+            from tui_lab.app.hub_open import open_from_hub  # its modals are not needed for the first frame
+
             open_from_hub(self, self._from_hf, **self.hf_options)  # an uncached id asks before downloading
         else:
             self.live.start_build(self, self.live.config, self._origin)
@@ -207,10 +208,16 @@ class TuiLabApp(App):
         yield SystemCommand("Toggle light/dark theme", "t", self.action_toggle_theme)
         yield SystemCommand("Cancel model build", "ctrl+x: keep the previous live model", self.action_cancel_build)
         yield SystemCommand("Open a Hugging Face model...", "a model id (gpt2) or a folder; a download asks first",
-                            lambda: ask_for_hub_model(self))
+                            lambda: _ask_for_hub_model(self))
         for view in self.views():
             for title, help_text, callback in getattr(view, "palette_commands", lambda: [])():
                 yield SystemCommand(title, help_text, callback)
+
+
+def _ask_for_hub_model(app: TuiLabApp) -> None:
+    from tui_lab.app.hub_open import ask_for_hub_model  # imported when asked for, not before the first frame
+
+    ask_for_hub_model(app)
 
 
 def _start_resource_tracker() -> None:
