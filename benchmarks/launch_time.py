@@ -82,9 +82,11 @@ class Tmux:
         raise RuntimeError("tmux control client closed")
 
     def close(self) -> None:
+        socket_path = self.command("display -p '#{socket_path}'").strip()
         self.client.stdin.close()
         self.client.wait(timeout=5)
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+        Path(socket_path).unlink(missing_ok=True)  # the server leaves its socket file behind
 
 
 def screen_seconds(tmux: Tmux, shell_command: str, needles: tuple[str, ...], poll_s: float,
