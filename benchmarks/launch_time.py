@@ -1,80 +1,191 @@
-"""Launch-to-first-frame of `tui-lab`: the app in a pseudo-terminal, timed until its first screen shows.
+"""Launch-to-first-frame of `tui-lab` against a bare Textual app, both in a real terminal (tmux).
 
-The first frame is the Architecture view with the preset's exact parameter count (arithmetic only);
-torch loads afterwards, in the worker that builds the live model. Also times `import torch` alone in a
-fresh interpreter, for comparison. Prints one line per run and, last, one JSON object.
+The bare app is a Header, a Static and a Footer: what any Textual app pays before its first paint.
+`tui-lab`'s first frame shows the preset's exact parameter count; its first screen is complete when the
+Architecture view's form is on it too (its last field at 80 x 24, `final_norm`): both are timed.
 
-    .venv/bin/python benchmarks/launch_time.py [--runs 3] [--preset gpt2-small]
+Both run in one private tmux server (80 x 24), alternating bare and tui-lab within each round so that
+the machine's load falls on both alike. A run is timed from the `new-window` command that starts the
+process until its text (the Static's, or the parameter count) is on the pane's screen, read with
+`capture-pane` every few ms through one tmux control-mode client (a poll costs ~0.2 ms; spawning a
+`tmux` process per poll cost ~8 ms of a shared core and slowed the apps it was timing). Prints one
+line per run, the medians and their difference with the load average, and, last, one JSON object.
+
+Bytecode: an installed app runs from compiled `.pyc` files (Textual in the venv does), but a checkout run
+with PYTHONDONTWRITEBYTECODE=1 compiles every tui_lab module on every launch. So the apps run with
+bytecode written under a temporary PYTHONPYCACHEPREFIX, after one untimed warm-up launch each.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/launch_time.py [--runs 7] [--preset gpt2-toy]
+    # another tree (an older checkout) beside this one, in the same session:
+    PYTHONPATH=. .venv/bin/python benchmarks/launch_time.py --tree before=../before --tree after=.
 """
 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
-import pty
-import select
 import signal
 import statistics
-import struct
 import subprocess
 import sys
-import termios
+import tempfile
 import time
+from pathlib import Path
 
-from tui_lab.analysis import count_params
-from tui_lab.presets import load_preset
+BARE_TEXT = "bare Textual app: first frame"
+FORM_LAST_FIELD = "final_norm"  # the Architecture form's last row visible at 80 x 24
+BARE_APP = f'''
+from textual.app import App
+from textual.widgets import Footer, Header, Static
 
 
-def first_frame_seconds(preset: str, timeout: float = 30.0, cols: int = 120, rows: int = 40) -> float:
-    """Seconds from spawning the process to the count appearing on the terminal."""
-    needle = f"{count_params(load_preset(preset)).total:,}".encode()
+class Bare(App):
+    def compose(self):
+        yield Header()
+        yield Static({BARE_TEXT!r})
+        yield Footer()
+
+
+Bare().run()
+'''
+
+
+class Tmux:
+    """A private tmux server driven through one control-mode client (no process spawned per command)."""
+
+    def __init__(self, env: dict[str, str], cols: int = 80, rows: int = 24) -> None:
+        self.socket = f"launch-time-{os.getpid()}"
+        # the server's environment is what every window's process starts with
+        subprocess.run(["tmux", "-L", self.socket, "new", "-d", "-s", "bench", "-x", str(cols), "-y", str(rows)],
+                       check=True, env=env)
+        self.client = subprocess.Popen(["tmux", "-L", self.socket, "-C", "attach", "-t", "bench"],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self._reply()  # the attach itself answers with an empty block
+        self.command("refresh-client -f no-output")  # we read screens, not the output stream
+
+    def command(self, line: str) -> str:
+        self.client.stdin.write(line.encode() + b"\n")
+        return self._reply()
+
+    def _reply(self) -> str:
+        lines, inside = [], False
+        for raw in self.client.stdout:
+            if raw.startswith(b"%begin"):
+                inside, lines = True, []
+            elif inside and raw.startswith((b"%end", b"%error")):
+                if raw.startswith(b"%error"):
+                    raise RuntimeError(f"tmux: {b''.join(lines).decode(errors='replace').strip()}")
+                return b"".join(lines).decode(errors="replace")
+            elif inside:
+                lines.append(raw)
+        raise RuntimeError("tmux control client closed")
+
+    def close(self) -> None:
+        socket_path = self.command("display -p '#{socket_path}'").strip()
+        self.client.stdin.close()
+        self.client.wait(timeout=5)
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+        Path(socket_path).unlink(missing_ok=True)  # the server leaves its socket file behind
+
+
+def screen_seconds(tmux: Tmux, shell_command: str, needles: tuple[str, ...], poll_s: float,
+                   timeout: float) -> list[float]:
+    """Seconds from starting `shell_command` in a fresh 80 x 24 window until each needle is on its screen."""
+    if "'" in shell_command:
+        raise ValueError("the command must not contain a single quote (it is quoted for tmux)")
     start = time.perf_counter()
-    pid, fd = pty.fork()
-    if pid == 0:  # child: becomes the app
-        os.environ["TERM"] = "xterm-256color"
-        os.execv(sys.executable, [sys.executable, "-m", "tui_lab.cli", "--preset", preset])
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    seen = b""
+    window, pane, pid = tmux.command(
+        f"new-window -d -P -F '#{{window_id}} #{{pane_id}} #{{pane_pid}}' '{shell_command}'").split()
+    seen: list[float] = []
     try:
         while time.perf_counter() - start < timeout:
-            ready, _, _ = select.select([fd], [], [], 0.05)
-            if ready:
-                try:
-                    seen += os.read(fd, 65536)
-                except OSError:
-                    break
-                # the count is written as one run of text; keep a short tail to catch a split read
-                if needle in seen:
-                    return time.perf_counter() - start
-                seen = seen[-4096:]
-        raise RuntimeError(f"no first frame within {timeout} s")
+            screen = tmux.command(f"capture-pane -p -t {pane}")
+            while len(seen) < len(needles) and needles[len(seen)] in screen:
+                seen.append(time.perf_counter() - start)
+            if len(seen) == len(needles):
+                return seen
+            time.sleep(poll_s)
+        raise RuntimeError(f"{needles[len(seen)]!r} not on screen within {timeout} s: {shell_command}")
     finally:
-        os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
-        os.close(fd)
+        tmux.command(f"kill-window -t {window}")
+        _wait_gone(int(pid))
 
 
-def torch_import_seconds() -> float:
-    code = "import time; t = time.perf_counter(); import torch; print(time.perf_counter() - t)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return float(out.stdout.strip())
+def _wait_gone(pid: int, grace: float = 5.0) -> None:
+    """The app (and a torch import in its worker) must not eat the next run's CPU."""
+    end = time.perf_counter() + grace
+    while time.perf_counter() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+
+
+def contestants(args: argparse.Namespace, bare_path: Path) -> dict[str, tuple[str, tuple[str, str]]]:
+    """label -> (shell command, (text of its first frame, text of its complete first screen))."""
+    from tui_lab.analysis import count_params
+    from tui_lab.presets import load_preset
+
+    needle = f"{count_params(load_preset(args.preset)).total:,}"
+    python = sys.executable
+    out = {"bare": (f"exec {python} {bare_path}", (BARE_TEXT, BARE_TEXT))}
+    for label, tree in (t.partition("=")[::2] for t in args.tree or ["tui-lab=."]):
+        root = Path(tree).resolve()
+        out[label] = (f"cd {root} && PYTHONPATH={root} exec {python} -m tui_lab.cli --preset {args.preset}",
+                      (needle, FORM_LAST_FIELD))
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--preset", default="gpt2-small")
+    parser.add_argument("--runs", type=int, default=7, help="runs of each contestant (default 7)")
+    parser.add_argument("--preset", default="gpt2-toy")
+    parser.add_argument("--tree", action="append", metavar="LABEL=DIR",
+                        help="a checkout whose tui_lab to launch (repeatable; default tui-lab=.)")
+    parser.add_argument("--poll-ms", type=float, default=3.0, help="screen poll interval (default 3 ms)")
+    parser.add_argument("--timeout", type=float, default=30.0)
     args = parser.parse_args()
-    frames = []
-    for i in range(args.runs):
-        frames.append(first_frame_seconds(args.preset))
-        print(f"run {i + 1}: first frame after {frames[-1]:.3f} s")
-    torch_s = torch_import_seconds()
-    print(f"import torch alone: {torch_s:.3f} s; load average {os.getloadavg()[0]:.2f}")
-    print(json.dumps({"preset": args.preset, "first_frame_s_median": round(statistics.median(frames), 3),
-                      "first_frame_s": [round(f, 3) for f in frames], "import_torch_s": round(torch_s, 3)}))
+    load_start = os.getloadavg()[0]
+    times: dict[str, list[list[float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        bare_path = Path(tmp) / "bare_app.py"
+        bare_path.write_text(BARE_APP)
+        runs = contestants(args, bare_path)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        tmux = Tmux(env)
+        try:
+            for command, needles in runs.values():  # warm-up: writes the bytecode, not timed
+                screen_seconds(tmux, command, needles, args.poll_ms / 1000, args.timeout)
+            for i in range(args.runs):
+                for label, (command, needles) in runs.items():
+                    first, full = screen_seconds(tmux, command, needles, args.poll_ms / 1000, args.timeout)
+                    times.setdefault(label, []).append([first, full])
+                    print(f"round {i + 1} {label}: first frame after {first:.3f} s, screen complete after "
+                          f"{full:.3f} s", flush=True)
+                    time.sleep(0.3)  # let the killed app's process leave before the next starts
+        finally:
+            tmux.close()
+    report(args, times, load_start)
+
+
+def report(args: argparse.Namespace, times: dict[str, list[list[float]]], load_start: float) -> None:
+    medians = {label: round(statistics.median(t[0] for t in ts), 3) for label, ts in times.items()}
+    complete = {label: round(statistics.median(t[1] for t in ts), 3) for label, ts in times.items()}
+    diffs = {label: round(m - medians["bare"], 3) for label, m in medians.items() if label != "bare"}
+    load_end = os.getloadavg()[0]
+    for label, m in medians.items():
+        extra = f" ({diffs[label]:+.3f} s vs bare); first screen complete {complete[label]:.3f} s" \
+            if label in diffs else ""
+        print(f"median first frame {label}: {m:.3f} s{extra}")
+    print(f"load average (1 min) {load_start:.2f} at start, {load_end:.2f} at end; {os.cpu_count()} CPUs")
+    print(json.dumps({"preset": args.preset, "runs": args.runs, "median_s": medians, "minus_bare_s": diffs,
+                      "complete_median_s": complete,
+                      "runs_s": {label: [[round(x, 3) for x in t] for t in ts] for label, ts in times.items()},
+                      "load_avg": [round(load_start, 2), round(load_end, 2)], "cpus": os.cpu_count()}))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ opened) and `palette_commands()` (extra (title, help, callback) entries for the 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +21,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
 from tui_lab.analysis import memory
-from tui_lab.app.hub_open import ask_for_hub_model, open_from_hub
+from tui_lab.app.first_frame import FirstFrame
 from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus
 from tui_lab.app.origin import origin_subtitle
 from tui_lab.config import ModelConfig
@@ -46,7 +48,6 @@ VIEWS: list[ViewSpec] = [
     ViewSpec("speed", "Speed", "tui_lab.app.views.speed:SpeedView"),
 ]
 LIGHT, DARK = "textual-light", "textual-dark"
-FIRST_FRAME_GRACE_S = 0.3
 
 
 VIEW_KEYS = Binding.Group("views")  # the footer shows "f1 ... f6 views"; the tabs name each number
@@ -84,23 +85,35 @@ class TuiLabApp(App):
         with TabbedContent(id="views", initial=VIEWS[0].id):
             for i, spec in enumerate(VIEWS):
                 with TabPane(f"{i + 1} {spec.title}", id=spec.id):
-                    if i == 0:  # the others mount after the first frame (`_mount_hidden_views`)
-                        yield spec.widget_class()(id=f"view-{spec.id}")
+                    if i == 0:  # the views mount once this first frame is on screen (`on_ready`)
+                        yield FirstFrame(self.live.config)
         yield Footer()
 
     def on_mount(self) -> None:
         self.theme = DARK
         self.sub_title = "building the live model in the background..."
-        # Paint first: the hidden views and the worker's `import torch` (2-3 s) would delay the first frame.
-        self.call_after_refresh(self._mount_hidden_views)
-        self.set_timer(FIRST_FRAME_GRACE_S, self._start_live_model)
 
-    async def _mount_hidden_views(self) -> None:
+    async def on_ready(self) -> None:
+        """The first frame is on screen (Textual's Ready): now the first view, which replaces the count line.
+
+        Then, after that view has painted, the hidden views, and last the worker (its `import torch`
+        holds the GIL for seconds): nothing of theirs delays what the person sees first, and every view
+        exists before the live model arrives (views read it on mount or in `live_model_changed`)."""
+        with self.batch_update():  # one repaint: the view in, the count line out
+            await self._mount_view(VIEWS[0])
+            await self.query_one(FirstFrame).remove()
+        self.call_after_refresh(self._after_first_view)
+
+    async def _after_first_view(self) -> None:
+        _start_resource_tracker()  # before any view can spawn a process
         for spec in VIEWS[1:]:
-            pane = self.query_one(f"#{spec.id}", TabPane)
-            await pane.mount(spec.widget_class()(id=f"view-{spec.id}"))
-            if self.query_one("#views", TabbedContent).active == spec.id:
-                self._activated(spec.id)  # its tab was opened before it existed
+            await self._mount_view(spec)
+        self._start_live_model()
+
+    async def _mount_view(self, spec: ViewSpec) -> None:
+        await self.query_one(f"#{spec.id}", TabPane).mount(spec.widget_class()(id=f"view-{spec.id}"))
+        if self.query_one("#views", TabbedContent).active == spec.id:
+            self._activated(spec.id)  # its tab was opened before it existed
 
     def _start_live_model(self) -> None:
         if not self._build_on_start:
@@ -108,6 +121,8 @@ class TuiLabApp(App):
         elif self._checkpoint:
             self.live.start_load_checkpoint(self, self._checkpoint)
         elif self._from_hf:
+            from tui_lab.app.hub_open import open_from_hub  # its modals are not needed for the first frame
+
             open_from_hub(self, self._from_hf, **self.hf_options)  # an uncached id asks before downloading
         else:
             self.live.start_build(self, self.live.config, self._origin)
@@ -193,10 +208,28 @@ class TuiLabApp(App):
         yield SystemCommand("Toggle light/dark theme", "t", self.action_toggle_theme)
         yield SystemCommand("Cancel model build", "ctrl+x: keep the previous live model", self.action_cancel_build)
         yield SystemCommand("Open a Hugging Face model...", "a model id (gpt2) or a folder; a download asks first",
-                            lambda: ask_for_hub_model(self))
+                            lambda: _ask_for_hub_model(self))
         for view in self.views():
             for title, help_text, callback in getattr(view, "palette_commands", lambda: [])():
                 yield SystemCommand(title, help_text, callback)
+
+
+def _ask_for_hub_model(app: TuiLabApp) -> None:
+    from tui_lab.app.hub_open import ask_for_hub_model  # imported when asked for, not before the first frame
+
+    ask_for_hub_model(app)
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker, a process of its own, once the first view is on screen.
+
+    Spawning it from inside the running app used to fail ("bad value(s) in fds_to_keep"): it passes
+    `sys.stderr.fileno()` to the child, and Textual's stderr capture answers -1. So it gets the real
+    stderr for the call, as it had when launch() started it before the app (and its first frame)."""
+    import multiprocessing.resource_tracker
+
+    with contextlib.redirect_stderr(sys.__stderr__):
+        multiprocessing.resource_tracker.ensure_running()
 
 
 def _bind(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:

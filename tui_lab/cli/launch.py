@@ -59,13 +59,13 @@ def _checked(args: argparse.Namespace):
 
 def _check_from_hf(args: argparse.Namespace) -> None:
     """What can be refused without the network: not a folder nor an id, a bad folder, offline and uncached."""
-    from tui_lab.hf.hub import locate, refuse_offline
-
     for flag, name in (("--download", "download"), ("--allow-pickle", "allow_pickle")):
         if getattr(args, name, False) and not args.from_hf:  # serve builds its Namespace from the same parser
             raise UsageError(f"{flag} only goes with --from-hf (a Hugging Face model id to fetch)")
     if not args.from_hf:
         return
+    from tui_lab.hf.hub import locate, refuse_offline  # only with --from-hf: not on the first frame's path
+
     try:
         if locate(args.from_hf) is None:
             refuse_offline(args.from_hf)  # the app would only fail in its modal: say it here, in one line
@@ -92,10 +92,5 @@ def launch(argv: list[str]) -> int:
     # UI thread (REFERENCE: in-app throughput collapsed with spinning workers; see app/threads.py).
     configure_openmp()
     app = make_app(argv)
-    import multiprocessing.resource_tracker
-
-    # Spawning processes from inside a running Textual app fails ("bad value(s) in fds_to_keep")
-    # unless the resource tracker is started before the app takes over the terminal.
-    multiprocessing.resource_tracker.ensure_running()
     app.run()
     return int(app.return_code or 0)
