@@ -74,9 +74,12 @@ def analysis_lines(config: Any, report: Any, run: Any, prediction: Prediction, d
     split = [f"{path} {_flops(sum(prediction.flops[path][last]))} (L*d {_ld_share(prediction.flops[path][last])})"
              for path, _, _ in PATHS]
     at_peak = ", ".join(_ms(prediction.seconds(path)[last]) for path, _, _ in PATHS)
-    measured = ", ".join(_ms(getattr(run, f"{path}_step_s")[last]) for path, _, _ in PATHS)
+    # A single step is noisy on a shared machine: the median of the run's last eighth stands for "at the end".
+    tail = max(1, run.new_tokens // 8)
+    measured = ", ".join(_ms(statistics.median(getattr(run, f"{path}_step_s")[-tail:])) for path, _, _ in PATHS)
     lines = [f"predicted (cyan, magenta) per token at L={ctx[last]}: " + ", ".join(split),
-             f"at the {prediction.peaks['cached'] / 1e9:.1f} GFLOP/s matmul peak: {at_peak}; measured {measured}"]
+             f"at the {prediction.peaks['cached'] / 1e9:.1f} GFLOP/s matmul peak: {at_peak}; "
+             f"measured {measured} (last 1/8)"]
     growth = _growth(run.cached_step_s, prediction.seconds("cached"))
     if growth is not None:
         got, expected, first, end = growth
