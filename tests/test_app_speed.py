@@ -15,7 +15,8 @@ from tui_lab.app.views.speed import DEMO, parse_lengths
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 
-SIZE = (120, 40)
+SIZE = (120, 40)  # tall enough for plotext to space its y ticks evenly (the log test reads them)
+SMALL = (80, 24)
 TICK = re.compile(r"^\s*([\d.]+)┤")
 
 
@@ -57,7 +58,7 @@ async def test_curves_spread_totals_prediction_overhead_note_and_log_axis():
         assert "⢕⢕ cached" in text and "⢕⢕ uncached" in text and "median of 2, · min-max" in text
         plot_rows = [line for line in screen_lines(app) if "│" in line]
         assert sum(line.count("·") for line in plot_rows) >= 2
-        assert f"12 tokens: cached {run.cached_s:.3g}s, uncached {run.uncached_s:.3g}s, {run.speedup:.2f}x" in text
+        assert f"cached {run.cached_s:.3g}s, uncached {run.uncached_s:.3g}s in all: {run.speedup:.2f}x" in text
         assert f"{run.speedup:.2f}x faster at 12 tokens" in text and "identical" in text
         # the predicted split at the last step: context 16 + 11, from the analysis
         d2, ld = decode_flops_per_token(app.live.model.config, 27, cached=True)
@@ -90,7 +91,7 @@ async def test_curves_spread_totals_prediction_overhead_note_and_log_axis():
 
 async def test_the_demo_model_is_the_default_for_the_toy_and_leaves_the_live_model_alone():
     app = app_for("--preset", "gpt2-toy")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SMALL) as pilot:
         view = await speed_view(pilot, "3", repeats="1", demo=True)
         live = app.live.model
         assert app.query_one("#sp-demo", OnOffCheckbox).value  # the toy is no wider than the demo
@@ -100,6 +101,10 @@ async def test_the_demo_model_is_the_default_for_the_toy_and_leaves_the_live_mod
         await wait_for(pilot, lambda: not view.running, 60)
         assert view.config == DEMO and app.live.model is live
         assert [r.new_tokens for r in view.report.runs] == [3]
+        await pilot.pause()
+        run, text = view.report.runs[0], screen_text(app)  # at 80x24 the totals on the plot and the split fit
+        assert f"cached {run.cached_s:.3g}s, uncached {run.uncached_s:.3g}s in all: {run.speedup:.2f}x" in text
+        assert "per token at L=18: cached" in text and "L*d" in text
 
 
 def test_lengths_are_checked():

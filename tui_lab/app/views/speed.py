@@ -126,7 +126,7 @@ class SpeedView(Vertical):
             yield OnOffCheckbox("log scale l", id="sp-log", compact=True)
             yield ProgressBar(id="sp-progress", show_eta=True)
         yield Static("cached vs uncached greedy generation: press r", id="sp-summary")
-        yield LinePlot("per-token latency (ms) vs new token", id="sp-plot")
+        yield LinePlot("per-token latency vs position", "new token", "ms/token", id="sp-plot")
         yield Static("", id="sp-analysis")
         yield DataTable(id="sp-table", zebra_stripes=True, cursor_type="row")
 
