@@ -1,49 +1,110 @@
-"""Speed view: cached vs uncached on a tiny model in a worker: both curves, a row per length, cancel."""
+"""Speed view, read from the rendered screen: both curves with their median and spread, the totals and the
+speedup on the plot, the predicted FLOPs split, the overhead note for the toy, the log axis, the demo model,
+a row per length and cancel."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from test_app_support import app_for, wait_for, wait_ready
+from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
 from textual.widgets import DataTable, Input
 
-from tui_lab.app.views.speed import parse_lengths
+from tui_lab.analysis.cost import decode_flops_per_token
+from tui_lab.app.views.speed import DEMO, parse_lengths
 from tui_lab.app.widgets.line_plot import LinePlot
+from tui_lab.app.widgets.toggle import OnOffCheckbox
 
-SIZE = (120, 40)
+SIZE = (120, 40)  # tall enough for plotext to space its y ticks evenly (the log test reads them)
+SMALL = (80, 24)
+TICK = re.compile(r"^\s*([\d.]+)┤")
 
 
-async def speed_view(pilot, lengths: str, repeats: str = "1"):
+async def speed_view(pilot, lengths: str, repeats: str = "2", demo: bool = False):
     app = pilot.app
     await wait_ready(pilot)
     await wait_for(pilot, lambda: bool(app.query("#view-speed")))
     app.show_view("speed")
     await pilot.pause()
+    view = app.view("speed")
+    if view.demo != demo:
+        await pilot.press("d")
     app.query_one("#sp-lengths", Input).value = lengths
     app.query_one("#sp-repeats", Input).value = repeats
-    return app.view("speed")
+    return view
 
 
-async def test_both_curves_and_a_row_per_length_then_cancel():
+def gaps(ticks: list[float]) -> list[float]:
+    """Differences between successive y ticks, top to bottom."""
+    return [a - b for a, b in zip(ticks, ticks[1:], strict=False)]
+
+
+def y_ticks(app) -> list[float]:
+    return [float(m.group(1)) for line in screen_lines(app) if (m := TICK.match(line))]
+
+
+async def test_curves_spread_totals_prediction_overhead_note_and_log_axis():
     app = app_for("--preset", "gpt2-toy")
     async with app.run_test(size=SIZE) as pilot:
         view = await speed_view(pilot, "4, 12")
+        assert not view.demo
         await pilot.press("r")
-        await wait_for(pilot, lambda: not view.running)
-        report = view.report
+        await wait_for(pilot, lambda: not view.running, 60)
+        await pilot.pause()
+        report, run = view.report, view.report.runs[-1]
         assert [r.new_tokens for r in report.runs] == [4, 12] and all(r.identical for r in report.runs)
-        plot = app.query_one("#sp-plot", LinePlot)
-        assert [line.label for line in plot.lines] == ["cached", "uncached"]
-        assert all(len(line.xs) == 12 for line in plot.lines)
+        text = screen_text(app)
+        # both medians in the legend, the spread's dots on the plot, totals and speedup in its title
+        assert "⢕⢕ cached" in text and "⢕⢕ uncached" in text and "median of 2, · min-max" in text
+        plot_rows = [line for line in screen_lines(app) if "│" in line]
+        assert sum(line.count("·") for line in plot_rows) >= 2
+        assert f"cached {run.cached_s:.3g}s, uncached {run.uncached_s:.3g}s in all: {run.speedup:.2f}x" in text
+        assert f"{run.speedup:.2f}x faster at 12 tokens" in text and "identical" in text
+        # the predicted split at the last step: context 16 + 11, from the analysis
+        d2, ld = decode_flops_per_token(app.live.model.config, 27, cached=True)
+        assert f"per token at L=27: cached {(d2 + ld) / 1e6:.3g} MFLOP (L*d {ld / (d2 + ld):.0%})" in text
+        assert "GFLOP/s matmul peak" in text and "FLOPs predict" in text
+        assert "mostly per-step overhead at this size" in text  # the toy's steps are overhead
         assert app.query_one("#sp-table", DataTable).row_count == 2
-        summary = str(app.query_one("#sp-summary").render())
-        assert "faster at 12 tokens" in summary and "identical" in summary
+        # log scale: the y ticks go from evenly spaced to evenly spaced ratios
+        linear = y_ticks(app)
+        steps = gaps(linear)
+        assert len(linear) >= 3 and max(steps) - min(steps) <= 0.1 * max(steps) + 0.05
+        await pilot.press("l")
+        await pilot.pause()
+        assert app.query_one("#sp-log", OnOffCheckbox).value and app.query_one("#sp-plot", LinePlot).ylog
+        logged = y_ticks(app)
+        assert logged != linear
+        ratios = [a / b for a, b in zip(logged, logged[1:], strict=False)]
+        assert max(ratios) / min(ratios) < 1.3 and max(gaps(logged)) > 2 * min(gaps(logged))
+        await pilot.press("l")
+        await pilot.pause()
+        assert y_ticks(app) == linear
         # a long comparison, cancelled: the worker stops between tokens and keeps what it measured
         app.query_one("#sp-lengths", Input).value = "4, 2000"
         await pilot.press("r")
-        await wait_for(pilot, lambda: app.query_one("#sp-progress").progress >= 4)
+        await wait_for(pilot, lambda: app.query_one("#sp-progress").progress >= 6)
         await pilot.press("x")
         await wait_for(pilot, lambda: not view.running)
         assert view.report.cancelled and [r.new_tokens for r in view.report.runs] == [4]
+
+
+async def test_the_demo_model_is_the_default_for_the_toy_and_leaves_the_live_model_alone():
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        view = await speed_view(pilot, "3", repeats="1", demo=True)
+        live = app.live.model
+        assert app.query_one("#sp-demo", OnOffCheckbox).value  # the toy is no wider than the demo
+        assert app.query_one("#sp-lengths", Input).placeholder == "512"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "demo model" in screen_text(app))
+        await wait_for(pilot, lambda: not view.running, 60)
+        assert view.config == DEMO and app.live.model is live
+        assert [r.new_tokens for r in view.report.runs] == [3]
+        await pilot.pause()
+        run, text = view.report.runs[0], screen_text(app)  # at 80x24 the totals on the plot and the split fit
+        assert f"cached {run.cached_s:.3g}s, uncached {run.uncached_s:.3g}s in all: {run.speedup:.2f}x" in text
+        assert "per token at L=18: cached" in text and "L*d" in text
 
 
 def test_lengths_are_checked():

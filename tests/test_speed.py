@@ -34,6 +34,11 @@ def test_report_has_one_run_per_length_with_identical_tokens(family):
         assert run["cached_tokens_per_s"] == pytest.approx(2 * run["new_tokens"] / run["cached_s"])
         assert len(run["cached_step_s"]) == len(run["uncached_step_s"]) == run["new_tokens"]
         assert sum(run["cached_step_s"]) == pytest.approx(run["cached_s"], rel=0.5)
+        for path in ("cached", "uncached"):  # the spread over repeats brackets the median at every position
+            low, mid, high = (run[f"{path}_step{part}_s"] for part in ("_min", "", "_max"))
+            assert len(low) == len(high) == run["new_tokens"]
+            assert all(a <= b <= c for a, b, c in zip(low, mid, high, strict=True))
+            assert any(a < c for a, c in zip(low, high, strict=True))  # two real runs never time alike throughout
     assert data["device"] == "cpu" and data["batch"] == 2 and data["cancelled"] is False
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tui_lab.analysis.params import attention_params, count_params, ffn_params
+from tui_lab.analysis.params import attention_params, count_params, ffn_params, linear
 from tui_lab.config import ModelConfig
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -59,3 +59,67 @@ def activation_bytes(c: ModelConfig, batch: int, seq_len: int, b: int) -> int:
     cross = (tokens * 4 * e + batch * h * seq_len * seq_len * 2) if c.family == "encoder-decoder" else 0
     logits = tokens * c.vocab * 2
     return b * (c.layers * per_layer + c.decoder_layers * cross + logits)
+
+
+# --- Decoding one token, cached and uncached (seed 003) -------------------------------------------
+# Uncached, each new token recomputes the whole prefix: its cost grows with the context L (the run's total
+# ~L^2). Cached, each token pays the d_model^2 weight matmuls once plus attention over the L cached keys:
+# linear in L with a slope of 4*E per layer, beside a d^2 part that does not move.
+
+
+def token_weight_flops(c: ModelConfig) -> int:
+    """FLOPs of one decoder-side token through every weight matrix: projections, FFN, cross-attention's
+    query and output projections (its keys/values come from the source), and the head."""
+    cross = 2 * linear(c.d_model, c.d_model, c.bias) if c.family == "encoder-decoder" else 0
+    return 2 * (c.decoder_layers * (attention_params(c) + ffn_params(c) + cross) + c.vocab * c.d_model)
+
+
+def decode_flops_per_token(c: ModelConfig, context: int, cached: bool, source: int = 0) -> tuple[int, int]:
+    """FLOPs to produce one new token at context L = `context`, split as (d^2 part, L*d part).
+
+    `context` is how many keys the new token's query sees (itself included). The d^2 part is every weight
+    matmul (`token_weight_flops`), the L*d part the attention scores and weighted sum (2 matmuls of 2*L*E
+    FLOPs per self-attention layer; `source` keys for cross-attention). Cached: one token. Uncached: the
+    decoder reruns all L tokens (the head included: `decode` returns logits for every position), query i
+    seeing i keys under the causal mask, and re-projects the source's keys and values for cross-attention.
+    """
+    if context < 1 or source < 0:
+        raise ValueError(f"context ({context}) must be >= 1 and source ({source}) >= 0")
+    e, layers = c.d_model, c.decoder_layers
+    cross = c.family == "encoder-decoder"
+    cross_ld = layers * 4 * source * e if cross else 0  # one query over the source's keys
+    if cached:
+        return token_weight_flops(c), layers * 4 * context * e + cross_ld
+    memory_kv = layers * source * 2 * 2 * linear(e, e, c.bias) if cross else 0
+    triangle = context * (context + 1) // 2  # sum of i for i = 1..L: what the causal mask lets queries see
+    return context * token_weight_flops(c) + memory_kv, layers * 4 * e * triangle + context * cross_ld
+
+
+def encoder_flops(c: ModelConfig, source: int) -> int:
+    """One pass of the encoder over `source` tokens (every query sees every key)."""
+    per_token = 2 * (attention_params(c) + ffn_params(c))
+    return c.encoder_layers * (source * per_token + 4 * source * source * c.d_model)
+
+
+def decode_step_flops(c: ModelConfig, prompt_len: int, new_tokens: int, cached: bool) -> list[tuple[int, int]]:
+    """(d^2, L*d) FLOPs of each step of a greedy run, as `generation.speed` times them.
+
+    Step k (from 0) predicts token k from a context of prompt_len + k tokens (decoder-only) or 1 + k
+    (an encoder-decoder's target, the prompt being the source). The cached run's first step fills the
+    cache with the whole prefix, so it costs what the uncached step does (for an encoder-decoder, the
+    source's keys and values included, plus the encoder pass on either path). Learned positions past max_len slide:
+    the decoder reruns the last max_len tokens without the cache.
+    """
+    cross = c.family == "encoder-decoder"
+    source, start = (prompt_len, 1) if cross else (0, prompt_len)
+    window = c.max_len if c.positions == "learned" else None
+    steps = []
+    for k in range(new_tokens):
+        context = start + k
+        slid = window is not None and context > window
+        reuse = cached and k > 0 and not slid
+        d2, ld = decode_flops_per_token(c, min(context, window) if slid else context, reuse, source)
+        if cross and k == 0:
+            d2 += encoder_flops(c, source)  # the timer's first mark includes the encoder pass
+        steps.append((d2, ld))
+    return steps

@@ -1,8 +1,9 @@
 """The speed comparison: cached vs uncached greedy generation of the same model, side by side.
 
 For each length, both paths generate from the same random prompt on the model's device; seconds are the
-median of `repeats` timed runs after an untimed warm-up, and per-token latency is kept step by step so
-the app can plot how the uncached path slows as the sequence grows. The same function serves
+median of `repeats` timed runs after an untimed warm-up, and per-token latency is kept step by step (the
+median over repeats, with the fastest and slowest run's latency at each position for the spread) so the
+app can plot how the uncached path slows as the sequence grows. The same function serves
 `tui-lab bench generate`, the app's speed panel and `benchmarks/generate_speed.py`.
 
 Each path runs on its own best thread count (`threads.decode_threads`, measured once per machine before
@@ -49,6 +50,11 @@ class SpeedRun:
     slid_steps: int  # how many of the steps did (0 when the length fits)
     cached_step_s: list[float] = field(repr=False)  # latency of each new token, median over repeats
     uncached_step_s: list[float] = field(repr=False)
+    # The spread over repeats at each position: the fastest and the slowest run's latency of that token.
+    cached_step_min_s: list[float] = field(default_factory=list, repr=False)
+    cached_step_max_s: list[float] = field(default_factory=list, repr=False)
+    uncached_step_min_s: list[float] = field(default_factory=list, repr=False)
+    uncached_step_max_s: list[float] = field(default_factory=list, repr=False)
 
     @property
     def speedup(self) -> float:
@@ -63,7 +69,9 @@ class SpeedRun:
                 "slid_steps": self.slid_steps,
                 "cached_tokens_per_s": self.tokens_per_s(True, batch),
                 "uncached_tokens_per_s": self.tokens_per_s(False, batch),
-                "cached_step_s": self.cached_step_s, "uncached_step_s": self.uncached_step_s}
+                "cached_step_s": self.cached_step_s, "uncached_step_s": self.uncached_step_s,
+                "cached_step_min_s": self.cached_step_min_s, "cached_step_max_s": self.cached_step_max_s,
+                "uncached_step_min_s": self.uncached_step_min_s, "uncached_step_max_s": self.uncached_step_max_s}
 
 
 @dataclass
@@ -137,8 +145,12 @@ def _measure(timer: _Timer, new_tokens: int, repeats: int, threads: dict[str, in
         identical=all(torch.equal(c.ids, u.ids) for c, u in zip(cached, uncached, strict=True)),
         slid=cached[-1].slid or uncached[-1].slid,
         slid_steps=slid,
-        cached_step_s=_median_steps(cached),
-        uncached_step_s=_median_steps(uncached),
+        cached_step_s=_per_step(cached, statistics.median),
+        uncached_step_s=_per_step(uncached, statistics.median),
+        cached_step_min_s=_per_step(cached, min),
+        cached_step_max_s=_per_step(cached, max),
+        uncached_step_min_s=_per_step(uncached, min),
+        uncached_step_max_s=_per_step(uncached, max),
     )
 
 
@@ -176,8 +188,9 @@ class _Timer:
         return _Timing(marks[-1] - start, steps, run.sequence.clone(), run.state.slid)
 
 
-def _median_steps(timings: list[_Timing]) -> list[float]:
-    return [statistics.median(step) for step in zip(*(t.step_s for t in timings), strict=True)]
+def _per_step(timings: list[_Timing], reduce: Callable[[list[float]], float]) -> list[float]:
+    """`reduce` (median, min, max) over the repeats, position by position."""
+    return [reduce(list(step)) for step in zip(*(t.step_s for t in timings), strict=True)]
 
 
 def _check(prompt_len: int, new_tokens: tuple[int, ...] | None, repeats: int, batch: int, bos_id: int,

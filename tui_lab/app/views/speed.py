@@ -1,9 +1,13 @@
-"""Speed: cached vs uncached greedy generation of the live model on its device, measured in a worker.
+"""Speed: cached vs uncached greedy generation measured in a worker, beside what the analysis predicts.
 
 `tui_lab.generation.speed.compare_generation` does the measuring (the same function as `tui-lab bench generate`);
-this view runs it in a thread worker with a progress bar and Cancel, then plots per-token latency
-against position for both paths (the uncached one grows with the sequence, the cached one stays flat)
-and lists the numbers.
+this view runs it in a thread worker with a progress bar and Cancel, then plots per-token latency against
+position for both paths (the median over repeats, the min and max as dots), the prediction from the FLOPs
+(`speed_draw`), the totals and the speedup, with a log y axis on `l`.
+
+The model measured is the live one, or, with "demo model" ticked, a wider random model built for the
+measurement only (the live model is untouched). On a 0.9M-parameter toy both curves are mostly per-step
+overhead, so the demo is ticked by default when the live model is narrower than it (`DEMO`).
 """
 
 from __future__ import annotations
@@ -19,11 +23,21 @@ from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.runs import downsample
-from tui_lab.app.widgets.line_plot import Line, LinePlot
+from tui_lab.app.views import speed_draw as draw
+from tui_lab.app.widgets.line_plot import LinePlot
+from tui_lab.app.widgets.toggle import OnOffCheckbox
+from tui_lab.config import ModelConfig  # torch-free
 from tui_lab.generation.lengths import default_lengths  # torch-free
 
 COLUMNS = ("new tokens", "cached s", "uncached s", "speedup", "cached tok/s", "uncached tok/s", "identical")
+# The demo: narrow enough that attention over the cache (4*L*E FLOPs a layer) is a real share of a cached
+# step (24*E^2) at a few hundred tokens, wide enough that the step is not all overhead, shallow enough that
+# the uncached path (~L^2 * E^2 over a run) finishes in about half a minute on a 2-core CPU: measured on a
+# shared 2-core Xeon (1 thread a path), 512 tokens after a 16-token prompt, 3 repeats took 30 s and the
+# cached step rose 17% over the run (d_model 256 or 512 took 60-110 s and the rise drowned in the noise).
+DEMO = ModelConfig(name="speed-demo", d_model=128, heads=4, d_ff=512, decoder_layers=2, vocab=256, max_len=1024,
+                   dropout=0.0)
+DEMO_LENGTHS = (512,)
 
 
 class SpeedProgress(Message):
@@ -33,23 +47,43 @@ class SpeedProgress(Message):
 
 
 class SpeedDone(Message):
-    def __init__(self, job: int, report: Any = None, error: str | None = None) -> None:
+    def __init__(self, job: int, report: Any = None, error: str | None = None, config: Any = None,
+                 peaks: dict[str, float] | None = None) -> None:
         super().__init__()
         self.job, self.report, self.error = job, report, error
+        self.config, self.peaks = config, peaks or {}
 
 
-def measure(poster: Any, job: int, model: Any, prompt_len: int, lengths: tuple[int, ...], repeats: int) -> None:
-    """Worker thread: run the comparison, post progress and the report (or the error)."""
+def measure(poster: Any, job: int, model: Any, device: str, prompt_len: int, lengths: tuple[int, ...],
+            repeats: int) -> None:
+    """Worker thread: run the comparison (building the demo model first when `model` is a ModelConfig), then
+    the matmul peak on each path's thread count; post progress and the report (or the error)."""
     try:
         from tui_lab.generation.speed import compare_generation
 
         worker = get_current_worker()
+        if isinstance(model, ModelConfig):
+            from tui_lab.loading import load_model
+
+            model = load_model("config", model, device=device, seed=0).model  # fixed weights: runs compare
         report = compare_generation(model, prompt_len, lengths, repeats,
                                     on_progress=lambda d, t: poster.post_message(SpeedProgress(job, d, t)),
                                     should_stop=lambda: worker.is_cancelled)
-        poster.post_message(SpeedDone(job, report))
+        poster.post_message(SpeedDone(job, report, config=model.config, peaks=_peaks(report)))
     except Exception as err:  # noqa: BLE001 - shown, never a crash
         poster.post_message(SpeedDone(job, error=str(err).strip().splitlines()[0] if str(err) else repr(err)))
+
+
+def _peaks(report: Any) -> dict[str, float]:
+    """The matmul peak with each path's thread count (measured once per machine, then read back)."""
+    from tui_lab.generation.threads import torch_threads
+    from tui_lab.hardware import matmul_peak_flops
+
+    peaks = {}
+    for path, threads in report.threads.items():
+        with torch_threads(threads):
+            peaks[path] = matmul_peak_flops(report.device)
+    return peaks
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:
@@ -63,13 +97,18 @@ def parse_lengths(text: str) -> tuple[int, ...]:
 
 
 class SpeedView(Vertical):
-    BINDINGS = [Binding("r", "run", "run"), Binding("x", "cancel", "cancel")]
+    BINDINGS = [Binding("r", "run", "run"), Binding("x", "cancel", "cancel"), Binding("l", "log", "log scale"),
+                Binding("d", "demo", "demo model")]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.job = 0
         self.running = False
         self.report: Any = None
+        self.config: Any = None  # the config of the model measured (the demo's or the live one's)
+        self.peaks: dict[str, float] = {}
+        self.demo_set = False  # the demo box follows the live model's size until a person ticks it
+        self.measured_demo = False  # whether the last run measured the demo model
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="sp-inputs"):
@@ -81,20 +120,57 @@ class SpeedView(Vertical):
             yield Input("3", id="sp-repeats", classes="sp-field", compact=True)
             yield Button("Run r", id="sp-run", variant="primary", compact=True)
             yield Button("Cancel x", id="sp-cancel", variant="error", compact=True)
-        yield ProgressBar(id="sp-progress", show_eta=True)
-        yield Static("cached vs uncached greedy generation of the live model: press r", id="sp-summary")
-        yield LinePlot("per-token latency (ms) vs position", "new token", "ms", id="sp-plot")
+        with Horizontal(id="sp-options"):
+            yield OnOffCheckbox(f"demo model d ({DEMO.d_model}x{DEMO.decoder_layers}, window {DEMO.max_len})",
+                                id="sp-demo", compact=True)
+            yield OnOffCheckbox("log scale l", id="sp-log", compact=True)
+            yield ProgressBar(id="sp-progress", show_eta=True)
+        yield Static("cached vs uncached greedy generation: press r", id="sp-summary")
+        yield LinePlot("per-token latency vs position", "new token", "ms/token", id="sp-plot")
+        yield Static("", id="sp-analysis")
         yield DataTable(id="sp-table", zebra_stripes=True, cursor_type="row")
 
     def on_mount(self) -> None:
         self.query_one("#sp-table", DataTable).add_columns(*COLUMNS)
 
     def view_activated(self) -> None:
+        live = self.app.live
+        if not self.demo_set and live.ready:
+            # The toy's steps are all overhead: start on the demo unless the live model is at least as wide.
+            self._set_demo(live.model.config.d_model <= DEMO.d_model)
         self.query_one("#sp-run", Button).focus()
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return [("Speed: compare cached vs uncached generation", "r", self.action_run),
-                ("Speed: cancel the comparison", "x", self.action_cancel)]
+                ("Speed: cancel the comparison", "x", self.action_cancel),
+                ("Speed: log scale on/off", "l", self.action_log),
+                ("Speed: demo model on/off", "d", self.action_demo)]
+
+    @property
+    def demo(self) -> bool:
+        return self.query_one("#sp-demo", OnOffCheckbox).value
+
+    def action_log(self) -> None:
+        box = self.query_one("#sp-log", OnOffCheckbox)
+        box.value = not box.value
+
+    def action_demo(self) -> None:
+        self.demo_set = True
+        self._set_demo(not self.demo)
+
+    def _set_demo(self, on: bool) -> None:
+        self.query_one("#sp-demo", OnOffCheckbox).value = on
+        self.query_one("#sp-lengths", Input).placeholder = " ".join(map(str, DEMO_LENGTHS)) if on else "fit max_len"
+
+    @on(OnOffCheckbox.Changed, "#sp-log")
+    def _log_changed(self, event: OnOffCheckbox.Changed) -> None:
+        self.query_one("#sp-plot", LinePlot).set_log(event.value)
+
+    @on(OnOffCheckbox.Changed, "#sp-demo")
+    def _demo_changed(self, event: OnOffCheckbox.Changed) -> None:
+        if event.checkbox.has_focus:
+            self.demo_set = True  # ticked by a person: keep it
+        self._set_demo(event.value)
 
     @guarded
     def action_run(self) -> None:
@@ -104,17 +180,23 @@ class SpeedView(Vertical):
         prompt_len = _positive("prompt", self.query_one("#sp-prompt", Input).value)
         repeats = _positive("repeats", self.query_one("#sp-repeats", Input).value)
         text = self.query_one("#sp-lengths", Input).value
-        # Empty: the core's lengths that fit the model's max_len after the prompt, so none slides.
-        lengths = parse_lengths(text) if text.strip() else default_lengths(live.model.config, prompt_len, 128)
+        demo = self.demo
+        config = DEMO if demo else live.model.config
+        # Empty: the demo's length, or the core's lengths that fit the model's max_len after the prompt.
+        lengths = parse_lengths(text) if text.strip() else DEMO_LENGTHS if demo else default_lengths(
+            config, prompt_len, 128)
         self.job += 1
         self.running, self.report = True, None
         self.query_one("#sp-progress", ProgressBar).update(total=len(lengths) * 2 * (repeats + 1), progress=0)
         training = getattr(self.app.view("train"), "training", False) if self.app.query("#view-train") else False
         busy = " - training is running too, so both share the CPU" if training else ""
-        self._summary(f"measuring {live.origin} on {live.device}{busy}...")
-        model, job = live.model, self.job
-        self.run_worker(lambda: measure(self, job, model, prompt_len, lengths, repeats), thread=True, group="speed",
-                        exclusive=True, exit_on_error=False)
+        what = (f"the demo model (d_model {DEMO.d_model}, {DEMO.decoder_layers} layers, random weights; the live "
+                f"model is unchanged)" if demo else live.origin)
+        self._summary(f"measuring {what} on {live.device}{busy}...")
+        model, device, job = DEMO if demo else live.model, live.device, self.job
+        self.measured_demo = demo
+        self.run_worker(lambda: measure(self, job, model, device, prompt_len, lengths, repeats), thread=True,
+                        group="speed", exclusive=True, exit_on_error=False)
 
     def action_cancel(self) -> None:
         if self.running:
@@ -140,7 +222,7 @@ class SpeedView(Vertical):
             self._summary(f"failed: {message.error}")
             self.notify(message.error, title="speed", severity="error")
             return
-        self.report = message.report
+        self.report, self.config, self.peaks = message.report, message.config, message.peaks
         self._show(message.report)
 
     def _show(self, report: Any) -> None:
@@ -150,28 +232,26 @@ class SpeedView(Vertical):
             table.add_row(run.new_tokens, f"{run.cached_s:.3f}", f"{run.uncached_s:.3f}", f"{run.speedup:.2f}x",
                           f"{run.tokens_per_s(True, report.batch):.1f}", f"{run.tokens_per_s(False, report.batch):.1f}",
                           "yes" if run.identical else "NO")
+        analysis = self.query_one("#sp-analysis", Static)
         if not report.runs:
             self._summary("cancelled before the first length was measured")
             self.query_one("#sp-plot", LinePlot).set_lines([])
+            analysis.update("")
             return
         last = report.runs[-1]
-        lines = [Line(name, *_xy(steps), colour=colour) for name, steps, colour in
-                 (("cached", last.cached_step_s, "green"), ("uncached", last.uncached_step_s, "red"))]
-        title = f"per-token latency (ms), {last.new_tokens} new tokens after a {report.prompt_len}-token prompt"
-        self.query_one("#sp-plot", LinePlot).set_lines(lines, title=title)
+        prediction = draw.predict(self.config, report, last, self.peaks) if self.peaks else None
+        self.query_one("#sp-plot", LinePlot).set_lines(draw.plot_lines(last, prediction),
+                                                      title=draw.plot_title(report, last))
         same = all(r.identical for r in report.runs)
         self._summary(f"{report.device}: the KV cache is {last.speedup:.2f}x faster at {last.new_tokens} tokens; "
                       f"outputs {'identical' if same else 'DIFFER'} on every length"
                       + (" (cancelled: lengths measured so far)" if report.cancelled else "")
                       + ("; learned positions slid past max_len" if any(r.slid for r in report.runs) else ""))
+        analysis.update("\n".join(draw.analysis_lines(self.config, report, last, prediction, self.measured_demo))
+                        if prediction else "")
 
     def _summary(self, text: str) -> None:
         self.query_one("#sp-summary", Static).update(text)
-
-
-def _xy(step_s: list[float]) -> tuple[list[float], list[float]]:
-    points = downsample([(i + 1, s * 1000) for i, s in enumerate(step_s)])
-    return [x for x, _ in points], [y for _, y in points]
 
 
 def _positive(name: str, text: str) -> int:

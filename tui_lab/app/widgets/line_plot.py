@@ -2,7 +2,8 @@
 
 textual-plotext rebuilds the whole figure on every refresh, so callers hand over bounded, downsampled
 series (`tui_lab.app.runs.downsample`) and call `set_lines` at most a few times a second. Plotext is
-not thread-safe: only the UI thread may call these methods.
+not thread-safe: only the UI thread may call these methods. `set_log` switches the y axis to a log scale
+(latencies that differ 100x then both show their shape).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class LinePlot(PlotextPlot):
         self.title, self.xlabel, self.ylabel = title, xlabel, ylabel
         self.lines: list[Line] = []
         self.vline: float | None = None
+        self.ylog = False
         self.points = 0  # points drawn, summed over lines (tests and the benchmark read it)
 
     def on_mount(self) -> None:
@@ -46,6 +48,12 @@ class LinePlot(PlotextPlot):
         self._draw()
         self.refresh()
 
+    def set_log(self, on: bool) -> None:
+        """A log y axis (values must be > 0; a line with a value <= 0 is left out while it is on)."""
+        self.ylog = on
+        self._draw()
+        self.refresh()
+
     def _draw(self) -> None:
         plt = self.plt
         plt.clear_data()
@@ -53,7 +61,10 @@ class LinePlot(PlotextPlot):
         plt.title(self.title)
         plt.xlabel(self.xlabel)
         plt.ylabel(self.ylabel)
+        plt.yscale("log" if self.ylog else "linear")
         for i, line in enumerate(self.lines):
+            if self.ylog and min(line.ys) <= 0:
+                continue  # no place on a log axis
             colour = line.colour or COLOURS[i % len(COLOURS)]
             plt.plot(line.xs, line.ys, label=line.label or None, color=colour, marker=line.marker)
         if self.vline is not None and self.lines:
