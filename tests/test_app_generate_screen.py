@@ -5,6 +5,7 @@ checkboxes, and the grid's room at 80x24 while the compare panel stays hidden.""
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import pytest
 from screen_reader import Screen, find_columns, find_rows, read_svg
@@ -12,7 +13,7 @@ from test_app_support import app_for, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.token_stream import LEGEND_STOPS, TokenStream
+from tui_lab.app.widgets.token_stream import LEGEND_STOPS, Token, TokenStream, describe
 
 SIZES = [(80, 24), (120, 40)]
 CANDIDATE = re.compile(r"(\S+) (\d\.\d{3})")
@@ -102,7 +103,7 @@ async def test_the_completion_reads_as_the_prompt_then_each_token_shaded_by_its_
         colour = {i: next(iter(c)) for i, c in shade.items()}
         assert {colour[i] for i in high}.isdisjoint(colour[i] for i in low)
         ranked = sorted(shade, key=probs.__getitem__)
-        assert all(luminance(colour[a]) <= luminance(colour[b]) + 1 for a, b in zip(ranked, ranked[1:]))
+        assert all(luminance(colour[a]) <= luminance(colour[b]) + 1 for a, b in pairwise(ranked))
         # the legend: one swatch per stop, its value on it, brighter as p grows, bracketing every token's shade
         y = next(y for y in range(screen.height) if "p  0  .25  .5  .75  1" in screen.line(y))
         x = screen.line(y).index("p  0  .25")
@@ -176,3 +177,14 @@ async def test_the_checkboxes_say_on_and_off():
         await pilot.pause()
         text = shot(app).text()
         assert "▐ ▌ cache" in text and "▐✔▌ probs y" in text, text
+
+
+def test_the_read_out_says_when_the_candidates_are_after_a_top_k_or_top_p_cut():
+    stream = TokenStream()
+    stream.start("ab")
+    stream.add(Token(7, "c", 0.2, ((7, "c", 0.5), (8, "d", 0.5))), "c")
+    cut = describe(stream, "T 1, top-k 2", cut=True).plain
+    assert "p 0.200 before top-k/top-p" in cut and "top-2 (T 1, top-k 2): c 0.500 d 0.500" in cut
+    assert "before" not in describe(stream, "T 1").plain
+    stream.add(Token(9, "e", None), "ce")  # beam search: no probability, no candidates
+    assert describe(stream, "beam search").plain == "newest token: e  beam search: no per-token probability"

@@ -38,10 +38,11 @@ class GenerateView(Vertical):
     GenerateView #gen-compare { display: none; }
     GenerateView #gen-compare.-shown { display: block; }
     GenerateView #gen-out-scroll { height: 1fr; }
+    GenerateView #gen-out-box:focus-within { border: round $accent; }
     GenerateView #gen-probs-row { height: 1; }
     GenerateView #gen-probs-row OnOffCheckbox { border: none; padding: 0; height: 1; margin-right: 1; }
     GenerateView #gen-legend { width: 1fr; }
-    GenerateView #gen-token-info { height: auto; max-height: 4; color: $text; }
+    GenerateView #gen-token-info { height: auto; max-height: 5; color: $text; }
     """
     BINDINGS = [
         Binding("g", "generate", "generate"),
@@ -61,6 +62,7 @@ class GenerateView(Vertical):
         self.cross = False
         self.results: dict[str, str] = {}
         self.sampling = ""  # how the candidates' distribution was made, for the read-out
+        self.cut = False  # top-k/top-p sampling: the candidates' probabilities are after the cut
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
@@ -77,7 +79,7 @@ class GenerateView(Vertical):
         yield Static("", id="gen-note")
         with Horizontal(id="gen-body"):
             with Vertical(id="gen-out-box") as box:
-                box.border_subtitle = "↓ then ←/→ or the mouse: a token's top-5"
+                box.border_subtitle = "↓ ←/→ or mouse: a token's top-5"
                 with VerticalScroll(id="gen-out-scroll") as scroll:
                     scroll.can_focus = False  # the completion itself takes focus, for its cursor
                     yield TokenStream(id="gen-out")
@@ -155,6 +157,7 @@ class GenerateView(Vertical):
         self._begin()
         self.query_one("#gen-compare").remove_class("-shown")  # a single stream: the grid gets the room back
         self.sampling = sampling_text(s)
+        self.cut = s.beam_size == 1 and s.temperature > 0 and bool(s.top_k or s.top_p)
         self.query_one(TokenStream).start(prompt if model.config.family == "decoder-only" else f"[{prompt}] -> ")
         self._describe()
         tokenizer, job = self.app.live.tokenizer, self.job
@@ -207,7 +210,8 @@ class GenerateView(Vertical):
 
     @on(TokenStream.CursorMoved)
     def _describe(self) -> None:
-        self.query_one("#gen-token-info", Static).update(describe(self.query_one(TokenStream), self.sampling))
+        self.query_one("#gen-token-info", Static).update(describe(self.query_one(TokenStream), self.sampling,
+                                                                         self.cut))
 
     @on(Input.Submitted, "#gen-prompt")
     def _submitted(self) -> None:

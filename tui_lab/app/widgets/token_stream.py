@@ -185,13 +185,18 @@ class TokenStream(Widget, can_focus=True):
         self.refresh(layout=True)
 
 
-def describe(stream: TokenStream, sampling: str) -> Text:
-    """The read-out of the current token: which, its probability, then its step's candidates, each shaded."""
+def describe(stream: TokenStream, sampling: str, cut: bool = False) -> Text:
+    """The read-out of the current token: which, its probability, then its step's candidates, each shaded.
+
+    With `cut` (top-k/top-p sampling) the token's own probability is the model's, before the cut, while the
+    candidates' are what the sampler drew from, after it: the two differ, and the read-out says so."""
     i = stream.current
     if i is None:
         return Text("no tokens yet", style="dim")
     tok = stream.tokens[i]
     p = "beam search: no per-token probability" if tok.prob is None else f"p {tok.prob:.3f}"
+    if cut and tok.prob is not None:
+        p += " before top-k/top-p"
     head = "newest token" if stream.cursor is None else f"token {i + 1}/{len(stream.tokens)}"
     out = Text()
     out.append(f"{head}: ", style="dim")
