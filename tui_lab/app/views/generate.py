@@ -237,8 +237,9 @@ class GenerateView(Vertical):
             return
         stream = self.query_one(TokenStream)
         stream.add(Token(message.token_id, message.label, message.prob, message.candidates), message.text)
-        if stream.cursor is None:  # the read-out follows the newest token until the cursor moves
+        if stream.cursor is None:  # the read-out and the scroll follow the newest token until the cursor moves
             self._describe()
+            self.query_one("#gen-out-scroll").scroll_end(animate=False)
         if message.row is not None:
             self.rows.append((len(self.context), message.row))
             self.row_labels.append(message.label)
