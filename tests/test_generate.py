@@ -136,6 +136,36 @@ def test_stream_steps_carry_probabilities_and_finished_rows():
             assert not s.finished.any() and not s.slid
 
 
+@pytest.mark.parametrize("sampling", [dict(temperature=0), dict(temperature=0.7, top_k=3),
+                                      dict(temperature=1.3, top_p=0.5)])
+def test_stream_candidates_are_the_top_of_the_distribution_drawn_from(sampling):
+    from tui_lab.generation.sampling import filter_logits
+
+    model = model_for(tiny()).eval()
+    x = ids(2, 5)
+    steps = list(stream(model, x, 6, generator=torch.Generator().manual_seed(3), need_candidates=5, **sampling))
+    seq = torch.cat([x, torch.stack([s.ids for s in steps], dim=1)], dim=1)
+    t = sampling["temperature"]
+    with torch.no_grad():
+        for s in steps:
+            logits = model(seq[:, :5 + s.index])[:, -1]
+            if t > 0:  # greedy draws from nothing: its candidates are softmax(logits), which it ignores top-k/p for
+                logits = filter_logits(logits / t, sampling.get("top_k"), sampling.get("top_p"))
+            probs = torch.softmax(logits, dim=-1)
+            cand_ids, cand_probs = s.candidates
+            assert cand_ids.shape == cand_probs.shape == (2, 5)
+            assert torch.allclose(cand_probs, probs.topk(5, dim=-1).values, atol=1e-5)
+            assert torch.allclose(probs.gather(-1, cand_ids), cand_probs, atol=1e-6)  # ids match their probs
+            assert (cand_probs[:, :-1] >= cand_probs[:, 1:]).all() and (cand_probs.sum(-1) <= 1 + 1e-5).all()
+            if t == 0 or "top_k" in sampling:  # the chosen token is one of the candidates
+                assert (cand_ids == s.ids[:, None]).any(-1).all()
+            if t == 0:
+                assert torch.equal(cand_ids[:, 0], s.ids) and torch.allclose(cand_probs[:, 0], s.probs, atol=1e-6)
+    assert all(s.candidates is None for s in stream(model, x, 2, temperature=0))  # only when asked
+    with pytest.raises(ValueError, match="^need_candidates"):
+        stream(model, x, 2, need_candidates=0)
+
+
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_stream_attention_rows_match_the_full_pass(use_cache):
     model = model_for(tiny("encoder-decoder", "rope", "pre")).eval()

@@ -65,3 +65,18 @@ def test_a_long_prompt_past_max_len_is_cropped_and_slides():
     model = model_for(tiny(max_len=8))
     done = complete(model, ByteCodec(VOCAB), ids(1, 10)[0].tolist(), GenerationSettings(max_new_tokens=3))
     assert done.cropped and done.slid and len(done.ids) == 3
+
+
+def test_tokens_carry_their_top_candidates_when_asked():
+    model = model_for(tiny())
+    seen = []
+    done = complete(model, Codec(), ids(1, 4)[0].tolist(), GenerationSettings(max_new_tokens=5, temperature=0),
+                    on_token=seen.append, need_candidates=5)
+    assert len(seen) == 5 and all(len(t.candidates) == 5 for t in seen)
+    for t in seen:
+        assert t.candidates[0] == (t.id, pytest.approx(t.prob, abs=1e-6))  # greedy: the chosen is the likeliest
+    assert done.ids == [t.id for t in seen]
+    beam = []
+    complete(model, Codec(), [1, 2], GenerationSettings(max_new_tokens=3, beam_size=2), on_token=beam.append,
+             need_candidates=5)
+    assert all(t.candidates is None for t in beam)  # beam search chooses whole sequences, not one token of five

@@ -19,6 +19,10 @@ from tui_lab.generation.prompt import prompt_ids
 from tui_lab.generation.settings import GenerationSettings
 
 MODES = ("greedy", "top-k", "top-p", "beam")
+CANDIDATES = 5  # the top candidates shown for the token under the cursor
+# The byte fallback's labels as the tokenizers write theirs: whitespace visible (a grid label or a candidate
+# that is a space would otherwise read as nothing).
+_VISIBLE = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"})
 COMPARE_TOP_K, COMPARE_TOP_P, COMPARE_BEAM = 40, 0.9, 4
 
 
@@ -29,13 +33,14 @@ class Started(Message):
 
 
 class NewToken(Message):
-    """One generated token: its id, text, probability, the whole completion so far, its attention row."""
+    """One generated token: its id, text, probability, the whole completion so far, its attention row, and
+    the top candidates of its step as (id, label, probability), best first."""
 
     def __init__(self, job: int, index: int, token_id: int, piece: str, label: str, prob: float | None,
-                 text: str, row: list[float] | None) -> None:
+                 text: str, row: list[float] | None, candidates: tuple[tuple[int, str, float], ...] = ()) -> None:
         super().__init__()
         self.job, self.index, self.token_id, self.piece, self.label = job, index, token_id, piece, label
-        self.prob, self.text, self.row = prob, text, row
+        self.prob, self.text, self.row, self.candidates = prob, text, row, candidates
 
 
 class Finished(Message):
@@ -72,9 +77,18 @@ def encode_prompt(model: Any, codec: Any, prompt: str) -> list[int]:
 
 
 def labels(codec: Any, ids: list[int]) -> list[str]:
+    """One display string per id: the tokenizer's, or for the byte fallback the byte's character (a byte that
+    is only part of a character, or a control byte, as \\xNN)."""
     if hasattr(codec, "token_strings"):
         return codec.token_strings(ids)
-    return [codec.decode([i]) or "·" for i in ids]
+    return [_byte_label(codec, i) for i in ids]
+
+
+def _byte_label(codec: Any, token_id: int) -> str:
+    text = codec.decode([token_id])
+    if text == "\ufffd":  # part of a character, or a control byte the codec will not print
+        return f"\\x{token_id % 256:02x}"
+    return text.translate(_VISIBLE) or "·"
 
 
 def stream_job(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings) -> None:
@@ -96,12 +110,21 @@ def _stream(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: G
 
     def post(token: Any) -> None:  # a NewToken of the core's loop
         poster.post_message(NewToken(job, token.index, token.id, codec.decode([token.id]), labels(codec, [token.id])[0],
-                                     token.prob, codec.decode(token.ids), attention_row(token.attentions, cross)))
+                                     token.prob, codec.decode(token.ids), attention_row(token.attentions, cross),
+                                     candidates(codec, token.candidates)))
 
     done = complete(model, codec, ids, s, on_token=post, should_stop=lambda: worker.is_cancelled,
-                    need_attention=True)
+                    need_attention=True, need_candidates=CANDIDATES)
     poster.post_message(Finished(job, codec.decode(done.ids), len(done.ids), done.seconds, worker.is_cancelled,
                                  done.summary(s)))
+
+
+def candidates(codec: Any, top: list[tuple[int, float]] | None) -> tuple[tuple[int, str, float], ...]:
+    """The core's (id, prob) candidates with their labels; none for beam search."""
+    if not top:
+        return ()
+    names = labels(codec, [i for i, _ in top])
+    return tuple((i, name, p) for (i, p), name in zip(top, names, strict=True))
 
 
 def attention_row(attentions: list | None, cross: bool) -> list[float] | None:

@@ -18,7 +18,7 @@ from torch import Tensor
 
 from tui_lab.generation.beam import beam_search
 from tui_lab.generation.decoder_state import DecoderState, check_input, position_window, prepare
-from tui_lab.generation.sampling import chosen_probs, next_tokens
+from tui_lab.generation.sampling import chosen_probs, filter_logits, next_tokens
 from tui_lab.generation.settings import check_settings
 from tui_lab.model import AttentionCapture, Transformer
 
@@ -34,6 +34,8 @@ class GenerationStep:
     slid: bool  # the decoder saw only the last max_len tokens (learned positions)
     cropped: bool  # the prompt alone was longer than max_len, so only its last max_len tokens were seen
     attentions: list[AttentionCapture] | None = None  # per layer and kind, weights (N, H, 1, context)
+    # With need_candidates=k: the k likeliest tokens of the distribution drawn from, best first: (ids, probs), (N, k)
+    candidates: tuple[Tensor, Tensor] | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,15 @@ class Sampler:
 
     def choose(self, logits: Tensor) -> Tensor:  # (N, V) -> (N,)
         return next_tokens(logits, self.temperature, self.top_k, self.top_p, self.generator)
+
+    def top(self, logits: Tensor, k: int) -> tuple[Tensor, Tensor]:  # (N, V) -> ids (N, k), probs (N, k)
+        """The k likeliest tokens of what `choose` draws from: softmax(logits / T) after top-k/top-p.
+        Greedy ignores top-k/top-p (the argmax survives them), so its candidates come from softmax(logits)."""
+        logits = logits.float()
+        if self.temperature > 0:
+            logits = filter_logits(logits / self.temperature, self.top_k, self.top_p)
+        probs, ids = torch.softmax(logits, dim=-1).topk(min(k, logits.shape[-1]), dim=-1)
+        return ids, probs
 
 
 class Generation:
@@ -74,7 +85,8 @@ class Generation:
         """(N, P + new so far): the prompt (or bos) and every token generated."""
         return self.buffer[:, : self.length]
 
-    def steps(self, want_probs: bool = True, need_attention: bool = False) -> Iterator[GenerationStep]:
+    def steps(self, want_probs: bool = True, need_attention: bool = False,
+              need_candidates: int | None = None) -> Iterator[GenerationStep]:
         """Generate, yielding after each new token; stops at the limit or when every row is finished."""
         for index in range(self.max_new_tokens):
             logits, attentions = self.state.logits(self.sequence, need_attention)  # (N, V)
@@ -85,7 +97,8 @@ class Generation:
             self.buffer[:, self.length] = tokens
             self.length += 1
             probs = chosen_probs(logits, tokens, self.sampler.temperature) if want_probs else None
-            yield GenerationStep(index, tokens, probs, self.finished, self.state.slid, self.cropped, attentions)
+            top = self.sampler.top(logits, need_candidates) if need_candidates else None
+            yield GenerationStep(index, tokens, probs, self.finished, self.state.slid, self.cropped, attentions, top)
             if self.eos_id is not None and bool(self.finished.all()):
                 return
 
@@ -119,19 +132,22 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
 def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperature: float = 1.0,
            top_k: int | None = None, top_p: float | None = None, use_cache: bool = True, eos_id: int | None = None,
            bos_id: int | None = None, generator: torch.Generator | None = None, src_mask: Tensor | None = None,
-           need_attention: bool = False) -> Iterator[GenerationStep]:
+           need_attention: bool = False, need_candidates: int | None = None) -> Iterator[GenerationStep]:
     """Yield one `GenerationStep` per new token (see `generate` for the arguments).
 
     With `need_attention`, each step carries the attention row of the query that predicted the token,
     computed on the manual attention path for that one position: weights (N, H, 1, context).
+    With `need_candidates` = k, each step carries the k likeliest tokens it was drawn from (`Sampler.top`).
     """
     sampler = Sampler(temperature, top_k, top_p, generator)
     check_settings(max_new_tokens, temperature, top_k, top_p)
+    if need_candidates is not None and need_candidates < 1:
+        raise ValueError(f"need_candidates must be >= 1, got {need_candidates}")
     check_input(model, input_ids, bos_id)
 
     def steps() -> Iterator[GenerationStep]:
         run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask)
-        return run.steps(want_probs=True, need_attention=need_attention)
+        return run.steps(want_probs=True, need_attention=need_attention, need_candidates=need_candidates)
 
     return evaluating(model, steps)
 

@@ -26,6 +26,7 @@ class NewToken:
     prob: float | None  # its probability at the temperature used; None for beam search
     ids: list[int]  # every new token so far, this one included
     attentions: list[AttentionCapture] | None  # with need_attention: weights (1, H, 1, context) per layer
+    candidates: list[tuple[int, float]] | None = None  # with need_candidates=k: (id, prob), best first
 
 
 @dataclass(frozen=True)
@@ -49,11 +50,12 @@ class Completion:
 
 def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: GenerationSettings,
              on_token: Callable[[NewToken], None] | None = None, should_stop: Callable[[], bool] | None = None,
-             need_attention: bool = False) -> Completion:
+             need_attention: bool = False, need_candidates: int | None = None) -> Completion:
     """Continue `prompt_ids` (the source, for an encoder-decoder) with `settings`; `codec` gives bos and eos.
 
     `on_token` sees each new token as it is made; `should_stop()` is polled between tokens and ends the
-    run early (the tokens so far are kept).
+    run early (the tokens so far are kept). `need_candidates` = k: each token carries the k likeliest
+    of its step (none for beam search).
     """
     from tui_lab.generation.decoder_state import position_window
     from tui_lab.generation.threads import decode_threads, torch_threads
@@ -67,7 +69,8 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
         if settings.beam_size > 1:
             new, cancelled = _beam(model, codec, x, start_len, settings), False
         else:
-            new, cancelled = _sample(model, codec, x, settings, on_token, should_stop, need_attention)
+            new, cancelled = _sample(model, codec, x, settings, on_token, should_stop, need_attention,
+                                     need_candidates)
         seconds = time.perf_counter() - start
     if settings.beam_size > 1:
         for i, token in enumerate(new):  # the winner is known only at the end
@@ -88,12 +91,13 @@ def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: Ge
 
 def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettings,
             on_token: Callable[[NewToken], None] | None, should_stop: Callable[[], bool] | None,
-            need_attention: bool) -> tuple[list[int], bool]:
+            need_attention: bool, need_candidates: int | None = None) -> tuple[list[int], bool]:
     from tui_lab.generation.loop import stream
 
     generator = torch.Generator(device=x.device).manual_seed(s.seed)
     steps = stream(model, x, s.max_new_tokens, s.temperature, s.top_k, s.top_p, use_cache=s.use_cache,
-                   eos_id=codec.eos_id, bos_id=codec.bos_id, generator=generator, need_attention=need_attention)
+                   eos_id=codec.eos_id, bos_id=codec.bos_id, generator=generator, need_attention=need_attention,
+                   need_candidates=need_candidates)
     new: list[int] = []
     for step in steps:
         if should_stop is not None and should_stop():
@@ -102,5 +106,12 @@ def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettin
         new.append(int(step.ids[0]))
         if on_token is not None:
             prob = float(step.probs[0]) if step.probs is not None else None
-            on_token(NewToken(step.index, new[-1], prob, list(new), step.attentions))
+            on_token(NewToken(step.index, new[-1], prob, list(new), step.attentions, _candidates(step)))
     return new, False
+
+
+def _candidates(step: Any) -> list[tuple[int, float]] | None:
+    if step.candidates is None:
+        return None
+    ids, probs = step.candidates
+    return list(zip(ids[0].tolist(), probs[0].tolist(), strict=True))

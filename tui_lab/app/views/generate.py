@@ -1,6 +1,9 @@
 """Generate: type a prompt, watch tokens stream from the live model, and compare the decoding modes.
 
-Tokens arrive one message each from a thread worker (`generate_jobs`). The attention grid grows one
+Tokens arrive one message each from a thread worker (`generate_jobs`). The completion reads as text (the
+prompt, then the new tokens), each token shaded by its probability on `y`; a cursor over the tokens (left/
+right, or the mouse) shows one token's probability and the top candidates of its step. The compare panel
+appears when `m` runs it, so at 80x24 the grid keeps the room. The attention grid grows one
 row per new token, as the KV cache does: the row is the new token's attention over the context so far
 (last layer, mean of heads; cross-attention over the source for an encoder-decoder). Columns are the
 whole context (prompt, then each generated token), labelled; keys a row could not see (not generated
@@ -16,12 +19,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Checkbox, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static
 
 from tui_lab.app import generate_jobs as jobs
 from tui_lab.app.guard import guarded
 from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.token_stream import Token, TokenStream
+from tui_lab.app.widgets.toggle import OnOffCheckbox
+from tui_lab.app.widgets.token_stream import Token, TokenStream, describe, legend
 from tui_lab.generation.settings import GenerationSettings
 
 DEFAULT_PROMPT = "the cat sat on the "
@@ -30,11 +34,22 @@ FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top
 
 
 class GenerateView(Vertical):
+    DEFAULT_CSS = """
+    GenerateView #gen-compare { display: none; }
+    GenerateView #gen-compare.-shown { display: block; }
+    GenerateView #gen-out-scroll { height: 1fr; }
+    GenerateView #gen-out-box:focus-within { border: round $accent; }
+    GenerateView #gen-probs-row { height: 1; }
+    GenerateView #gen-probs-row OnOffCheckbox { border: none; padding: 0; height: 1; margin-right: 1; }
+    GenerateView #gen-legend { width: 1fr; }
+    GenerateView #gen-token-info { height: auto; max-height: 5; color: $text; }
+    """
     BINDINGS = [
         Binding("g", "generate", "generate"),
         Binding("m", "compare", "compare modes"),
         Binding("s", "stop", "stop"),
         Binding("y", "probs", "probabilities"),
+        Binding("down", "focus_completion", "to the completion", show=False),
     ]
 
     def __init__(self, **kwargs: Any) -> None:
@@ -46,6 +61,8 @@ class GenerateView(Vertical):
         self.row_labels: list[str] = []
         self.cross = False
         self.results: dict[str, str] = {}
+        self.sampling = ""  # how the candidates' distribution was made, for the read-out
+        self.cut = False  # top-k/top-p sampling: the candidates' probabilities are after the cut
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
@@ -58,12 +75,18 @@ class GenerateView(Vertical):
             for title, name, value in FIELDS:
                 yield Label(title, classes="gen-name")
                 yield Input(value, id=f"gen-{name}", classes="gen-field", compact=True)
-            yield Checkbox("cache", True, id="gen-cache", compact=True)
-            yield Checkbox("probs y", False, id="gen-probs", compact=True)
+            yield OnOffCheckbox("cache", True, id="gen-cache", compact=True)
         yield Static("", id="gen-note")
         with Horizontal(id="gen-body"):
-            with VerticalScroll(id="gen-out-box"):
-                yield TokenStream(id="gen-out")
+            with Vertical(id="gen-out-box") as box:
+                box.border_subtitle = "↓ ←/→ or mouse: a token's top-5"
+                with VerticalScroll(id="gen-out-scroll") as scroll:
+                    scroll.can_focus = False  # the completion itself takes focus, for its cursor
+                    yield TokenStream(id="gen-out")
+                with Horizontal(id="gen-probs-row"):  # the toggle beside the key to what it shows
+                    yield OnOffCheckbox("probs y", False, id="gen-probs", compact=True)
+                    yield Static(id="gen-legend")
+                yield Static(id="gen-token-info")
             with Vertical(id="gen-att-box") as box:
                 box.border_title = "attention of each new token over the context"  # the grid keeps every line
                 yield Heatmap(id="gen-att")
@@ -75,6 +98,7 @@ class GenerateView(Vertical):
 
     def on_mount(self) -> None:
         self._note_model()
+        self._draw_legend()
 
     # -- app hooks -----------------------------------------------------------------------------------
     def view_activated(self) -> None:
@@ -87,15 +111,16 @@ class GenerateView(Vertical):
         return [("Generate: stream the prompt", "g / enter in the prompt", self.action_generate),
                 ("Generate: compare greedy, top-k, top-p, beam", "m", self.action_compare),
                 ("Generate: stop", "s", self.action_stop),
-                ("Generate: show token probabilities", "y", self.action_probs)]
+                ("Generate: show token probabilities", "y", self.action_probs),
+                ("Generate: a token's probability and top-5", "down, then left/right", self.action_focus_completion)]
 
     def _note_model(self) -> None:
         live = self.app.live
         if not live.ready:
             text = f"the live model is not ready ({live.status})"
         elif live.tokenizer is None:
-            text = (f"{live.origin}: no tokenizer: prompts are UTF-8 bytes mod the vocab (the byte fallback of "
-                    "`tui-lab generate`); random weights make noise - train it (4) for words")
+            text = (f"{live.origin}: no tokenizer, so the byte fallback (UTF-8 bytes mod the vocab); random weights "
+                    "make noise: train it (4) for words")
         else:
             text = f"{live.origin}: {live.tokenizer.kind} tokenizer, vocab {live.tokenizer.vocab_size}"
         self.query_one("#gen-note", Static).update(text)
@@ -115,7 +140,7 @@ class GenerateView(Vertical):
             except ValueError:
                 raise ValueError(f"{title} must be {'a number' if kind is float else 'an integer'}, got {text!r}") \
                     from None
-        values["use_cache"] = self.query_one("#gen-cache", Checkbox).value
+        values["use_cache"] = self.query_one("#gen-cache", OnOffCheckbox).value
         return GenerationSettings(**values)  # the core's one check of the ranges
 
     def _model(self) -> Any:
@@ -130,7 +155,11 @@ class GenerateView(Vertical):
         s, model = self.settings(), self._model()
         prompt = self.query_one("#gen-prompt", Input).value
         self._begin()
+        self.query_one("#gen-compare").remove_class("-shown")  # a single stream: the grid gets the room back
+        self.sampling = sampling_text(s)
+        self.cut = s.beam_size == 1 and s.temperature > 0 and bool(s.top_k or s.top_p)
         self.query_one(TokenStream).start(prompt if model.config.family == "decoder-only" else f"[{prompt}] -> ")
+        self._describe()
         tokenizer, job = self.app.live.tokenizer, self.job
         self.run_worker(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
@@ -141,6 +170,7 @@ class GenerateView(Vertical):
         prompt = self.query_one("#gen-prompt", Input).value
         self._begin()
         self.results = {}
+        self.query_one("#gen-compare").add_class("-shown")
         for mode, (_, detail) in jobs.compare_modes(s).items():
             self.query_one(f"#gen-box-{mode}").border_title = f"{mode} ({detail})"
             self.query_one(f"#gen-mode-{mode}", Static).update("...")
@@ -160,14 +190,28 @@ class GenerateView(Vertical):
         self.running = False
 
     def action_probs(self) -> None:
-        box = self.query_one("#gen-probs", Checkbox)
+        box = self.query_one("#gen-probs", OnOffCheckbox)
         box.value = not box.value
 
-    @on(Checkbox.Changed, "#gen-probs")
-    def _probs_changed(self, event: Checkbox.Changed) -> None:
+    def action_focus_completion(self) -> None:
+        self.query_one(TokenStream).focus()
+
+    @on(OnOffCheckbox.Changed, "#gen-probs")
+    def _probs_changed(self, event: OnOffCheckbox.Changed) -> None:
         stream = self.query_one(TokenStream)
         if stream.show_probs != event.value:
             stream.toggle_probs()
+        self._draw_legend()
+
+    def _draw_legend(self) -> None:
+        shown = self.query_one(TokenStream).show_probs
+        text = legend() if shown else ""
+        self.query_one("#gen-legend", Static).update(text)
+
+    @on(TokenStream.CursorMoved)
+    def _describe(self) -> None:
+        self.query_one("#gen-token-info", Static).update(describe(self.query_one(TokenStream), self.sampling,
+                                                                         self.cut))
 
     @on(Input.Submitted, "#gen-prompt")
     def _submitted(self) -> None:
@@ -191,7 +235,11 @@ class GenerateView(Vertical):
     def on_new_token(self, message: jobs.NewToken) -> None:
         if message.job != self.job:
             return
-        self.query_one(TokenStream).add(Token(message.token_id, message.piece, message.prob), message.text)
+        stream = self.query_one(TokenStream)
+        stream.add(Token(message.token_id, message.label, message.prob, message.candidates), message.text)
+        if stream.cursor is None:  # the read-out and the scroll follow the newest token until the cursor moves
+            self._describe()
+            self.query_one("#gen-out-scroll").scroll_end(animate=False)
         if message.row is not None:
             self.rows.append((len(self.context), message.row))
             self.row_labels.append(message.label)
@@ -231,3 +279,13 @@ class GenerateView(Vertical):
         if message.job == self.job:
             self.running = False
             self.notify(message.error, title="generate", severity="error", timeout=8)
+
+
+def sampling_text(s: GenerationSettings) -> str:
+    """What the candidates' probabilities are: the distribution the token was drawn from."""
+    if s.beam_size > 1:
+        return "beam search"
+    if s.temperature == 0:
+        return "greedy, at T 1"
+    cuts = "".join(f", {name} {value:g}" for name, value in (("top-k", s.top_k), ("top-p", s.top_p)) if value)
+    return f"T {s.temperature:g}{cuts}"
