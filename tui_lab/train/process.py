@@ -102,6 +102,7 @@ class TrainerProcess:
         self._replies: dict[int, msg.Reply] = {}
         self._requests = itertools.count(1)
         self._read_lock = threading.Lock()
+        self._ask_lock = threading.Lock()
 
     # -- lifetime ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -201,9 +202,10 @@ class TrainerProcess:
     # -- weights -----------------------------------------------------------------------------------
     def request_snapshot(self) -> bool:
         """Ask for a snapshot without waiting (it lands in `self.snapshot` when a poll reads it)."""
-        if self._asked or self._buffers is None or not self.alive:
-            return False
-        self._asked = True
+        with self._ask_lock:
+            if self._asked or self._buffers is None or not self.alive:
+                return False
+            self._asked = True
         self._commands.put(("snapshot",))
         return True
 
