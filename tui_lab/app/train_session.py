@@ -139,6 +139,7 @@ class TrainSession:
         self.worker: Worker | None = None
         self.error: str | None = None  # the engine's message for a non-finite loss
         self.ended = False
+        self._closed = False
         self._poster: Any = None
         self._example: tuple[str, str] | None = None
 
@@ -167,6 +168,7 @@ class TrainSession:
 
     def close(self) -> None:
         """Stop the run and end its process, without waiting (the process may still be starting)."""
+        self._closed = True
         self.control.stop()
         process = self.process
         if process is not None:
@@ -221,6 +223,10 @@ class TrainSession:
             process.start()
         except Exception as err:  # noqa: BLE001 - a run that cannot start is a message, never a crash
             self._fail(one_line(err))
+            return
+        if self._closed:  # closed while it was starting: `close` may have found no process to end
+            self.ended = True
+            process.close()
             return
         next_snapshot = time.monotonic() + SNAPSHOT_EVERY_S
         while not self.ended:
