@@ -6,6 +6,10 @@ types keys into an Input and times each from the key event to the first screen u
 after the in-app run (the machine is shared: the two headless runs bracket the in-app one). The last
 line is one JSON object: {"p95_ms", "in_app_tokens_per_s", "headless_tokens_per_s", ...}.
 
+Both sides compare the same number: the median over steps (after the first WARMUP_STEPS) of each step's
+own rate, `tokens / step_s` from its StepEvent (the event's `tokens_per_s` is a running mean since the
+first step, docs/CONTRACTS.md, which would carry the warm-up steps along).
+
     .venv/bin/python benchmarks/ui_latency.py [--steps 40] [--keys 60]
 """
 
@@ -39,7 +43,7 @@ from tui_lab import load_preset
 from tui_lab.train import Trainer, train_config_for
 fields = json.loads(sys.argv[1])
 trainer = Trainer(load_preset("gpt2-toy"), train_config_for(None, **fields))
-rates = [trainer.step().tokens_per_s for _ in range(fields["steps"])]
+rates = [(e.tokens / e.step_s) for e in (trainer.step() for _ in range(fields["steps"]))]
 print(json.dumps({"tokens_per_s": statistics.median(rates[WARMUP:])}))
 """.replace("WARMUP", str(WARMUP_STEPS))
 
@@ -58,7 +62,17 @@ async def in_app(fields: dict, keys: int) -> tuple[list[float], list[float]]:
     """(key-to-screen latencies in ms, per-step tokens/s) with training running."""
     app = make_app(["--preset", "gpt2-toy"])
     painted: list[tuple[float, int]] = []  # (time, length of the typed text when the screen was updated)
-    async with app.run_test(size=(120, 40)) as pilot:
+    steps: list = []  # the step events the Train view received
+    seen: set[int] = set()
+
+    def hook(message) -> None:
+        event = getattr(message, "event", None)
+        if type(message).__name__ == "TrainEvent" and getattr(event, "kind", "") == "step" and \
+                event.step not in seen:  # the hook sees a message again at each widget it bubbles through
+            seen.add(event.step)
+            steps.append(event)
+
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
         while not app.query("#view-train"):
             await pilot.pause(0.05)
         app.show_view("train")
@@ -86,6 +100,7 @@ async def in_app(fields: dict, keys: int) -> tuple[list[float], list[float]]:
         view.action_start()
         while len(view.store.current.train_loss) < WARMUP_STEPS:
             await asyncio.sleep(0.1)
+        box.value = ""  # an Input selects its text when focused: the first key would replace it, not add to it
         latencies = []
         for i in range(keys):
             if view.session.ended:
@@ -99,7 +114,7 @@ async def in_app(fields: dict, keys: int) -> tuple[list[float], list[float]]:
             shown = next(t for t, n in painted if t >= sent and n >= want)
             latencies.append((shown - sent) * 1000)
             await asyncio.sleep(0.05 + 0.1 * (i % 3))  # a person types irregularly
-        rates = list(view.store.current.tokens_per_s[WARMUP_STEPS:])
+        rates = [e.tokens / e.step_s for e in steps if e.step > WARMUP_STEPS]
         view.action_stop()
         while view.training:
             await asyncio.sleep(0.1)

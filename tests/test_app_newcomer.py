@@ -60,7 +60,7 @@ async def test_newcomer_walk_at_80x24(tmp_path, monkeypatch):
             if app.query(f"#tf-{name}"):
                 app.query_one(f"#tf-{name}", Input).value = value
         train.action_start(paused=True)
-        await wait_for(pilot, lambda: train.session.trainer is not None and "params" in train.message, 60)
+        await wait_for(pilot, lambda: train.session.ready and "params" in train.message, 60)
         for _ in range(3):
             done = len(train.store.current.train_loss)
             await pilot.press("n")

@@ -1,19 +1,24 @@
 """Train view: start paused, step, pause, stop; the plot gets points; a non-finite loss keeps the last good
-weights; the trained model becomes the live model; runs overlay and export to CSV; quitting asks first."""
+weights; the trained model becomes the live model; runs overlay and export to CSV; quitting asks first.
+
+The run trains in a trainer process (tui_lab/train/process.py); with one thread on both sides its weights
+equal a headless Trainer's of the same config and seed, step for step."""
 
 from __future__ import annotations
 
 import csv
-import math
 
+import pytest
 import torch
 from test_app_support import app_for, wait_for
 from textual.widgets import Input
 
+from tui_lab import load_preset
 from tui_lab.app.runs import Run, RunStore, downsample, label_runs
 from tui_lab.app.widgets import train_form
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.quit_modal import QuitWhileTraining
+from tui_lab.train import Trainer
 from tui_lab.train import config as train_config
 
 SIZE = (120, 40)
@@ -32,7 +37,7 @@ async def train_view(pilot, **fields: str):
 
 async def start_paused(pilot, view) -> None:
     view.action_start(paused=True)
-    await wait_for(pilot, lambda: view.session.trainer is not None and "params" in view.message, 60)
+    await wait_for(pilot, lambda: view.session.ready and "params" in view.message, 120)
 
 
 async def steps(pilot, view, n: int) -> None:
@@ -41,6 +46,25 @@ async def steps(pilot, view, n: int) -> None:
         await pilot.press("n")
         await wait_for(pilot, lambda b=before: len(view.store.current.train_loss) > b)
     await pilot.pause(1.1)  # the redraw timer (1 Hz)
+
+
+@pytest.fixture(autouse=True)
+def _one_training_thread(monkeypatch):
+    """The trainer process trains with the test's one thread, so its weights equal a headless Trainer's."""
+    monkeypatch.setenv("TUI_LAB_TRAIN_THREADS", "1")
+
+
+def headless_weights(session, steps: int) -> dict[str, torch.Tensor]:
+    """A Trainer of the run's own configs in this process, `steps` steps on."""
+    trainer = Trainer(load_preset("gpt2-toy"), session.train_config)
+    for _ in range(steps):
+        trainer.step()
+    return trainer.model.state_dict()
+
+
+def assert_same_weights(model, expected: dict[str, torch.Tensor]) -> None:
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(tensor, expected[name]), name
 
 
 def test_form_lists_match_the_engine():
@@ -80,11 +104,14 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         view.action_pause()
         assert view.session.paused
         await pilot.press("x")
-        await wait_for(pilot, lambda: app.live.origin.startswith("trained run #1") and not app.live.building)
-        trained = view.session.trainer
-        assert app.live.model is trained.model and app.live.tokenizer is trained.tokenizer
-        assert app.live.config.vocab == trained.tokenizer.vocab_size
+        await wait_for(pilot, lambda: app.live.origin.startswith("trained run #1") and not app.live.building, 60)
+        session = view.session
+        assert app.live.model is session.model and app.live.tokenizer is session.tokenizer
+        assert app.live.config.vocab == session.tokenizer.vocab_size
         assert view.store.current.status == "stopped"
+        trained = view.store.current.train_loss[-1][0]
+        assert session.snapshot.step == trained >= 5
+        assert_same_weights(app.live.model, headless_weights(session, trained))
         await pilot.press("c")
         rows = list(csv.DictReader(view.last_export.open()))
         assert len(rows) == len(view.store.current.train_loss) and rows[0]["run"] == "1"
@@ -104,29 +131,19 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         await wait_for(pilot, lambda: not view.training)
 
 
-async def test_non_finite_loss_stops_with_a_message_and_keeps_the_last_good_weights(monkeypatch):
-    from tui_lab.train import trainer as trainer_module
-
-    real, calls = trainer_module.token_loss_sum, []
-
-    def poisoned(model, batch, smoothing):  # the third training step goes non-finite
-        calls.append(model.training)
-        loss = real(model, batch, smoothing)
-        return loss * math.nan if sum(calls) == 3 else loss
-
-    monkeypatch.setattr(trainer_module, "token_loss_sum", poisoned)
+async def test_non_finite_loss_stops_with_a_message_and_keeps_the_last_good_weights():
     app = app_for("--preset", "gpt2-toy")
     async with app.run_test(size=SIZE) as pilot:
-        view = await train_view(pilot)
+        view = await train_view(pilot, lr="1e35")  # step 1 throws the weights to ~1e33; step 2's loss is NaN
         await start_paused(pilot, view)
-        await steps(pilot, view, 2)
-        good = {k: v.clone() for k, v in view.session.trainer.model.state_dict().items()}
+        await steps(pilot, view, 1)
         await pilot.press("n")
-        await wait_for(pilot, lambda: app.live.origin.startswith("trained run #1") and not app.live.building)
+        await wait_for(pilot, lambda: app.live.origin.startswith("trained run #1") and not app.live.building, 60)
         assert "not finite" in view.message and view.store.current.status == "error"
-        assert app.live.model.training is False
-        for name, tensor in app.live.model.state_dict().items():
-            assert torch.isfinite(tensor).all() and torch.equal(tensor, good[name]), name
+        assert app.live.model.training is False and view.session.snapshot.step == 1
+        for tensor in app.live.model.state_dict().values():
+            assert torch.isfinite(tensor).all()
+        assert_same_weights(app.live.model, headless_weights(view.session, 1))
         await wait_for(pilot, lambda: "not finite" in str(app.query_one("#tr-status").render()))
 
 

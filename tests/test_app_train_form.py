@@ -60,7 +60,7 @@ async def test_a_short_run_starts_and_a_task_vocabulary_swap_is_said():
         await pilot.pause()
         await start_paused(pilot, view)
         assert not isinstance(app.screen, ConfirmLongRun)
-        trained = view.session.trainer.model_config
+        trained = view.session.run_config
         before, after = count_params(preset).total, count_params(trained).total
         assert before != after
         assert f"{before:,} -> {after:,}" in view.message and "word vocabulary" in view.message

@@ -7,6 +7,16 @@ OMP_WAIT_POLICY=PASSIVE ~9.6k; 2 threads with a short spin (GOMP_SPINCOUNT=10000
 key-to-screen p95 of 25-35 ms. A short spin keeps the hand-off between OpenMP threads fast and still
 gives the core back to the UI thread within microseconds. With the engine's LM batch (32 x 128) and 1 Hz
 plot redraws the app kept 77-85% of headless (median 80% over 7 runs), p95 14-43 ms.
+
+Those runs trained in a thread of the app, sharing its GIL (a UI thread 8-11% busy cost ~20%). The app now
+trains in a child process (tui_lab/train/process.py), which inherits these settings through the
+environment; the GIL is no longer shared, only the cores. Measured after the move, on the same 2 cores but
+shared with other work (load average 4-7, so both sides swing 2-5x between runs; ui_latency.py now compares
+per-step rates, tokens / step_s, on both sides): in-app per-step rates matched or beat the headless runs
+that bracket them in every run, before and after the move (the headless side, run with libgomp's default
+spin, suffers more from the other load), so on this machine the ratio cannot separate the two designs; the
+process removes the GIL cost by construction. Key-to-screen p95 stayed in the same range (48-90 ms under
+that load, 25-43 ms measured earlier on a quiet machine).
 """
 
 from __future__ import annotations

@@ -1,16 +1,24 @@
-"""One training run inside the app: the engine's Trainer in a thread worker, relayed as messages.
+"""One training run of the app: the engine's Trainer in a trainer process, relayed as messages.
 
-The worker builds the Trainer (torch is imported there, never on the UI's import path), then runs it.
-Everything crosses to the UI thread as `post_message` (never `call_from_thread`, which blocks the
-worker until the UI runs it). Pause/resume/stop act on a RunControl created on the UI thread before the
-Trainer exists, so a run can start paused (tests: Pilot waits for idle, which a busy worker never gives).
+The Trainer runs in a child process (`tui_lab.train.process`), so it never shares the app's GIL: in a
+thread of the app it lost ~20% of its speed to a UI thread 8-11% busy (tui_lab/app/threads.py). A thread
+worker here starts the process and reads what it streams (events, the alignment grid) and posts each as
+a message (never `call_from_thread`, which blocks the worker until the UI runs it). Pause/resume/stop act
+on a SharedRunControl created on the UI thread before the process exists, so a run can start paused
+(tests: Pilot waits for idle, which a busy worker never gives).
+
+Weights cross back only as consistent snapshots: one every SNAPSHOT_EVERY_S while it runs (kept if the
+process dies) and the final one, which becomes the live model when the run ends. A process that dies is
+one line; the live model stays, and the last snapshot is kept (`w` saves it).
 
 Threads: on 2 cores, torch's default of 2 OpenMP threads beside a busy UI thread collapsed throughput
-(spinning workers); the run's thread count and OpenMP's spin come from `tui_lab.app.threads`.
+(spinning workers); the run's thread count and OpenMP's spin come from `tui_lab.app.threads` (the child
+inherits the environment, so the spin setting reaches it).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,13 +29,15 @@ from textual.worker import Worker, get_current_worker
 from tui_lab.app.threads import train_threads
 from tui_lab.config import ModelConfig
 from tui_lab.errors import one_line
-from tui_lab.run_control import RunControl
+from tui_lab.train.process import SharedRunControl
 
 if TYPE_CHECKING:
     from tui_lab.train.config import TrainConfig
+    from tui_lab.train.process import Snapshot, TrainerProcess
 
 ALIGN_EVERY_S = 1.0  # the numbers-de alignment grid is recomputed at most this often
-LR_CURVE_POINTS = 200
+SNAPSHOT_EVERY_S = 15.0  # a running run's weights are copied back this often (what a crash keeps)
+POLL_S = 0.2  # the reader's wait for the next message: how soon a dead process or a quitting app is seen
 # The share of the measured matmul peak a training step reaches, for the estimate shown before a run starts:
 # in-app runs measured 36-51% MFU on CPU (issue 9).
 ASSUMED_MFU = 0.4
@@ -61,16 +71,6 @@ class Estimate:
     def describe(self) -> str:
         return (f"{self.steps:,} steps x {self.tokens_per_step:,} tokens x {self.flops_per_token / 1e6:,.1f} MFLOP"
                 f"/token at {ASSUMED_MFU:.0%} of the measured {self.peak_flops / 1e9:,.0f} GFLOP/s peak")
-
-
-def tokens_per_step(trainer: Any) -> int:
-    """Tokens one step trains on: batch x window for text; batch x the mean (source + target + 1) for a task."""
-    c = trainer.train_config
-    if not trainer.is_seq2seq:
-        return c.batch_size * trainer.source.context()
-    pairs = trainer.source.task.train
-    mean = sum(len(src) + len(tgt) + 1 for src, tgt in pairs) / max(1, len(pairs))
-    return max(1, round(c.batch_size * mean))
 
 
 class TrainEvent(Message):
@@ -117,28 +117,33 @@ class LiveWeights:
 
 
 class TrainSession:
-    """UI-thread handle on one run. `start(app)` launches the worker; control methods are thread-safe."""
+    """UI-thread handle on one run. `start(app)` launches the reader worker; control methods are thread-safe."""
 
     def __init__(self, run: int, model_config: ModelConfig, train: TrainConfig | tuple[str | None, dict[str, Any]],
                  device: str = "cpu", paused: bool = False, live: LiveWeights | None = None,
                  threads: int | None = None) -> None:
-        """`train` is a TrainConfig, or (task, fields) for `train_config_for`, checked in the worker."""
+        """`train` is a TrainConfig, or (task, fields) for `train_config_for`, checked in the trainer process."""
         self.run, self.model_config, self.device = run, model_config, device
         self.train_config: TrainConfig | None = train if not isinstance(train, tuple) else None
-        self._train_fields = train if isinstance(train, tuple) else None
+        self._train = train
         self.live, self.threads = live, threads or train_threads()
-        self.control = RunControl()
+        self.control = SharedRunControl()
         if paused:
             self.control.pause()
-        self.trainer: Any = None  # set by the worker once built
+        self.process: TrainerProcess | None = None  # set by the worker
+        self.ready = False  # the Trainer is built (TrainReady was posted)
+        self.run_config: ModelConfig | None = None  # the config it really trains (vocab refit to the tokenizer)
+        self.tokenizer: Any = None  # the run's tokenizer, from the trainer process
+        self.model: Any = None  # the model built from the final snapshot (what became the live model)
+        self.crashed: str | None = None  # how the trainer process died, when it did
         self.worker: Worker | None = None
         self.error: str | None = None  # the engine's message for a non-finite loss
         self.ended = False
+        self._closed = False
         self._poster: Any = None
-        self._last_align = 0.0
-        self._align_example: Any = None
+        self._example: tuple[str, str] | None = None
 
-    # -- control (UI thread) -----------------------------------------------------------------------
+    # -- control (any thread) ----------------------------------------------------------------------
     @property
     def paused(self) -> bool:
         return self.control.paused
@@ -146,6 +151,11 @@ class TrainSession:
     @property
     def active(self) -> bool:
         return not self.ended
+
+    @property
+    def snapshot(self) -> Snapshot | None:
+        """The last consistent weights the trainer process handed back (kept when it dies)."""
+        return self.process.snapshot if self.process is not None else None
 
     def pause(self) -> None:
         self.control.pause()
@@ -156,6 +166,14 @@ class TrainSession:
     def stop(self) -> None:
         self.control.stop()
 
+    def close(self) -> None:
+        """Stop the run and end its process, without waiting (the process may still be starting)."""
+        self._closed = True
+        self.control.stop()
+        process = self.process
+        if process is not None:
+            threading.Thread(target=process.close, name=f"close train run {self.run}", daemon=True).start()
+
     def start(self, app: Any) -> Worker:
         """`app`: the widget that receives the messages and owns the worker (the Train view)."""
         self._poster = app
@@ -163,128 +181,116 @@ class TrainSession:
                                      exit_on_error=False)
         return self.worker
 
-    def step_once(self, app: Any) -> Worker | None:
-        """One optimizer step in a short worker, while paused (the app's step mode)."""
-        if self.trainer is None or not self.paused or self.ended:
-            return None
-        return app.run_worker(self._one_step, name=f"train run {self.run}: one step", group="train-step",
-                              thread=True, exclusive=True, exit_on_error=False)
+    def step_once(self) -> bool:
+        """One optimizer step in the trainer process, while paused (the app's step mode); False if not ready."""
+        if not self.ready or not self.paused or self.ended:
+            return False
+        self.process.step()
+        return True
+
+    def save(self, folder: str) -> Any:
+        """The run's resumable checkpoint from the trainer process; once it died, the last snapshot's weights."""
+        if self.process is not None and self.process.alive:
+            return self.process.save(folder)
+        if self.snapshot is None or self.tokenizer is None:
+            raise ValueError("nothing to save: the trainer process ended before it handed back any weights")
+        from tui_lab.checkpoint import save_checkpoint
+        from tui_lab.train.process import model_from_snapshot
+
+        model = model_from_snapshot(self.run_config, self.snapshot)
+        return save_checkpoint(folder, model, self.tokenizer,
+                               meta={"origin": f"run #{self.run}, snapshot at step {self.snapshot.step}"})
 
     def example_text(self) -> tuple[str, str] | None:
         """The held-out example the alignment grid shows, as (source, target) text; None for text runs."""
-        if self._align_example is None or self.trainer is None:
-            return None
-        src_ids, tgt_ids = self._align_example
-        return self.trainer.tokenizer.decode(src_ids), self.trainer.tokenizer.decode(tgt_ids)
+        return self._example
 
     # -- worker thread -----------------------------------------------------------------------------
     def _post(self, message: Message) -> None:
         self._poster.post_message(message)
 
     def _work(self) -> None:
-        import torch
+        from tui_lab.train.process import TrainerProcess, TrainerSpec
 
-        torch.set_num_threads(self.threads)
-        try:
-            trainer = self._build()
-        except Exception as err:  # noqa: BLE001 - a run that cannot start is a message, never a crash
-            self.ended = True
-            self._post(TrainFailed(self.run, one_line(err)))
-            return
-        outcome, message = "error", ""
-        try:
-            last = trainer.run()
-            outcome = last.kind
-            message = self.error or _summary(last)
-        except Exception as err:  # noqa: BLE001 - the trainer already kept the last good weights
-            message = one_line(err)
-        if self.error:
-            outcome = "error"
-        self.ended = True
-        self._post(TrainEnded(self.run, trainer.model.eval(), trainer.tokenizer, trainer.model_config,
-                              trainer.step_count, outcome, message))
-
-    def _build(self) -> Any:
-        import torch
-
-        from tui_lab.train import Trainer, train_config_for
-        from tui_lab.train.schedules import learning_rate
-
-        if self.train_config is None:
-            task, fields = self._train_fields
-            self.train_config = train_config_for(task, **fields)
         live = self.live
-        tokenizer = live.tokenizer if live is not None and live.tokenizer is not None and \
-            self.train_config.task is None else None
-        trainer = Trainer(self.model_config, self.train_config, device=self.device, on_event=self._on_event,
-                          tokenizer=tokenizer)
-        trainer.control = self.control  # pause/stop pressed while it was being built still count
-        continued = live is not None and _same_model(live, trainer)
-        if continued:
-            with torch.no_grad():
-                trainer.model.load_state_dict(live.model.state_dict())
-        c, total = self.train_config, self.train_config.steps
-        every = max(1, total // LR_CURVE_POINTS)
-        curve = [(s, learning_rate(s, c, trainer.model_config.d_model)) for s in range(0, total, every)]
-        params = sum(p.numel() for p in trainer.model.parameters())
-        if trainer.is_seq2seq:
-            # The longest held-out source: for numbers-de a three-digit number, where German reorders the
-            # units before the tens, so the forming alignment is worth watching (a one-word one is not).
-            self._align_example = max(trainer.source.task.val, key=lambda pair: len(pair[0]))
-        self.trainer = trainer
-        estimate = Estimate(total, tokens_per_step(trainer), trainer.flops_per_token, trainer.peak_flops)
-        self._post(TrainReady(self.run, trainer.model_config, list(trainer.notes), curve, params, continued,
-                              estimate))
-        return trainer
-
-    def _one_step(self) -> None:
-        trainer = self.trainer
+        state = None
+        if live is not None and live.model is not None:
+            state = {k: v.detach().to("cpu", copy=True) for k, v in live.model.state_dict().items()}
+        spec = TrainerSpec(self.model_config, self._train, self.device, self.threads,
+                           live.config if live else None, state, live.tokenizer if live else None, ALIGN_EVERY_S)
+        self.process = process = TrainerProcess(spec, self.control)
         try:
-            event = trainer.step()
-            every = trainer.train_config.eval_every
-            if event.kind == "step" and every and trainer.step_count % every == 0:
-                trainer.evaluate()
-        except Exception as err:  # noqa: BLE001 - shown, and the run keeps its last good weights
-            self._post(TrainFailed(self.run, one_line(err)))
+            process.start()
+        except Exception as err:  # noqa: BLE001 - a run that cannot start is a message, never a crash
+            self._fail(one_line(err))
+            return
+        if self._closed:  # closed while it was starting: `close` may have found no process to end
+            self.ended = True
+            process.close()
+            return
+        next_snapshot = time.monotonic() + SNAPSHOT_EVERY_S
+        while not self.ended:
+            if _cancelled():  # the app is quitting
+                self.ended = True
+                process.close()
+                return
+            message = process.poll(POLL_S)
+            if message is not None:
+                self._handle(process, message)
+            elif not process.alive:
+                self._died(process)
+            elif self.ready and time.monotonic() >= next_snapshot:
+                process.request_snapshot()  # copied back by a later poll
+                next_snapshot = time.monotonic() + SNAPSHOT_EVERY_S
 
-    def _on_event(self, event: Any) -> None:
-        """Called by the trainer on its own thread (inside its step lock for step events)."""
-        if _cancelled():
-            self.control.stop()  # the app is quitting: leave the loop at the next step
-        if event.kind == "error":
-            self.error = event.message
-            self.control.stop()  # step mode: wake the paused loop so the run ends
-        self._post(TrainEvent(self.run, event))
-        if event.kind == "step" and self._align_example is not None and \
-                time.monotonic() - self._last_align >= ALIGN_EVERY_S:
-            self._last_align = time.monotonic()
-            self._post_alignment(event.step)
+    def _handle(self, process: TrainerProcess, message: Any) -> None:
+        kind = message.kind
+        if kind == "ready":
+            self._ready(message)
+        elif kind == "event":
+            event = process.event(message)
+            if event.kind == "error":
+                self.error = event.message
+            self._post(TrainEvent(self.run, event))
+        elif kind == "alignment":
+            self._post(Alignment(self.run, message.step, message.grid, message.rows, message.cols))
+        elif kind == "failed":
+            self._fail(message.error)
+            process.close()
+        elif kind == "ended":
+            self._ended(process, message)
 
-    def _post_alignment(self, step: int) -> None:
-        grid, rows, cols = cross_attention(self.trainer, self._align_example)
-        self._post(Alignment(self.run, step, grid, rows, cols))
+    def _ready(self, ready: Any) -> None:
+        self.train_config = ready.train_config
+        self.run_config, self.tokenizer, self._example = ready.model_config, ready.tokenizer, ready.example
+        self.ready = True
+        estimate = Estimate(self.train_config.steps, ready.tokens_per_step, ready.flops_per_token, ready.peak_flops)
+        self._post(TrainReady(self.run, ready.model_config, ready.notes, ready.lr_curve, ready.params,
+                              ready.continued, estimate))
 
+    def _ended(self, process: TrainerProcess, ended: Any) -> None:
+        from tui_lab.train.process import model_from_snapshot
 
-def cross_attention(trainer: Any, example: tuple[list[int], list[int]]) -> tuple[list[list[float]], list, list]:
-    """Teacher-forced cross-attention of one (src, tgt) pair: rows the predicted target tokens, cols the source."""
-    import torch
+        try:
+            self.model = model_from_snapshot(self.run_config, process.fetch_snapshot(), self.device)
+        except Exception as err:  # noqa: BLE001 - died before handing back the weights
+            self._died(process, one_line(err))
+            return
+        self.ended = True
+        message = self.error or ended.message
+        self._post(TrainEnded(self.run, self.model, self.tokenizer, self.run_config, ended.step,
+                              "error" if self.error else ended.outcome, message))
 
-    model, tok = trainer.model, trainer.tokenizer
-    src_ids, tgt_ids = example
-    device = next(model.parameters()).device
-    src = torch.tensor([src_ids], device=device)  # (1, S)
-    tgt_in = torch.tensor([[tok.bos_id, *tgt_ids]], device=device)  # (1, T)
-    was_training = model.training
-    model.eval()  # no dropout, and no draw from the trainer's RNG
-    try:
-        with torch.no_grad():
-            out = model.run(src, tgt_in, need_weights=True)
-    finally:
-        model.train(was_training)
-    cross = [a for a in out.attentions if a.kind == "cross"]
-    grid = cross[-1].weights[0].float().mean(0).cpu().tolist()  # (T, S), mean of heads
-    rows = tok.token_strings([*tgt_ids, tok.eos_id])
-    return grid, rows, tok.token_strings(src_ids)
+    def _fail(self, error: str) -> None:
+        self.ended = True
+        self._post(TrainFailed(self.run, error))
+
+    def _died(self, process: TrainerProcess, why: str | None = None) -> None:
+        """The trainer process is gone without ending the run: one line; the live model stays."""
+        snapshot = process.snapshot
+        kept = f"the last snapshot (step {snapshot.step}) is kept: w saves it" if snapshot else "no snapshot was taken"
+        self.crashed = why or f"the trainer process died ({process.describe_exit()})"
+        self._fail(f"{self.crashed}; the live model is unchanged; {kept}")
 
 
 def _cancelled() -> bool:
@@ -292,26 +298,3 @@ def _cancelled() -> bool:
         return get_current_worker().is_cancelled
     except Exception:  # noqa: BLE001 - not on a worker thread (a direct call in a test)
         return False
-
-
-def _same_model(live: LiveWeights, trainer: Any) -> bool:
-    """The live weights fit this run: the same config, and the same tokens behind the ids."""
-    if live.model is None or live.config != trainer.model_config:
-        return False
-    if live.tokenizer is None:
-        return True  # random weights of the same shape: continuing is just another starting point
-    vocab = trainer.model_config.vocab
-    try:
-        ids = list(range(vocab))
-        return live.tokenizer.token_strings(ids) == trainer.tokenizer.token_strings(ids)
-    except (ValueError, AttributeError, IndexError):
-        return False
-
-
-def _summary(event: Any) -> str:
-    parts = [f"{event.kind} at step {event.step}"]
-    for name in ("train_loss", "val_loss", "exact_match"):
-        value = getattr(event, name, None)
-        if value is not None:
-            parts.append(f"{name.replace('_', ' ')} {value:.4g}")
-    return ", ".join(parts)

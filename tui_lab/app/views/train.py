@@ -125,7 +125,7 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
 
     def on_unmount(self) -> None:
         if self.session is not None:
-            self.session.stop()  # a thread worker must end, or the process waits for it on exit
+            self.session.close()  # its trainer process must end with the app
 
     # -- actions -------------------------------------------------------------------------------------
     @guarded
@@ -137,6 +137,8 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
         task, fields = form.fields()
         live = self.app.live
         weights = LiveWeights(live.config, live.model, live.tokenizer) if form.continue_live and live.ready else None
+        if self.session is not None:
+            self.session.close()  # the last run's process stayed for saving (w); a new run replaces it
         run = self.store.start(live.config.to_dict(), {"task": task, **fields})
         self._suggest_folder(run.number)
         # Held paused until the trainer is built and the estimate read (a long run asks first, on_train_ready).
@@ -168,7 +170,7 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
         if not self.training or not self.session.paused:
             self.notify("step mode works while a run is paused (p)", severity="warning")
             return
-        if self.session.step_once(self) is None:
+        if not self.session.step_once():
             self.notify("the trainer is still being built", severity="warning")
 
     def action_stop(self) -> None:
@@ -208,7 +210,7 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
         label_runs(self.store.runs)  # now with every field of the real configs
         self.stats["lr_curve"] = message.lr_curve
         start = "continuing the live weights" if message.continued else "fresh weights"
-        swap = vocab_note(self.session.model_config, message.model_config, self.session.trainer.tokenizer.kind)
+        swap = vocab_note(self.session.model_config, message.model_config, self.session.tokenizer.kind)
         notes = "; ".join(([swap] if swap else []) + list(message.notes))
         self._say(f"run #{run.number}: {message.params:,} params, {start}" + (f"; {notes}" if notes else ""))
         if notes:
@@ -268,6 +270,8 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
             self.store.current.status = "failed"
         self._say(f"run #{message.run}: {message.error}", "bold red")
         self.notify(message.error, title="train", severity="error", timeout=10)
+        if self.session.ended:
+            self._after_run()  # a quit waiting for the run goes ahead
 
     def on_train_ended(self, message: TrainEnded) -> None:
         if not self._mine(message.run):

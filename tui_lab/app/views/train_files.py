@@ -54,10 +54,10 @@ class TrainFiles:
     @guarded
     def action_save(self) -> None:
         folder, session = self._folder(), self.session
-        if session is not None and session.trainer is not None and \
-                (session.active or self.app.live.model is session.trainer.model):
+        if session is not None and session.ready and \
+                (session.active or self.app.live.model is session.model or session.crashed):
             self.notify(f"saving run #{session.run} to {_shown(folder)}...", title="save")
-            self.run_worker(lambda: self._save_trainer(session.trainer, folder), thread=True, group="save",
+            self.run_worker(lambda: self._save_run(session, folder), thread=True, group="save",
                             exit_on_error=False)
             return
         live = self.app.live
@@ -67,10 +67,9 @@ class TrainFiles:
         self.run_worker(lambda: self._save_live(live.model, live.tokenizer, live.origin, folder), thread=True,
                         group="save", exit_on_error=False)
 
-    def _save_trainer(self, trainer: Any, folder: str, then_quit: bool = False) -> None:
+    def _save_run(self, session: Any, folder: str, then_quit: bool = False) -> None:
         try:
-            with trainer._lock:  # the engine's step lock: weights and optimizer saved between two steps
-                path = trainer.save(folder)
+            path = session.save(folder)  # by the trainer process, between two steps
             self.post_message(CheckpointSaved(str(path), None, then_quit))
         except Exception as err:  # noqa: BLE001 - shown as one line
             self.post_message(CheckpointSaved(folder, _one_line(err), then_quit))
@@ -137,10 +136,10 @@ class TrainFiles:
         self.session.stop()
 
     def _end_then(self, choice: str) -> None:
-        trainer = self.session.trainer if self.session else None
-        if choice == SAVE and trainer is not None:
+        session = self.session
+        if choice == SAVE and session is not None and session.ready:
             folder = self._folder()
-            self.run_worker(lambda: self._save_trainer(trainer, folder, then_quit=True), thread=True, group="save",
+            self.run_worker(lambda: self._save_run(session, folder, then_quit=True), thread=True, group="save",
                             exit_on_error=False)
         else:
             self.app.exit()
