@@ -45,7 +45,7 @@ async def test_first_screen_and_every_preset_show_exact_counts():
 
 
 async def test_edits_errors_and_garbage_in_the_form():
-    app = app_for(build=False)
+    app = app_for("--preset", "gpt2-toy", build=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         # typing in a field changes the count
@@ -101,7 +101,7 @@ async def test_edits_errors_and_garbage_in_the_form():
 
 
 async def test_apply_rebuilds_the_live_model():
-    app = app_for()
+    app = app_for("--preset", "gpt2-toy")  # random weights: Apply rebuilds without asking
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
         await set_text(pilot, "decoder_layers", "1")

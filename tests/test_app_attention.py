@@ -251,3 +251,36 @@ async def test_a_model_trained_on_a_task_brings_its_own_example_and_bos():
         await wait_for(pilot, lambda: attention.tgt[:2] == ["<bos>", "drei"])
         cross = attention.grids[("cross", 0)]
         assert (len(cross[0]), len(cross[0][0])) == (6, 4)  # heads' mean: target (bos + 5 words) x source (4)
+
+
+async def test_the_default_launch_opens_on_the_shipped_toys_previous_token_head():
+    """No --preset: the shipped trained English toy, the tour's sentence, and the head its meta.json names,
+    whose weight sits on the previous token: the first look at attention shows something learned."""
+    from tui_lab.app.tour.examples import ENGLISH_SENTENCE, TOY_EN, previous_token_meta
+    from tui_lab.app.views.generate import DEFAULT_PROMPT
+    from tui_lab.shipped import shipped_meta
+
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        app.show_view("attention")
+        await captured(pilot)
+        assert app.live.origin == f"shipped {TOY_EN}" and "shipped toy" in app.sub_title
+        v = view(app)
+        assert v.query_one("#att-src", Input).value == ENGLISH_SENTENCE and "<unk>" not in v.src
+        meta = previous_token_meta()
+        assert v.choice() == ("decoder-self", meta["layer"], meta["head"])
+        title = str(app.query_one("#att-title").render())
+        assert f"layer {meta['layer']} · head {meta['head']}" in title and "shipped toy" in title
+        grid = v.grids[("decoder-self", meta["layer"])][meta["head"]]
+        previous = [max(range(q + 1), key=grid[q].__getitem__) == q - 1 for q in range(1, len(grid))]
+        assert sum(previous) > len(previous) / 2, grid  # most rows look hardest one token back
+
+        def on_previous(g):  # mean weight on position i-1 over this sentence
+            return sum(g[q][q - 1] for q in range(1, len(g))) / (len(g) - 1)
+
+        others = [on_previous(g) for (_, layer), heads in v.grids.items() for h, g in enumerate(heads)
+                  if (layer, h) != (meta["layer"], meta["head"])]
+        assert on_previous(grid) > max(others)  # of every head, the one opened looks back the most
+        # Generate's default prompt is one meta.json shows this toy continuing with words
+        assert DEFAULT_PROMPT in shipped_meta(TOY_EN)["shipped"]["measured"]["samples"]
+        assert app.view("generate").query_one("#gen-prompt", Input).value == DEFAULT_PROMPT

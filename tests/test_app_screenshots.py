@@ -56,5 +56,8 @@ async def test_screenshots_of_architecture_attention_and_tour():
         await pilot.pause()
         assert "causal AND padding" in keep(app, "attention-masks")
         await pilot.press("f3")
+        tour = app.view("tour")
+        await wait_for(pilot, lambda: tour.ready, timeout=120)  # the shipped toys' pictures, not the loading line
         await pilot.pause()
-        assert "Step 1 of 8" in keep(app, "tour")
+        text = keep(app, "tour")
+        assert "Step 1 of 8" in text and "loading the shipped toys" not in text

@@ -17,6 +17,7 @@ from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 from tui_lab.app.widgets import download_modal
 from tui_lab.app.widgets.download_modal import DownloadModal
 from tui_lab.app.widgets.hub_id_modal import HubIdModal
+from tui_lab.cli.launch import DEFAULT_PRESET
 from tui_lab.hf import hub as hub_module
 from tui_lab.hf.hub import locate
 
@@ -64,8 +65,8 @@ async def test_confirm_then_download_shows_progress_and_installs_the_model(hub, 
         assert rows == [list(row) for row in plan.rows()] + [["total", hub_module.fmt_bytes(plan.total_bytes)]]
         assert "5 files" in str(modal.query_one("#hub-summary", Static).render())
         assert hub.fetched() == []  # nothing moves before the person says yes
-        await wait_ready(pilot)  # meanwhile the preset is live
-        assert app.live.origin == "preset gpt2-toy"
+        await wait_ready(pilot)  # meanwhile the default preset (the shipped English toy) is live
+        assert app.live.origin == f"shipped {DEFAULT_PRESET}"
 
         await pilot.click("#hub-download")
         await wait_for(pilot, gate.reached.is_set)
@@ -111,7 +112,7 @@ async def test_the_palette_asks_for_an_id_and_a_failure_is_one_line(hub):
         app.screen.query_one(Input).value = "nobody/nothing"
         await pilot.press("enter")
         await wait_for(pilot, lambda: "no such model" in app.sub_title)
-        assert "\n" not in app.sub_title and app.live.origin == "preset gpt2-toy"
+        assert "\n" not in app.sub_title and app.live.origin == f"shipped {DEFAULT_PRESET}"  # kept
         assert not isinstance(app.screen, DownloadModal)
 
         command.callback()

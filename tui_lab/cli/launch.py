@@ -12,7 +12,9 @@ from pathlib import Path
 from tui_lab.app.threads import configure_openmp
 from tui_lab.cli import Parser, UsageError
 
-DEFAULT_PRESET = "gpt2-toy"
+# The shipped trained English toy (tui_lab/shipped/): the first look at attention and generation shows
+# something learned; `--preset gpt2-toy` is the same shape with random weights.
+DEFAULT_PRESET = "gpt2-toy-english"
 
 
 def parser() -> argparse.ArgumentParser:

@@ -135,6 +135,8 @@ class AttentionView(Inputs, Pickers, Vertical):
         self._fill_kinds()
         if first and not self.pending_kind:
             self._select_kind(self.kinds()[0])
+            if self.learned_head() is not None:  # a shipped toy opens on the head meta.json names
+                self.choose(*self.learned_head())
         if self.pending_kind:
             self._select_kind(self.pending_kind)
             self.pending_kind = None

@@ -12,7 +12,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label
 
 from tui_lab.app import grids
-from tui_lab.app.tour.examples import TOY_DE, numbers_pair
+from tui_lab.app.tour.examples import ENGLISH_SENTENCE, TOY_DE, TOY_EN, numbers_pair, previous_token_meta
 from tui_lab.app.views import attention_capture as work
 
 SOURCE_TEXT = "I have seen the film today"
@@ -38,7 +38,7 @@ class Inputs:
             src.value = src.value or source
             tgt.value = tgt.value or (f"{grids.BOS_TEXT} {target}" if target else TARGET_TEXT)
         else:
-            src.value = src.value or GPT_TEXT
+            src.value = src.value or (ENGLISH_SENTENCE if self._shipped_english_toy() else GPT_TEXT)
         self._show_target()
 
     def _show_target(self) -> None:
@@ -52,10 +52,23 @@ class Inputs:
         would show noise whatever the text, so a random toy keeps the paper's 'gesehen' sentence)."""
         return self.app.live.config.name == TOY_DE
 
+    def _shipped_english_toy(self) -> bool:
+        """The shipped trained English toy: the tour's sentence, which its BPE covers and its
+        previous-token head visibly shifts by one (the random toy keeps the cat on the mat)."""
+        return self.app.live.config.name == TOY_EN
+
+    def learned_head(self) -> tuple[int, int] | None:
+        """(layer, head) of the pattern meta.json names for the live shipped toy, to open on; else None."""
+        if not self._shipped_english_toy():
+            return None
+        meta = previous_token_meta()
+        return int(meta["layer"]), int(meta["head"])
+
     def _untouched(self) -> bool:
         """The inputs still hold a default text (the person has typed nothing of their own)."""
         tgt = self.query_one("#att-tgt", Input).value
-        return self.query_one("#att-src", Input).value in (SOURCE_TEXT, GPT_TEXT) and tgt in ("", TARGET_TEXT)
+        return (self.query_one("#att-src", Input).value in (SOURCE_TEXT, GPT_TEXT, ENGLISH_SENTENCE)
+                and tgt in ("", TARGET_TEXT))
 
     def _fit_inputs_to_tokenizer(self) -> bool:
         """Words the live tokenizer lacks would all read <unk>: use the model's own data instead.
@@ -67,6 +80,8 @@ class Inputs:
         live = self.app.live
         if self.encoder_decoder and self._shipped_2017_toy() and self._untouched():
             self._use_inputs(*numbers_pair(), f"the held-out example of {TOY_DE}")
+        elif self._shipped_english_toy() and self.query_one("#att-src", Input).value == GPT_TEXT:
+            self._use_inputs(ENGLISH_SENTENCE, None, f"the tour's sentence for {TOY_EN}")  # swapped in later
         if live.tokenizer is None or not hasattr(live.tokenizer, "unknown"):
             return False
         texts = [self.query_one("#att-src", Input).value]

@@ -28,7 +28,8 @@ from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.app.widgets.token_stream import Token, TokenStream, describe, legend
 from tui_lab.generation.settings import GenerationSettings
 
-DEFAULT_PROMPT = "the cat sat on the "
+# A prompt the default model (the shipped English toy) continues with words; meta.json has its sample.
+DEFAULT_PROMPT = "In the morning, Anna walked to"
 FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top_p", ""), ("beam", "beam_size", "1"),
           ("max", "max_new_tokens", "48"))
 

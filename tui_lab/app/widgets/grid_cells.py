@@ -87,10 +87,26 @@ def dense_cell(up: Color | None, low: Color | None, w: int) -> Segment:
     return Segment("▀" * w, style(up, low))
 
 
-def legend(lo: float, hi: float, any_masked: bool) -> list[Segment]:
-    """The colour scale with its min and max, and the key for masked cells when the grid has any."""
-    bar = [Segment(" ", Style(bgcolor=PALETTE[i])) for i in range(0, LEVELS, 2)]
-    parts = [Segment(f"{fmt_value(lo)} "), *bar, Segment(f" {fmt_value(hi)}")]
-    if any_masked:
-        parts += [Segment("  "), Segment(HATCH * 2, MASKED), Segment(" masked")]
-    return parts
+def legend(lo: float, hi: float, any_masked: bool, width: int | None = None) -> list[Segment]:
+    """The colour scale with its min and max, and the key for masked cells when the grid has any.
+
+    Narrower than `width`, it gives up detail before meaning: the masked key goes first (the hatch says
+    it on the grid), then swatches, down to two between the min and the max; what still does not fit
+    ends in an ellipsis.
+    """
+    key = [Segment("  "), Segment(HATCH * 2, MASKED), Segment(" masked")] if any_masked else []
+    ends = len(fmt_value(lo)) + len(fmt_value(hi)) + 2
+    for swatches, extra in ((LEVELS // 2, key), (LEVELS // 2, []), (max(2, (width or 0) - ends), [])):
+        parts = _scale(lo, hi, min(swatches, LEVELS // 2)) + extra
+        if width is None or Segment.get_line_length(parts) <= width:
+            return parts
+    if width <= 1:
+        return [Segment("…"[:width])]
+    return [*next(iter(Segment.divide(parts, [width - 1]))), Segment("…")]
+
+
+def _scale(lo: float, hi: float, swatches: int) -> list[Segment]:
+    """`swatches` colours spread from the lowest level to the highest, between the min and the max."""
+    picks = [round(i * (LEVELS - 1) / (swatches - 1)) for i in range(swatches)]
+    bar = [Segment(" ", Style(bgcolor=PALETTE[i])) for i in picks]
+    return [Segment(f"{fmt_value(lo)} "), *bar, Segment(f" {fmt_value(hi)}")]

@@ -187,15 +187,15 @@ class Heatmap(ScrollView, can_focus=True):
             segments.append(Segment(text, MARK if col == self.cursor[1] else EMPTY))
         return Strip(segments, lay.grid_width)
 
-    def legend_text(self) -> list[Segment]:
-        return legend(*self.scale, self.mask is not None and any(any(row) for row in self.mask))
+    def legend_text(self, width: int | None = None) -> list[Segment]:
+        return legend(*self.scale, self.mask is not None and any(any(row) for row in self.mask), width)
 
     def render_line(self, y: int) -> Strip:
         lay, (sx, sy), width = self.layout, self.scroll_offset, self.size.width
         if not self.values:
             return Strip.blank(width).apply_style(self.rich_style)
         if y < lay.legend_lines:
-            return Strip(self.legend_text()).crop_extend(0, width, None).apply_style(self.rich_style)
+            return Strip(self.legend_text(width)).crop_extend(0, width, None).apply_style(self.rich_style)
         if y >= self.size.height - READOUT_LINES:
             folded = [] if lay.legend_lines else [*self.legend_text(), Segment("  ")]
             readout = Strip([*folded, Segment(self.describe_cursor())])
