@@ -57,7 +57,7 @@ async def _train_steps(pilot, n: int) -> None:
         app.query_one(f"#tf-{name}", Input).value = value
     view = app.view("train")
     view.action_start(paused=True)
-    await wait_for(pilot, lambda: view.session.trainer is not None and "params" in view.message, 60)
+    await wait_for(pilot, lambda: view.session.ready and "params" in view.message, 60)
     for _ in range(n):
         before = len(view.store.current.train_loss)
         await pilot.press("n")

@@ -40,6 +40,7 @@ async def test_a_long_run_asks_first_with_its_eta():
         view = await train_view(pilot, steps="2000000", batch_size="32", seq_len="128")
         view.action_start()
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmLongRun), 60)
+        await wait_for(pilot, lambda: "will take about" in screen_text(app))  # the modal's first frame
         text = " ".join(screen_text(app).split())
         assert "will take about" in text and ("min" in text or " h " in text) and "GFLOP/s" in text
         assert view.session.paused and not view.store.current.train_loss  # nothing trained while it asks
