@@ -241,7 +241,7 @@ class SpeedView(Vertical):
         last = report.runs[-1]
         prediction = draw.predict(self.config, report, last, self.peaks) if self.peaks else None
         self.query_one("#sp-plot", LinePlot).set_lines(draw.plot_lines(last, prediction),
-                                                      title=draw.plot_title(report, last))
+                                                      title=draw.plot_title(report, last), ymax=draw.plot_top(last))
         same = all(r.identical for r in report.runs)
         self._summary(f"{report.device}: the KV cache is {last.speedup:.2f}x faster at {last.new_tokens} tokens; "
                       f"outputs {'identical' if same else 'DIFFER'} on every length"

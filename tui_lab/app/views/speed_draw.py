@@ -61,6 +61,12 @@ def plot_lines(run: Any, prediction: Prediction | None) -> list[Line]:
     return lines
 
 
+def plot_top(run: Any) -> float:
+    """The y axis' top: the medians' range with room, so a few slow outliers among the min-max dots (a busy
+    machine) cannot squash the two curves the view exists to show into its bottom row."""
+    return 1.5 * max(max(run.cached_step_s), max(run.uncached_step_s)) * 1000  # ms, like the plotted values
+
+
 def plot_title(report: Any, run: Any) -> str:
     """The totals and the speedup, annotated on the plot itself."""
     # Short enough for an 80-column terminal: plotext drops a title wider than the plot.

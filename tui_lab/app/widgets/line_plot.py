@@ -34,14 +34,16 @@ class LinePlot(PlotextPlot):
         self.lines: list[Line] = []
         self.vline: float | None = None
         self.ylog = False
+        self.ymax: float | None = None  # the top of the y axis when set: outliers above it sit off the plot
         self.points = 0  # points drawn, summed over lines (tests and the benchmark read it)
 
     def on_mount(self) -> None:
         super().on_mount()
         self._draw()
 
-    def set_lines(self, lines: list[Line], vline: float | None = None, title: str | None = None) -> None:
-        self.lines, self.vline = [line for line in lines if line.xs], vline
+    def set_lines(self, lines: list[Line], vline: float | None = None, title: str | None = None,
+                  ymax: float | None = None) -> None:
+        self.lines, self.vline, self.ymax = [line for line in lines if line.xs], vline, ymax
         if title is not None:
             self.title = title
         self.points = sum(len(line.xs) for line in self.lines)
@@ -67,5 +69,7 @@ class LinePlot(PlotextPlot):
                 continue  # no place on a log axis
             colour = line.colour or COLOURS[i % len(COLOURS)]
             plt.plot(line.xs, line.ys, label=line.label or None, color=colour, marker=line.marker)
+        if self.ymax is not None and self.lines and not self.ylog:
+            plt.ylim(min(min(line.ys) for line in self.lines), self.ymax)
         if self.vline is not None and self.lines:
             plt.vline(self.vline, "gray")
