@@ -8,7 +8,26 @@ from __future__ import annotations
 
 import math
 import zlib
+from dataclasses import dataclass, field
 from typing import Any
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """One heatmap's data, ready for `Heatmap.set_grid` (NaN cells are blank, mask True = may not attend);
+    the Attention view and the tour both draw from it."""
+
+    title: str
+    values: list[list[float]]
+    rows: list[str]
+    cols: list[str]
+    mask: list[list[bool]] | None = None
+    lo: float | None = None
+    hi: float | None = None
+    axes: tuple[str, str] = ("query", "key")
+    row_notes: list[str] = field(default_factory=list)
+    cursor: tuple[int, int] = (0, 0)
+
 
 # Seed 002's padding example: a batch of three sentences of 4, 3 and 1 tokens.
 SEED_BATCH = (("我", "喜欢", "机器", "学习"), ("我", "喜欢", "NLP"), ("你好",))

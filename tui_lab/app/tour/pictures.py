@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui_lab.app.grids import GridSpec
 from tui_lab.app.tour.examples import (
     ENGLISH_SENTENCE,
     MASK_BATCH,
@@ -19,22 +20,6 @@ from tui_lab.app.tour.examples import (
     numbers_pair,
     previous_token_meta,
 )
-
-
-@dataclass(frozen=True)
-class Grid:
-    """One heatmap's data, ready for `Heatmap.set_grid` (NaN cells are blank, mask True = may not attend)."""
-
-    title: str
-    values: list[list[float]]
-    rows: list[str]
-    cols: list[str]
-    mask: list[list[bool]] | None = None
-    lo: float | None = None
-    hi: float | None = None
-    axes: tuple[str, str] = ("query", "key")
-    row_notes: list[str] = field(default_factory=list)
-    cursor: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -48,13 +33,13 @@ class DecodeRow:
 @dataclass
 class Pictures:
     toys: dict[str, Any]  # preset name -> tui_lab.loading.LoadedModel, held by the tour alone
-    positions: Grid
-    prev_head: Grid
+    positions: GridSpec
+    prev_head: GridSpec
     prev_stats: dict[str, float]  # rows whose top weight is the previous token, mean weight on it, chance
-    masks: list[Grid]
-    cross: Grid
+    masks: list[GridSpec]
+    cross: GridSpec
     decode: list[DecodeRow]
-    decode_grid: Grid
+    decode_grid: GridSpec
     kv_bytes_per_token: int
     configs: dict[str, Any] = field(default_factory=dict)
 
@@ -68,7 +53,7 @@ def _masked(allowed) -> list[list[bool]]:
     return [[not v for v in row] for row in allowed.tolist()]
 
 
-def rnn_grids(words: list[str]) -> tuple[Grid, Grid]:
+def rnn_grids(words: list[str]) -> tuple[GridSpec, GridSpec]:
     """Sequential steps for word j to reach word i: a left-to-right RNN needs i - j (and never sees a later
     word); self-attention needs 1 for every pair. Pure arithmetic, drawn on one scale."""
     n = len(words)
@@ -76,23 +61,23 @@ def rnn_grids(words: list[str]) -> tuple[Grid, Grid]:
     mask = [[k > q for k in range(n)] for q in range(n)]
     attention = [[1.0] * n for _ in range(n)]
     top = float(n - 1)
-    return (Grid(f"RNN: {n - 1} steps, one after another", rnn, words, words, mask=mask, lo=0.0, hi=top,
+    return (GridSpec(f"RNN: {n - 1} steps, one after another", rnn, words, words, mask=mask, lo=0.0, hi=top,
                  axes=("word", "from word"), cursor=(n - 1, 0)),
-            Grid("attention: 1 step, all pairs at once", attention, words, words, lo=0.0, hi=top,
+            GridSpec("attention: 1 step, all pairs at once", attention, words, words, lo=0.0, hi=top,
                  axes=("word", "from word"), cursor=(n - 1, 0)))
 
 
-def _positions(d_model: int) -> Grid:
+def _positions(d_model: int) -> GridSpec:
     from tui_lab.model.positions import sinusoidal_table
 
     table = sinusoidal_table(SINE_ROWS, d_model)  # (L, E)
     sines = table[:, 0::2]  # PE(pos, 2i): one column per frequency; the cos columns are the same waves shifted
     cols = [str(i) for i in range(sines.shape[1])]
-    return Grid(f"PE(pos, 2i), i = 0..{sines.shape[1] - 1}, d_model {d_model}", _rows(sines),
+    return GridSpec(f"PE(pos, 2i), i = 0..{sines.shape[1] - 1}, d_model {d_model}", _rows(sines),
                 [str(p) for p in range(SINE_ROWS)], cols, lo=-1.0, hi=1.0, axes=("position", "i"))
 
 
-def _prev_head(loaded) -> tuple[Grid, dict[str, float]]:
+def _prev_head(loaded) -> tuple[GridSpec, dict[str, float]]:
     import torch
 
     from tui_lab.shipped.patterns import chance_previous_weight
@@ -110,25 +95,25 @@ def _prev_head(loaded) -> tuple[Grid, dict[str, float]]:
     mask = [[k > q for k in range(n)] for q in range(n)]
     stats = {"hits": hits, "queries": n - 1, "mean": float(prev.mean()), "chance": chance_previous_weight(n),
              "layer": layer, "head": head}
-    grid = Grid(f"gpt2-toy-english · layer {layer} head {head} (previous-token head)", _rows(w), labels, labels,
+    grid = GridSpec(f"gpt2-toy-english · layer {layer} head {head} (previous-token head)", _rows(w), labels, labels,
                 mask=mask, lo=0.0, cursor=(best, best - 1))
     return grid, stats
 
 
-def _masks() -> list[Grid]:
+def _masks() -> list[GridSpec]:
     from tui_lab.model.masks import causal_mask, combine, padding_mask
 
     lengths = [len(s) for s in MASK_BATCH]
     keep = padding_mask(lengths)  # (N, L) True on real tokens
-    pad = Grid("padding: the batch of 4/3/1", _rows(keep.float()), [f"len {n}" for n in lengths],
+    pad = GridSpec("padding: the batch of 4/3/1", _rows(keep.float()), [f"len {n}" for n in lengths],
                [f"k{i}" for i in range(keep.shape[1])], mask=_masked(keep), lo=0.0, hi=1.0, axes=("sentence", "key"))
     second = list(MASK_BATCH[1]) + ["<PAD>"] * (keep.shape[1] - len(MASK_BATCH[1]))
     both = combine(causal_mask(keep.shape[1]), keep[1][None, :])  # (L, L): causal AND key not padding
-    return [pad, Grid("causal AND padding: sentence 2", _rows(both.float()), second, second, mask=_masked(both),
+    return [pad, GridSpec("causal AND padding: sentence 2", _rows(both.float()), second, second, mask=_masked(both),
                       lo=0.0, hi=1.0)]
 
 
-def _cross(loaded) -> Grid:
+def _cross(loaded) -> GridSpec:
     import torch
 
     source, target = numbers_pair()
@@ -143,12 +128,12 @@ def _cross(loaded) -> Grid:
     fed = tok.token_strings(tgt_ids)
     src = list(tok.token_strings(src_ids))
     row = predicted.index("zwei")
-    return Grid(f"cross-attention · layer {last.layer} · mean of {last.weights.shape[1]} heads"
+    return GridSpec(f"cross-attention · layer {last.layer} · mean of {last.weights.shape[1]} heads"
                 f" · {len(predicted)} x {len(src)}", _rows(w), predicted, src, lo=0.0, axes=("target", "source"),
                 row_notes=[f"decoder input {t!r}" for t in fed], cursor=(row, int(w[row].argmax())))
 
 
-def _decode(loaded) -> tuple[list[DecodeRow], Grid]:
+def _decode(loaded) -> tuple[list[DecodeRow], GridSpec]:
     """Greedy decoding of the held-out number with the KV cache, reading the cache's length after each step."""
     import torch
 
@@ -169,7 +154,7 @@ def _decode(loaded) -> tuple[list[DecodeRow], Grid]:
             weights.append(self_rows[-1].weights[0, :, 0].mean(0).tolist())  # (context,) mean over heads
     width = len(rows)
     values = [w + [float("nan")] * (width - len(w)) for w in weights]  # keys not yet written: blank
-    grid = Grid("self-attention over the cache", values, [r.new for r in rows],
+    grid = GridSpec("self-attention over the cache", values, [r.new for r in rows],
                 [r.fed for r in rows], lo=0.0, axes=("new token", "cached key"),
                 row_notes=[f"cache {r.cache}" for r in rows])
     return rows, grid

@@ -11,7 +11,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Label, Static
 
-from tui_lab.app.tour.pictures import DecodeRow, Grid
+from tui_lab.app.grids import GridSpec
+from tui_lab.app.tour.pictures import DecodeRow
 from tui_lab.app.widgets.block_diagram import BlockDiagram
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.config import ModelConfig
@@ -27,7 +28,7 @@ class GridPanel(Vertical):
     GridPanel > Label { width: 100%; height: 1; text-style: bold; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
-    def __init__(self, grid: Grid, **kwargs) -> None:
+    def __init__(self, grid: GridSpec, **kwargs) -> None:
         super().__init__(**kwargs)
         self.grid = grid
 
@@ -38,7 +39,7 @@ class GridPanel(Vertical):
     def on_mount(self) -> None:
         self.show(self.grid)
 
-    def show(self, grid: Grid) -> None:
+    def show(self, grid: GridSpec) -> None:
         self.grid = grid
         heatmap = self.query_one(Heatmap)
         heatmap.cursor = grid.cursor  # set_grid keeps it (clamped): the cell the text talks about
@@ -72,7 +73,7 @@ class NormDiagrams(VerticalScroll):
 class DecodeSteps(Horizontal):
     """Greedy decoding one token per row: what was fed, the cache's length, what came out; the grid grows."""
 
-    def __init__(self, rows: list[DecodeRow], grid: Grid, bytes_per_token: int) -> None:
+    def __init__(self, rows: list[DecodeRow], grid: GridSpec, bytes_per_token: int) -> None:
         super().__init__(classes="tour-row")
         self.rows, self.grid, self.bytes_per_token = rows, grid, bytes_per_token
         self.shown = 0
@@ -86,9 +87,9 @@ class DecodeSteps(Horizontal):
         self._draw()
         self.set_interval(REVEAL_S, self._reveal, name="tour-decode")
 
-    def _partial(self, n: int) -> Grid:
+    def _partial(self, n: int) -> GridSpec:
         g = self.grid
-        return Grid(g.title, g.values[:n], g.rows[:n], g.cols, g.mask, g.lo, g.hi, g.axes, g.row_notes[:n],
+        return GridSpec(g.title, g.values[:n], g.rows[:n], g.cols, g.mask, g.lo, g.hi, g.axes, g.row_notes[:n],
                     (n - 1, 0))
 
     def _reveal(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tui_lab.app import grids
+from tui_lab.app.grids import GridSpec
 
 KIND_TITLES = {
     "encoder-self": "encoder self-attention (source x source)",
@@ -40,17 +41,6 @@ class Capture:
     encoder_decoder: bool = False
 
 
-@dataclass
-class GridSpec:
-    title: str
-    values: list[list[float]]
-    rows: list[str]
-    cols: list[str]
-    mask: list[list[bool]] | None = None
-    lo: float | None = None
-    hi: float | None = None
-    axes: tuple[str, str] = ("query", "key")
-    row_notes: list[str] = field(default_factory=list)
 
 
 def causal_mask(n_rows: int, n_cols: int) -> list[list[bool]]:
