@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import torch
+from one_thread import machine_line, rerun_with_one_thread
 
 from tui_lab import build_model, load_preset
 from tui_lab.generation.speed import compare_generation
@@ -44,10 +44,7 @@ def measure(args: argparse.Namespace) -> dict:
 
 def reference(argv: list[str]) -> dict:
     """The same measurement in a child process whose OpenMP starts with one thread."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, __file__, *argv, "--child"], env=env, capture_output=True, text=True,
-                         check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return rerun_with_one_thread(__file__, argv)
 
 
 def print_report(preset: str, report: dict, ref: dict | None) -> None:
@@ -82,8 +79,7 @@ def main() -> None:
         print(json.dumps(measure(args)))
         return
     load = os.getloadavg()
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU thread(s) by default, "
-          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(machine_line(load))
     reports = measure(args)
     argv = [a for a in sys.argv[1:] if a != "--no-reference"]
     refs = None if args.no_reference or args.device != "cpu" else reference(argv)

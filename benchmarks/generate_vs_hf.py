@@ -15,12 +15,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 
 import torch
+from one_thread import machine_line, rerun_with_one_thread
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from tui_lab import build_model, load_preset
@@ -85,10 +85,7 @@ def measure(args: argparse.Namespace) -> dict:
 
 def reference(argv: list[str]) -> dict:
     """Torch's default threads in a child process whose OpenMP starts with one thread."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, __file__, *argv, "--child"], env=env, capture_output=True, text=True,
-                         check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])["default"]
+    return rerun_with_one_thread(__file__, argv)["default"]
 
 
 def main() -> None:
@@ -105,8 +102,7 @@ def main() -> None:
         print(json.dumps(measure(args)))
         return
     load = os.getloadavg()
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU thread(s) by default, "
-          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(machine_line(load))
     results = measure(args)
     if not args.no_reference and args.device == "cpu":
         results["omp1"] = reference([a for a in sys.argv[1:] if a != "--no-reference"])
