@@ -13,16 +13,42 @@ from typing import Any
 
 FAMILIES = ("encoder-decoder", "decoder-only", "encoder-only")
 
-# One tuple of allowed values per string axis: the single source of truth for validation, the CLI,
-# the app's selects and the test matrix.
-CHOICES: dict[str, tuple[str, ...]] = {
-    "family": FAMILIES,
-    "norm": ("layernorm", "rmsnorm"),
-    "norm_position": ("post", "pre"),
-    "positions": ("sinusoidal", "learned", "rope", "alibi"),
-    "activation": ("relu", "gelu", "gelu_tanh", "swiglu"),
-    "embedding_scale": ("none", "sqrt_d_model"),
+
+@dataclass(frozen=True)
+class Axis:
+    """One architecture axis: its allowed values and where a value other than its default applies.
+
+    `families` lists the families where the axis may leave its default (the default is the neutral
+    value that builds nothing extra). `samples` are the values the coverage test builds for an int or
+    bool axis; `companions` are the other fields a value needs to be valid on its own (ffn 'moe' needs
+    experts), so the test can build every pair of values.
+    """
+
+    values: tuple[Any, ...]
+    families: tuple[str, ...] = FAMILIES
+    companions: dict[Any, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def is_choice(self) -> bool:
+        return all(isinstance(v, str) for v in self.values)
+
+
+# The one table of the config's axes: validation, the CLI's --set, the app's form and the coverage
+# test all read it. Add an axis here (and its field below) and every one of them follows.
+AXES: dict[str, Axis] = {
+    "family": Axis(FAMILIES),
+    "norm": Axis(("layernorm", "rmsnorm")),
+    "norm_position": Axis(("post", "pre")),
+    "positions": Axis(("sinusoidal", "learned", "rope", "alibi")),
+    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu")),
+    "embedding_scale": Axis(("none", "sqrt_d_model")),
+    "tie_embeddings": Axis((True, False)),
+    "bias": Axis((True, False)),
+    "final_norm": Axis((True, False)),
 }
+
+# One tuple of allowed values per string axis (the app's selects and the CLI read these).
+CHOICES: dict[str, tuple[str, ...]] = {name: axis.values for name, axis in AXES.items() if axis.is_choice}
 
 # The five shortcuts a person reaches for first; `layers` sets every stack the family has.
 SHORTCUTS = ("layers", "d_model", "heads", "d_ff", "vocab")
@@ -80,6 +106,9 @@ class ModelConfig:
         return dataclasses.asdict(self)
 
 
+_DEFAULTS = {f.name: f.default for f in fields(ModelConfig)}
+
+
 def field_names() -> tuple[str, ...]:
     return tuple(f.name for f in fields(ModelConfig))
 
@@ -97,9 +126,8 @@ def _check(ok: bool, message: str) -> None:
 def _validate(c: ModelConfig) -> None:
     for f in fields(c):
         _check_type(f.name, getattr(c, f.name), field_types()[f.name])
-    for axis, allowed in CHOICES.items():
-        value = getattr(c, axis)
-        _check(value in allowed, f"{axis} ({value!r}) must be one of: {', '.join(allowed)}")
+    for name, axis in AXES.items():
+        _validate_axis(c, name, axis)
     for name in ("d_model", "heads", "d_ff", "vocab", "max_len"):
         _check(getattr(c, name) > 0, f"{name} ({getattr(c, name)}) must be a positive integer")
     for name in ("encoder_layers", "decoder_layers"):
@@ -110,6 +138,15 @@ def _validate(c: ModelConfig) -> None:
     if c.positions == "rope":
         _check(c.d_head % 2 == 0, f"positions 'rope' needs an even d_head; d_model/heads is {c.d_head}")
     _validate_stacks(c)
+
+
+def _validate_axis(c: ModelConfig, name: str, axis: Axis) -> None:
+    value = getattr(c, name)
+    if axis.is_choice:
+        _check(value in axis.values, f"{name} ({value!r}) must be one of: {', '.join(axis.values)}")
+    if c.family not in axis.families and value != _DEFAULTS[name]:
+        where = " or ".join(axis.families)
+        _check(False, f"{name} ({value!r}) applies to {where} models only; this one is {c.family}")
 
 
 def _validate_stacks(c: ModelConfig) -> None:

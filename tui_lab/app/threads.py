@@ -24,13 +24,17 @@ from __future__ import annotations
 import os
 
 SPIN_COUNT = "10000"
+SET_BY_US = "TUI_LAB_OPENMP_SET"  # names what the app set; a trainer child drops those (train/process.py)
 
 
 def configure_openmp() -> None:
     """Call before torch is imported: OpenMP reads these once, when it starts."""
     # libgomp: an explicit spin count bounds ACTIVE waiting; without ACTIVE, measured slower (60%).
-    os.environ.setdefault("OMP_WAIT_POLICY", "ACTIVE")
-    os.environ.setdefault("GOMP_SPINCOUNT", SPIN_COUNT)
+    wanted = {"OMP_WAIT_POLICY": "ACTIVE", "GOMP_SPINCOUNT": SPIN_COUNT}
+    ours = [key for key in wanted if key not in os.environ]
+    os.environ.update({key: wanted[key] for key in ours})
+    os.environ.setdefault(SET_BY_US, ",".join(ours))
+
 
 
 def train_threads() -> int:

@@ -24,8 +24,10 @@ survives the child (a killed child can tear only a write nobody has been told is
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing
+import os
 import queue
 import signal
 import sys
@@ -43,6 +45,37 @@ from tui_lab.train.process_child import TrainerSpec
 __all__ = ["SharedRunControl", "Snapshot", "TrainerProcess", "TrainerSpec", "model_from_snapshot"]
 
 CONTEXT = "spawn"
+OPENMP_SET_BY_APP = "TUI_LAB_OPENMP_SET"  # written by tui_lab/app/threads.py (which must not import torch)
+
+
+@contextlib.contextmanager
+def _child_environment():
+    """os.environ as the spawned child inherits it (spawn copies it at start), restored after.
+
+    The app sets a short OpenMP spin for threads that share its process (tui_lab/app/threads.py) and
+    names those variables in OPENMP_SET_BY_APP. A trainer in its own process shares only the cores, and
+    there libgomp's default spin measured better on 2 cores (benchmarks/ui_latency.py, 4 runs each,
+    alternating: in-app / headless 0.89, 0.90, 0.75, 0.91 with the default against 0.83, 0.74, 0.80, 0.93
+    with the short spin; key-to-screen p95 27-61 ms against 34-54 ms). A person's own settings are kept.
+    """
+    changes = {key: None for key in os.environ.get(OPENMP_SET_BY_APP, "").split(",") if key}
+    saved = {key: os.environ.get(key) for key in changes}
+    try:
+        for key, value in changes.items():
+            _set_env(key, value)
+        yield
+    finally:
+        for key, value in saved.items():
+            _set_env(key, value)
+
+
+def _set_env(key: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(key, None)
+    else:
+        os.environ[key] = value
+
+
 CLOSE_GRACE_S = 5.0
 
 
@@ -114,7 +147,8 @@ class TrainerProcess:
         self._messages, self._commands = ctx.Queue(), ctx.Queue()
         self._process = ctx.Process(target=main, args=(self.spec, self.control, self._messages, self._commands),
                                     name="tui-lab trainer", daemon=True)
-        self._process.start()
+        with _child_environment():
+            self._process.start()
         self.spec.live_state = None  # pickled into the child at start; the parent's copy can go
 
     @property

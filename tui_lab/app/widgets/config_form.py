@@ -15,12 +15,16 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Switch
 
-from tui_lab.config import CHOICES, ModelConfig, parse_value
+from tui_lab.config import AXES, CHOICES, ModelConfig, parse_value
 
-TEXT_FIELDS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "vocab", "max_len", "dropout")
-SELECT_FIELDS = tuple(CHOICES)  # family, norm, norm_position, positions, activation, embedding_scale
-SWITCH_FIELDS = ("tie_embeddings", "bias", "final_norm")
-FORM_FIELDS = SELECT_FIELDS[:1] + TEXT_FIELDS + SELECT_FIELDS[1:] + SWITCH_FIELDS
+# The sizes, then every axis in the config's table: a select per string axis, a switch per true/false
+# axis, a text box per number axis.
+SIZE_FIELDS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "vocab", "max_len", "dropout")
+NUMBER_AXES = tuple(n for n, a in AXES.items() if not a.is_choice and not isinstance(a.values[0], bool))
+TEXT_FIELDS = SIZE_FIELDS + NUMBER_AXES
+SELECT_FIELDS = tuple(CHOICES)
+SWITCH_FIELDS = tuple(n for n, a in AXES.items() if isinstance(a.values[0], bool))
+FORM_FIELDS = SELECT_FIELDS[:1] + SIZE_FIELDS + SELECT_FIELDS[1:] + NUMBER_AXES + SWITCH_FIELDS
 
 
 def field_of_error(message: str, names: tuple[str, ...] = FORM_FIELDS, edited: str | None = None) -> str | None:

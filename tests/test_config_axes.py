@@ -1,0 +1,76 @@
+"""The config's one axis table (`config.AXES`): every value of every axis, and every pair of values that
+the config accepts together, builds a model whose counted parameters equal `sum(numel)`.
+
+The full product of the axes outgrows a quick CI as axes are added; pairs do not (a few hundred meta-device
+builds), and a new axis joins this test by being in the table.
+"""
+
+import itertools
+
+import pytest
+
+from tui_lab import build_model
+from tui_lab.analysis import count_params
+from tui_lab.config import AXES, FAMILIES, ModelConfig, field_names
+
+LAYERS = {"encoder-decoder": (2, 1), "decoder-only": (0, 2), "encoder-only": (2, 0)}
+
+
+def tiny(family: str, **changes) -> ModelConfig:
+    enc, dec = LAYERS[family]
+    return ModelConfig(family=family, encoder_layers=enc, decoder_layers=dec, d_model=16, heads=4, d_ff=24,
+                       vocab=30, max_len=12).replace(**changes)
+
+
+def settings() -> list[tuple[str, object, dict]]:
+    """(axis, value, the fields that set it with its companions) for every value of every axis but family."""
+    return [(name, value, {name: value, **axis.companions.get(value, {})})
+            for name, axis in AXES.items() if name != "family" for value in axis.values]
+
+
+def valid(family: str, changes: dict) -> ModelConfig | None:
+    try:
+        return tiny(family, **changes)
+    except ValueError:
+        return None
+
+
+def pair_configs() -> list[ModelConfig]:
+    configs = []
+    for (name_a, _, a), (name_b, _, b) in itertools.combinations(settings(), 2):
+        if name_a == name_b or set(a) & set(b) - {name_a, name_b} and any(a[k] != b[k] for k in set(a) & set(b)):
+            continue
+        configs += [c for family in FAMILIES if (c := valid(family, {**a, **b})) is not None]
+    return configs
+
+
+PAIRS = pair_configs()
+
+
+def test_every_axis_is_a_field_of_the_config():
+    assert set(AXES) <= set(field_names())
+
+
+@pytest.mark.parametrize("name, value, changes", settings(), ids=lambda x: str(x) if not isinstance(x, dict) else "")
+def test_every_value_of_every_axis_builds_in_some_family(name, value, changes):
+    built = [c for family in FAMILIES if (c := valid(family, changes)) is not None]
+    assert built, f"{name}={value!r} is refused in every family"
+
+
+def test_every_pair_of_values_counts_exactly():
+    assert len(PAIRS) > 200
+    wrong = []
+    for config in PAIRS:
+        model = build_model(config, device="meta")
+        if sum(p.numel() for p in model.parameters()) != count_params(config).total:
+            wrong.append(config)
+    assert not wrong, f"{len(wrong)} of {len(PAIRS)} configs miscounted, e.g. {wrong[0]}"
+
+
+def test_a_value_where_it_does_not_apply_is_refused_in_one_line():
+    restricted = [(n, a) for n, a in AXES.items() if set(a.families) != set(FAMILIES)]
+    for name, axis in restricted:
+        family = next(f for f in FAMILIES if f not in axis.families)
+        value = next(v for v in axis.values if v != getattr(ModelConfig(), name))
+        with pytest.raises(ValueError, match=rf"^{name} .* applies to .* models only; this one is {family}$"):
+            tiny(family, **{name: value, **axis.companions.get(value, {})})
