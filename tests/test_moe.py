@@ -78,8 +78,9 @@ def test_balancing_loss_equals_transformers_with_and_without_padding():
     model = SparseMoE(moe_config())
     x, mask = torch.randn(2, 9, E), torch.ones(2, 9, dtype=torch.bool)
     mask[1, 5:] = False
-    with record_routing(torch.nn.ModuleDict({"decoder": torch.nn.ModuleList([torch.nn.ModuleDict({"ffn": model})] * 2)})) as routing:
-        model(x), model(x * 2)
+    holder = torch.nn.ModuleDict({"decoder": torch.nn.ModuleList([torch.nn.ModuleDict({"ffn": model})])})
+    with record_routing(holder) as routing:
+        model(x), model(x * 2)  # two passes through one layer stand for two layers
     assert [r.layer for r in routing] == ["decoder.0", "decoder.0"]
     logits = tuple(r.logits for r in routing)
     ours = load_balancing_loss(routing, X, K)
@@ -158,3 +159,30 @@ def test_a_dense_run_reports_no_router_fields():
     train = train_config_for(None, steps=1, batch_size=2, seq_len=8, eval_every=0, sample_every=0)
     step = Trainer(ModelConfig(d_model=16, heads=2, d_ff=32, vocab=256), train).step()
     assert step.aux_loss is None and "expert_load" not in step.to_dict()
+
+
+def test_active_parameters_are_everything_but_the_unchosen_experts():
+    from tui_lab import build_model
+    from tui_lab.analysis import count_params
+
+    for config in (moe_config(decoder_layers=3), moe_config(family="encoder-decoder", encoder_layers=2,
+                                                           decoder_layers=1, bias=True, tie_embeddings=True)):
+        model = build_model(config, device="meta")
+        total = sum(p.numel() for p in model.parameters())
+        moes = [m for m in model.modules() if isinstance(m, SparseMoE)]
+        idle = sum(p.numel() for m in moes for e in m.experts[K:] for p in e.parameters())
+        counted = count_params(config)
+        assert (counted.total, counted.active) == (total, total - idle)
+        assert counted.to_dict()["active_params"] == counted.active
+
+
+def test_flops_follow_the_active_parameters_and_the_trace_sums_to_the_total():
+    from tui_lab.analysis import count_params, flops_per_token, shape_trace
+
+    sparse, dense = moe_config(decoder_layers=2), moe_config(decoder_layers=2, ffn="dense", experts=0,
+                                                             experts_per_token=0)
+    router = 2 * 2 * E * X  # two layers, a multiply-add each
+    assert flops_per_token(sparse, 16) == flops_per_token(dense, 16) + (K - 1) * 2 * 2 * 3 * E * F + router
+    leaves = [r for r in shape_trace(sparse, 2, 8) if not r.kind.endswith("block")]
+    assert sum(r.params for r in leaves) == count_params(sparse).total
+    assert [r.output_shape for r in leaves if r.path == "decoder.0.ffn.router"] == [(2, 8, X)]
