@@ -9,6 +9,23 @@ Global tokens (the first G positions) see every key and are seen by every query 
 from __future__ import annotations
 
 
+def allowed(i: int, k: int, causal: bool, window: int = 0, global_tokens: int = 0) -> bool:
+    """May query i attend to key k? (`local_mask`'s rule for one pair.)"""
+    if causal and k > i:
+        return False
+    if window == 0 or i < global_tokens or k < global_tokens:
+        return True
+    return i - k < window if causal else abs(i - k) <= (window - 1) // 2
+
+
+def pattern_name(causal: bool, window: int = 0, global_tokens: int = 0) -> str:
+    """'causal, window 4 + 2 global' and the like: what a mask view's title says."""
+    kind = "causal" if causal else "bidirectional"
+    if window == 0:
+        return f"{kind}, full"
+    return f"{kind}, window {window}" + (f" + {global_tokens} global" if global_tokens else "")
+
+
 def query_keys(i: int, length: int, causal: bool, window: int = 0, global_tokens: int = 0) -> int:
     """How many of `length` keys query i attends to."""
     seen = i + 1 if causal else length  # full attention

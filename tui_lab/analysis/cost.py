@@ -141,3 +141,37 @@ def decode_step_flops(c: ModelConfig, prompt_len: int, new_tokens: int, cached: 
             d2 += encoder_flops(c, source)  # the timer's first mark includes the encoder pass
         steps.append((d2, ld))
     return steps
+
+
+# --- What grouped-query attention does to the KV cache (Ainslie et al. 2023) ----------------------
+@dataclass(frozen=True)
+class KVVariant:
+    name: str  # "MHA", "GQA" or "MQA"
+    kv_heads: int
+    per_token: int  # bytes of K and V for one token, every decoder layer
+    full: int  # for max_len tokens, one sequence
+    current: bool  # the config's own choice
+
+
+def example_kv_heads(heads: int) -> int | None:
+    """A grouped choice for `heads` query heads: the largest divisor up to heads/4 (Mistral shares each k/v
+    head among 4), else the largest proper divisor above 1; None when heads is prime or 1."""
+    divisors = [k for k in range(2, heads) if heads % k == 0]
+    quarter = [k for k in divisors if 4 * k <= heads]
+    return (quarter or divisors or [None])[-1]
+
+
+def kv_cache_variants(c: ModelConfig, dtype: str = "float32") -> list[KVVariant]:
+    """The config's KV cache with multi-head, grouped-query and multi-query attention, everything else equal.
+
+    GQA is the config's own kv_heads when it is grouped, else `example_kv_heads`; absent when none exists."""
+    own = c.n_kv_heads
+    grouped = own if 1 < own < c.heads else example_kv_heads(c.heads)
+    choices = [("MHA", c.heads), ("GQA", grouped), ("MQA", 1)]
+    out = []
+    for name, k in choices:
+        if k is None or (name == "MQA" and c.heads == 1):
+            continue
+        per_token = memory(c.replace(kv_heads=k), dtype=dtype).kv_cache_per_token
+        out.append(KVVariant(name, k, per_token, per_token * c.max_len, k == own))
+    return out
