@@ -186,3 +186,50 @@ def test_flops_follow_the_active_parameters_and_the_trace_sums_to_the_total():
     leaves = [r for r in shape_trace(sparse, 2, 8) if not r.kind.endswith("block")]
     assert sum(r.params for r in leaves) == count_params(sparse).total
     assert [r.output_shape for r in leaves if r.path == "decoder.0.ffn.router"] == [(2, 8, X)]
+
+
+def _moe_decoder():
+    from tui_lab import build_model
+
+    torch.manual_seed(3)
+    model = build_model(moe_config(decoder_layers=2)).eval()
+    for block in model.decoder:  # a sharper router than the init's, so that tokens really differ in experts
+        torch.nn.init.normal_(block.ffn.router.weight, std=1.0)
+    return model
+
+
+def test_an_moe_decoder_is_causal():
+    model = _moe_decoder()
+    ids = torch.randint(0, 40, (2, 10))
+    changed = ids.clone()
+    changed[:, -1] = (ids[:, -1] + 1) % 40
+    a, b = model(ids), model(changed)
+    assert torch.allclose(a[:, :-1], b[:, :-1], atol=1e-6)
+    assert not torch.allclose(a[:, -1], b[:, -1])
+
+
+def test_moe_padding_and_batch_mates_change_no_real_token():
+    """No expert capacity (Mixtral's dropless routing): a token's experts and output depend on it alone."""
+    model = _moe_decoder()
+    ids = torch.randint(0, 40, (3, 8))
+    keep = torch.tensor([[True] * 8, [True] * 5 + [False] * 3, [True] * 2 + [False] * 6])
+    with record_routing(model) as routing:
+        padded = model(ids, tgt_mask=keep)
+    for row, length in ((1, 5), (2, 2)):
+        assert torch.allclose(padded[row, :length], model(ids[row:row + 1, :length])[0], atol=1e-5)
+    chosen = [route(r.logits, K)[1].view(3, 8, K) for r in routing]
+    assert all(len(set(c[..., 0].flatten().tolist())) > 1 for c in chosen)  # the router really splits tokens
+
+
+def test_moe_cached_logits_and_greedy_equal_uncached():
+    from tui_lab.generation import generate
+
+    model = _moe_decoder()
+    ids = torch.randint(0, 40, (2, 12))
+    full = model(ids)
+    cache = model.new_cache(batch=2, capacity=12)
+    parts = [model.decode(ids[:, :5], cache=cache)] + [model.decode(ids[:, t:t + 1], cache=cache) for t in range(5, 12)]
+    assert torch.allclose(torch.cat(parts, dim=1), full, atol=1e-5)
+    prompt = ids[:, :4]
+    cached = generate(model, prompt, 16, temperature=0.0, use_cache=True)
+    assert torch.equal(cached, generate(model, prompt, 16, temperature=0.0, use_cache=False))

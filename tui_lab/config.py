@@ -51,7 +51,8 @@ AXES: dict[str, Axis] = {
     "attention_window": Axis((0, 1, 3)),
     "global_tokens": Axis((0, 1), companions={1: {"attention_window": 3}}),
     # Sparse mixture-of-experts (Switch, Fedus et al. 2021; Mixtral, Jiang et al. 2024): int samples 0/2/4.
-    "ffn": Axis(("dense", "moe"), companions={"moe": {"experts": 4, "experts_per_token": 2}}),
+    "ffn": Axis(("dense", "moe"), companions={"dense": {"experts": 0, "experts_per_token": 0},
+                                              "moe": {"experts": 4, "experts_per_token": 2}}),
     "experts": Axis((0, 2, 4), companions={2: {"ffn": "moe", "experts_per_token": 1},
                                            4: {"ffn": "moe", "experts_per_token": 2}}),
     "experts_per_token": Axis((0, 1, 2), companions={1: {"ffn": "moe", "experts": 2},
