@@ -95,7 +95,7 @@ class SelfAttention(nn.Module):
         super().__init__()
         e = config.d_model
         self.heads, self.causal = config.heads, causal
-        self.positions = config.positions
+        self.positions, self.rope_base = config.positions, config.rope_base
         self.dropout = config.dropout
         self.qkv = nn.Linear(e, 3 * e, bias=config.bias)
         self.out = nn.Linear(e, e, bias=config.bias)
@@ -129,7 +129,7 @@ class SelfAttention(nn.Module):
         if self._rope is None or self._rope[0].shape[0] < length or self._rope[0].device != like.device:
             size = max(length, 2 * (0 if self._rope is None else self._rope[0].shape[0]))
             with torch.inference_mode(False), torch.no_grad():  # a table made while generating serves training too
-                self._rope = rope_angles(like.shape[-1], torch.arange(size, device=like.device))
+                self._rope = rope_angles(like.shape[-1], torch.arange(size, device=like.device), self.rope_base)
         return self._rope
 
 
