@@ -37,11 +37,11 @@ def randomise(model):
     return model.eval()
 
 
-def save_causal(kind: str, folder: Path):
+def save_causal(kind: str, folder: Path, **changes):
     import transformers
 
     config_class, model_class, extra, _ = CAUSAL[kind]
-    config = getattr(transformers, config_class)(**{**SMALL, **extra})
+    config = getattr(transformers, config_class)(**{**SMALL, **extra, **changes})
     model = randomise(getattr(transformers, model_class)(config))
     model.save_pretrained(folder)
     return model
