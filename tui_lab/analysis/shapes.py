@@ -39,11 +39,12 @@ def _block_rows(c: ModelConfig, prefix: str, n: int, length: int, cross_len: int
     e, f, h = c.d_model, c.d_ff, c.heads
     x = (n, length, e)
     attn = [ShapeRow(f"{prefix}.attn", "causal self-attention" if _causal(c, prefix) else "self-attention", x, x,
-                     attention_params(c), 2, f"scores (N, H, L, L) = {(n, h, length, length)}")]
+                     attention_params(c), 2, f"scores (N, H, L, L) = {(n, h, length, length)}{_kv_note(c)}")]
     sublayers = [("attn_norm", attn)]
     if cross_len is not None:
         sublayers.append(("cross_norm", [ShapeRow(f"{prefix}.cross", "cross-attention", x, x, attention_params(c), 2,
-                                                  f"scores target x source = {(n, h, length, cross_len)}")]))
+                                                  f"scores target x source = {(n, h, length, cross_len)}"
+                                                  f"{_kv_note(c)}")]))
     sublayers.append(("ffn_norm", [
         ShapeRow(f"{prefix}.ffn.up", "linear", x, (n, length, f), ffn_params(c) - _down(c), 2, c.activation),
         ShapeRow(f"{prefix}.ffn.down", "linear", (n, length, f), x, _down(c), 2),
@@ -53,6 +54,13 @@ def _block_rows(c: ModelConfig, prefix: str, n: int, length: int, cross_len: int
         norm = ShapeRow(f"{prefix}.{norm_name}", c.norm, x, x, norm_params(c), 2)
         rows += [norm, *body] if c.norm_position == "pre" else [*body, norm]  # post-LN: LN(x + f(x))
     return rows
+
+
+def _kv_note(c: ModelConfig) -> str:
+    """Grouped-query attention: k and v have K heads, each shared by H/K query heads."""
+    if c.n_kv_heads == c.heads:
+        return ""
+    return f"; k, v (N, K, L, D) with K = {c.n_kv_heads} kv heads, {c.heads // c.n_kv_heads} query heads each"
 
 
 def _down(c: ModelConfig) -> int:
