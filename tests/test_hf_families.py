@@ -156,3 +156,29 @@ def test_marian_sentencepiece_folder_loads_without_a_tokenizer(tmp_path):
     (tmp_path / "source.spm").write_bytes(b"\x00")
     loaded = load_model("hf", str(tmp_path))
     assert loaded.tokenizer is None and "sentencepiece" in loaded.label and "Marian" in loaded.label
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "tui_lab.cli", *args], capture_output=True, text=True)
+
+
+def test_every_command_takes_a_family_folder(tmp_path):
+    llama, marian = tmp_path / "llama", tmp_path / "marian"
+    save_causal("llama", llama)
+    save_marian(marian, bias=False)
+    for folder, family, count in ((llama, "decoder-only", None), (marian, "encoder-decoder", None)):
+        info = _cli("info", "--from-hf", str(folder), "--json")
+        assert info.returncode == 0, info.stderr
+        data = json.loads(info.stdout)
+        assert data["config"]["family"] == family
+        assert data["total_params"] == count_params(hf_config(folder)).total
+        out = _cli("generate", "--from-hf", str(folder), "--prompt", "hi", "--max-new-tokens", "3",
+                   "--temperature", "0", "--json")
+        assert out.returncode == 0, out.stderr
+    train = _cli("train", "--from-hf", str(llama), "--steps", "1")
+    assert train.returncode == 2 and "no tokenizer.json; fine-tuning needs the model's own tokenizer" in train.stderr
+    train = _cli("train", "--from-hf", str(marian), "--steps", "1")
+    assert train.returncode == 2 and "encoder-decoder models are not fine-tuned here" in train.stderr
