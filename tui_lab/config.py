@@ -39,8 +39,8 @@ AXES: dict[str, Axis] = {
     "family": Axis(FAMILIES),
     "norm": Axis(("layernorm", "rmsnorm")),
     "norm_position": Axis(("post", "pre")),
-    "positions": Axis(("sinusoidal", "learned", "rope", "alibi")),
-    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu")),
+    "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves")),
+    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu")),
     "embedding_scale": Axis(("none", "sqrt_d_model")),
     "tie_embeddings": Axis((True, False)),
     "bias": Axis((True, False)),
@@ -58,6 +58,10 @@ AXES: dict[str, Axis] = {
     "experts_per_token": Axis((0, 1, 2), companions={1: {"ffn": "moe", "experts": 2},
                                                      2: {"ffn": "moe", "experts": 4}}),
 }
+
+# Fields that are not axes but that presets may still omit (they keep their default): numbers that
+# only Hugging Face checkpoints set.
+OPTIONAL_FIELDS = ("rope_base",)
 
 # One tuple of allowed values per string axis (the app's selects and the CLI read these).
 CHOICES: dict[str, tuple[str, ...]] = {name: axis.values for name, axis in AXES.items() if axis.is_choice}
@@ -101,6 +105,8 @@ class ModelConfig:
     ffn: str = "dense"
     experts: int = 0
     experts_per_token: int = 0
+    # Hugging Face families (hf-families): RoPE's base (Llama 2 10000, Llama 3 500000, Qwen2 1e6); no parameters.
+    rope_base: float = 10000.0
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -163,6 +169,7 @@ def _validate(c: ModelConfig) -> None:
     _check(c.d_model % c.heads == 0, f"d_model ({c.d_model}) must be divisible by heads ({c.heads})")
     _check(0.0 <= c.dropout < 1.0, f"dropout ({c.dropout}) must be in [0, 1)")
     _check(c.norm_eps > 0, f"norm_eps ({c.norm_eps}) must be positive")
+    _check(c.rope_base > 1, f"rope_base ({c.rope_base}) must be greater than 1")
     if c.positions == "rope":
         _check(c.d_head % 2 == 0, f"positions 'rope' needs an even d_head; d_model/heads is {c.d_head}")
     _validate_stacks(c)

@@ -83,7 +83,7 @@ def _causal(c: ModelConfig, prefix: str) -> bool:
 def _embed_rows(c: ModelConfig, n: int, length: int) -> list[ShapeRow]:
     rows = [ShapeRow("tok_embed", "embedding", (n, length), (n, length, c.d_model), c.vocab * c.d_model, 1,
                      "x sqrt(d_model)" if c.embedding_scale == "sqrt_d_model" else "")]
-    if c.positions in ("learned", "sinusoidal"):
+    if c.positions in ("learned", "sinusoidal", "sinusoidal_halves"):
         rows.append(ShapeRow("pos_embed", f"{c.positions} positions", (length,), (length, c.d_model),
                              position_params(c), 1, "added to the token vectors"))
     return rows
