@@ -39,12 +39,14 @@ AXES: dict[str, Axis] = {
     "family": Axis(FAMILIES),
     "norm": Axis(("layernorm", "rmsnorm")),
     "norm_position": Axis(("post", "pre")),
-    "positions": Axis(("sinusoidal", "learned", "rope", "alibi")),
+    "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "none")),
     "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu")),
     "embedding_scale": Axis(("none", "sqrt_d_model")),
     "tie_embeddings": Axis((True, False)),
     "bias": Axis((True, False)),
     "final_norm": Axis((True, False)),
+    # experiments (issue 15): scores divided by sqrt(d_head) (2017, section 3.2.1) or left as raw dot products
+    "attention_scale": Axis(("sqrt_d_head", "none")),
 }
 
 # One tuple of allowed values per string axis (the app's selects and the CLI read these).
@@ -78,6 +80,8 @@ class ModelConfig:
     final_norm: bool = True
     dropout: float = 0.1
     source: str = field(default="", compare=False)
+    # experiments (issue 15): "none" leaves q k^T unscaled, to watch softmax saturate as d_head grows
+    attention_scale: str = "sqrt_d_head"
 
     def __post_init__(self) -> None:
         _validate(self)

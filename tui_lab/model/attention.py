@@ -38,10 +38,12 @@ def attend(
     causal: bool = False,
     dropout_p: float = 0.0,
     need_weights: bool = False,
+    scale: float | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """softmax(q k^T / sqrt(D) + bias) v over allowed keys. q (N,H,L,D), k/v (N,H,S,D) -> (N,H,L,D).
 
     The fused kernel when nobody asks for the weights; the manual path (same maths) when they do.
+    `scale` replaces 1/sqrt(D) when given (attention_scale 'none' passes 1.0).
     """
     q_len, k_len = q.shape[-2], k.shape[-2]
     if causal and q_len > 1 and (q_len != k_len or allowed is not None or bias is not None):
@@ -50,11 +52,13 @@ def attend(
     causal = causal and q_len > 1
     if not need_weights:
         mask = _sdpa_mask(allowed, bias, q.dtype)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal,
+                                             scale=scale)
         return out, None
     if causal:
         allowed = causal_mask(q_len, k_len, q.device)
-    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (N, H, L, S)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q @ k.transpose(-2, -1)) * scale  # (N, H, L, S)
     if bias is not None:
         scores = scores + bias
     if allowed is not None:
@@ -71,6 +75,11 @@ def _sdpa_mask(allowed: Tensor | None, bias: Tensor | None, dtype: torch.dtype) 
     if allowed is None:
         return bias
     return bias.masked_fill(~allowed, float("-inf"))
+
+
+def score_scale(config) -> float | None:
+    """The factor on q k^T: None is attend()'s 1/sqrt(d_head); 'none' leaves raw dot products (scale 1)."""
+    return None if config.attention_scale == "sqrt_d_head" else 1.0
 
 
 def split_heads(x: Tensor, heads: int) -> Tensor:
@@ -97,6 +106,7 @@ class SelfAttention(nn.Module):
         self.heads, self.causal = config.heads, causal
         self.positions = config.positions
         self.dropout = config.dropout
+        self.scale = score_scale(config)
         self.qkv = nn.Linear(e, 3 * e, bias=config.bias)
         self.out = nn.Linear(e, e, bias=config.bias)
         self._rope: tuple[Tensor, Tensor] | None = None  # cos/sin table, grown on demand (not a parameter)
@@ -121,7 +131,7 @@ class SelfAttention(nn.Module):
             q_pos = torch.arange(start, end, device=x.device)
             bias = alibi_bias(self.heads, q_pos, torch.arange(k.shape[-2], device=x.device), self.causal)
         drop = self.dropout if self.training else 0.0
-        out, weights = attend(q, k, v, allowed, bias, self.causal, drop, need_weights)
+        out, weights = attend(q, k, v, allowed, bias, self.causal, drop, need_weights, self.scale)
         return self.out(merge_heads(out)), weights
 
     def _rope_table(self, length: int, like: Tensor) -> tuple[Tensor, Tensor]:
@@ -140,6 +150,7 @@ class CrossAttention(nn.Module):
         super().__init__()
         e = config.d_model
         self.heads, self.dropout = config.heads, config.dropout
+        self.scale = score_scale(config)
         self.q = nn.Linear(e, e, bias=config.bias)
         self.kv = nn.Linear(e, 2 * e, bias=config.bias)
         self.out = nn.Linear(e, e, bias=config.bias)
@@ -158,5 +169,5 @@ class CrossAttention(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         q = split_heads(self.q(x), self.heads)  # (N, H, T, D)
         drop = self.dropout if self.training else 0.0
-        out, weights = attend(q, *memory_kv, allowed, None, False, drop, need_weights)
+        out, weights = attend(q, *memory_kv, allowed, None, False, drop, need_weights, self.scale)
         return self.out(merge_heads(out)), weights
