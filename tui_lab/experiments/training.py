@@ -68,3 +68,32 @@ def train_curve(model_config, train_config, progress: Progress, cancel: Cancel, 
         raise Cancelled(label)
     curve.model, curve.params = trainer.model, sum(p.numel() for p in trainer.model.parameters())
     return curve
+
+
+# The small language model the training experiments share: character-level on the built-in corpus, sized so
+# that a step takes a few tens of milliseconds on a shared 2-core CPU.
+LM_OPTIONS: dict[str, Any] = {"preset": "gpt2-toy", "layers": 2, "d_model": 64, "heads": 4, "steps": 200,
+                              "batch_size": 16, "seq_len": 64, "lr": 3e-3, "seed": 0}
+LM_HELP = {"preset": "the architecture trained (its sizes replaced by layers, d_model, heads)",
+           "steps": "training steps per run", "batch_size": "sequences per step", "seq_len": "tokens per sequence",
+           "lr": "peak learning rate (cosine schedule)", "seed": "weights, dropout and batches"}
+
+
+def lm_config(options: dict[str, Any], **changes: Any):
+    """The options' model: the preset with the experiment's sizes (d_ff 4 x d_model) and `changes` on top."""
+    from tui_lab.presets import load_preset
+
+    sizes = {"layers": options["layers"], "d_model": options["d_model"], "heads": options["heads"],
+             "d_ff": 4 * options["d_model"], "dropout": 0.0}
+    return load_preset(options["preset"], **(sizes | changes))
+
+
+def lm_train_config(options: dict[str, Any], **changes: Any):
+    """The options' training run: an evaluation every quarter of the run, no samples, nothing saved."""
+    from tui_lab.train.config import train_config_for
+
+    steps = changes.get("steps", options["steps"])
+    values = dict(steps=steps, batch_size=options["batch_size"], seq_len=options["seq_len"], lr=options["lr"],
+                  seed=options["seed"], eval_every=max(steps // 4, 1), eval_batches=4, sample_every=0,
+                  warmup=min(40, steps // 10))
+    return train_config_for(None, **(values | changes))
