@@ -63,6 +63,7 @@ def train_curve(model_config, train_config, progress: Progress, cancel: Cancel, 
     # MFU is not an experiment's result, so the trainer is given a peak rather than measuring one.
     trainer = Trainer(model_config, train_config, device="cpu", on_event=on_event, data=data, model=model,
                       tokenizer=tokenizer, peak_flops=math.inf)
+    trainer.evaluate()  # step 0: where the run starts (a fine-tune's starting point on its new data)
     trainer.run()
     if trainer.control.stopped:
         raise Cancelled(label)
