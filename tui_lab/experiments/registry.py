@@ -15,6 +15,7 @@ from tui_lab.experiments.base import Experiment
 MODULES: dict[str, str] = {
     "order-blindness": "tui_lab.experiments.order_blindness",
     "lora": "tui_lab.experiments.lora",
+    "scaling": "tui_lab.experiments.scaling",
     "sweep": "tui_lab.experiments.sweep",
 }
 
