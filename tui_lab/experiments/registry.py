@@ -16,6 +16,7 @@ MODULES: dict[str, str] = {
     "order-blindness": "tui_lab.experiments.order_blindness",
     "lora": "tui_lab.experiments.lora",
     "scaling": "tui_lab.experiments.scaling",
+    "fused-attention": "tui_lab.experiments.fused_attention",
     "sweep": "tui_lab.experiments.sweep",
 }
 
