@@ -17,6 +17,7 @@ MODULES: dict[str, str] = {
     "lora": "tui_lab.experiments.lora",
     "scaling": "tui_lab.experiments.scaling",
     "fused-attention": "tui_lab.experiments.fused_attention",
+    "attention-scale": "tui_lab.experiments.attention_scale",
     "sweep": "tui_lab.experiments.sweep",
 }
 
