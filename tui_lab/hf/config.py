@@ -49,6 +49,8 @@ EXPORT_RULES = (
     ("final_norm", True, "GPT-2 ends with a final LayerNorm (ln_f)"),
     ("bias", True, "GPT-2's Conv1D and LayerNorm layers all have biases"),
     ("embedding_scale", "none", "GPT-2 does not scale its embeddings"),
+    ("kv_heads", 0, "GPT-2 gives every query head its own k/v head"),
+    ("attention_window", 0, "GPT-2 attends to every earlier token"),
 )
 
 
