@@ -39,8 +39,8 @@ AXES: dict[str, Axis] = {
     "family": Axis(FAMILIES),
     "norm": Axis(("layernorm", "rmsnorm")),
     "norm_position": Axis(("post", "pre")),
-    "positions": Axis(("sinusoidal", "learned", "rope", "alibi")),
-    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu")),
+    "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves")),
+    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu")),
     "embedding_scale": Axis(("none", "sqrt_d_model")),
     "tie_embeddings": Axis((True, False)),
     "bias": Axis((True, False)),
@@ -50,7 +50,18 @@ AXES: dict[str, Axis] = {
     "qkv_bias": Axis((False, True)),
     "attention_window": Axis((0, 1, 3)),
     "global_tokens": Axis((0, 1), companions={1: {"attention_window": 3}}),
+    # Sparse mixture-of-experts (Switch, Fedus et al. 2021; Mixtral, Jiang et al. 2024): int samples 0/2/4.
+    "ffn": Axis(("dense", "moe"), companions={"dense": {"experts": 0, "experts_per_token": 0},
+                                              "moe": {"experts": 4, "experts_per_token": 2}}),
+    "experts": Axis((0, 2, 4), companions={2: {"ffn": "moe", "experts_per_token": 1},
+                                           4: {"ffn": "moe", "experts_per_token": 2}}),
+    "experts_per_token": Axis((0, 1, 2), companions={1: {"ffn": "moe", "experts": 2},
+                                                     2: {"ffn": "moe", "experts": 4}}),
 }
+
+# Fields that are not axes but that presets may still omit (they keep their default): numbers that
+# only Hugging Face checkpoints set.
+OPTIONAL_FIELDS = ("rope_base",)
 
 # One tuple of allowed values per string axis (the app's selects and the CLI read these).
 CHOICES: dict[str, tuple[str, ...]] = {name: axis.values for name, axis in AXES.items() if axis.is_choice}
@@ -90,6 +101,12 @@ class ModelConfig:
     qkv_bias: bool = False
     attention_window: int = 0
     global_tokens: int = 0
+    # Sparse mixture-of-experts: ffn "moe" routes each token to experts_per_token of `experts` FFNs.
+    ffn: str = "dense"
+    experts: int = 0
+    experts_per_token: int = 0
+    # Hugging Face families (hf-families): RoPE's base (Llama 2 10000, Llama 3 500000, Qwen2 1e6); no parameters.
+    rope_base: float = 10000.0
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -152,10 +169,12 @@ def _validate(c: ModelConfig) -> None:
     _check(c.d_model % c.heads == 0, f"d_model ({c.d_model}) must be divisible by heads ({c.heads})")
     _check(0.0 <= c.dropout < 1.0, f"dropout ({c.dropout}) must be in [0, 1)")
     _check(c.norm_eps > 0, f"norm_eps ({c.norm_eps}) must be positive")
+    _check(c.rope_base > 1, f"rope_base ({c.rope_base}) must be greater than 1")
     if c.positions == "rope":
         _check(c.d_head % 2 == 0, f"positions 'rope' needs an even d_head; d_model/heads is {c.d_head}")
     _validate_stacks(c)
     _validate_attention(c)
+    _validate_moe(c)
 
 
 def _validate_attention(c: ModelConfig) -> None:
@@ -165,6 +184,17 @@ def _validate_attention(c: ModelConfig) -> None:
     _check(c.heads % c.n_kv_heads == 0, f"kv_heads ({c.kv_heads}) must divide heads ({c.heads})")
     _check(c.global_tokens == 0 or c.attention_window > 0,
            f"global_tokens ({c.global_tokens}) needs attention_window > 0 (with full attention every token is global)")
+
+
+def _validate_moe(c: ModelConfig) -> None:
+    """A dense FFN has no experts; a sparse one needs two or more and routes each token to 1..experts."""
+    if c.ffn == "dense":
+        _check(c.experts == 0, f"experts ({c.experts}) must be 0 unless ffn is 'moe'")
+        _check(c.experts_per_token == 0, f"experts_per_token ({c.experts_per_token}) must be 0 unless ffn is 'moe'")
+        return
+    _check(c.experts >= 2, f"experts ({c.experts}) must be at least 2 for ffn 'moe'")
+    _check(1 <= c.experts_per_token <= c.experts,
+           f"experts_per_token ({c.experts_per_token}) must be between 1 and experts ({c.experts}) for ffn 'moe'")
 
 
 def _validate_axis(c: ModelConfig, name: str, axis: Axis) -> None:

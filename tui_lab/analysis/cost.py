@@ -2,7 +2,8 @@
 
 FLOPs count a multiply-add as 2 (Kaplan et al. 2020, table 1): 2 x (matmul weights) per token, plus
 the attention scores and weighted sum, 2 x 2 x E per attended key per attention layer: L keys at context L
-for full attention, fewer with a sliding window (`attention_pattern`).
+for full attention, fewer with a sliding window (`attention_pattern`). A mixture-of-experts FFN costs what a
+token goes through (`active_ffn_params`: the router and experts_per_token experts).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tui_lab.analysis.attention_pattern import attended_pairs, mean_keys, query_keys
-from tui_lab.analysis.params import attention_params, count_params, ffn_params, kv_dim, linear, qkv_has_bias
+from tui_lab.analysis.params import active_ffn_params, attention_params, count_params, kv_dim, linear, qkv_has_bias
 from tui_lab.config import ModelConfig
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -19,7 +20,7 @@ DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 def flops_per_token(c: ModelConfig, context: int) -> int:
     """Forward FLOPs for one token (decoder-side token for encoder-decoders, with S = T = context)."""
     attn_layers = c.encoder_layers + c.decoder_layers * (2 if c.family == "encoder-decoder" else 1)
-    matmul = attn_layers * attention_params(c) + c.layers * ffn_params(c) + c.vocab * c.d_model
+    matmul = attn_layers * attention_params(c) + c.layers * active_ffn_params(c) + c.vocab * c.d_model
     cross_layers = c.decoder_layers if c.family == "encoder-decoder" else 0
     # Per token: an encoder query's mean keys, the newest decoder query's keys (Kaplan's L for full causal).
     keys = (c.encoder_layers * round(mean_keys(context, False, c.attention_window, c.global_tokens))
@@ -70,7 +71,7 @@ def memory(c: ModelConfig, batch: int = 1, seq_len: int = 128, dtype: str = "flo
 
 def activation_bytes(c: ModelConfig, batch: int, seq_len: int, b: int) -> int:
     """Tensors autograd keeps per layer (Korthikanti et al. 2022, without the dropout masks' savings)."""
-    e, f, h, tokens = c.d_model, c.d_ff, c.heads, batch * seq_len
+    e, f, h, tokens = c.d_model, c.d_ff * max(1, c.experts_per_token), c.heads, batch * seq_len  # k experts' hidden
     per_layer = tokens * (10 * e + 2 * f) + batch * h * seq_len * seq_len * 2
     cross = (tokens * 4 * e + batch * h * seq_len * seq_len * 2) if c.family == "encoder-decoder" else 0
     logits = tokens * c.vocab * 2
@@ -88,7 +89,7 @@ def token_weight_flops(c: ModelConfig) -> int:
     query and output projections (its keys/values come from the source), and the head."""
     cross = linear(c.d_model, c.d_model, qkv_has_bias(c)) + linear(c.d_model, c.d_model, c.bias)
     cross = cross if c.family == "encoder-decoder" else 0
-    return 2 * (c.decoder_layers * (attention_params(c) + ffn_params(c) + cross) + c.vocab * c.d_model)
+    return 2 * (c.decoder_layers * (attention_params(c) + active_ffn_params(c) + cross) + c.vocab * c.d_model)
 
 
 def decode_flops_per_token(c: ModelConfig, context: int, cached: bool, source: int = 0) -> tuple[int, int]:
@@ -114,7 +115,7 @@ def decode_flops_per_token(c: ModelConfig, context: int, cached: bool, source: i
 
 def encoder_flops(c: ModelConfig, source: int) -> int:
     """One pass of the encoder over `source` tokens (every query sees every key)."""
-    per_token = 2 * (attention_params(c) + ffn_params(c))
+    per_token = 2 * (attention_params(c) + active_ffn_params(c))
     return c.encoder_layers * (source * per_token + 4 * _pairs(c, source, causal=False) * c.d_model)
 
 

@@ -38,10 +38,25 @@ def attention_params(c: ModelConfig) -> int:
     return qkv + linear(c.d_model, c.d_model, c.bias)
 
 
-def ffn_params(c: ModelConfig) -> int:
+def expert_params(c: ModelConfig) -> int:
+    """One dense FFN (a dense model's whole FFN, or one expert of a sparse one)."""
     matrices = 3 if c.activation == "swiglu" else 2
     up = linear(c.d_model, c.d_ff, c.bias)
     return (matrices - 1) * up + linear(c.d_ff, c.d_model, c.bias)
+
+
+def router_params(c: ModelConfig) -> int:
+    return c.d_model * c.experts if c.ffn == "moe" else 0  # Linear E -> X without bias, as Mixtral's gate
+
+
+def ffn_params(c: ModelConfig) -> int:
+    """A layer's FFN: the dense one, or the router plus every expert."""
+    return expert_params(c) if c.ffn == "dense" else router_params(c) + c.experts * expert_params(c)
+
+
+def active_ffn_params(c: ModelConfig) -> int:
+    """The FFN parameters one token goes through: the router and experts_per_token of the experts."""
+    return expert_params(c) if c.ffn == "dense" else router_params(c) + c.experts_per_token * expert_params(c)
 
 
 def position_params(c: ModelConfig) -> int:
@@ -71,6 +86,7 @@ class ParamCount:
     decoder_layer: int
     encoder_total: int
     decoder_total: int
+    idle_experts: int = 0  # the experts a token does not go through, over all layers (0 for a dense FFN)
 
     @property
     def embeddings(self) -> int:
@@ -79,6 +95,11 @@ class ParamCount:
     @property
     def total(self) -> int:
         return self.embeddings + self.attention + self.ffn + self.norms + self.output
+
+    @property
+    def active(self) -> int:
+        """Parameters one token goes through (Mixtral's "active parameters"): all but the unchosen experts."""
+        return self.total - self.idle_experts
 
     @property
     def non_embedding(self) -> int:
@@ -90,7 +111,7 @@ class ParamCount:
                 "norms": self.norms, "output": self.output}
 
     def to_dict(self) -> dict[str, int]:
-        return {"total_params": self.total, "token_embedding": self.token_embedding,
+        return {"total_params": self.total, "active_params": self.active, "token_embedding": self.token_embedding,
                 "position_embedding": self.position_embedding, **self.components(),
                 "encoder_layer": self.encoder_layer, "decoder_layer": self.decoder_layer,
                 "encoder_total": self.encoder_total, "decoder_total": self.decoder_total}
@@ -112,4 +133,5 @@ def count_params(c: ModelConfig) -> ParamCount:
         decoder_layer=decoder_layer_params(c) if n_dec else 0,
         encoder_total=n_enc * encoder_layer_params(c),
         decoder_total=n_dec * decoder_layer_params(c),
+        idle_experts=(n_enc + n_dec) * (ffn_params(c) - active_ffn_params(c)),
     )

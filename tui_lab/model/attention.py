@@ -104,7 +104,7 @@ class SelfAttention(nn.Module):
         self.heads, self.kv_heads, self.causal = config.heads, config.n_kv_heads, causal
         self.split = (e, self.kv_heads * config.d_head, self.kv_heads * config.d_head)
         self.window, self.global_tokens = config.attention_window, config.global_tokens
-        self.positions = config.positions
+        self.positions, self.rope_base = config.positions, config.rope_base
         self.dropout = config.dropout
         self.qkv = nn.Linear(e, sum(self.split), bias=config.bias or config.qkv_bias)
         self.out = nn.Linear(e, e, bias=config.bias)
@@ -149,7 +149,7 @@ class SelfAttention(nn.Module):
         if self._rope is None or self._rope[0].shape[0] < length or self._rope[0].device != like.device:
             size = max(length, 2 * (0 if self._rope is None else self._rope[0].shape[0]))
             with torch.inference_mode(False), torch.no_grad():  # a table made while generating serves training too
-                self._rope = rope_angles(like.shape[-1], torch.arange(size, device=like.device))
+                self._rope = rope_angles(like.shape[-1], torch.arange(size, device=like.device), self.rope_base)
         return self._rope
 
 
