@@ -40,11 +40,11 @@ async def test_architecture_shows_kv_cache_for_mha_gqa_mqa_at_80x24():
 def test_mask_view_counts_attended_pairs_and_marks_the_window():
     tokens = "a b c d e f".split()
     spec = grid_spec(Capture(), "mask-local", 0, -1, " ".join(tokens), 16, Pattern(3, 1))
-    assert "this model: causal, window 3 + 1 global" in spec.title
-    assert "18 of 21 pairs (86%) vs full causal" in spec.title  # rows see 1, 2, 3, then 3 + the global one
+    # rows see 1, 2, 3 keys, then 3 + the global one
+    assert spec.title == "mask: 18 of 21 pairs (86%) vs full causal · this model: window 3 + 1 global"
     assert spec.mask[5] == [False, True, True, False, False, False]
     example = grid_spec(Capture(), "mask-local", 0, -1, " ".join(tokens), 16, Pattern(), causal=False)
-    assert example.title.startswith("mask: example (this model attends fully): bidirectional, window 3 + 1 global")
+    assert example.title.endswith("vs full bidirectional · example (this model attends fully): window 3 + 1 global")
 
 
 async def test_attention_view_draws_the_live_window():
@@ -55,7 +55,8 @@ async def test_attention_view_draws_the_live_window():
         await pilot.pause()
         app.query_one("#att-kind", Select).value = "mask-local"
         await pilot.pause()
-        assert "example (this model attends fully)" in screen_text(app)
+        assert "example (this model attends fully)" in app.query_one("AttentionView").current_spec().title
+        assert "pairs (" in screen_text(app)
         app.rebuild_model(load_preset("llama-toy", attention_window=2))
         await wait_ready(pilot, 2)
         view = app.query_one("AttentionView")
@@ -67,4 +68,5 @@ async def test_attention_view_draws_the_live_window():
         assert n > 3 and spec.mask[n - 1][0] and not spec.mask[n - 1][n - 2]  # outside the window: masked
         app.query_one("#att-kind", Select).value = "mask-local"
         await pilot.pause()
-        assert "this model: causal, window 2" in screen_text(app)
+        assert "vs full causal · this model: window 2" in view.current_spec().title
+        assert "pairs" in screen_text(app)

@@ -204,3 +204,13 @@ def test_flops_follow_the_attended_pairs():
     assert grown[0] == grown[1] == grown[2]  # the cached step's L*d part stops growing at the window
     assert decode_flops_per_token(full, 100, cached=True)[1] > grown[1]
     assert flops_per_token(tiny(kv_heads=1), 16) < flops_per_token(full, 16)  # smaller k/v projections
+
+
+@pytest.mark.parametrize("changes, message", [(dict(kv_heads=2), "kv_heads is 2, must be 0"),
+                                              (dict(attention_window=4), "attention_window is 4, must be 0")])
+def test_gpt2_export_refuses_what_gpt2_cannot_compute(changes, message):
+    from tui_lab.hf.config import check_exportable
+    from tui_lab.presets import load_preset
+
+    with pytest.raises(ValueError, match=f"^cannot export as GPT-2: {message}"):
+        check_exportable(load_preset("gpt2-toy", **changes))

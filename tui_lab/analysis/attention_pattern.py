@@ -18,12 +18,11 @@ def allowed(i: int, k: int, causal: bool, window: int = 0, global_tokens: int = 
     return i - k < window if causal else abs(i - k) <= (window - 1) // 2
 
 
-def pattern_name(causal: bool, window: int = 0, global_tokens: int = 0) -> str:
-    """'causal, window 4 + 2 global' and the like: what a mask view's title says."""
-    kind = "causal" if causal else "bidirectional"
+def pattern_name(window: int = 0, global_tokens: int = 0) -> str:
+    """'window 4 + 2 global', or 'full': what a mask view's title says."""
     if window == 0:
-        return f"{kind}, full"
-    return f"{kind}, window {window}" + (f" + {global_tokens} global" if global_tokens else "")
+        return "full"
+    return f"window {window}" + (f" + {global_tokens} global" if global_tokens else "")
 
 
 def query_keys(i: int, length: int, causal: bool, window: int = 0, global_tokens: int = 0) -> int:

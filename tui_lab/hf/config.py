@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tui_lab.config import ModelConfig
+from tui_lab.config import AXES, ModelConfig
 
 # HF activation names -> ours. gelu_new, gelu_pytorch_tanh and gelu_fast are all the tanh approximation.
 ACTIVATIONS_FROM_HF = {
@@ -50,6 +50,8 @@ EXPORT_RULES = (
     ("bias", True, "GPT-2's Conv1D and LayerNorm layers all have biases"),
     ("embedding_scale", "none", "GPT-2 does not scale its embeddings"),
     ("attention_scale", "sqrt_d_head", "GPT-2 divides its scores by sqrt(d_head)"),
+    ("kv_heads", 0, "GPT-2 gives every query head its own k/v head"),
+    ("attention_window", 0, "GPT-2 attends to every earlier token"),
 )
 
 
@@ -110,6 +112,11 @@ def check_exportable(config: ModelConfig) -> None:
         value = getattr(config, field)
         if value != wanted:
             raise ValueError(f"cannot export as GPT-2: {field} is {value!r}, must be {wanted!r} ({why})")
+    ruled = {field for field, _, _ in EXPORT_RULES} | {"activation", "tie_embeddings"}
+    for field in sorted(AXES.keys() - ruled):  # every other axis builds something GPT-2 lacks unless at its default
+        value, default = getattr(config, field), getattr(ModelConfig(), field)
+        if value != default:
+            raise ValueError(f"cannot export as GPT-2: {field} is {value!r}, must be {default!r} (GPT-2 has none)")
     if config.activation not in ACTIVATIONS_TO_HF:
         raise ValueError(f"cannot export as GPT-2: activation is {config.activation!r}, must be one of "
                          f"{', '.join(ACTIVATIONS_TO_HF)} (GPT-2's MLP is up, activation, down; no gate)")

@@ -70,8 +70,9 @@ def local_spec(tokens: list[str], pattern: Pattern, causal: bool) -> GridSpec:
     pairs, full = attended_pairs(n, causal, p.window, p.global_tokens), attended_pairs(n, causal)
     share = f"{pairs / full:.0%}" if full else "-"
     lead = "example (this model attends fully)" if example else "this model"
-    title = (f"mask: {lead}: {pattern_name(causal, p.window, p.global_tokens)} · "
-             f"{pairs} of {full} pairs ({share}) vs full {'causal' if causal else 'attention'}")
+    # the counts first: at 80 columns the title's end is cut
+    title = (f"mask: {pairs} of {full} pairs ({share}) vs full {'causal' if causal else 'bidirectional'} · "
+             f"{lead}: {pattern_name(p.window, p.global_tokens)}")
     return GridSpec(title, values, tokens, tokens, blocked, 0.0, 1.0)
 
 
