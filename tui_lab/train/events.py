@@ -57,6 +57,9 @@ class StepEvent(Event):
 class EvalEvent(Event):
     val_loss: float
     exact_match: float | None = None
+    masked_accuracy: float | None = None  # MLM: argmax == original on the masked positions, held out
+    baseline_accuracy: float | None = None  # MLM: always the most frequent training token
+    unigram_accuracy: float | None = None  # MLM: a draw from the training text's unigram distribution
     kind = "eval"
 
 
@@ -76,6 +79,9 @@ class DoneEvent(Event):
     exact_match: float | None = None
     mfu: float | None = None
     checkpoint: str | None = None  # the folder the run was saved to; absent when it was not saved
+    masked_accuracy: float | None = None  # MLM, from the last evaluation, with its baselines
+    baseline_accuracy: float | None = None
+    unigram_accuracy: float | None = None
     kind = "done"
 
 

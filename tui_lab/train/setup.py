@@ -38,9 +38,9 @@ def fit_model_config(config: ModelConfig, c: TrainConfig, source,
         changes["dropout"] = c.dropout
         notes.append(f"dropout set to {c.dropout} (the model config said {config.dropout})")
     config = config.replace(**changes) if changes else config
-    want = "encoder-decoder" if source.is_seq2seq else "decoder-only"
+    want = "encoder-decoder" if source.is_seq2seq else getattr(source, "family", "decoder-only")
     if config.family != want:
-        what = f"task {c.task!r}" if source.is_seq2seq else "language modelling"
+        what = f"task {c.task!r}" if source.is_seq2seq else getattr(source, "objective", "language modelling")
         raise ValueError(f"{what} needs a {want} model; {config.name!r} is {config.family}")
     length = source.context()
     if config.positions == "learned" and length > config.max_len:

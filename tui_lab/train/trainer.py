@@ -60,7 +60,7 @@ class Trainer(EvaluationMixin):
         self.dist, self.device = distributed.setup(pick_device(device), c.batch_size)
         if model is not None:
             model_config = given_config(model, model_config, data, tokenizer)
-        self.source = as_source(data, c) if data is not None else build_source(c, tokenizer)
+        self.source = as_source(data, c) if data is not None else build_source(c, tokenizer, model_config)
         self.model_config, self.notes = fit_model_config(model_config, c, self.source, keep_vocab=model is not None)
         self.model, self._cpu_rng, self._device_rng = self._build_model(model)
         self.ddp_model = distributed.wrap(self.model, self.dist, self.device)
@@ -156,7 +156,9 @@ class Trainer(EvaluationMixin):
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step_count += 1
-        return self._step_event(loss, lr, grad_norm, layer_norms, tokens, total, time.perf_counter() - start)
+        # Model FLOPs follow the predicted positions; MLM predicts 15% of them but runs the model on every one.
+        predicted = tokens if getattr(self.source, "family", None) == "encoder-only" else total
+        return self._step_event(loss, lr, grad_norm, layer_norms, tokens, predicted, time.perf_counter() - start)
 
     def _clip_gradients(self) -> tuple[float, dict[str, float]]:
         """Per-layer and total gradient norms (before clipping), then clip the total to grad_clip."""
@@ -236,7 +238,8 @@ class Trainer(EvaluationMixin):
         saved = self.save(c.out) if c.out else None
         tokens_per_s, mfu = self._rates()
         done = DoneEvent(self.step_count, self.last_loss, last.val_loss, tokens_per_s, last.exact_match, mfu,
-                         str(saved) if saved else None)
+                         str(saved) if saved else None, last.masked_accuracy, last.baseline_accuracy,
+                         last.unigram_accuracy)
         self._emit(done)
         return done
 
@@ -296,5 +299,7 @@ class Trainer(EvaluationMixin):
 def counted_tokens(batch) -> int:
     """The tokens a step processes: LM N x L (every position is predicted); seq2seq the real source tokens
     plus the real target tokens (padding excluded on both sides)."""
+    if batch.tgt_in is None and batch.src_mask is None:
+        return batch.inputs.numel()  # LM: N x L, every position predicted; MLM: every position read
     source = int(batch.src_mask.sum()) if batch.src_mask is not None else 0
     return batch.count() + source

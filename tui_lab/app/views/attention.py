@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 from tui_lab.app.guard import guarded
 from tui_lab.app.origin import describe_origin
 from tui_lab.app.views import attention_capture as work
+from tui_lab.app.views import attention_mlm as mlm
 from tui_lab.app.views.attention_grids import ATTENTION_KINDS, KIND_TITLES, MASKS, Capture, causal_mask, grid_spec
 from tui_lab.app.views.attention_inputs import GPT_TEXT, SOURCE_TEXT, TARGET_TEXT, Inputs
 from tui_lab.app.views.attention_pickers import Pickers
@@ -84,6 +85,7 @@ class AttentionView(Inputs, Pickers, Vertical):
     def live_model_changed(self) -> None:
         """Rebuilt or loaded: redraw the inputs for the family and capture again."""
         self._show_target()
+        self._default_for_mlm()
         if self.encoder_decoder and not self.query_one("#att-tgt", Input).value:
             self.query_one("#att-tgt", Input).value = TARGET_TEXT
         self.cap = Capture(encoder_decoder=self.encoder_decoder)
@@ -113,17 +115,19 @@ class AttentionView(Inputs, Pickers, Vertical):
             self._info(f"the live model is not ready yet ({live.status})")
             return
         src_ids, src, tgt_ids, tgt, predicted = self._ids()
-        model, generation = live.model, live.generation
+        model, generation, tokenizer = live.model, live.generation, live.tokenizer
+        guess = mlm.is_mlm(live.config) and tokenizer is not None
         self._info("capturing attention...")
 
         def run() -> None:
             try:
                 result, entropy, learned = work.capture(model, src_ids, tgt_ids)
+                guesses = mlm.predictions(model, src_ids, tokenizer) if guess else None
             except Exception as err:  # noqa: BLE001 - shown inline, never a crash
                 self.post_message(work.CaptureFailed(str(err).splitlines()[0] if str(err) else type(err).__name__))
                 return
             if not get_current_worker().is_cancelled:
-                self.post_message(work.Captured(result, entropy, src, tgt, predicted, learned, generation))
+                self.post_message(work.Captured(result, entropy, src, tgt, predicted, learned, generation, guesses))
 
         self.run_worker(run, thread=True, exclusive=True, group="attention", exit_on_error=False)
 
@@ -144,6 +148,11 @@ class AttentionView(Inputs, Pickers, Vertical):
         if self.pending_cursor:
             self.point_at(*self.pending_cursor)
             self.pending_cursor = None
+        if message.guesses is not None:  # BERT: the cursor on the [MASK] row, its guesses under the grid
+            if message.guesses:
+                self.query_one(Heatmap).move_cursor(message.guesses[0][0], message.guesses[0][0])
+            self._info(mlm.describe(message.guesses))
+            return
         self._info(self._hint())
 
     def on_capture_failed(self, message: work.CaptureFailed) -> None:

@@ -19,8 +19,10 @@ class Captured(Message):
     """Attention grids of one pass: {(kind, layer): [head][query][key]}, entropies, and the labels."""
 
     def __init__(self, grids_by_kind: dict[tuple[str, int], list], entropy: dict[tuple[str, int], list[float]],
-                 src: list[str], tgt: list[str], predicted: list[str], learned: list | None, generation: int) -> None:
+                 src: list[str], tgt: list[str], predicted: list[str], learned: list | None, generation: int,
+                 guesses: list | None = None) -> None:
         super().__init__()
+        self.guesses = guesses  # a masked-LM model: [(position, [(token, p)])] per [MASK], else None
         self.grids, self.entropy, self.src, self.tgt = grids_by_kind, entropy, src, tgt
         self.predicted, self.learned, self.generation = predicted, learned, generation
 
