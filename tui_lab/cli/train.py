@@ -102,6 +102,10 @@ def _new_trainer(args, model_overrides: dict[str, Any], train_overrides: dict[st
     task = train_overrides.pop("task", args.task)
     preset = args.preset or ("transformer-2017-toy" if task else "gpt2-toy")
     model_config = load_preset(preset, **model_overrides)
+    if model_config.input == "patches":  # a ViT trains on the built-in shapes task, with its defaults
+        from tui_lab.train.images import IMAGE_DEFAULTS
+
+        train_overrides = IMAGE_DEFAULTS | train_overrides
     train_config = train_config_for(task, data=args.data, **train_overrides)
     return Trainer(model_config, train_config, device=args.device, on_event=printer)
 
@@ -184,7 +188,9 @@ def _is_main_rank() -> bool:
 
 
 def _masked(e) -> str:
-    """MLM: masked-token accuracy beside what context-free guessing gets."""
+    """MLM: masked-token accuracy beside what context-free guessing gets; images: held-out accuracy."""
+    if e.accuracy is not None:
+        return f", held-out accuracy {e.accuracy:.3f} (majority class {e.baseline_accuracy:.3f})"
     if e.masked_accuracy is None:
         return ""
     return (f", masked-token accuracy {e.masked_accuracy:.3f} (baselines: most frequent token "

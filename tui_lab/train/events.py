@@ -60,6 +60,7 @@ class EvalEvent(Event):
     masked_accuracy: float | None = None  # MLM: argmax == original on the masked positions, held out
     baseline_accuracy: float | None = None  # MLM: always the most frequent training token
     unigram_accuracy: float | None = None  # MLM: a draw from the training text's unigram distribution
+    accuracy: float | None = None  # image classification: held-out accuracy (baseline: the majority class)
     kind = "eval"
 
 
@@ -82,6 +83,7 @@ class DoneEvent(Event):
     masked_accuracy: float | None = None  # MLM, from the last evaluation, with its baselines
     baseline_accuracy: float | None = None
     unigram_accuracy: float | None = None
+    accuracy: float | None = None
     kind = "done"
 
 

@@ -69,7 +69,8 @@ class Trainer(EvaluationMixin):
         self.data_gen = torch.Generator().manual_seed(c.seed)
         self.step_count = 0
         self._peak = peak_flops  # measured (or read from the cache) at the first step, never while building
-        self.flops_per_token = training_flops_per_token(self.model_config, self.source.context())
+        self.flops_per_token = training_flops_per_token(self.model_config,
+                                                        self.source.context() or self.model_config.max_len)
         self.last_loss: float | None = None
         self.last_eval: EvalEvent | None = None
         self._tokens_seen, self._train_seconds = 0, 0.0
@@ -140,7 +141,9 @@ class Trainer(EvaluationMixin):
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         batch = self.source.batch("train", c.batch_size, self.data_gen)  # the global batch, on every rank
-        total, tokens = batch.count(), counted_tokens(batch)
+        total = batch.count()
+        tokens = self.source.counted(batch, self.model_config) if hasattr(self.source, "counted") else \
+            counted_tokens(batch)
         local = batch.rows(*self.dist.shard(c.batch_size)).to(self.device)
         self.ddp_model.train()
         with self._training_rng():
@@ -239,7 +242,7 @@ class Trainer(EvaluationMixin):
         tokens_per_s, mfu = self._rates()
         done = DoneEvent(self.step_count, self.last_loss, last.val_loss, tokens_per_s, last.exact_match, mfu,
                          str(saved) if saved else None, last.masked_accuracy, last.baseline_accuracy,
-                         last.unigram_accuracy)
+                         last.unigram_accuracy, last.accuracy)
         self._emit(done)
         return done
 

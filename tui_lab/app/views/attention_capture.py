@@ -46,7 +46,8 @@ def capture(model: Any, src_ids: list[int], tgt_ids: list[int] | None) -> tuple[
     import torch
 
     device = next(model.parameters()).device
-    src = torch.tensor([src_ids], device=device)  # (1, S)
+    # A ViT reads pixels (1, C, I, I) rather than ids.
+    src = src_ids if isinstance(src_ids, torch.Tensor) else torch.tensor([src_ids], device=device)  # (1, S)
     tgt = torch.tensor([tgt_ids], device=device) if tgt_ids is not None else None  # (1, T)
     with torch.no_grad():
         out = model.run(src, tgt, need_weights=True)

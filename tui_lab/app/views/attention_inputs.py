@@ -41,6 +41,8 @@ class Inputs:
             tgt.value = tgt.value or (f"{grids.BOS_TEXT} {target}" if target else TARGET_TEXT)
         elif is_mlm(self.app.live.config):
             src.value = src.value or MLM_TEXT
+        elif self.app.live.config.input == "patches":
+            src.value = src.value or "0"  # which held-out image
         else:
             src.value = src.value or (ENGLISH_SENTENCE if self._shipped_english_toy() else GPT_TEXT)
         self._show_target()
@@ -48,7 +50,9 @@ class Inputs:
     def _default_for_mlm(self) -> None:
         """A masked-LM model reads a sentence with a [MASK] in it; swap it in for an untouched default."""
         src = self.query_one("#att-src", Input)
-        if is_mlm(self.app.live.config) and self._untouched():
+        if self.app.live.config.input == "patches":
+            src.value = src.value if src.value.strip().isdigit() else "0"
+        elif is_mlm(self.app.live.config) and self._untouched():
             src.value = MLM_TEXT
         elif not is_mlm(self.app.live.config) and src.value == MLM_TEXT:
             src.value = GPT_TEXT
@@ -94,7 +98,7 @@ class Inputs:
             self._use_inputs(*numbers_pair(), f"the held-out example of {TOY_DE}")
         elif self._shipped_english_toy() and self.query_one("#att-src", Input).value == GPT_TEXT:
             self._use_inputs(ENGLISH_SENTENCE, None, f"the tour's sentence for {TOY_EN}")  # swapped in later
-        if live.tokenizer is None or not hasattr(live.tokenizer, "unknown"):
+        if live.tokenizer is None or not hasattr(live.tokenizer, "unknown") or live.config.input == "patches":
             return False
         texts = [self.query_one("#att-src", Input).value.replace(TYPED_MASK, "")]
         if self.encoder_decoder:
