@@ -33,6 +33,11 @@ class Axis:
         return all(isinstance(v, str) for v in self.values)
 
 
+# What `input = "patches"` needs to be valid on its own at the coverage test's size (d_model 16):
+# a 12x12 image in 4x4 patches is 9 patch tokens plus the class token.
+_PATCHES = {"image_size": 12, "patch_size": 4, "channels": 3, "head": "classifier", "classes": 2, "vocab": 0,
+            "max_len": 10}
+
 # The one table of the config's axes: validation, the CLI's --set, the app's form and the coverage
 # test all read it. Add an axis here (and its field below) and every one of them follows.
 AXES: dict[str, Axis] = {
@@ -59,6 +64,17 @@ AXES: dict[str, Axis] = {
                                                      2: {"ffn": "moe", "experts": 4}}),
     # experiments (issue 15): scores divided by sqrt(d_head) (2017, section 3.2.1) or left as raw dot products
     "attention_scale": Axis(("sqrt_d_head", "none")),
+    # Encoder-only heads and image input (issue 14). `input` comes before `head` so a refusal names the
+    # axis a person set, not its companion.
+    "input": Axis(("tokens", "patches"), ("encoder-only",), {"patches": _PATCHES}),
+    "image_size": Axis((0, 12), ("encoder-only",)),
+    "patch_size": Axis((0, 4), ("encoder-only",)),
+    "channels": Axis((0, 3), ("encoder-only",)),
+    "head": Axis(("lm", "mlm", "classifier"), ("encoder-only",), {"classifier": {"classes": 2}}),
+    "classes": Axis((0, 2), ("encoder-only",)),
+    "token_types": Axis((0, 2), ("encoder-only",)),
+    "embedding_norm": Axis((False, True), ("encoder-only",)),
+    "output_bias": Axis((False, True)),
 }
 
 # Fields that are not axes but that presets may still omit (they keep their default): numbers that
@@ -111,6 +127,16 @@ class ModelConfig:
     rope_base: float = 10000.0
     # experiments (issue 15): "none" leaves q k^T unscaled, to watch softmax saturate as d_head grows
     attention_scale: str = "sqrt_d_head"
+    # Encoder-only heads and image input (BERT, ViT; issue 14). The defaults build what the lab built before.
+    head: str = "lm"
+    classes: int = 0
+    token_types: int = 0
+    embedding_norm: bool = False
+    output_bias: bool = False
+    input: str = "tokens"
+    image_size: int = 0
+    patch_size: int = 0
+    channels: int = 0
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -166,7 +192,8 @@ def _validate(c: ModelConfig) -> None:
         _check_type(f.name, getattr(c, f.name), field_types()[f.name])
     for name, axis in AXES.items():
         _validate_axis(c, name, axis)
-    for name in ("d_model", "heads", "d_ff", "vocab", "max_len"):
+    _validate_encoder_heads(c)
+    for name in ("d_model", "heads", "d_ff", "max_len") + (() if c.input == "patches" else ("vocab",)):
         _check(getattr(c, name) > 0, f"{name} ({getattr(c, name)}) must be a positive integer")
     for name in ("encoder_layers", "decoder_layers"):
         _check(getattr(c, name) >= 0, f"{name} ({getattr(c, name)}) must be 0 or more")
@@ -208,6 +235,30 @@ def _validate_axis(c: ModelConfig, name: str, axis: Axis) -> None:
     if c.family not in axis.families and value != _DEFAULTS[name]:
         where = " or ".join(axis.families)
         _check(False, f"{name} ({value!r}) applies to {where} models only; this one is {c.family}")
+
+
+def _validate_encoder_heads(c: ModelConfig) -> None:
+    """BERT's and ViT's cross-field rules: a classifier needs classes; patches need a whole grid."""
+    for name in ("classes", "token_types", "image_size", "patch_size", "channels"):
+        _check(getattr(c, name) >= 0, f"{name} ({getattr(c, name)}) must be 0 or more")
+    if c.head == "classifier":
+        _check(c.classes >= 2, f"classes ({c.classes}) must be at least 2 for head 'classifier'")
+        _check(not c.output_bias, "output_bias applies to heads lm and mlm; the classifier always has a bias")
+    if c.input == "patches":
+        _validate_patches(c)
+
+
+def _validate_patches(c: ModelConfig) -> None:
+    for name in ("image_size", "patch_size", "channels"):
+        _check(getattr(c, name) > 0, f"{name} ({getattr(c, name)}) must be a positive integer for input 'patches'")
+    _check(c.image_size % c.patch_size == 0,
+           f"image_size ({c.image_size}) must be divisible by patch_size ({c.patch_size})")
+    _check(c.head == "classifier", f"head ({c.head!r}) must be 'classifier' for input 'patches'")
+    _check(c.vocab == 0, f"vocab ({c.vocab}) must be 0 for input 'patches' (no token table)")
+    _check(c.token_types == 0, f"token_types ({c.token_types}) must be 0 for input 'patches'")
+    tokens = (c.image_size // c.patch_size) ** 2 + 1
+    _check(c.max_len == tokens, f"max_len ({c.max_len}) must be {tokens} for input 'patches': "
+                                f"(image_size/patch_size)^2 patches plus the class token")
 
 
 def _validate_stacks(c: ModelConfig) -> None:

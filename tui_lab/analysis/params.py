@@ -87,14 +87,16 @@ class ParamCount:
     encoder_total: int
     decoder_total: int
     idle_experts: int = 0  # the experts a token does not go through, over all layers (0 for a dense FFN)
+    input_embedding: int = 0  # BERT's token types; ViT's patch projection and class token
+    head: int = 0  # BERT's MLM transform, or the classifier
 
     @property
     def embeddings(self) -> int:
-        return self.token_embedding + self.position_embedding
+        return self.token_embedding + self.position_embedding + self.input_embedding
 
     @property
     def total(self) -> int:
-        return self.embeddings + self.attention + self.ffn + self.norms + self.output
+        return self.embeddings + self.attention + self.ffn + self.norms + self.output + self.head
 
     @property
     def active(self) -> int:
@@ -107,14 +109,42 @@ class ParamCount:
         return self.total - self.position_embedding
 
     def components(self) -> dict[str, int]:
-        return {"embeddings": self.embeddings, "attention": self.attention, "ffn": self.ffn,
-                "norms": self.norms, "output": self.output}
+        parts = {"embeddings": self.embeddings, "attention": self.attention, "ffn": self.ffn,
+                 "norms": self.norms, "output": self.output}
+        return {**parts, "head": self.head} if self.head else parts
 
     def to_dict(self) -> dict[str, int]:
         return {"total_params": self.total, "active_params": self.active, "token_embedding": self.token_embedding,
                 "position_embedding": self.position_embedding, **self.components(),
                 "encoder_layer": self.encoder_layer, "decoder_layer": self.decoder_layer,
-                "encoder_total": self.encoder_total, "decoder_total": self.decoder_total}
+                "encoder_total": self.encoder_total, "decoder_total": self.decoder_total,
+                "input_embedding": self.input_embedding, "head": self.head}
+
+
+def token_type_params(c: ModelConfig) -> int:
+    return c.token_types * c.d_model
+
+
+def patch_params(c: ModelConfig) -> int:
+    """ViT's Conv2d (kernel = stride = patch, with bias) plus the class token."""
+    if c.input != "patches":
+        return 0
+    return linear(c.channels * c.patch_size**2, c.d_model, True) + c.d_model
+
+
+def mlm_transform_params(c: ModelConfig) -> int:
+    return linear(c.d_model, c.d_model, c.bias) + norm_params(c) if c.head == "mlm" else 0
+
+
+def classifier_params(c: ModelConfig) -> int:
+    return linear(c.d_model, c.classes, True) if c.head == "classifier" else 0
+
+
+def output_params(c: ModelConfig) -> int:
+    """The projection over the vocabulary (none for a classifier); tied, only its bias is its own."""
+    if c.head == "classifier":
+        return 0
+    return (0 if c.tie_embeddings else c.vocab * c.d_model) + (c.vocab if c.output_bias else 0)
 
 
 def count_params(c: ModelConfig) -> ParamCount:
@@ -123,15 +153,17 @@ def count_params(c: ModelConfig) -> ParamCount:
     layer_norms = 2 * n_enc + n_dec * (3 if c.family == "encoder-decoder" else 2)
     final_norms = (int(c.has_encoder) + int(c.family != "encoder-only")) if c.final_norm else 0
     return ParamCount(
-        token_embedding=c.vocab * c.d_model,
+        token_embedding=c.vocab * c.d_model if c.input == "tokens" else 0,
         position_embedding=position_params(c),
         attention=attn_blocks * attention_params(c),
         ffn=(n_enc + n_dec) * ffn_params(c),
-        norms=(layer_norms + final_norms) * norm_params(c),
-        output=0 if c.tie_embeddings else c.vocab * c.d_model,
+        norms=(layer_norms + final_norms + int(c.embedding_norm)) * norm_params(c),
+        output=output_params(c),
         encoder_layer=encoder_layer_params(c) if n_enc else 0,
         decoder_layer=decoder_layer_params(c) if n_dec else 0,
         encoder_total=n_enc * encoder_layer_params(c),
         decoder_total=n_dec * decoder_layer_params(c),
         idle_experts=(n_enc + n_dec) * (ffn_params(c) - active_ffn_params(c)),
+        input_embedding=token_type_params(c) + patch_params(c),
+        head=mlm_transform_params(c) + classifier_params(c),
     )

@@ -10,8 +10,12 @@ from dataclasses import dataclass
 
 from tui_lab.analysis.params import (
     attention_params,
+    classifier_params,
     expert_params,
+    linear,
     norm_params,
+    output_params,
+    patch_params,
     position_params,
     router_params,
 )
@@ -81,11 +85,38 @@ def _causal(c: ModelConfig, prefix: str) -> bool:
 
 
 def _embed_rows(c: ModelConfig, n: int, length: int) -> list[ShapeRow]:
-    rows = [ShapeRow("tok_embed", "embedding", (n, length), (n, length, c.d_model), c.vocab * c.d_model, 1,
-                     "x sqrt(d_model)" if c.embedding_scale == "sqrt_d_model" else "")]
+    x = (n, length, c.d_model)
+    scale = "x sqrt(d_model)" if c.embedding_scale == "sqrt_d_model" else ""
+    if c.input == "patches":
+        image, p = (n, c.channels, c.image_size, c.image_size), c.patch_size
+        rows = [ShapeRow("patch_embed", "patch embedding", image, x, patch_params(c), 1,
+                         f"conv {p}x{p} stride {p}, then the class token first")]
+    else:
+        rows = [ShapeRow("tok_embed", "embedding", (n, length), x, c.vocab * c.d_model, 1, scale)]
+    if c.token_types:
+        rows.append(ShapeRow("type_embed", "embedding", (n, length), x, c.token_types * c.d_model, 1,
+                             "token types, added"))
     if c.positions in ("learned", "sinusoidal", "sinusoidal_halves"):
         rows.append(ShapeRow("pos_embed", f"{c.positions} positions", (length,), (length, c.d_model),
                              position_params(c), 1, "added to the token vectors"))
+    if c.embedding_norm:
+        rows.append(ShapeRow("embed_norm", c.norm, x, x, norm_params(c), 1, "on the embedding sum"))
+    return rows
+
+
+def _output_rows(c: ModelConfig, n: int, length: int) -> list[ShapeRow]:
+    """The head: BERT's transform before the vocabulary, or one label per sequence."""
+    x, e = (n, length, c.d_model), c.d_model
+    if c.head == "classifier":
+        how = "on the class token" if c.input == "patches" else "mean over real tokens"
+        return [ShapeRow("head.out", "linear", (n, e), (n, c.classes), classifier_params(c), 1, how)]
+    rows = []
+    if c.head == "mlm":
+        rows += [ShapeRow("head.dense", "linear", x, x, linear(e, e, c.bias), 1, c.activation),
+                 ShapeRow("head.norm", c.norm, x, x, norm_params(c), 1)]
+    notes = ["tied to tok_embed" if c.tie_embeddings else "", "+ bias" if c.output_bias else ""]
+    rows.append(ShapeRow("lm_head", "linear", x, (n, length, c.vocab), output_params(c), 1,
+                         ", ".join(note for note in notes if note)))
     return rows
 
 
@@ -105,6 +136,8 @@ def shape_trace(c: ModelConfig, batch: int = 1, seq_len: int = 16, src_len: int 
     """Rows in forward order for a batch of `batch` sequences of `seq_len` tokens (source `src_len`)."""
     n, t = batch, seq_len
     s = seq_len if src_len is None else src_len
+    if c.input == "patches":
+        s = c.max_len  # an image is always the whole grid plus the class token
     rows: list[ShapeRow] = []
     if c.has_encoder:
         rows += _embed_rows(c, n, s)
@@ -117,8 +150,4 @@ def shape_trace(c: ModelConfig, batch: int = 1, seq_len: int = 16, src_len: int 
             rows += _embed_rows(c, n, t)
         cross = s if c.family == "encoder-decoder" else None
         rows += _stack_rows(c, "decoder", c.decoder_layers, n, t, cross)
-    out_len = t if c.has_decoder else s
-    rows.append(ShapeRow("lm_head", "linear", (n, out_len, c.d_model), (n, out_len, c.vocab),
-                         0 if c.tie_embeddings else c.vocab * c.d_model, 1,
-                         "tied to tok_embed" if c.tie_embeddings else ""))
-    return rows
+    return rows + _output_rows(c, n, t if c.has_decoder else s)

@@ -102,6 +102,10 @@ def _new_trainer(args, model_overrides: dict[str, Any], train_overrides: dict[st
     task = train_overrides.pop("task", args.task)
     preset = args.preset or ("transformer-2017-toy" if task else "gpt2-toy")
     model_config = load_preset(preset, **model_overrides)
+    if model_config.input == "patches":  # a ViT trains on the built-in shapes task, with its defaults
+        from tui_lab.train.images import IMAGE_DEFAULTS
+
+        train_overrides = IMAGE_DEFAULTS | train_overrides
     train_config = train_config_for(task, data=args.data, **train_overrides)
     return Trainer(model_config, train_config, device=args.device, on_event=printer)
 
@@ -194,6 +198,16 @@ def _is_main_rank() -> bool:
     return os.environ.get("RANK", "0") == "0"
 
 
+def _masked(e) -> str:
+    """MLM: masked-token accuracy beside what context-free guessing gets; images: held-out accuracy."""
+    if e.accuracy is not None:
+        return f", held-out accuracy {e.accuracy:.3f} (majority class {e.baseline_accuracy:.3f})"
+    if e.masked_accuracy is None:
+        return ""
+    return (f", masked-token accuracy {e.masked_accuracy:.3f} (baselines: most frequent token "
+            f"{e.baseline_accuracy:.3f}, unigram draw {e.unigram_accuracy:.3f})")
+
+
 class JsonPrinter:
     """One JSON object per event on stdout."""
 
@@ -252,7 +266,7 @@ class RichPrinter:
 
     def _on_eval(self, e) -> None:
         exact = f", exact match {e.exact_match:.3f}" if e.exact_match is not None else ""
-        self.console.print(f"step {e.step}: val loss {e.val_loss:.4f}{exact}")
+        self.console.print(f"step {e.step}: val loss {e.val_loss:.4f}{exact}{_masked(e)}", markup=False)
 
     def _on_sample(self, e) -> None:
         target = f"  (want: {e.target})" if e.target is not None else ""
@@ -266,7 +280,8 @@ class RichPrinter:
         exact = f", exact match {e.exact_match:.3f}" if e.exact_match is not None else ""
         mfu = f", MFU {e.mfu:.1%}" if e.mfu is not None else ""
         self.console.print(f"done at step {e.step}: train loss {e.train_loss:.4f}, val loss {e.val_loss:.4f}"
-                           f"{exact}, {e.tokens_per_s:,.0f} tokens/s{mfu}", markup=False, soft_wrap=True)
+                           f"{exact}{_masked(e)}, {e.tokens_per_s:,.0f} tokens/s{mfu}", markup=False,
+                           soft_wrap=True)
         self._where(e.checkpoint, finished=True)
 
     def _on_stopped(self, e) -> None:

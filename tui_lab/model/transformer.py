@@ -15,8 +15,10 @@ from torch import Tensor, nn
 from tui_lab.config import ModelConfig
 from tui_lab.model.attention import AttentionCapture
 from tui_lab.model.blocks import DecoderBlock, EncoderBlock, make_norm
+from tui_lab.model.heads import make_head
 from tui_lab.model.kv_cache import KVCache
 from tui_lab.model.masks import key_padding
+from tui_lab.model.patches import PatchEmbedding
 from tui_lab.model.positions import ADDITIVE
 
 
@@ -31,7 +33,11 @@ class Transformer(nn.Module):
         super().__init__()
         self.config = config
         c = config
-        self.tok_embed = nn.Embedding(c.vocab, c.d_model)
+        # An image model has no token table: its "tokens" are patches (ViT).
+        self.tok_embed = nn.Embedding(c.vocab, c.d_model) if c.input == "tokens" else None
+        self.patch_embed = PatchEmbedding(c) if c.input == "patches" else None
+        self.type_embed = nn.Embedding(c.token_types, c.d_model) if c.token_types else None  # BERT's segments
+        self.embed_norm = make_norm(c) if c.embedding_norm else None  # BERT normalises the embedding sum
         self.pos_embed = ADDITIVE[c.positions](c) if c.positions in ADDITIVE else None
         self.embed_drop = nn.Dropout(c.dropout)
         self.scale = math.sqrt(c.d_model) if c.embedding_scale == "sqrt_d_model" else 1.0
@@ -44,22 +50,29 @@ class Transformer(nn.Module):
         else:
             self.decoder = nn.ModuleList(DecoderBlock(c) for _ in range(c.decoder_layers))
         self.decoder_norm = make_norm(c) if c.family != "encoder-only" and c.final_norm else None
-        self.lm_head = nn.Linear(c.d_model, c.vocab, bias=False)
+        self.head = make_head(c)
+        self.lm_head = nn.Linear(c.d_model, c.vocab, bias=c.output_bias) if c.head != "classifier" else None
         self.apply(_init_weights)
-        if c.tie_embeddings:
+        if c.tie_embeddings and self.lm_head is not None:
             self.lm_head.weight = self.tok_embed.weight  # 2017 section 3.4; GPT-2 wte
 
     # -- pieces ------------------------------------------------------------------------------------
-    def embed(self, ids: Tensor, start: int = 0) -> Tensor:
-        """(N, L) ids -> (N, L, E): token vectors (scaled) plus positions where they are additive."""
-        x = self.tok_embed(ids) * self.scale
+    def embed(self, ids: Tensor, start: int = 0, token_type_ids: Tensor | None = None) -> Tensor:
+        """(N, L) ids (or (N, C, I, I) pixels) -> (N, L, E): token vectors (scaled), plus segment and
+        position vectors where the config has them, normalised where it says so (BERT)."""
+        x = (self.tok_embed(ids) if self.patch_embed is None else self.patch_embed(ids)) * self.scale
+        if self.type_embed is not None:
+            x = x + self.type_embed(token_type_ids if token_type_ids is not None else torch.zeros_like(ids))
         if self.pos_embed is not None:
-            x = x + self.pos_embed(start, ids.shape[1])
+            x = x + self.pos_embed(start, x.shape[1])
+        if self.embed_norm is not None:
+            x = self.embed_norm(x)
         return self.embed_drop(x)
 
-    def encode(self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False):
+    def encode(self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False,
+               token_type_ids: Tensor | None = None):
         """(N, S) source ids -> memory (N, S, E), plus encoder self-attention captures if asked."""
-        x = self.embed(src)
+        x = self.embed(src, token_type_ids=token_type_ids)
         allowed = key_padding(src_mask) if src_mask is not None else None
         captures = []
         for i, block in enumerate(self.encoder):
@@ -114,24 +127,32 @@ class Transformer(nn.Module):
             cache.memory_kv, cache.memory_allowed = memory_kv, memory_allowed
         return memory_kv, memory_allowed
 
+    def project(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
+        """An encoder-only model's last states (N, L, E) -> logits (N, L, V), or (N, classes) for a classifier."""
+        if self.lm_head is None:
+            return self.head(x, mask)
+        return self.lm_head(self.head(x) if self.head is not None else x)
+
     # -- whole passes ------------------------------------------------------------------------------
     def forward(self, ids: Tensor, tgt: Tensor | None = None, src_mask: Tensor | None = None,
-                tgt_mask: Tensor | None = None) -> Tensor:
-        """Decoder-only: model(ids, tgt_mask=...) -> (N, L, V). Encoder-decoder: model(src, tgt) -> (N, T, V)."""
-        return self.run(ids, tgt, src_mask, tgt_mask).logits
+                tgt_mask: Tensor | None = None, token_type_ids: Tensor | None = None) -> Tensor:
+        """Decoder-only: model(ids, tgt_mask=...) -> (N, L, V). Encoder-decoder: model(src, tgt) -> (N, T, V).
+        Encoder-only: model(ids) -> (N, L, V), or (N, classes) with a classifier; ViT: model(pixels)."""
+        return self.run(ids, tgt, src_mask, tgt_mask, token_type_ids=token_type_ids).logits
 
     def run(self, ids: Tensor, tgt: Tensor | None = None, src_mask: Tensor | None = None,
-            tgt_mask: Tensor | None = None, need_weights: bool = False) -> ModelOutput:
+            tgt_mask: Tensor | None = None, need_weights: bool = False,
+            token_type_ids: Tensor | None = None) -> ModelOutput:
         """A full pass that also returns every attention grid when `need_weights`."""
         c = self.config
         if c.family == "decoder-only":
             mask = tgt_mask if tgt_mask is not None else src_mask
             out = self.decode(ids, tgt_mask=mask, need_weights=need_weights)
             return ModelOutput(*out) if need_weights else ModelOutput(out)
-        encoded = self.encode(ids, src_mask, need_weights)
+        encoded = self.encode(ids, src_mask, need_weights, token_type_ids)
         memory, enc_captures = encoded if need_weights else (encoded, [])
         if c.family == "encoder-only":
-            return ModelOutput(self.lm_head(memory), enc_captures)
+            return ModelOutput(self.project(memory, src_mask), enc_captures)
         if tgt is None:
             raise ValueError("an encoder-decoder needs target ids: model(src_ids, tgt_ids)")
         out = self.decode(tgt, memory, src_mask, tgt_mask, need_weights=need_weights)

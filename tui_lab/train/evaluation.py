@@ -29,11 +29,14 @@ class EvaluationMixin:
             sums[0] += token_loss_sum(self.model, local, 0.0).float().cpu()
             sums[1] += local.count()
         sums = distributed.all_sum(sums.to(self.device), self.dist).cpu()
-        exact = None
+        exact, extra = None, {}
         if self.is_seq2seq and self.dist.is_main:
             exact = self.source.exact_match(self.model, self.device, c.eval_examples)
+        if hasattr(self.source, "metrics") and self.dist.is_main:  # MLM: masked-token accuracy and baselines
+            extra = self.source.metrics(self.model, self.device, c.eval_batches, c.batch_size,
+                                        c.seed + EVAL_SEED_OFFSET)
         self.model.train()
-        self.last_eval = EvalEvent(self.step_count, sums[0].item() / max(1.0, sums[1].item()), exact)
+        self.last_eval = EvalEvent(self.step_count, sums[0].item() / max(1.0, sums[1].item()), exact, **extra)
         self._emit(self.last_eval)
         return self.last_eval
 

@@ -61,6 +61,10 @@ class StepEvent(Event):
 class EvalEvent(Event):
     val_loss: float
     exact_match: float | None = None
+    masked_accuracy: float | None = None  # MLM: argmax == original on the masked positions, held out
+    baseline_accuracy: float | None = None  # MLM: always the most frequent training token
+    unigram_accuracy: float | None = None  # MLM: a draw from the training text's unigram distribution
+    accuracy: float | None = None  # image classification: held-out accuracy (baseline: the majority class)
     kind = "eval"
 
 
@@ -80,6 +84,10 @@ class DoneEvent(Event):
     exact_match: float | None = None
     mfu: float | None = None
     checkpoint: str | None = None  # the folder the run was saved to; absent when it was not saved
+    masked_accuracy: float | None = None  # MLM, from the last evaluation, with its baselines
+    baseline_accuracy: float | None = None
+    unigram_accuracy: float | None = None
+    accuracy: float | None = None
     kind = "done"
 
 

@@ -26,6 +26,8 @@ def fit_model_config(config: ModelConfig, c: TrainConfig, source,
     `keep_vocab`: the weights are given (a pretrained model, a resumed run), so the embedding's rows are
     the model's; its vocab stays and the tokenizer must fit inside it (GPT-2 folders often pad the vocab).
     """
+    if source.tokenizer is None:  # images: no vocabulary to fit, but the task's shape must match
+        return _fit_image_config(config, c, source)
     notes, changes = [], {}
     vocab, kind = source.tokenizer.vocab_size, source.tokenizer.kind
     if keep_vocab and vocab > config.vocab:
@@ -38,15 +40,26 @@ def fit_model_config(config: ModelConfig, c: TrainConfig, source,
         changes["dropout"] = c.dropout
         notes.append(f"dropout set to {c.dropout} (the model config said {config.dropout})")
     config = config.replace(**changes) if changes else config
-    want = "encoder-decoder" if source.is_seq2seq else "decoder-only"
+    want = "encoder-decoder" if source.is_seq2seq else getattr(source, "family", "decoder-only")
     if config.family != want:
-        what = f"task {c.task!r}" if source.is_seq2seq else "language modelling"
+        what = f"task {c.task!r}" if source.is_seq2seq else getattr(source, "objective", "language modelling")
         raise ValueError(f"{what} needs a {want} model; {config.name!r} is {config.family}")
     length = source.context()
     if config.positions == "learned" and length > config.max_len:
         fix = "lower seq_len (the given weights fix max_len)" if keep_vocab else "lower seq_len or raise max_len"
         raise ValueError(f"seq_len ({length}) must be at most the model's max_len ({config.max_len}) with "
                          f"learned positions; {fix}")
+    return config, notes
+
+
+def _fit_image_config(config: ModelConfig, c: TrainConfig, source) -> tuple[ModelConfig, list[str]]:
+    if config.input != "patches":
+        raise ValueError(f"{source.objective} needs input 'patches'; {config.name!r} reads tokens")
+    source.check(config)
+    notes = []
+    if c.dropout is not None and c.dropout != config.dropout:
+        config = config.replace(dropout=c.dropout)
+        notes.append(f"dropout set to {c.dropout} (the model config said {config.dropout})")
     return config, notes
 
 

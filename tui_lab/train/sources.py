@@ -48,7 +48,10 @@ def _move(t: Tensor | None, device) -> Tensor | None:
 
 
 def token_loss_sum(model, batch: Batch, label_smoothing: float) -> Tensor:
-    """Summed cross-entropy over the batch's counted tokens (a scalar tensor)."""
+    """Summed cross-entropy over the batch's counted tokens (a scalar tensor); one label per image for a ViT."""
+    if batch.inputs.dim() == 4:  # images (N, C, I, I) -> logits (N, classes)
+        return F.cross_entropy(model(batch.inputs).float(), batch.targets, label_smoothing=label_smoothing,
+                               reduction="sum")
     if batch.tgt_in is None:
         logits = model(batch.inputs)  # (N, L, V)
     else:
@@ -152,8 +155,10 @@ def greedy_seq2seq(model, src: Tensor, src_mask: Tensor, bos_id: int, eos_id: in
     return generate(model, src, max_new, temperature=0.0, src_mask=src_mask, bos_id=bos_id, eos_id=eos_id)
 
 
-def build_source(c: TrainConfig, tokenizer=None):
-    """The data a config names; `tokenizer` (from a checkpoint) replaces a freshly trained one."""
+def build_source(c: TrainConfig, tokenizer=None, model_config=None):
+    """The data a config names; `tokenizer` (from a checkpoint) replaces a freshly trained one.
+
+    A model with BERT's head (`head = "mlm"`) learns masked language modelling on the same text."""
     if c.task is not None:
         from tui_lab.data.tasks import load_task
 
@@ -166,4 +171,12 @@ def build_source(c: TrainConfig, tokenizer=None):
         from tui_lab.data.tokenizers import bpe_tokenizer, char_tokenizer
 
         tokenizer = char_tokenizer(text) if c.tokenizer == "char" else bpe_tokenizer(text, c.vocab)
+    if model_config is not None and model_config.input == "patches":
+        from tui_lab.train.images import ImageSource
+
+        return ImageSource()
+    if model_config is not None and model_config.head == "mlm":
+        from tui_lab.train.mlm import MLMSource, with_mask_token
+
+        return MLMSource(lm_data(text, with_mask_token(tokenizer), c.val_fraction), c.seq_len)
     return LMSource(lm_data(text, tokenizer, c.val_fraction), c.seq_len)

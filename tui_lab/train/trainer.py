@@ -62,7 +62,7 @@ class Trainer(EvaluationMixin):
         self.dist, self.device = distributed.setup(pick_device(device), c.batch_size)
         if model is not None:
             model_config = given_config(model, model_config, data, tokenizer)
-        self.source = as_source(data, c) if data is not None else build_source(c, tokenizer)
+        self.source = as_source(data, c) if data is not None else build_source(c, tokenizer, model_config)
         self.model_config, self.notes = fit_model_config(model_config, c, self.source, keep_vocab=model is not None)
         self.model, self._cpu_rng, self._device_rng = self._build_model(model)
         self.ddp_model = distributed.wrap(self.model, self.dist, self.device)
@@ -71,7 +71,8 @@ class Trainer(EvaluationMixin):
         self.data_gen = torch.Generator().manual_seed(c.seed)
         self.step_count = 0
         self._peak = peak_flops  # measured (or read from the cache) at the first step, never while building
-        self.flops_per_token = training_flops_per_token(self.model_config, self.source.context())
+        self.flops_per_token = training_flops_per_token(self.model_config,
+                                                        self.source.context() or self.model_config.max_len)
         self.last_loss: float | None = None
         self.last_eval: EvalEvent | None = None
         self._tokens_seen, self._train_seconds = 0, 0.0
@@ -142,7 +143,9 @@ class Trainer(EvaluationMixin):
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         batch = self.source.batch("train", c.batch_size, self.data_gen)  # the global batch, on every rank
-        total, tokens = batch.count(), counted_tokens(batch)
+        total = batch.count()
+        tokens = self.source.counted(batch, self.model_config) if hasattr(self.source, "counted") else \
+            counted_tokens(batch)
         local = batch.rows(*self.dist.shard(c.batch_size)).to(self.device)
         self.ddp_model.train()
         with self._training_rng(), record_routing(self.model) as routing:
@@ -162,7 +165,10 @@ class Trainer(EvaluationMixin):
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step_count += 1
-        return self._step_event(loss, lr, grad_norm, layer_norms, tokens, total, time.perf_counter() - start, moe)
+        # Model FLOPs follow the predicted positions; MLM predicts 15% of them but runs the model on every one.
+        predicted = tokens if getattr(self.source, "family", None) == "encoder-only" else total
+        return self._step_event(loss, lr, grad_norm, layer_norms, tokens, predicted, time.perf_counter() - start,
+                                moe)
 
     def _shared_stats(self, loss_sum: torch.Tensor, router: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
         """One all-reduce over ranks: the loss sum, the stop flag and, with MoE, the aux loss and expert load."""
@@ -251,7 +257,8 @@ class Trainer(EvaluationMixin):
         saved = self.save(c.out) if c.out else None
         tokens_per_s, mfu = self._rates()
         done = DoneEvent(self.step_count, self.last_loss, last.val_loss, tokens_per_s, last.exact_match, mfu,
-                         str(saved) if saved else None)
+                         str(saved) if saved else None, last.masked_accuracy, last.baseline_accuracy,
+                         last.unigram_accuracy, last.accuracy)
         self._emit(done)
         return done
 
@@ -317,5 +324,7 @@ def _moe_fields(values: torch.Tensor, world: int, experts: int) -> dict[str, Any
 def counted_tokens(batch) -> int:
     """The tokens a step processes: LM N x L (every position is predicted); seq2seq the real source tokens
     plus the real target tokens (padding excluded on both sides)."""
+    if batch.tgt_in is None and batch.src_mask is None:
+        return batch.inputs.numel()  # LM: N x L, every position predicted; MLM: every position read
     source = int(batch.src_mask.sum()) if batch.src_mask is not None else 0
     return batch.count() + source

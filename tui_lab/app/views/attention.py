@@ -22,6 +22,8 @@ from textual.worker import get_current_worker
 from tui_lab.app.guard import guarded
 from tui_lab.app.origin import describe_origin
 from tui_lab.app.views import attention_capture as work
+from tui_lab.app.views import attention_mlm as mlm
+from tui_lab.app.views import attention_vit as vit
 from tui_lab.app.views.attention_grids import (
     ATTENTION_KINDS,
     KIND_TITLES,
@@ -34,6 +36,7 @@ from tui_lab.app.views.attention_grids import (
 from tui_lab.app.views.attention_inputs import GPT_TEXT, SOURCE_TEXT, TARGET_TEXT, Inputs
 from tui_lab.app.views.attention_pickers import Pickers
 from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.patch_image import PatchImage
 from tui_lab.app.widgets.small_multiples import SmallMultiples
 from tui_lab.paths import exports_dir
 
@@ -56,6 +59,7 @@ class AttentionView(Inputs, Pickers, Vertical):
         self.captured_generation = -1
         self.last_export: Path | None = None
         self._choices: dict[str, list] = {}
+        self.image: tuple[list[list[float]], str] | None = None  # a ViT's image (grey pixels) and caption
 
     # the fields other views and tests read
     @property
@@ -74,12 +78,14 @@ class AttentionView(Inputs, Pickers, Vertical):
         yield from self.compose_inputs()
         yield from self.compose_pickers()
         yield Label("", id="att-title")
+        yield PatchImage(id="att-image")
         yield Heatmap(id="att-map")
         yield SmallMultiples(id="att-model")
         yield Static("", id="att-info")
 
     def on_mount(self) -> None:
         self.query_one(SmallMultiples).display = False
+        self.query_one(PatchImage).display = False
         self._set_defaults()
         self._fill_kinds()
         self.live_model_changed()
@@ -92,6 +98,7 @@ class AttentionView(Inputs, Pickers, Vertical):
     def live_model_changed(self) -> None:
         """Rebuilt or loaded: redraw the inputs for the family and capture again."""
         self._show_target()
+        self._default_for_mlm()
         if self.encoder_decoder and not self.query_one("#att-tgt", Input).value:
             self.query_one("#att-tgt", Input).value = TARGET_TEXT
         self.cap = Capture(encoder_decoder=self.encoder_decoder)
@@ -120,20 +127,57 @@ class AttentionView(Inputs, Pickers, Vertical):
         if not live.ready:
             self._info(f"the live model is not ready yet ({live.status})")
             return
+        if vit.is_vit(live.config):
+            self._run_image(live)
+            return
+        self.image = None
         src_ids, src, tgt_ids, tgt, predicted = self._ids()
-        model, generation = live.model, live.generation
+        model, generation, tokenizer = live.model, live.generation, live.tokenizer
+        guess = mlm.is_mlm(live.config) and tokenizer is not None
         self._info("capturing attention...")
 
         def run() -> None:
             try:
                 result, entropy, learned = work.capture(model, src_ids, tgt_ids)
+                guesses = mlm.predictions(model, src_ids, tokenizer) if guess else None
             except Exception as err:  # noqa: BLE001 - shown inline, never a crash
                 self.post_message(work.CaptureFailed(str(err).splitlines()[0] if str(err) else type(err).__name__))
                 return
             if not get_current_worker().is_cancelled:
-                self.post_message(work.Captured(result, entropy, src, tgt, predicted, learned, generation))
+                self.post_message(work.Captured(result, entropy, src, tgt, predicted, learned, generation, guesses))
 
         self.run_worker(run, thread=True, exclusive=True, group="attention", exit_on_error=False)
+
+    def _run_image(self, live) -> None:
+        """A ViT: capture on a held-out image of the shapes task; the grid's labels are the patches."""
+        index = vit.image_index(self.query_one("#att-src", Input).value)
+        model, config, generation = live.model, live.config, live.generation
+        self._info("capturing attention...")
+
+        def run() -> None:
+            try:
+                result, entropy, pixels, caption = vit.capture_image(model, config, index)
+            except Exception as err:  # noqa: BLE001 - shown inline, never a crash
+                self.post_message(work.CaptureFailed(str(err).splitlines()[0] if str(err) else type(err).__name__))
+                return
+            if not get_current_worker().is_cancelled:
+                self.image = (pixels, caption)
+                labels = vit.patch_labels(config)
+                self.post_message(work.Captured(result, entropy, labels, [], [], None, generation))
+
+        self.run_worker(run, thread=True, exclusive=True, group="attention", exit_on_error=False)
+
+    def _draw_image(self) -> None:
+        """The image with the class token's attention (this layer and head) over its patch grid."""
+        widget, (kind, layer, head) = self.query_one(PatchImage), self.choice()
+        widget.display = self.image is not None
+        weights = self.cap.grids.get((kind, layer)) if self.image is not None else None
+        if not weights:
+            return
+        config = self.app.live.config
+        table = vit.class_token_row(weights, head, config.image_size // config.patch_size)
+        which = f"head {head}" if head >= 0 else "mean of heads"
+        widget.show(self.image[0], table, f"{self.image[1]} · [CLS] attention, layer {layer}, {which}")
 
     def on_captured(self, message: work.Captured) -> None:
         first = not self.cap.grids
@@ -152,6 +196,11 @@ class AttentionView(Inputs, Pickers, Vertical):
         if self.pending_cursor:
             self.point_at(*self.pending_cursor)
             self.pending_cursor = None
+        if message.guesses is not None:  # BERT: the cursor on the [MASK] row, its guesses under the grid
+            if message.guesses:
+                self.query_one(Heatmap).move_cursor(message.guesses[0][0], message.guesses[0][0])
+            self._info(mlm.describe(message.guesses))
+            return
         self._info(self._hint())
 
     def on_capture_failed(self, message: work.CaptureFailed) -> None:
@@ -189,6 +238,7 @@ class AttentionView(Inputs, Pickers, Vertical):
         heatmap.set_grid(spec.values, spec.rows, spec.cols, lo=spec.lo, hi=spec.hi, mask=spec.mask, axes=spec.axes,
                          row_notes=spec.row_notes)
         self.query_one("#att-title", Label).update(self._weights_note() + spec.title)
+        self._draw_image()
         self._draw_model_view()
 
     def _weights_note(self) -> str:

@@ -19,8 +19,10 @@ class Captured(Message):
     """Attention grids of one pass: {(kind, layer): [head][query][key]}, entropies, and the labels."""
 
     def __init__(self, grids_by_kind: dict[tuple[str, int], list], entropy: dict[tuple[str, int], list[float]],
-                 src: list[str], tgt: list[str], predicted: list[str], learned: list | None, generation: int) -> None:
+                 src: list[str], tgt: list[str], predicted: list[str], learned: list | None, generation: int,
+                 guesses: list | None = None) -> None:
         super().__init__()
+        self.guesses = guesses  # a masked-LM model: [(position, [(token, p)])] per [MASK], else None
         self.grids, self.entropy, self.src, self.tgt = grids_by_kind, entropy, src, tgt
         self.predicted, self.learned, self.generation = predicted, learned, generation
 
@@ -44,7 +46,8 @@ def capture(model: Any, src_ids: list[int], tgt_ids: list[int] | None) -> tuple[
     import torch
 
     device = next(model.parameters()).device
-    src = torch.tensor([src_ids], device=device)  # (1, S)
+    # A ViT reads pixels (1, C, I, I) rather than ids.
+    src = src_ids if isinstance(src_ids, torch.Tensor) else torch.tensor([src_ids], device=device)  # (1, S)
     tgt = torch.tensor([tgt_ids], device=device) if tgt_ids is not None else None  # (1, T)
     with torch.no_grad():
         out = model.run(src, tgt, need_weights=True)

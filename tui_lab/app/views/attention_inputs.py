@@ -14,6 +14,8 @@ from textual.widgets import Button, Input, Label
 from tui_lab.app import grids
 from tui_lab.app.tour.examples import ENGLISH_SENTENCE, TOY_DE, TOY_EN, numbers_pair, previous_token_meta
 from tui_lab.app.views import attention_capture as work
+from tui_lab.app.views.attention_mlm import MLM_TEXT, is_mlm, mlm_ids
+from tui_lab.data.masking import TYPED_MASK
 
 SOURCE_TEXT = "I have seen the film today"
 TARGET_TEXT = "<bos> ich habe heute den Film gesehen"
@@ -37,9 +39,23 @@ class Inputs:
             source, target = numbers_pair() if self._shipped_2017_toy() else (SOURCE_TEXT, None)
             src.value = src.value or source
             tgt.value = tgt.value or (f"{grids.BOS_TEXT} {target}" if target else TARGET_TEXT)
+        elif is_mlm(self.app.live.config):
+            src.value = src.value or MLM_TEXT
+        elif self.app.live.config.input == "patches":
+            src.value = src.value or "0"  # which held-out image
         else:
             src.value = src.value or (ENGLISH_SENTENCE if self._shipped_english_toy() else GPT_TEXT)
         self._show_target()
+
+    def _default_for_mlm(self) -> None:
+        """A masked-LM model reads a sentence with a [MASK] in it; swap it in for an untouched default."""
+        src = self.query_one("#att-src", Input)
+        if self.app.live.config.input == "patches":
+            src.value = src.value if src.value.strip().isdigit() else "0"
+        elif is_mlm(self.app.live.config) and self._untouched():
+            src.value = MLM_TEXT
+        elif not is_mlm(self.app.live.config) and src.value == MLM_TEXT:
+            src.value = GPT_TEXT
 
     def _show_target(self) -> None:
         """The target input and its label only for an encoder-decoder; the source is then 'source'."""
@@ -67,7 +83,7 @@ class Inputs:
     def _untouched(self) -> bool:
         """The inputs still hold a default text (the person has typed nothing of their own)."""
         tgt = self.query_one("#att-tgt", Input).value
-        return (self.query_one("#att-src", Input).value in (SOURCE_TEXT, GPT_TEXT, ENGLISH_SENTENCE)
+        return (self.query_one("#att-src", Input).value in (SOURCE_TEXT, GPT_TEXT, ENGLISH_SENTENCE, MLM_TEXT)
                 and tgt in ("", TARGET_TEXT))
 
     def _fit_inputs_to_tokenizer(self) -> bool:
@@ -82,9 +98,9 @@ class Inputs:
             self._use_inputs(*numbers_pair(), f"the held-out example of {TOY_DE}")
         elif self._shipped_english_toy() and self.query_one("#att-src", Input).value == GPT_TEXT:
             self._use_inputs(ENGLISH_SENTENCE, None, f"the tour's sentence for {TOY_EN}")  # swapped in later
-        if live.tokenizer is None or not hasattr(live.tokenizer, "unknown"):
+        if live.tokenizer is None or not hasattr(live.tokenizer, "unknown") or live.config.input == "patches":
             return False
-        texts = [self.query_one("#att-src", Input).value]
+        texts = [self.query_one("#att-src", Input).value.replace(TYPED_MASK, "")]
         if self.encoder_decoder:
             texts.append(self.query_one("#att-tgt", Input).value.replace(grids.BOS_TEXT, ""))
         if not [word for text in texts for word in live.tokenizer.unknown(text)]:
@@ -116,7 +132,9 @@ class Inputs:
     def _ids(self) -> tuple[list[int], list[str], list[int] | None, list[str], list[str]]:
         """Source ids and labels, decoder input ids and labels, and the labels of what each query predicts."""
         live = self.app.live
-        src_ids, src = grids.tokenize(self.query_one("#att-src", Input).value, live.config.vocab, live.tokenizer)
+        text = self.query_one("#att-src", Input).value
+        masked = mlm_ids(text, live.tokenizer) if is_mlm(live.config) else None
+        src_ids, src = masked or grids.tokenize(text, live.config.vocab, live.tokenizer)
         tgt_ids, tgt = None, []
         if self.encoder_decoder:
             tgt_ids, tgt = grids.tokenize(self.query_one("#att-tgt", Input).value, live.config.vocab,
