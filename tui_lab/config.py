@@ -45,6 +45,8 @@ AXES: dict[str, Axis] = {
     "tie_embeddings": Axis((True, False)),
     "bias": Axis((True, False)),
     "final_norm": Axis((True, False)),
+    # Non-autoregressive decoding (seed 002 section 3.2): the decoder reads a row of BEGINs in one pass.
+    "decoder_mode": Axis(("autoregressive", "nat-length-classifier", "nat-max-length"), families=("encoder-decoder",)),
 }
 
 # One tuple of allowed values per string axis (the app's selects and the CLI read these).
@@ -78,6 +80,8 @@ class ModelConfig:
     final_norm: bool = True
     dropout: float = 0.1
     source: str = field(default="", compare=False)
+    # Non-autoregressive decoding (tui_lab/model/nat.py): 'autoregressive' builds what the lab always built.
+    decoder_mode: str = "autoregressive"
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -138,6 +142,19 @@ def _validate(c: ModelConfig) -> None:
     if c.positions == "rope":
         _check(c.d_head % 2 == 0, f"positions 'rope' needs an even d_head; d_model/heads is {c.d_head}")
     _validate_stacks(c)
+    _validate_nat(c)
+
+
+def is_nat(c: ModelConfig) -> bool:
+    """A non-autoregressive decoder: no causal mask, the whole target in one decoder pass."""
+    return c.decoder_mode != "autoregressive"
+
+
+def _validate_nat(c: ModelConfig) -> None:
+    # The length classifier has one class per length 0..max_len-1; max-length decoding feeds max_len BEGINs.
+    if is_nat(c):
+        _check(c.max_len >= 2, f"decoder_mode {c.decoder_mode!r} needs max_len >= 2 (it decodes up to max_len "
+                               f"positions), got {c.max_len}")
 
 
 def _validate_axis(c: ModelConfig, name: str, axis: Axis) -> None:

@@ -47,6 +47,11 @@ def decoder_layer_params(c: ModelConfig) -> int:
     return 2 * attention_params(c) + ffn_params(c) + 3 * norm_params(c)
 
 
+def length_classifier_params(c: ModelConfig) -> int:
+    """NAT's length classifier (model/nat.py): one Linear from d_model to max_len length classes."""
+    return linear(c.d_model, c.max_len, c.bias) if c.decoder_mode == "nat-length-classifier" else 0
+
+
 @dataclass(frozen=True)
 class ParamCount:
     token_embedding: int
@@ -59,6 +64,7 @@ class ParamCount:
     decoder_layer: int
     encoder_total: int
     decoder_total: int
+    length_classifier: int = 0  # NAT's (decoder_mode nat-length-classifier); 0 otherwise
 
     @property
     def embeddings(self) -> int:
@@ -66,7 +72,7 @@ class ParamCount:
 
     @property
     def total(self) -> int:
-        return self.embeddings + self.attention + self.ffn + self.norms + self.output
+        return self.embeddings + self.attention + self.ffn + self.norms + self.output + self.length_classifier
 
     @property
     def non_embedding(self) -> int:
@@ -74,14 +80,16 @@ class ParamCount:
         return self.total - self.position_embedding
 
     def components(self) -> dict[str, int]:
-        return {"embeddings": self.embeddings, "attention": self.attention, "ffn": self.ffn,
-                "norms": self.norms, "output": self.output}
+        parts = {"embeddings": self.embeddings, "attention": self.attention, "ffn": self.ffn,
+                 "norms": self.norms, "output": self.output}
+        return parts | ({"length classifier": self.length_classifier} if self.length_classifier else {})
 
     def to_dict(self) -> dict[str, int]:
         return {"total_params": self.total, "token_embedding": self.token_embedding,
                 "position_embedding": self.position_embedding, **self.components(),
                 "encoder_layer": self.encoder_layer, "decoder_layer": self.decoder_layer,
-                "encoder_total": self.encoder_total, "decoder_total": self.decoder_total}
+                "encoder_total": self.encoder_total, "decoder_total": self.decoder_total,
+                "length_classifier": self.length_classifier}
 
 
 def count_params(c: ModelConfig) -> ParamCount:
@@ -100,4 +108,5 @@ def count_params(c: ModelConfig) -> ParamCount:
         decoder_layer=decoder_layer_params(c) if n_dec else 0,
         encoder_total=n_enc * encoder_layer_params(c),
         decoder_total=n_dec * decoder_layer_params(c),
+        length_classifier=length_classifier_params(c),
     )
