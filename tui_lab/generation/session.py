@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from tui_lab.config import is_nat
 from tui_lab.generation.settings import GenerationSettings
 from tui_lab.model import AttentionCapture, Transformer
 
@@ -70,7 +71,8 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     device = next(model.parameters()).device
     x = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
     start_len = len(prompt_ids) if model.config.family == "decoder-only" else 1  # a target starts at bos
-    threads = decode_threads(model, settings.use_cache, rows=settings.beam_size)  # may measure: not timed
+    # may measure: not timed. NAT's one pass is not the AT path the measurement times: torch's count stays.
+    threads = None if is_nat(model.config) else decode_threads(model, settings.use_cache, rows=settings.beam_size)
     with torch_threads(threads):
         start = time.perf_counter()
         if settings.beam_size > 1:
