@@ -31,7 +31,7 @@ def decode_time(model, task, count: int) -> tuple[float, float]:
         steps: list[int] = []
         start = time.perf_counter()
         generate(model, x, task.max_target_len, temperature=0.0, bos_id=tok.bos_id, eos_id=tok.eos_id,
-                 on_step=lambda s: steps.append(s.passes))
+                 on_step=lambda s, steps=steps: steps.append(s.passes))
         seconds += time.perf_counter() - start
         passes.append(steps[-1])
     return seconds / count, sum(passes) / count

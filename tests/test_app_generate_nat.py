@@ -10,8 +10,8 @@ from test_app_support import app_for, screen_lines, wait_for
 from textual.widgets import Input
 
 from tui_lab import build_model
-from tui_lab.config import ModelConfig
 from tui_lab.app.widgets.token_stream import TokenStream
+from tui_lab.config import ModelConfig
 
 
 @pytest.fixture(scope="module")

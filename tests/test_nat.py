@@ -14,7 +14,6 @@ from tui_lab.analysis.shapes import shape_trace
 from tui_lab.cli import main
 from tui_lab.config import ModelConfig
 from tui_lab.generation import generate
-from tui_lab.generation.session import complete
 from tui_lab.generation.settings import GenerationSettings
 
 BOS, EOS = 1, 2

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from tui_lab.generation.beam import beam_search
 from tui_lab.config import is_nat
+from tui_lab.generation.beam import beam_search
 from tui_lab.generation.decoder_state import DecoderState, check_input, position_window, prepare
 from tui_lab.generation.nat import check_nat, nat_steps
 from tui_lab.generation.sampling import chosen_probs, filter_logits, next_tokens
