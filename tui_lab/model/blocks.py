@@ -11,6 +11,7 @@ from collections.abc import Callable
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tui_lab.config import is_nat
 from tui_lab.model.attention import CrossAttention, SelfAttention
 
 NORMS: dict[str, Callable[..., nn.Module]] = {
@@ -102,7 +103,8 @@ class DecoderBlock(nn.Module):
         super().__init__()
         self.residual = RESIDUALS[config.norm_position]
         self.attn_norm = make_norm(config)
-        self.attn = SelfAttention(config, causal=True)
+        # A NAT decoder (decoder_mode nat-*) predicts every position at once: no causal mask.
+        self.attn = SelfAttention(config, causal=not is_nat(config))
         self.cross_norm = make_norm(config)
         self.cross = CrossAttention(config)
         self.ffn_norm = make_norm(config)
