@@ -5,13 +5,10 @@ import pytest
 
 from tui_lab import load_preset
 from tui_lab.analysis import count_params, memory
-from tui_lab.config import field_names
 from tui_lab.loading import load_model
 
 # MixtralForCausalLM(MixtralConfig()) on the meta device, transformers 5 (docs: REFERENCE.md, issue 14).
 MIXTRAL_TOTAL = 46_702_792_704
-needs_gqa = pytest.mark.xfail("kv_heads" not in field_names(), strict=True,
-                              reason="Mixtral has 8 kv heads: needs the GQA axis kv_heads, not merged yet")
 
 
 def mixtral_active_by_hand() -> int:
@@ -24,14 +21,12 @@ def mixtral_active_by_hand() -> int:
     return 2 * vocab * d + layers * layer + d
 
 
-@needs_gqa
 def test_mixtral_counts_what_transformers_counts():
     config = load_preset("mixtral-8x7b")
     assert config.kv_heads == 8
     assert count_params(config).total == MIXTRAL_TOTAL
 
 
-@needs_gqa
 def test_mixtral_active_parameters_per_token():
     counted = count_params(load_preset("mixtral-8x7b"))
     assert counted.active == mixtral_active_by_hand()

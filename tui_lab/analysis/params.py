@@ -21,9 +21,21 @@ def norm_params(c: ModelConfig) -> int:
     return c.d_model * (2 if c.norm == "layernorm" and c.bias else 1)
 
 
+def kv_dim(c: ModelConfig) -> int:
+    """Width of the k (and of the v) projection: kv_heads x d_head, E itself for multi-head attention."""
+    return c.n_kv_heads * c.d_head
+
+
+def qkv_has_bias(c: ModelConfig) -> bool:
+    return c.bias or c.qkv_bias  # Qwen2: biases on q/k/v only, none on the output projection
+
+
 def attention_params(c: ModelConfig) -> int:
-    """q, k, v and output projections, each E x E: 4E^2 + 4E with biases."""
-    return 4 * linear(c.d_model, c.d_model, c.bias)
+    """q and output projections E x E, k and v E x (kv_heads x d_head): 4E^2 + 4E for multi-head with biases.
+
+    Self-attention fuses q/k/v in one Linear, cross-attention splits q from k/v: the same count either way."""
+    qkv = linear(c.d_model, c.d_model + 2 * kv_dim(c), qkv_has_bias(c))
+    return qkv + linear(c.d_model, c.d_model, c.bias)
 
 
 def expert_params(c: ModelConfig) -> int:

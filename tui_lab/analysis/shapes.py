@@ -40,17 +40,25 @@ def _block_rows(c: ModelConfig, prefix: str, n: int, length: int, cross_len: int
     e, h = c.d_model, c.heads
     x = (n, length, e)
     attn = [ShapeRow(f"{prefix}.attn", "causal self-attention" if _causal(c, prefix) else "self-attention", x, x,
-                     attention_params(c), 2, f"scores (N, H, L, L) = {(n, h, length, length)}")]
+                     attention_params(c), 2, f"scores (N, H, L, L) = {(n, h, length, length)}{_kv_note(c)}")]
     sublayers = [("attn_norm", attn)]
     if cross_len is not None:
         sublayers.append(("cross_norm", [ShapeRow(f"{prefix}.cross", "cross-attention", x, x, attention_params(c), 2,
-                                                  f"scores target x source = {(n, h, length, cross_len)}")]))
+                                                  f"scores target x source = {(n, h, length, cross_len)}"
+                                                  f"{_kv_note(c)}")]))
     sublayers.append(("ffn_norm", _ffn_rows(c, prefix, n, length)))
     rows: list[ShapeRow] = []
     for norm_name, body in sublayers:
         norm = ShapeRow(f"{prefix}.{norm_name}", c.norm, x, x, norm_params(c), 2)
         rows += [norm, *body] if c.norm_position == "pre" else [*body, norm]  # post-LN: LN(x + f(x))
     return rows
+
+
+def _kv_note(c: ModelConfig) -> str:
+    """Grouped-query attention: k and v have K heads, each shared by H/K query heads."""
+    if c.n_kv_heads == c.heads:
+        return ""
+    return f"; k, v (N, K, L, D) with K = {c.n_kv_heads} kv heads, {c.heads // c.n_kv_heads} query heads each"
 
 
 def _ffn_rows(c: ModelConfig, prefix: str, n: int, length: int) -> list[ShapeRow]:
@@ -75,7 +83,7 @@ def _causal(c: ModelConfig, prefix: str) -> bool:
 def _embed_rows(c: ModelConfig, n: int, length: int) -> list[ShapeRow]:
     rows = [ShapeRow("tok_embed", "embedding", (n, length), (n, length, c.d_model), c.vocab * c.d_model, 1,
                      "x sqrt(d_model)" if c.embedding_scale == "sqrt_d_model" else "")]
-    if c.positions in ("learned", "sinusoidal"):
+    if c.positions in ("learned", "sinusoidal", "sinusoidal_halves"):
         rows.append(ShapeRow("pos_embed", f"{c.positions} positions", (length,), (length, c.d_model),
                              position_params(c), 1, "added to the token vectors"))
     return rows
