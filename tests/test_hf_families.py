@@ -169,7 +169,7 @@ def test_every_command_takes_a_family_folder(tmp_path):
     llama, marian = tmp_path / "llama", tmp_path / "marian"
     save_causal("llama", llama)
     save_marian(marian, bias=False)
-    for folder, family, count in ((llama, "decoder-only", None), (marian, "encoder-decoder", None)):
+    for folder, family in ((llama, "decoder-only"), (marian, "encoder-decoder")):
         info = _cli("info", "--from-hf", str(folder), "--json")
         assert info.returncode == 0, info.stderr
         data = json.loads(info.stdout)

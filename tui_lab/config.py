@@ -39,7 +39,7 @@ AXES: dict[str, Axis] = {
     "family": Axis(FAMILIES),
     "norm": Axis(("layernorm", "rmsnorm")),
     "norm_position": Axis(("post", "pre")),
-    "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves")),
+    "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none")),
     "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu")),
     "embedding_scale": Axis(("none", "sqrt_d_model")),
     "tie_embeddings": Axis((True, False)),
@@ -57,6 +57,8 @@ AXES: dict[str, Axis] = {
                                            4: {"ffn": "moe", "experts_per_token": 2}}),
     "experts_per_token": Axis((0, 1, 2), companions={1: {"ffn": "moe", "experts": 2},
                                                      2: {"ffn": "moe", "experts": 4}}),
+    # experiments (issue 15): scores divided by sqrt(d_head) (2017, section 3.2.1) or left as raw dot products
+    "attention_scale": Axis(("sqrt_d_head", "none")),
 }
 
 # Fields that are not axes but that presets may still omit (they keep their default): numbers that
@@ -107,6 +109,8 @@ class ModelConfig:
     experts_per_token: int = 0
     # Hugging Face families (hf-families): RoPE's base (Llama 2 10000, Llama 3 500000, Qwen2 1e6); no parameters.
     rope_base: float = 10000.0
+    # experiments (issue 15): "none" leaves q k^T unscaled, to watch softmax saturate as d_head grows
+    attention_scale: str = "sqrt_d_head"
 
     def __post_init__(self) -> None:
         _validate(self)

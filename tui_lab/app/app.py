@@ -46,6 +46,7 @@ VIEWS: list[ViewSpec] = [
     ViewSpec("train", "Train", "tui_lab.app.views.train:TrainView"),
     ViewSpec("generate", "Generate", "tui_lab.app.views.generate:GenerateView"),
     ViewSpec("speed", "Speed", "tui_lab.app.views.speed:SpeedView"),
+    ViewSpec("experiments", "Experiments", "tui_lab.app.views.experiments:ExperimentsView"),
 ]
 LIGHT, DARK = "textual-light", "textual-dark"
 
@@ -53,10 +54,16 @@ LIGHT, DARK = "textual-light", "textual-dark"
 VIEW_KEYS = Binding.Group("views")  # the footer shows "f1 ... f6 views"; the tabs name each number
 
 
+# The footer names the first six F-keys: at 80 columns the Train view's own keys leave room for no more. Later
+# views keep their F-key and number, which their tab shows ("7 Experiments").
+FOOTER_VIEW_KEYS = 6
+
+
 def _view_bindings() -> list[Binding]:
     keys = []
     for i, spec in enumerate(VIEWS[:9]):
-        keys.append(Binding(f"f{i + 1}", f"show_view('{spec.id}')", spec.title, group=VIEW_KEYS))
+        keys.append(Binding(f"f{i + 1}", f"show_view('{spec.id}')", spec.title, group=VIEW_KEYS,
+                            show=i < FOOTER_VIEW_KEYS))
         keys.append(Binding(str(i + 1), f"show_view('{spec.id}')", spec.title, show=False))
     return keys
 

@@ -22,6 +22,7 @@ COMMANDS = {
     "bench": ("tui_lab.cli.bench", "measure cached vs uncached generation"),
     "export": ("tui_lab.cli.export", "export a checkpoint as a Hugging Face GPT-2 folder"),
     "serve": ("tui_lab.cli.serve", "serve the app in a web browser"),
+    "experiment": ("tui_lab.cli.experiment", "list or run the experiments (the seeds' lessons as runs)"),
 }
 
 

@@ -27,9 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", help="preset to start from (default: transformer-2017-toy for a task, "
                                          "gpt2-toy for text)")
     parser.add_argument("--from-hf", dest="from_hf", metavar="ID|DIR",
-                        help="fine-tune a real decoder-only model (a Hugging Face folder or model id: gpt2, llama, ...) with its "
-                             "own tokenizer on --data FILE or the built-in corpus; an id not in the local cache "
-                             "needs --download")
+                        help="fine-tune a real decoder-only model (a Hugging Face folder or model id: gpt2, "
+                             "llama, ...) with its own tokenizer on --data FILE or the built-in corpus; an id "
+                             "not in the local cache needs --download")
     add_hub_arguments(parser)
     for name in MODEL_SHORTCUTS:
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, metavar="N")

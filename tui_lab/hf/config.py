@@ -49,6 +49,7 @@ EXPORT_RULES = (
     ("final_norm", True, "GPT-2 ends with a final LayerNorm (ln_f)"),
     ("bias", True, "GPT-2's Conv1D and LayerNorm layers all have biases"),
     ("embedding_scale", "none", "GPT-2 does not scale its embeddings"),
+    ("attention_scale", "sqrt_d_head", "GPT-2 divides its scores by sqrt(d_head)"),
 )
 
 

@@ -123,7 +123,7 @@ def _rope_base(hf: dict[str, Any], get: dict[str, Any]) -> float:
 
 def slots(c: ModelConfig) -> dict[str, Slot]:
     """HF tensor name -> Slot for every tensor a model of config `c` has."""
-    e, f, d = c.d_model, c.d_ff, c.d_head
+    e, d = c.d_model, c.d_head
     kv = getattr(c, "kv_heads", 0) or c.heads
     qkv_bias = bool(getattr(c, "qkv_bias", False))
     out = {"model.embed_tokens.weight": Slot("tok_embed.weight", (c.vocab, e))}

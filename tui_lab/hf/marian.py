@@ -93,7 +93,7 @@ def slots(c: ModelConfig) -> dict[str, Slot]:
 def _attention(hf: str, ours: str, e: int, parts: tuple[str, str, str]) -> dict[str, Slot]:
     """q, k, v projections (in that order, so stacking gives our fused rows) and the output projection."""
     out: dict[str, Slot] = {}
-    for proj, part in zip(("q_proj", "k_proj", "v_proj"), parts):
+    for proj, part in zip(("q_proj", "k_proj", "v_proj"), parts, strict=True):
         out |= linear(f"{hf}.{proj}", f"{ours}.{part}", e, e, True)
     return out | linear(f"{hf}.out_proj", f"{ours}.out", e, e, True)
 

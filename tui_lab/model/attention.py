@@ -38,11 +38,13 @@ def attend(
     causal: bool = False,
     dropout_p: float = 0.0,
     need_weights: bool = False,
+    scale: float | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """softmax(q k^T / sqrt(D) + bias) v over allowed keys. q (N,H,L,D), k/v (N,K,S,D) -> (N,H,L,D).
 
     The fused kernel when nobody asks for the weights; the manual path (same maths) when they do.
     With K < H kv heads (grouped-query), query head h reads kv head h // (H/K), as Llama's repeat_kv does.
+    `scale` replaces 1/sqrt(D) when given (attention_scale 'none' passes 1.0).
     """
     gqa = k.shape[1] != q.shape[1]
     q_len, k_len = q.shape[-2], k.shape[-2]
@@ -53,14 +55,15 @@ def attend(
     if not need_weights:
         mask = _sdpa_mask(allowed, bias, q.dtype)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal,
-                                             enable_gqa=gqa)
+                                             enable_gqa=gqa, scale=scale)
         return out, None
     if gqa:
         group = q.shape[1] // k.shape[1]
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)  # (N, H, S, D)
     if causal:
         allowed = causal_mask(q_len, k_len, q.device)
-    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (N, H, L, S)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q @ k.transpose(-2, -1)) * scale  # (N, H, L, S)
     if bias is not None:
         scores = scores + bias
     if allowed is not None:
@@ -77,6 +80,11 @@ def _sdpa_mask(allowed: Tensor | None, bias: Tensor | None, dtype: torch.dtype) 
     if allowed is None:
         return bias
     return bias.masked_fill(~allowed, float("-inf"))
+
+
+def score_scale(config) -> float | None:
+    """The factor on q k^T: None is attend()'s 1/sqrt(d_head); 'none' leaves raw dot products (scale 1)."""
+    return None if config.attention_scale == "sqrt_d_head" else 1.0
 
 
 def split_heads(x: Tensor, heads: int) -> Tensor:
@@ -106,6 +114,7 @@ class SelfAttention(nn.Module):
         self.window, self.global_tokens = config.attention_window, config.global_tokens
         self.positions, self.rope_base = config.positions, config.rope_base
         self.dropout = config.dropout
+        self.scale = score_scale(config)
         self.qkv = nn.Linear(e, sum(self.split), bias=config.bias or config.qkv_bias)
         self.out = nn.Linear(e, e, bias=config.bias)
         self._rope: tuple[Tensor, Tensor] | None = None  # cos/sin table, grown on demand (not a parameter)
@@ -133,7 +142,7 @@ class SelfAttention(nn.Module):
             q_pos = torch.arange(start, end, device=x.device)
             bias = alibi_bias(self.heads, q_pos, torch.arange(k.shape[-2], device=x.device), self.causal)
         drop = self.dropout if self.training else 0.0
-        out, weights = attend(q, k, v, allowed, bias, self.causal, drop, need_weights)
+        out, weights = attend(q, k, v, allowed, bias, self.causal, drop, need_weights, self.scale)
         return self.out(merge_heads(out)), weights
 
     def _local(self, allowed: Tensor | None, start: int, end: int, k_len: int, device) -> Tensor:
@@ -162,6 +171,7 @@ class CrossAttention(nn.Module):
         self.heads, self.kv_heads, self.dropout = config.heads, config.n_kv_heads, config.dropout
         self.q = nn.Linear(e, e, bias=config.bias or config.qkv_bias)
         self.kv = nn.Linear(e, 2 * kv_dim, bias=config.bias or config.qkv_bias)
+        self.scale = score_scale(config)
         self.out = nn.Linear(e, e, bias=config.bias)
 
     def memory_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:
@@ -178,5 +188,5 @@ class CrossAttention(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         q = split_heads(self.q(x), self.heads)  # (N, H, T, D)
         drop = self.dropout if self.training else 0.0
-        out, weights = attend(q, *memory_kv, allowed, None, False, drop, need_weights)
+        out, weights = attend(q, *memory_kv, allowed, None, False, drop, need_weights, self.scale)
         return self.out(merge_heads(out)), weights

@@ -1,0 +1,108 @@
+"""Experiments view, read from the rendered screen: run order-blindness in the background, its sentences,
+results and per-token grid; export; the sweep's field picker and a queued quick sweep with its curves;
+cancel; a bad option is one line and nothing runs."""
+
+from __future__ import annotations
+
+import json
+
+from test_app_support import app_for, screen_text, wait_for, wait_ready
+from textual.widgets import Input, OptionList, Select
+
+from tui_lab.app.views import experiments_draw as draw
+from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.line_plot import LinePlot
+
+SMALL = (80, 24)
+
+
+async def open_view(pilot):
+    app = pilot.app
+    await wait_ready(pilot)
+    await wait_for(pilot, lambda: bool(app.query("#view-experiments")))
+    await pilot.press("f7")
+    await pilot.pause()
+    return app.view("experiments")
+
+
+async def test_order_blindness_runs_in_the_background_shows_sentences_grid_and_exports(tmp_path, monkeypatch):
+    monkeypatch.setenv("TUI_LAB_EXPORTS", str(tmp_path))
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        view = await open_view(pilot)
+        assert "Attention is blind to word order" in screen_text(app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: view.running is None and view.result is not None, 60)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "sentence: I like you because you like me" in text and "shuffled: " in text
+        assert "without_positions_max_diff" in text  # the results table
+        assert view.result.scalars["without_positions_max_diff"] < 1e-5
+        for _ in range(2):  # results -> table: tokens -> grid: differences
+            await pilot.press("f")
+        await pilot.pause()
+        grid = app.query_one("#ex-grid", Heatmap)
+        assert grid.display and grid.shape == (3, 7) and grid.col_labels[0] == "I"
+        await pilot.press("e")
+        await pilot.pause()
+        exported = sorted(p.name for p in tmp_path.iterdir())
+        jsons = [name for name in exported if name.endswith(".json")]
+        assert len(jsons) == 1 and any(name.endswith("-tokens.csv") for name in exported)
+        data = json.loads((tmp_path / jsons[0]).read_text())
+        assert data["scalars"]["with_positions_max_diff"] > 1e-2
+
+
+async def test_sweep_picker_fills_values_queues_runs_and_cancel_empties_the_queue():
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=(160, 48)) as pilot:
+        view = await open_view(pilot)
+        app.query_one("#ex-list", OptionList).highlighted = 1  # sweep
+        await pilot.pause()
+        assert app.query_one("#ex-sweep").display
+        app.query_one("#ex-field", Select).value = "norm"
+        await pilot.pause()
+        assert app.query_one("#ex-values", Input).value == "layernorm,rmsnorm"
+        app.query_one("#ex-options", Input).value = "steps=3; d_model=16; layers=1; batch_size=2; seq_len=8"
+        await pilot.press("r")
+        await pilot.press("r")  # queued behind the first
+        assert view.running == "sweep" and len(view.queue) == 1
+        await wait_for(pilot, lambda: view.result is not None and len(view.result.tables["runs"].rows) == 2, 120)
+        await pilot.pause()
+        plot = app.query_one("#ex-plot", LinePlot)
+        app.query_one("#ex-figure", Select).value = "plot:loss"
+        await pilot.pause()
+        assert [line.label for line in plot.lines] == ["norm=layernorm", "norm=rmsnorm"]
+        await wait_for(pilot, lambda: view.job == 2, 60)  # the queued run started
+        await pilot.press("x")
+        await wait_for(pilot, lambda: view.running is None, 60)
+        assert not view.queue
+        assert "cancelled" in screen_text(app) or view.result is not None
+
+
+async def test_a_bad_option_is_one_line_and_nothing_runs():
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        view = await open_view(pilot)
+        app.query_one("#ex-options", Input).value = "seed=many"
+        app.query_one("#ex-list", OptionList).focus()
+        await pilot.press("r")
+        await pilot.pause()
+        assert view.running is None and view.job == 0
+        assert any("seed must be a whole number, got 'many'" in str(n.message) for n in app._notifications)
+
+
+def test_sets_parse_with_semicolons_and_refuse_a_bare_word():
+    assert draw.parse_sets("values=a,b; seeds=0,1 ;") == {"values": "a,b", "seeds": "0,1"}
+    try:
+        draw.parse_sets("steps")
+    except ValueError as err:
+        assert "name=value separated by ';'" in str(err)
+    else:
+        raise AssertionError("a bare word must be refused")
+
+
+def test_table_cells_of_the_scalars():
+    from tui_lab.experiments import Result
+
+    result = Result("x", {}, scalars={"a": 1.23456, "b": 1e-7})
+    assert draw.table_cells(result, "") == (["result", "value"], [["a", "1.235"], ["b", "1e-07"]])

@@ -1,0 +1,267 @@
+"""Experiments: the seeds' lessons as runs (tui_lab.experiments), launched here, drawn and exported.
+
+Pick an experiment on the left; its lesson and options show on the right. `r` runs it (the full run, or
+the quick one with `k`) in a thread worker off the event loop, with a progress bar; `r` again while one
+runs queues another; `x` cancels the run and empties the queue. The result's plots (overlaid curves),
+tables and grids are picked with `f` (or the picker) and `e` exports them (JSON and CSV). The `sweep`
+entry shows a field picker: any axis or training knob, its values and seeds, one run after another,
+its table and curves growing as each run ends.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, ContentSwitcher, DataTable, Input, Label, OptionList, ProgressBar, Select, Static
+
+from tui_lab.app.guard import guarded
+from tui_lab.app.views import experiments_draw as draw
+from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.line_plot import LinePlot
+from tui_lab.app.widgets.toggle import OnOffCheckbox
+from tui_lab.experiments import registry
+from tui_lab.run_control import RunControl
+
+
+class ExperimentProgress(Message):
+    def __init__(self, job: int, fraction: float, text: str, partial: Any = None) -> None:
+        super().__init__()
+        self.job, self.fraction, self.text, self.partial = job, fraction, text, partial
+
+
+class ExperimentDone(Message):
+    def __init__(self, job: int, result: Any = None, error: str | None = None, cancelled: bool = False) -> None:
+        super().__init__()
+        self.job, self.result, self.error, self.cancelled = job, result, error, cancelled
+
+
+def run_job(poster: Any, job: int, name: str, options: dict[str, Any], control: RunControl) -> None:
+    """Worker thread: run one experiment on one torch thread fewer than the cores (the UI keeps one: an
+    OpenMP pool spinning on every core beside the UI collapses throughput, docs/REFERENCE), posting progress."""
+    from tui_lab.errors import one_line
+    from tui_lab.experiments import Cancelled
+    from tui_lab.generation.threads import torch_threads
+
+    last = [0.0]
+
+    def progress(fraction: float, text: str, partial: Any = None) -> None:
+        now = time.monotonic()
+        if partial is not None or now - last[0] > 0.2:  # a few posts a second; every partial result
+            last[0] = now
+            poster.post_message(ExperimentProgress(job, fraction, text, partial))
+
+    try:
+        with torch_threads(max(1, (os.cpu_count() or 2) - 1)):
+            result = registry.get(name).run(options, progress, lambda: control.stopped)
+        poster.post_message(ExperimentDone(job, result))
+    except Cancelled:
+        poster.post_message(ExperimentDone(job, cancelled=True))
+    except Exception as err:  # noqa: BLE001 - shown, never a crash
+        poster.post_message(ExperimentDone(job, error=one_line(err)))
+
+
+class ExperimentsView(Vertical):
+    BINDINGS = [Binding("r", "run", "run/queue"), Binding("x", "cancel", "cancel"), Binding("e", "export", "export"),
+                Binding("f", "next_figure", "figure"), Binding("k", "quick", "quick")]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.job = 0
+        self.running: str | None = None  # the name of the experiment running
+        self.control = RunControl()
+        self.queue: deque[tuple[str, dict[str, Any]]] = deque()
+        self.result: Any = None
+        self.selected = registry.names()[0]
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="ex-body"):
+            yield OptionList(*registry.names(), id="ex-list")
+            with Vertical(id="ex-main"):
+                yield Static("", id="ex-lesson")
+                with Horizontal(id="ex-inputs"):
+                    yield Input(placeholder="option=value; ... (empty: defaults)", id="ex-options", compact=True)
+                    yield OnOffCheckbox("quick k", id="ex-quick", compact=True)
+                    yield Button("Run r", id="ex-run", variant="primary", compact=True)
+                    yield Button("Cancel x", id="ex-cancel", variant="error", compact=True)
+                with Horizontal(id="ex-sweep"):
+                    yield Label("field", classes="ex-name")
+                    yield Select([(f, f) for f in draw.sweep_fields()], value="positions", allow_blank=False,
+                                 id="ex-field", compact=True)
+                    yield Label("values", classes="ex-name")
+                    yield Input(draw.sweep_values("positions"), id="ex-values", compact=True)
+                    yield Label("seeds", classes="ex-name")
+                    yield Input("0", id="ex-seeds", compact=True)
+                with Horizontal(id="ex-state"):
+                    yield ProgressBar(id="ex-progress", show_eta=False)
+                    yield Static("", id="ex-status")
+                yield Static("", id="ex-summary")
+                yield Select([], prompt="no results yet", id="ex-figure", compact=True)
+                with ContentSwitcher(id="ex-figures", initial="ex-plot"):
+                    yield LinePlot(id="ex-plot")
+                    yield DataTable(id="ex-table", zebra_stripes=True, cursor_type="row")
+                    yield Heatmap(id="ex-grid")
+
+    def on_mount(self) -> None:
+        self.query_one("#ex-list", OptionList).highlighted = 0
+        self._select(self.selected)
+        self.query_one("#ex-progress", ProgressBar).update(total=1.0, progress=0.0)
+        self._status("r runs it")
+
+    def view_activated(self) -> None:
+        self.query_one("#ex-list", OptionList).focus()
+
+    def palette_commands(self) -> list[tuple[str, str, Any]]:
+        return [("Experiments: run (or queue) the one picked", "r", self.action_run),
+                ("Experiments: cancel the run and the queue", "x", self.action_cancel),
+                ("Experiments: export the results (JSON, CSV)", "e", self.action_export)]
+
+    # -- picking -----------------------------------------------------------------------------------
+    @on(OptionList.OptionHighlighted, "#ex-list")
+    def _picked(self, event: OptionList.OptionHighlighted) -> None:
+        self._select(registry.names()[event.option_index])
+
+    def _select(self, name: str) -> None:
+        self.selected = name
+        exp = registry.get(name)
+        options = "; ".join(f"{k}={draw.fmt(v)}" for k, v in exp.options.items() if name != "sweep" or
+                            k not in ("field", "values", "seeds"))
+        self.query_one("#ex-lesson", Static).update(f"[b]{exp.title}[/b]  {exp.lesson}\n[dim]options: {options}[/dim]")
+        self.query_one("#ex-sweep").display = name == "sweep"
+
+    @on(Select.Changed, "#ex-field")
+    def _field_changed(self, event: Select.Changed) -> None:
+        self.query_one("#ex-values", Input).value = draw.sweep_values(str(event.value))
+
+    # -- running -----------------------------------------------------------------------------------
+    def _options(self, name: str) -> dict[str, Any]:
+        """The options of a run from the form: parsed and checked now, so a bad value is one line at once."""
+        sets = draw.parse_sets(self.query_one("#ex-options", Input).value)
+        if name == "sweep":
+            sets |= {"field": str(self.query_one("#ex-field", Select).value),
+                     "values": self.query_one("#ex-values", Input).value,
+                     "seeds": self.query_one("#ex-seeds", Input).value}
+        return registry.get(name).resolve(self.query_one("#ex-quick", OnOffCheckbox).value, sets)
+
+    @guarded
+    def action_run(self) -> None:
+        name = self.selected
+        options = self._options(name)
+        if self.running:
+            self.queue.append((name, options))
+            self._status(f"queued {name} ({len(self.queue)} waiting)")
+            return
+        self._start(name, options)
+
+    def _start(self, name: str, options: dict[str, Any]) -> None:
+        self.job += 1
+        self.running, self.control = name, RunControl()
+        self.query_one("#ex-progress", ProgressBar).update(total=1.0, progress=0.0)
+        self._status(f"{name}: starting")
+        job, control = self.job, self.control
+        self.run_worker(lambda: run_job(self, job, name, options, control), thread=True, group="experiments",
+                        exit_on_error=False)
+
+    def action_cancel(self) -> None:
+        if self.running:
+            self.queue.clear()
+            self.control.stop()
+            self._status(f"cancelling {self.running} (it stops between steps)...")
+
+    def action_quick(self) -> None:
+        box = self.query_one("#ex-quick", OnOffCheckbox)
+        box.value = not box.value
+
+    @on(Button.Pressed)
+    def _button(self, event: Button.Pressed) -> None:
+        actions = {"ex-run": self.action_run, "ex-cancel": self.action_cancel}
+        if event.button.id in actions:
+            event.stop()
+            actions[event.button.id]()
+
+    def on_experiment_progress(self, message: ExperimentProgress) -> None:
+        if message.job != self.job:
+            return
+        self.query_one("#ex-progress", ProgressBar).update(total=1.0, progress=message.fraction)
+        waiting = f" ({len(self.queue)} queued)" if self.queue else ""
+        self._status(f"{self.running}: {message.text}{waiting}")
+        if message.partial is not None and message.fraction < 1.0:
+            self._show(message.partial)
+
+    def on_experiment_done(self, message: ExperimentDone) -> None:
+        if message.job != self.job:
+            return
+        name, self.running = self.running, None
+        if message.error:
+            self._status(f"{name} failed: {message.error}")
+            self.notify(message.error, title=name, severity="error")
+        elif message.cancelled:
+            self._status(f"{name} cancelled; the queue was emptied")
+        else:
+            self._status(f"{name} done in {message.result.seconds:.1f} s; e exports it")
+            self._show(message.result)
+        if self.queue:
+            self._start(*self.queue.popleft())
+
+    # -- results -----------------------------------------------------------------------------------
+    def _show(self, result: Any) -> None:
+        self.result = result
+        self.query_one("#ex-summary", Static).update("\n".join(draw.summary_lines(result)))
+        picker = self.query_one("#ex-figure", Select)
+        keep = picker.value
+        choices = draw.figures(result)
+        picker.set_options([(label, key) for key, label in choices])
+        keys = [key for key, _ in choices]
+        if keys:
+            picker.value = keep if keep in keys else keys[0]
+            self._draw(str(picker.value))
+
+    @on(Select.Changed, "#ex-figure")
+    def _figure_changed(self, event: Select.Changed) -> None:
+        if self.result is not None and isinstance(event.value, str):
+            self._draw(event.value)
+
+    def action_next_figure(self) -> None:
+        picker = self.query_one("#ex-figure", Select)
+        keys = [key for key, _ in draw.figures(self.result)] if self.result is not None else []
+        if keys:
+            picker.value = keys[(keys.index(picker.value) + 1) % len(keys)] if picker.value in keys else keys[0]
+
+    def _draw(self, key: str) -> None:
+        kind, _, name = key.partition(":")
+        switcher = self.query_one("#ex-figures", ContentSwitcher)
+        if kind == "plot":
+            plot, widget = self.result.plots[name], self.query_one("#ex-plot", LinePlot)
+            widget.xlabel, widget.ylabel = plot.xlabel, plot.ylabel
+            widget.set_lines(draw.plot_lines(self.result, name), title=plot.title)
+            switcher.current = "ex-plot"
+        elif kind == "table":
+            columns, rows = draw.table_cells(self.result, name)
+            table = self.query_one("#ex-table", DataTable)
+            table.clear(columns=True)
+            table.add_columns(*columns)
+            table.add_rows(rows)
+            switcher.current = "ex-table"
+        else:
+            grid = self.result.grids[name]
+            self.query_one("#ex-grid", Heatmap).set_grid(grid.values, grid.row_labels, grid.col_labels,
+                                                         axes=tuple(grid.axes))
+            switcher.current = "ex-grid"
+
+    @guarded
+    def action_export(self) -> None:
+        if self.result is None:
+            raise ValueError("nothing to export yet: run an experiment first (r)")
+        paths = self.result.export()
+        self.notify(f"{len(paths)} files: {paths[0].parent}", title=f"exported {self.result.experiment}")
+        self._status(f"exported {paths[0].name} and {len(paths) - 1} CSV files to {paths[0].parent}")
+
+    def _status(self, text: str) -> None:
+        self.query_one("#ex-status", Static).update(text)

@@ -1,0 +1,77 @@
+"""Turning an experiment's Result into what the Experiments view shows: figure choices, plot lines, a
+table's cells, a grid, and the summary lines. Pure functions of the Result (no widgets), tested directly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui_lab.app.widgets.line_plot import Line
+from tui_lab.experiments.result import Result
+
+SWEEP_TRAIN_FIELDS = ("lr", "warmup", "weight_decay", "batch_size", "seq_len", "label_smoothing", "grad_clip")
+
+
+def figures(result: Result) -> list[tuple[str, str]]:
+    """(key, what the picker says): the scalars, then every plot, table and grid of the result. Short
+    labels, so the picker stays one line at 80 columns; each figure carries its full title."""
+    return ([("table:", "results")] + [(f"plot:{k}", f"plot: {k}") for k in result.plots]
+            + [(f"table:{k}", f"table: {k}") for k in result.tables]
+            + [(f"grid:{k}", f"grid: {k}") for k in result.grids])
+
+
+def plot_lines(result: Result, key: str) -> list[Line]:
+    return [Line(c.label, c.xs, c.ys) for c in result.plots[key].curves]
+
+
+def table_cells(result: Result, key: str) -> tuple[list[str], list[list[str]]]:
+    """A table's header and cells; key '' is the result's scalars as (result, value) rows."""
+    if not key:
+        return ["result", "value"], [[name, fmt(value)] for name, value in result.scalars.items()]
+    table = result.tables[key]
+    return [str(c) for c in table.columns], [[fmt(v) for v in row] for row in table.rows]
+
+
+def summary_lines(result: Result) -> list[str]:
+    """The result's notes (the scalars are the 'results' figure)."""
+    return list(result.notes)
+
+
+def fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1e-3 and value != 0 else f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return ",".join(fmt(v) for v in value)
+    return str(value)
+
+
+def parse_sets(text: str) -> dict[str, str]:
+    """'lora_rank=8; steps=40' -> {'lora_rank': '8', 'steps': '40'} (';' separates: values may hold commas)."""
+    sets = {}
+    for part in text.split(";"):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise ValueError(f"options take name=value separated by ';', got {part.strip()!r}")
+        name, value = part.split("=", 1)
+        sets[name.strip()] = value.strip()
+    return sets
+
+
+def sweep_fields() -> list[str]:
+    """Every field a sweep can turn: the model's axes and sizes, then the training knobs."""
+    from tui_lab.config import AXES
+
+    return [*[n for n in AXES if n != "family"], "layers", "d_model", "heads", "dropout", *SWEEP_TRAIN_FIELDS]
+
+
+def sweep_values(field: str) -> str:
+    """The values worth trying for `field`: every value of an axis, else a few around the default."""
+    from tui_lab.config import AXES
+
+    if field in AXES:
+        return ",".join(str(v).lower() for v in AXES[field].values)
+    return {"layers": "1,2,3", "d_model": "32,64,96", "heads": "1,2,4", "dropout": "0,0.1,0.2",
+            "lr": "1e-3,3e-3,1e-2", "warmup": "0,20,60", "weight_decay": "0,0.1",
+            "batch_size": "8,16,32", "seq_len": "32,64", "label_smoothing": "0,0.1", "grad_clip": "0,1"}.get(field, "")
