@@ -248,10 +248,12 @@ class ArchitectureView(Vertical):
             self.query_one("#arch-total", Static).update(
                 f"[b reverse] stale: form invalid [/] numbers below are for {self._shown_name}")
             return
-        total = count_params(config).total
+        counted = count_params(config)
         self._shown_name = config.name
+        # A mixture of experts: a token goes through the router and experts_per_token experts only.
+        active = f" ([b]{counted.active:,}[/b] active per token)" if counted.active != counted.total else ""
         self.query_one("#arch-total", Static).update(
-            f"[b]{total:,}[/b] parameters  ·  {config.name}  ·  {config.family}")
+            f"[b]{counted.total:,}[/b] parameters{active}  ·  {config.name}  ·  {config.family}")
         self.query_one("#bars", ParamBars).show(count_params(config).components())
         self.query_one("#paper-note", Static).update(paper_note(config))
         self._name_lengths(config)

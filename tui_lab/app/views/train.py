@@ -39,7 +39,7 @@ from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.train_form import TrainForm
 
 REDRAW_HZ = 1  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: 2 Hz cost training ~5%
-PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box")
+PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box", "tr-experts-box")
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
 
@@ -88,10 +88,14 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
                 with Vertical(id="tr-align-box", classes="tr-panel"):
                     yield Static("cross-attention of a held-out example (numbers-de)", id="tr-align-title")
                     yield Heatmap(id="tr-align")
+                with Vertical(id="tr-experts-box", classes="tr-panel"):
+                    yield Static("expert load (mixture-of-experts models)", id="tr-experts-title")
+                    yield Heatmap(id="tr-experts")
 
     def on_mount(self) -> None:
         self.set_interval(1 / REDRAW_HZ, self._redraw)
         self.query_one("#tr-align-box").display = False
+        self.query_one("#tr-experts-box").display = False
         self._show_panel()
         self._suggest_folder(1)
         self.live_model_changed()  # a 2017 model built before this view mounted still picks its task
@@ -148,6 +152,7 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
         self.stats, self._step_ema = {"step": 0, "total": fields["steps"]}, None
         self.query_one("#tr-progress", ProgressBar).update(total=fields["steps"], progress=0)
         self.query_one("#tr-align-box").display = task == "numbers-de"
+        self._show_experts(live.config.ffn == "moe")
         self._say(f"run #{run.number}: building the trainer...", "bold")
         self.session.start(self)
 
@@ -245,7 +250,8 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
             run.tokens_per_s.append(event.tokens_per_s)
             self._step_ema = event.step_s if self._step_ema is None else 0.8 * self._step_ema + 0.2 * event.step_s
             self.stats.update(step=event.step, loss=event.train_loss, lr=event.lr, tps=event.tokens_per_s,
-                              mfu=event.mfu, grads=event.layer_grad_norms, grad_norm=event.grad_norm)
+                              mfu=event.mfu, grads=event.layer_grad_norms, grad_norm=event.grad_norm,
+                              aux=event.aux_loss, expert_load=event.expert_load)
         elif event.kind == "eval":
             run.val_loss.append((event.step, event.val_loss))
             self.stats.update(val=event.val_loss, exact=event.exact_match)
@@ -305,6 +311,13 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
     # -- layout --------------------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT, "compact")
+
+    def _show_experts(self, moe: bool) -> None:
+        """A mixture-of-experts run shows its expert load (the panel a narrow terminal shows first)."""
+        self.query_one("#tr-experts-box").display = moe
+        if moe:
+            self.panel = PANELS.index("tr-experts-box")
+            self._show_panel()
 
     def _show_panel(self) -> None:
         for i, panel in enumerate(PANELS):
