@@ -42,9 +42,11 @@ from tui_lab.train.events import (
     StoppedEvent,
 )
 from tui_lab.train.layer_groups import layer_groups
+from tui_lab.train.objective import check_methods, loss_sums
+from tui_lab.train.scheduled_sampling import teacher_forcing
 from tui_lab.train.schedules import learning_rate
 from tui_lab.train.setup import as_source, fit_model_config, given_config, make_optimizer, starting_model
-from tui_lab.train.sources import build_source, token_loss_sum
+from tui_lab.train.sources import build_source
 
 
 class Trainer(EvaluationMixin):
@@ -62,6 +64,7 @@ class Trainer(EvaluationMixin):
             model_config = given_config(model, model_config, data, tokenizer)
         self.source = as_source(data, c) if data is not None else build_source(c, tokenizer)
         self.model_config, self.notes = fit_model_config(model_config, c, self.source, keep_vocab=model is not None)
+        check_methods(c, self.source.is_seq2seq, self.dist.enabled)
         self.model, self._cpu_rng, self._device_rng = self._build_model(model)
         self.ddp_model = distributed.wrap(self.model, self.dist, self.device)
         self.optimizer = make_optimizer(self.model, c, self.device)
@@ -76,6 +79,7 @@ class Trainer(EvaluationMixin):
         self._window = {"tokens": 0, "seconds": 0.0, "flops": 0.0}  # every step this process ran: tokens/s, MFU
         self._stop_agreed = False
         self._started = False
+        self._methods: dict[str, float | None] = {}  # the step's teacher forcing and guided-attention loss
 
     # -- building ----------------------------------------------------------------------------------
     def _build_model(self, start: nn.Module | None = None) -> tuple[nn.Module, torch.Tensor, torch.Tensor | None]:
@@ -143,13 +147,18 @@ class Trainer(EvaluationMixin):
         total, tokens = batch.count(), counted_tokens(batch)
         local = batch.rows(*self.dist.shard(c.batch_size)).to(self.device)
         self.ddp_model.train()
+        forcing = teacher_forcing(self.step_count, c) if self.is_seq2seq else None
         with self._training_rng():
-            loss_sum = token_loss_sum(self.ddp_model, local, c.label_smoothing)
+            loss_sum, guide_sum = loss_sums(self.ddp_model, local, c, forcing)
+            objective = loss_sum if guide_sum is None else loss_sum + c.guided_attention * guide_sum
             # DDP averages gradients over ranks; times `world` makes it the global batch's sum / total.
-            (loss_sum * (self.dist.world / total)).backward()
-        stats = torch.stack([loss_sum.detach().float().cpu(), torch.tensor(float(self.control.stopped))])
+            (objective * (self.dist.world / total)).backward()
+        guide = guide_sum.detach().float().cpu() if guide_sum is not None else torch.tensor(0.0)
+        stats = torch.stack([loss_sum.detach().float().cpu(), torch.tensor(float(self.control.stopped)), guide])
         stats = distributed.all_sum(stats.to(self.device), self.dist).cpu()
         loss, self._stop_agreed = stats[0].item() / total, bool(stats[1].item() > 0)
+        self._methods = {"teacher_forcing": forcing,
+                         "guided_attention_loss": stats[2].item() / total if guide_sum is not None else None}
         grad_norm, layer_norms = self._clip_gradients()
         if not (math.isfinite(loss) and math.isfinite(grad_norm)):
             return self._non_finite(loss, grad_norm)
@@ -194,7 +203,8 @@ class Trainer(EvaluationMixin):
         w["tokens"], w["seconds"] = w["tokens"] + tokens, w["seconds"] + seconds
         w["flops"] += targets * self.flops_per_token  # per target (decoder-side) token, see docs/CONTRACTS.md
         tokens_per_s, mfu = self._rates()
-        event = StepEvent(self.step_count, loss, lr, grad_norm, layer_norms, tokens, tokens_per_s, mfu, seconds)
+        event = StepEvent(self.step_count, loss, lr, grad_norm, layer_norms, tokens, tokens_per_s, mfu, seconds,
+                          **self._methods)
         self._emit(event)
         return event
 
