@@ -36,3 +36,19 @@ def guided_loss_sum(cross: list[Tensor], tgt_real: Tensor, src_real: Tensor | No
     prior = diagonal_prior(tgt_real.sum(1), src_lengths, t_max, s_max, g)  # (N, T, S)
     per_row = (attention * prior).sum(-1)  # (N, T)
     return (per_row * tgt_real).sum()
+
+
+def diagonal_agreement(attention: Tensor, tgt_real: Tensor, src_real: Tensor | None) -> float:
+    """Share of real target tokens (eos excluded) whose most-attended source position is the diagonal's,
+    floor(t S / T') with T' the target's tokens before eos: on copy, target word t looks at source word t.
+
+    `attention` (N, T, S) (e.g. the last layer's mean of heads). A measure of how monotonic-diagonal the
+    alignment is, not of how right: numbers-de's German puts units before tens, so it should not reach 1."""
+    n, _, s_max = attention.shape
+    words = tgt_real.sum(1) - 1  # (N,) target tokens before eos
+    src_lengths = src_real.sum(1) if src_real is not None else torch.full((n,), s_max, device=attention.device)
+    t = torch.arange(attention.shape[1], device=attention.device)[None, :]  # (1, T)
+    expected = (t * src_lengths[:, None]) // words.clamp(min=1)[:, None]  # (N, T)
+    rows = t < words[:, None]
+    hits = (attention.argmax(-1) == expected) & rows
+    return hits.sum().item() / max(1, rows.sum().item())
