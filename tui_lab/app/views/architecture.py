@@ -23,8 +23,8 @@ from tui_lab.app.origin import describe_origin
 from tui_lab.app.widgets.block_diagram import BlockDiagram
 from tui_lab.app.widgets.compare import compare_table
 from tui_lab.app.widgets.config_form import ConfigForm
-from tui_lab.app.widgets.ffn_rank import FFNRankNote
 from tui_lab.app.widgets.confirm_apply import ConfirmApply
+from tui_lab.app.widgets.ffn_rank import FFNRankNote
 from tui_lab.app.widgets.model_diagram import ModelDiagram
 from tui_lab.app.widgets.param_bars import ParamBars
 from tui_lab.config import ModelConfig
