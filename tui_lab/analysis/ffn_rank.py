@@ -21,13 +21,15 @@ class FFNRank:
     d_ff: int
     rank: int  # of W' = W_down W_up (numerical, torch.linalg.matrix_rank's default tolerance)
     effective_rank: float
+    expert: int | None = None  # a mixture-of-experts layer: each expert is its own FFN
 
     @property
     def bound(self) -> int:
         return min(self.d_model, self.d_ff)
 
     def line(self) -> str:
-        return (f"{self.stack} {self.layer}: W' {self.d_model}x{self.d_model}, rank {self.rank} (at most "
+        where = f"{self.stack} {self.layer}" + (f" expert {self.expert}" if self.expert is not None else "")
+        return (f"{where}: W' {self.d_model}x{self.d_model}, rank {self.rank} (at most "
                 f"min(E, F) = {self.bound}), effective rank {self.effective_rank:.1f}")
 
 
@@ -67,9 +69,9 @@ def ffn_ranks(model: Any) -> list[FFNRank]:
     with torch.no_grad():
         for stack in ("encoder", "decoder"):
             for i, block in enumerate(getattr(model, stack, None) or []):
-                w, _ = equivalent_linear(block.ffn)
-                w = w.float().cpu()
-                s = torch.linalg.svdvals(w)
-                out.append(FFNRank(stack, i, config.d_model, config.d_ff, int(torch.linalg.matrix_rank(w)),
-                                   effective_rank(s)))
+                experts = getattr(block.ffn, "experts", None)
+                for j, ffn in enumerate(experts if experts is not None else [block.ffn]):
+                    w = equivalent_linear(ffn)[0].float().cpu()
+                    out.append(FFNRank(stack, i, config.d_model, config.d_ff, int(torch.linalg.matrix_rank(w)),
+                                       effective_rank(torch.linalg.svdvals(w)), j if experts is not None else None))
     return out

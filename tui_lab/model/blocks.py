@@ -46,6 +46,15 @@ class FeedForward(nn.Module):
         return self.down(hidden)  # hidden (N, L, F)
 
 
+def make_ffn(config) -> nn.Module:
+    """The dense FFN, or the sparse mixture of them (ffn 'moe', tui_lab/model/moe.py)."""
+    if config.ffn == "moe":
+        from tui_lab.model.moe import SparseMoE  # moe.py builds its experts from FeedForward above
+
+        return SparseMoE(config)
+    return FeedForward(config)
+
+
 def post_norm(x: Tensor, sublayer: Callable, norm: nn.Module, drop: nn.Module):
     """2017, section 3.1: LayerNorm(x + Sublayer(x)); the norm sits on the residual path."""
     out, weights = sublayer(x)
@@ -74,7 +83,7 @@ class EncoderBlock(nn.Module):
         self.attn_norm = make_norm(config)
         self.attn = SelfAttention(config, causal=causal)
         self.ffn_norm = make_norm(config)
-        self.ffn = FeedForward(config)
+        self.ffn = make_ffn(config)
         self.drop = nn.Dropout(config.dropout)
 
     def forward(self, x: Tensor, allowed=None, start: int = 0, cache=None, need_weights: bool = False):
@@ -97,7 +106,7 @@ class DecoderBlock(nn.Module):
         self.cross_norm = make_norm(config)
         self.cross = CrossAttention(config)
         self.ffn_norm = make_norm(config)
-        self.ffn = FeedForward(config)
+        self.ffn = make_ffn(config)
         self.drop = nn.Dropout(config.dropout)
 
     def forward(self, y: Tensor, memory_kv, allowed=None, memory_allowed=None, start: int = 0, cache=None,

@@ -55,6 +55,10 @@ class StepEvent(Event):
     # train_loss stays the cross-entropy alone, so runs with and without it compare).
     teacher_forcing: float | None = None
     guided_attention_loss: float | None = None
+    # Mixture-of-experts runs only: the router's load-balancing loss (before router_aux_loss_coef; the step
+    # minimised train_loss + coef * aux_loss) and how many tokens each layer routed to each expert.
+    aux_loss: float | None = None
+    expert_load: list[list[int]] | None = None  # (layers, experts), the step's global batch
     kind = "step"
 
 

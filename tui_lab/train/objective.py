@@ -1,6 +1,7 @@
 """What a training step minimises: the cross-entropy, with seed 002's seq2seq methods when asked for.
 
-Scheduled sampling (tui_lab/train/scheduled_sampling.py) changes the decoder's inputs; guided attention
+Scheduled sampling (tui_lab/train/scheduled_sampling.py) changes the decoder's inputs (the trainer calls it
+first, outside the MoE routing record, since its extra pass is not trained); guided attention
 (tui_lab/train/guided_attention.py) adds a penalty on the cross-attention, which needs the attention weights
 and so the model's manual attention path. Both sums are over the batch's counted tokens; the trainer divides.
 """
@@ -11,7 +12,6 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from tui_lab.train.guided_attention import guided_loss_sum
-from tui_lab.train.scheduled_sampling import sampled_inputs
 from tui_lab.train.sources import IGNORE_INDEX, token_loss_sum
 
 
@@ -27,10 +27,9 @@ def check_methods(c, is_seq2seq: bool, distributed: bool) -> None:
                          "forward does not return; train it in one process")
 
 
-def loss_sums(model, batch, c, teacher_forcing: float | None) -> tuple[Tensor, Tensor | None]:
-    """(cross-entropy sum, guided-attention sum or None) for one batch; `teacher_forcing` is p_i (None: LM)."""
-    if teacher_forcing is not None and teacher_forcing < 1.0:
-        batch = sampled_inputs(model, batch, teacher_forcing)
+def loss_sums(model, batch, c) -> tuple[Tensor, Tensor | None]:
+    """(cross-entropy sum, guided-attention sum or None) for one batch (its decoder inputs already mixed by
+    scheduled sampling's `sampled_inputs` when the run asks for it)."""
     if not c.guided_attention or batch.tgt_in is None:
         return token_loss_sum(model, batch, c.label_smoothing), None
     out = model.run(batch.inputs, batch.tgt_in, src_mask=batch.src_mask, need_weights=True)
