@@ -82,5 +82,6 @@ def test_gpt2_export_refuses_it_in_one_line():
 def test_each_expert_of_a_mixture_is_its_own_matrix():
     model = build_model(config(ffn="moe", experts=2, experts_per_token=1))
     ranks = ffn_ranks(model)
-    assert [(r.stack, r.layer, r.expert) for r in ranks][:3] == [("encoder", 0, 0), ("encoder", 0, 1), ("encoder", 1, 0)]
+    where = [(r.stack, r.layer, r.expert) for r in ranks]
+    assert where[:3] == [("encoder", 0, 0), ("encoder", 0, 1), ("encoder", 1, 0)]
     assert len(ranks) == 3 * 2 and all(r.rank == 8 for r in ranks) and "expert 1" in ranks[1].line()
