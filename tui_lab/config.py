@@ -45,7 +45,8 @@ AXES: dict[str, Axis] = {
     "norm": Axis(("layernorm", "rmsnorm")),
     "norm_position": Axis(("post", "pre")),
     "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none")),
-    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu")),
+    # "none" (issue 13, seed 002's Q&A): no nonlinearity, so the FFN is down(up(x)), one linear map in disguise.
+    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu", "none")),
     "embedding_scale": Axis(("none", "sqrt_d_model")),
     "tie_embeddings": Axis((True, False)),
     "bias": Axis((True, False)),

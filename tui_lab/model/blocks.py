@@ -25,6 +25,7 @@ ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
     "swiglu": F.silu,  # SiLU on the gate branch, multiplied by the up branch (Shazeer 2020)
     "silu": F.silu,  # swish without a gate (Marian's "swish")
+    "none": lambda x: x,  # seed 002's Q&A: without it down(up(x)) is the single matrix W_down W_up (+ biases)
 }
 
 

@@ -50,6 +50,7 @@ class TrainDrawing:
             if val:
                 lines.append(Line(f"{name} val" if self.overlay else "val", [s for s, _ in val], [v for _, v in val],
                                   marker="dot"))
+            lines += _forcing_line(run, name)
         title = "loss: every run (v)" if self.overlay else "loss (v: overlay runs)"
         self.query_one("#tr-loss", LinePlot).set_lines(lines, title=title)
 
@@ -77,3 +78,14 @@ class TrainDrawing:
         text = Text("  ".join(parts) + "\n", style="bold")
         text.append(self.message, style=self.message_style)
         self.query_one("#tr-status", Static).update(text, layout=False)  # fixed height (tcss): no relayout
+
+
+def _forcing_line(run, name: str) -> list[Line]:
+    """Scheduled sampling's p_i on the loss plot (same axis: a probability in [0, 1] beside the losses), only
+    when the run decays it: at a constant 1.0 it says nothing teacher forcing does not."""
+    points = downsample(run.teacher_forcing)
+    if not points or all(p == 1.0 for _, p in points):
+        return []
+    label = f"{name} p(gold)" if name != "train" else "p(gold input)"
+    colour = "green" if name == "train" else None  # overlaid runs keep one colour per line
+    return [Line(label, [s for s, _ in points], [p for _, p in points], colour=colour, marker="dot")]
