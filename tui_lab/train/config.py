@@ -12,7 +12,7 @@ from typing import Any
 
 SCHEDULES = ("noam", "cosine", "constant")
 TOKENIZERS = ("char", "bpe")
-SEQ2SEQ_TASKS = ("copy", "reverse", "numbers-de")
+SEQ2SEQ_TASKS = ("copy", "reverse", "numbers-de", "names")
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,9 @@ TASK_DEFAULTS: dict[str, dict[str, Any]] = {
     "numbers-de": _SEQ2SEQ | dict(steps=400),
     "copy": _SEQ2SEQ | dict(steps=300),
     "reverse": _SEQ2SEQ | dict(steps=400),
+    # names: label smoothing off, so the loss is the plain NLL of the copy mechanism's mixed distribution
+    # (smoothing would spread mass over the temporary ids of words a batch does not have).
+    "names": _SEQ2SEQ | dict(steps=300, label_smoothing=0.0),
 }
 LM_DEFAULTS: dict[str, Any] = dict(steps=400, batch_size=32, seq_len=128, lr=3e-3, schedule="cosine", warmup=40,
                                    min_lr=1e-4, label_smoothing=0.0, weight_decay=0.1)
