@@ -45,6 +45,8 @@ AXES: dict[str, Axis] = {
     "tie_embeddings": Axis((True, False)),
     "bias": Axis((True, False)),
     "final_norm": Axis((True, False)),
+    # copy mechanism (issue 13, seed 002 section 4 Tips 1): a pointer-generator over the source
+    "copy": Axis((False, True), families=("encoder-decoder",)),
 }
 
 # One tuple of allowed values per string axis (the app's selects and the CLI read these).
@@ -78,6 +80,8 @@ class ModelConfig:
     final_norm: bool = True
     dropout: float = 0.1
     source: str = field(default="", compare=False)
+    # copy mechanism (issue 13): p_gen mixes the vocabulary with the cross-attention over the source
+    copy: bool = False
 
     def __post_init__(self) -> None:
         _validate(self)

@@ -36,6 +36,11 @@ def position_params(c: ModelConfig) -> int:
     return c.max_len * c.d_model if c.positions == "learned" else 0
 
 
+def copy_params(c: ModelConfig) -> int:
+    """The copy mechanism's gate p_gen: w . [context; state; input] + b, so 3E weights and one bias."""
+    return 3 * c.d_model + 1 if c.copy else 0
+
+
 def encoder_layer_params(c: ModelConfig) -> int:
     return attention_params(c) + ffn_params(c) + 2 * norm_params(c)
 
@@ -59,6 +64,7 @@ class ParamCount:
     decoder_layer: int
     encoder_total: int
     decoder_total: int
+    copy: int = 0  # the copy mechanism's gate (tui_lab.model.copy)
 
     @property
     def embeddings(self) -> int:
@@ -66,7 +72,7 @@ class ParamCount:
 
     @property
     def total(self) -> int:
-        return self.embeddings + self.attention + self.ffn + self.norms + self.output
+        return self.embeddings + self.attention + self.ffn + self.norms + self.output + self.copy
 
     @property
     def non_embedding(self) -> int:
@@ -74,8 +80,9 @@ class ParamCount:
         return self.total - self.position_embedding
 
     def components(self) -> dict[str, int]:
-        return {"embeddings": self.embeddings, "attention": self.attention, "ffn": self.ffn,
-                "norms": self.norms, "output": self.output}
+        parts = {"embeddings": self.embeddings, "attention": self.attention, "ffn": self.ffn,
+                 "norms": self.norms, "output": self.output}
+        return parts | ({"copy": self.copy} if self.copy else {})  # only where the model has it
 
     def to_dict(self) -> dict[str, int]:
         return {"total_params": self.total, "token_embedding": self.token_embedding,
@@ -100,4 +107,5 @@ def count_params(c: ModelConfig) -> ParamCount:
         decoder_layer=decoder_layer_params(c) if n_dec else 0,
         encoder_total=n_enc * encoder_layer_params(c),
         decoder_total=n_dec * decoder_layer_params(c),
+        copy=copy_params(c),
     )

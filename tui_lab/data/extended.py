@@ -13,6 +13,8 @@ from typing import Any
 
 def source_ids(tokenizer: Any, text: str) -> tuple[list[int], list[str]]:
     """(extended ids of the source, its out-of-vocabulary pieces in order: id vocab_size + k is oov[k])."""
+    if not hasattr(tokenizer, "hf"):  # a codec without a vocabulary of words (random weights' bytes)
+        return tokenizer.encode(text), []
     enc = tokenizer.hf.encode(text, add_special_tokens=False)
     ids, oov = [], []
     for token, (start, end) in zip(enc.ids, enc.offsets, strict=True):

@@ -27,6 +27,7 @@ class NewToken:
     ids: list[int]  # every new token so far, this one included
     attentions: list[AttentionCapture] | None  # with need_attention: weights (1, H, 1, context) per layer
     candidates: list[tuple[int, float]] | None = None  # with need_candidates=k: (id, prob), best first
+    p_gen: float | None = None  # copy models: the weight of generating rather than copying this token
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,12 @@ class Completion:
 
 def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: GenerationSettings,
              on_token: Callable[[NewToken], None] | None = None, should_stop: Callable[[], bool] | None = None,
-             need_attention: bool = False, need_candidates: int | None = None) -> Completion:
+             need_attention: bool = False, need_candidates: int | None = None,
+             src_ext: list[int] | None = None) -> Completion:
     """Continue `prompt_ids` (the source, for an encoder-decoder) with `settings`; `codec` gives bos and eos.
+
+    A copy model points with `src_ext`, the source in its extended vocabulary (`tui_lab.data.extended`):
+    the new ids may then hold its temporary ids, the copied words.
 
     `on_token` sees each new token as it is made; `should_stop()` is polled between tokens and ends the
     run early (the tokens so far are kept). `need_candidates` = k: each token carries the k likeliest
@@ -62,15 +67,17 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
 
     device = next(model.parameters()).device
     x = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
+    copy = {"src_ext": torch.tensor([src_ext], dtype=torch.long, device=device) if src_ext is not None else None,
+            "unk_id": getattr(codec, "unk_id", None)}
     start_len = len(prompt_ids) if model.config.family == "decoder-only" else 1  # a target starts at bos
     threads = decode_threads(model, settings.use_cache, rows=settings.beam_size)  # may measure: not timed
     with torch_threads(threads):
         start = time.perf_counter()
         if settings.beam_size > 1:
-            new, cancelled = _beam(model, codec, x, start_len, settings), False
+            new, cancelled = _beam(model, codec, x, start_len, settings, copy), False
         else:
             new, cancelled = _sample(model, codec, x, settings, on_token, should_stop, need_attention,
-                                     need_candidates)
+                                     need_candidates, copy)
         seconds = time.perf_counter() - start
     if settings.beam_size > 1:
         for i, token in enumerate(new):  # the winner is known only at the end
@@ -81,23 +88,25 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
                       cropped=window is not None and start_len > window, cancelled=cancelled)
 
 
-def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: GenerationSettings) -> list[int]:
+def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: GenerationSettings,
+          copy: dict[str, Any]) -> list[int]:
     from tui_lab.generation.loop import generate
 
     out = generate(model, x, s.max_new_tokens, beam_size=s.beam_size, use_cache=s.use_cache, eos_id=codec.eos_id,
-                   bos_id=codec.bos_id)
+                   bos_id=codec.bos_id, **copy)
     return out[0, start_len:].tolist()
 
 
 def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettings,
             on_token: Callable[[NewToken], None] | None, should_stop: Callable[[], bool] | None,
-            need_attention: bool, need_candidates: int | None = None) -> tuple[list[int], bool]:
+            need_attention: bool, need_candidates: int | None = None,
+            copy: dict[str, Any] | None = None) -> tuple[list[int], bool]:
     from tui_lab.generation.loop import stream
 
     generator = torch.Generator(device=x.device).manual_seed(s.seed)
     steps = stream(model, x, s.max_new_tokens, s.temperature, s.top_k, s.top_p, use_cache=s.use_cache,
                    eos_id=codec.eos_id, bos_id=codec.bos_id, generator=generator, need_attention=need_attention,
-                   need_candidates=need_candidates)
+                   need_candidates=need_candidates, **(copy or {}))
     new: list[int] = []
     for step in steps:
         if should_stop is not None and should_stop():
@@ -106,7 +115,8 @@ def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettin
         new.append(int(step.ids[0]))
         if on_token is not None:
             prob = float(step.probs[0]) if step.probs is not None else None
-            on_token(NewToken(step.index, new[-1], prob, list(new), step.attentions, _candidates(step)))
+            p_gen = float(step.p_gen[0]) if step.p_gen is not None else None
+            on_token(NewToken(step.index, new[-1], prob, list(new), step.attentions, _candidates(step), p_gen))
     return new, False
 
 
