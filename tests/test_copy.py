@@ -115,3 +115,21 @@ def test_bad_copy_values_exit_2_with_one_line(capsys, extra, message):
     assert main(["train", "--task", "names", "--device", "cpu", "--json", *extra]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err and "Traceback" not in err
+
+
+def test_generate_json_outputs_the_copied_name_and_p_gen(capsys, tmp_path):
+    import json
+
+    from tui_lab.checkpoint import save_checkpoint
+    from tui_lab.data.tasks import load_task
+
+    tok = load_task("names").tokenizer
+    model = tiny(vocab=tok.vocab_size)
+    set_gate(model, -30.0)  # copy only: one source word, so every token is that word
+    save_checkpoint(tmp_path / "ckpt", model, tok)
+    args = ["generate", "--checkpoint", str(tmp_path / "ckpt"), "--prompt", "zorblax", "--temperature", "0",
+            "--max-new-tokens", "2", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["completion"] == "zorblax zorblax" and out["copied_words"] == ["zorblax"]
+    assert len(out["p_gen"]) == 2 and all(p < 1e-6 for p in out["p_gen"])
