@@ -147,7 +147,7 @@ def test_exact_match_is_one_for_a_perfect_model():
     source = trainer.source
     pairs = task.val[:8]
 
-    def oracle(model, src, src_mask, bos, eos, max_new):  # emits each source's own tokens, then eos
+    def oracle(model, src, src_mask, bos, eos, max_new, *copy_args):  # emits each source's own tokens, then eos
         rows = [[bos, *s, eos] + [eos] * (max_new - len(s)) for s, _ in pairs]
         return torch.tensor(rows)
 

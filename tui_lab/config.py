@@ -78,6 +78,8 @@ AXES: dict[str, Axis] = {
     "token_types": Axis((0, 2), ("encoder-only",)),
     "embedding_norm": Axis((False, True), ("encoder-only",)),
     "output_bias": Axis((False, True)),
+    # copy mechanism (issue 13, seed 002 section 4 Tips 1): a pointer-generator over the source
+    "copy": Axis((False, True), families=("encoder-decoder",)),
 }
 
 # Fields that are not axes but that presets may still omit (they keep their default): numbers that
@@ -142,6 +144,8 @@ class ModelConfig:
     image_size: int = 0
     patch_size: int = 0
     channels: int = 0
+    # copy mechanism (issue 13): p_gen mixes the vocabulary with the cross-attention over the source
+    copy: bool = False
 
     def __post_init__(self) -> None:
         _validate(self)

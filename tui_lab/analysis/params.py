@@ -63,6 +63,11 @@ def position_params(c: ModelConfig) -> int:
     return c.max_len * c.d_model if c.positions == "learned" else 0
 
 
+def copy_params(c: ModelConfig) -> int:
+    """The copy mechanism's gate p_gen: w . [context; state; input] + b, so 3E weights and one bias."""
+    return 3 * c.d_model + 1 if c.copy else 0
+
+
 def encoder_layer_params(c: ModelConfig) -> int:
     return attention_params(c) + ffn_params(c) + 2 * norm_params(c)
 
@@ -95,6 +100,7 @@ class ParamCount:
     idle_experts: int = 0  # the experts a token does not go through, over all layers (0 for a dense FFN)
     input_embedding: int = 0  # BERT's token types; ViT's patch projection and class token
     head: int = 0  # BERT's MLM transform, or the classifier
+    copy: int = 0  # the copy mechanism's gate (tui_lab.model.copy)
 
     @property
     def embeddings(self) -> int:
@@ -103,7 +109,7 @@ class ParamCount:
     @property
     def total(self) -> int:
         return (self.embeddings + self.attention + self.ffn + self.norms + self.output + self.head
-                + self.length_classifier)
+                + self.length_classifier + self.copy)
 
     @property
     def active(self) -> int:
@@ -119,7 +125,8 @@ class ParamCount:
         parts = {"embeddings": self.embeddings, "attention": self.attention, "ffn": self.ffn,
                  "norms": self.norms, "output": self.output}
         parts |= {"head": self.head} if self.head else {}
-        return parts | ({"length classifier": self.length_classifier} if self.length_classifier else {})
+        parts |= ({"length classifier": self.length_classifier} if self.length_classifier else {})
+        return parts | ({"copy": self.copy} if self.copy else {})  # only where the model has it
 
     def to_dict(self) -> dict[str, int]:
         return {"total_params": self.total, "active_params": self.active, "token_embedding": self.token_embedding,
@@ -176,4 +183,5 @@ def count_params(c: ModelConfig) -> ParamCount:
         idle_experts=(n_enc + n_dec) * (ffn_params(c) - active_ffn_params(c)),
         input_embedding=token_type_params(c) + patch_params(c),
         head=mlm_transform_params(c) + classifier_params(c),
+        copy=copy_params(c),
     )

@@ -72,6 +72,7 @@ class GenerateView(Vertical):
         self.rows: list[tuple[int, list[float]]] = []  # (where its keys end in the context, the row)
         self.row_labels: list[str] = []
         self.cross = False
+        self.copy = False  # a copy model: rows are the copy distribution, labelled with p_gen
         self.results: dict[str, str] = {}
         self.sampling = ""  # how the candidates' distribution was made, for the read-out
         self.cut = False  # top-k/top-p sampling: the candidates' probabilities are after the cut
@@ -277,9 +278,11 @@ class GenerateView(Vertical):
     # -- messages from the worker ----------------------------------------------------------------------
     def on_started(self, message: jobs.Started) -> None:
         if message.job == self.job:
-            self.context, self.cross = list(message.context), message.cross
+            self.context, self.cross, self.copy = list(message.context), message.cross, message.copy
             what = "cross-attention: new tokens x source" if self.cross else \
                 "attention: new tokens x context (a row per step, like the KV cache)"
+            if self.copy:
+                what = "copy: (1-p_gen) x attention over the source; row: token p_gen"
             self.query_one("#gen-att-box").border_title = what
 
     def on_new_token(self, message: jobs.NewToken) -> None:
@@ -292,7 +295,7 @@ class GenerateView(Vertical):
             self.query_one("#gen-out-scroll").scroll_end(animate=False)
         if message.row is not None:
             self.rows.append((len(self.context), message.row))
-            self.row_labels.append(message.label)
+            self.row_labels.append(row_label(message.label, message.p_gen))
         if not self.cross:
             self.context.append(message.label)
         if message.row is not None:
@@ -337,6 +340,11 @@ class GenerateView(Vertical):
         if message.job == self.job:
             self.running = False
             self.notify(message.error, title="generate", severity="error", timeout=8)
+
+
+def row_label(label: str, p_gen: float | None) -> str:
+    """A grid row's label; a copy model's says how much of the token was generated (p_gen) vs copied."""
+    return label if p_gen is None else f"{label} {p_gen:.2f}"
 
 
 def sampling_text(s: GenerationSettings) -> str:

@@ -20,7 +20,8 @@ SCHEDULES = ("noam", "cosine", "constant")  # == tui_lab.train.config.SCHEDULES
 TOKENIZERS = ("char", "bpe")  # == tui_lab.train.config.TOKENIZERS
 SAMPLING = ("none", "linear", "exponential", "inverse_sigmoid")  # == train.scheduled_sampling.SCHEDULED_SAMPLING
 DATA_CHOICES = (("built-in corpus", "corpus"), ("text file", "file"), ("task: copy", "copy"),
-                ("task: reverse", "reverse"), ("task: numbers-de", "numbers-de"))
+                ("task: reverse", "reverse"), ("task: numbers-de", "numbers-de"),
+                ("task: names", "names"))
 # The headless engine's batch and length (`tui-lab train`): a step of 32 x 128 tokens is big enough that the
 # UI thread's share of the GIL costs little (benchmarks/ui_latency.py: in-app 78-80% of headless tokens/s;
 # 16 x 64 gave 62-74%), and the plot still moves several times a second.
