@@ -57,13 +57,13 @@ class Beams:
 
 def beam_search(model: Transformer, input_ids: Tensor, max_new_tokens: int, beam_size: int,
                 use_cache: bool = True, eos_id: int | None = None, bos_id: int | None = None,
-                src_mask: Tensor | None = None, length_penalty: float = 1.0) -> Tensor:
+                src_mask: Tensor | None = None, length_penalty: float = 1.0, vocab_limit: int | None = None) -> Tensor:
     """The best of `beam_size` hypotheses per input: (N, P + new), finished beams padded with eos."""
     prefix, memory, src_mask = prepare(model, input_ids, bos_id, src_mask, rows_per_input=beam_size)
     rows, prefix_len = prefix.shape
     seq = torch.empty(rows, prefix_len + max_new_tokens, dtype=torch.long, device=prefix.device)
     seq[:, :prefix_len] = prefix
-    state = DecoderState(model, rows, prefix_len + max_new_tokens - 1, use_cache, memory, src_mask)
+    state = DecoderState(model, rows, prefix_len + max_new_tokens - 1, use_cache, memory, src_mask, vocab_limit)
     beams = Beams(input_ids.shape[0], beam_size, prefix.device)
     length = prefix_len
     for _ in range(max_new_tokens):

@@ -55,8 +55,11 @@ class DecoderState:
     """Feeds a growing (N, L) sequence to the decoder and returns the logits for the next token."""
 
     def __init__(self, model: Transformer, rows: int, capacity: int, use_cache: bool,
-                 memory: Tensor | None = None, src_mask: Tensor | None = None) -> None:
+                 memory: Tensor | None = None, src_mask: Tensor | None = None, vocab_limit: int | None = None) -> None:
         self.model = model
+        # A tokenizer smaller than the model's vocab (a checkpoint padded to a multiple of 64 or 128) cannot
+        # decode ids past its size: they get no probability at all, so they are never chosen.
+        self.vocab_limit = vocab_limit if vocab_limit is not None and vocab_limit < model.config.vocab else None
         self.memory, self.src_mask = memory, src_mask  # (N, S, E), (N, S): encoder-decoders only
         self.window = position_window(model)
         self.slid = False
@@ -66,6 +69,13 @@ class DecoderState:
 
     def logits(self, seq: Tensor, need_attention: bool = False) -> tuple[Tensor, list[AttentionCapture] | None]:
         """(N, L) sequence so far -> (N, V) logits of the next token, plus the last query's attention rows."""
+        logits, rows = self._next(seq, need_attention)
+        if self.vocab_limit is not None:
+            logits = logits.clone()
+            logits[:, self.vocab_limit:] = float("-inf")
+        return logits, rows
+
+    def _next(self, seq: Tensor, need_attention: bool) -> tuple[Tensor, list[AttentionCapture] | None]:
         if self.window is not None and seq.shape[1] > self.window:
             self.slid, self.cache = True, None  # positions shift: every cached K/V is stale from now on
             seq = seq[:, -self.window:]

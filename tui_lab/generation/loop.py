@@ -65,7 +65,7 @@ class Generation:
 
     def __init__(self, model: Transformer, input_ids: Tensor, max_new_tokens: int, sampler: Sampler,
                  use_cache: bool = True, eos_id: int | None = None, bos_id: int | None = None,
-                 src_mask: Tensor | None = None) -> None:
+                 src_mask: Tensor | None = None, vocab_limit: int | None = None) -> None:
         check_settings(max_new_tokens, sampler.temperature, sampler.top_k, sampler.top_p)
         self.model, self.sampler, self.eos_id = model, sampler, eos_id
         prefix, memory, src_mask = prepare(model, input_ids, bos_id, src_mask)
@@ -77,7 +77,8 @@ class Generation:
         window = position_window(model)
         self.cropped = window is not None and self.prefix_len > window
         # The last new token is never fed back, so the cache needs one slot fewer than the final length.
-        self.state = DecoderState(model, rows, self.prefix_len + max_new_tokens - 1, use_cache, memory, src_mask)
+        self.state = DecoderState(model, rows, self.prefix_len + max_new_tokens - 1, use_cache, memory, src_mask,
+                                  vocab_limit)
         self.finished = torch.zeros(rows, dtype=torch.bool, device=prefix.device)
 
     @property
@@ -106,7 +107,8 @@ class Generation:
 def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperature: float = 1.0,
              top_k: int | None = None, top_p: float | None = None, use_cache: bool = True, beam_size: int = 1,
              eos_id: int | None = None, bos_id: int | None = None, generator: torch.Generator | None = None,
-             on_step: Callable[[GenerationStep], None] | None = None, src_mask: Tensor | None = None) -> Tensor:
+             on_step: Callable[[GenerationStep], None] | None = None, src_mask: Tensor | None = None,
+             vocab_limit: int | None = None) -> Tensor:
     """Continue `input_ids` by up to `max_new_tokens` tokens.
 
     Decoder-only: input (N, L) prompt -> (N, L + new). Encoder-decoder: input (N, S) source (with an
@@ -114,15 +116,17 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
     Temperature 0 is greedy; otherwise softmax(logits / T) is sampled after top-k / top-p truncation,
     seeded by `generator`. `beam_size` > 1 runs beam search (deterministic; sampling settings and
     `on_step` do not apply). Rows stop at `eos_id` and are padded with it; the whole call stops when
-    every row has. `on_step` receives each `GenerationStep` as it is made.
+    every row has. `on_step` receives each `GenerationStep` as it is made. `vocab_limit` (the tokenizer's
+    size, when smaller than the model's vocab) keeps every id the tokenizer cannot decode from being chosen.
     """
     check_settings(max_new_tokens, temperature, top_k, top_p, beam_size)
     check_input(model, input_ids, bos_id)
     with eval_mode(model), torch.inference_mode():
         if beam_size > 1:
-            return beam_search(model, input_ids, max_new_tokens, beam_size, use_cache, eos_id, bos_id, src_mask)
+            return beam_search(model, input_ids, max_new_tokens, beam_size, use_cache, eos_id, bos_id, src_mask,
+                               vocab_limit=vocab_limit)
         sampler = Sampler(temperature, top_k, top_p, generator)
-        run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask)
+        run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask, vocab_limit)
         for step in run.steps(want_probs=on_step is not None):
             if on_step is not None:
                 on_step(step)
@@ -132,7 +136,8 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
 def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperature: float = 1.0,
            top_k: int | None = None, top_p: float | None = None, use_cache: bool = True, eos_id: int | None = None,
            bos_id: int | None = None, generator: torch.Generator | None = None, src_mask: Tensor | None = None,
-           need_attention: bool = False, need_candidates: int | None = None) -> Iterator[GenerationStep]:
+           need_attention: bool = False, need_candidates: int | None = None,
+           vocab_limit: int | None = None) -> Iterator[GenerationStep]:
     """Yield one `GenerationStep` per new token (see `generate` for the arguments).
 
     With `need_attention`, each step carries the attention row of the query that predicted the token,
@@ -146,7 +151,7 @@ def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperatu
     check_input(model, input_ids, bos_id)
 
     def steps() -> Iterator[GenerationStep]:
-        run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask)
+        run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask, vocab_limit)
         return run.steps(want_probs=True, need_attention=need_attention, need_candidates=need_candidates)
 
     return evaluating(model, steps)
