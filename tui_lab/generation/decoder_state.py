@@ -71,11 +71,14 @@ class DecoderState:
 
     def __init__(self, model: Transformer, rows: int, capacity: int, use_cache: bool,
                  memory: Tensor | None = None, src_mask: Tensor | None = None, src_ext: Tensor | None = None,
-                 unk_id: int | None = None) -> None:
+                 unk_id: int | None = None, vocab_limit: int | None = None) -> None:
         self.model = model
         # Copy models: the source's extended ids (N, S), the id a copied word is fed back as, and the
         # last step's p_gen (N,)
         self.src_ext, self.unk_id, self.p_gen = src_ext, unk_id, None
+        # A tokenizer smaller than the model's vocab (a checkpoint padded to a multiple of 64 or 128) cannot
+        # decode ids past its size: they get no probability at all, so they are never chosen.
+        self.vocab_limit = vocab_limit if vocab_limit is not None and vocab_limit < model.config.vocab else None
         self.memory, self.src_mask = memory, src_mask  # (N, S, E), (N, S): encoder-decoders only
         self.window = position_window(model)
         self.slid = False
@@ -86,6 +89,13 @@ class DecoderState:
 
     def logits(self, seq: Tensor, need_attention: bool = False) -> tuple[Tensor, list[AttentionCapture] | None]:
         """(N, L) sequence so far -> (N, V) logits of the next token, plus the last query's attention rows."""
+        logits, rows = self._next(seq, need_attention)
+        if self.vocab_limit is not None:
+            logits = logits.clone()
+            logits[:, self.vocab_limit:self.model.config.vocab] = float("-inf")  # a copy model's temporary ids stay
+        return logits, rows
+
+    def _next(self, seq: Tensor, need_attention: bool) -> tuple[Tensor, list[AttentionCapture] | None]:
         if self.window is not None and seq.shape[1] > self.window:
             self.slid, self.cache = True, None  # positions shift: every cached K/V is stale from now on
             seq = seq[:, -self.window:]

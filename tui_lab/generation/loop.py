@@ -71,7 +71,8 @@ class Generation:
 
     def __init__(self, model: Transformer, input_ids: Tensor, max_new_tokens: int, sampler: Sampler,
                  use_cache: bool = True, eos_id: int | None = None, bos_id: int | None = None,
-                 src_mask: Tensor | None = None, src_ext: Tensor | None = None, unk_id: int | None = None) -> None:
+                 src_mask: Tensor | None = None, src_ext: Tensor | None = None, unk_id: int | None = None,
+                 vocab_limit: int | None = None) -> None:
         check_settings(max_new_tokens, sampler.temperature, sampler.top_k, sampler.top_p)
         src_ext = copy_ids(model, input_ids, src_ext, unk_id)
         self.model, self.sampler, self.eos_id = model, sampler, eos_id
@@ -85,7 +86,7 @@ class Generation:
         self.cropped = window is not None and self.prefix_len > window
         # The last new token is never fed back, so the cache needs one slot fewer than the final length.
         self.state = DecoderState(model, rows, self.prefix_len + max_new_tokens - 1, use_cache, memory, src_mask,
-                                  src_ext, unk_id)
+                                  src_ext, unk_id, vocab_limit)
         self.finished = torch.zeros(rows, dtype=torch.bool, device=prefix.device)
 
     @property
@@ -116,7 +117,8 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
              top_k: int | None = None, top_p: float | None = None, use_cache: bool = True, beam_size: int = 1,
              eos_id: int | None = None, bos_id: int | None = None, generator: torch.Generator | None = None,
              on_step: Callable[[GenerationStep], None] | None = None, src_mask: Tensor | None = None,
-             nat_length: int | None = None, src_ext: Tensor | None = None, unk_id: int | None = None) -> Tensor:
+             nat_length: int | None = None, src_ext: Tensor | None = None, unk_id: int | None = None,
+             vocab_limit: int | None = None) -> Tensor:
     """Continue `input_ids` by up to `max_new_tokens` tokens.
 
     Decoder-only: input (N, L) prompt -> (N, L + new). Encoder-decoder: input (N, S) source (with an
@@ -128,6 +130,8 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
     takes the one-pass path (`generation/nat.py`); `nat_length` sets how many tokens it decodes.
     Copy models (`tui_lab.model.copy`): `src_ext` (N, S) is the source in its extended vocabulary (default:
     the source itself); the output may hold its temporary ids (copied words), fed back as `unk_id`.
+    `vocab_limit` (the tokenizer's size, when smaller than the model's vocab) keeps every id the tokenizer
+    cannot decode from being chosen.
     """
     check_settings(max_new_tokens, temperature, top_k, top_p, beam_size)
     check_input(model, input_ids, bos_id)
@@ -138,10 +142,10 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
                                  eos_id, bos_id, src_mask, nat_length, on_step)
         if beam_size > 1:
             return beam_search(model, input_ids, max_new_tokens, beam_size, use_cache, eos_id, bos_id, src_mask,
-                               src_ext=src_ext, unk_id=unk_id)
+                               src_ext=src_ext, unk_id=unk_id, vocab_limit=vocab_limit)
         sampler = Sampler(temperature, top_k, top_p, generator)
         run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask, src_ext,
-                         unk_id)
+                         unk_id, vocab_limit)
         for step in run.steps(want_probs=on_step is not None):
             if on_step is not None:
                 on_step(step)
@@ -152,7 +156,8 @@ def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperatu
            top_k: int | None = None, top_p: float | None = None, use_cache: bool = True, eos_id: int | None = None,
            bos_id: int | None = None, generator: torch.Generator | None = None, src_mask: Tensor | None = None,
            need_attention: bool = False, need_candidates: int | None = None, nat_length: int | None = None,
-           src_ext: Tensor | None = None, unk_id: int | None = None) -> Iterator[GenerationStep]:
+           src_ext: Tensor | None = None, unk_id: int | None = None,
+           vocab_limit: int | None = None) -> Iterator[GenerationStep]:
     """Yield one `GenerationStep` per new token (see `generate` for the arguments).
 
     With `need_attention`, each step carries the attention row of the query that predicted the token,
@@ -171,7 +176,7 @@ def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperatu
             return nat_steps(model, input_ids, max_new_tokens, sampler, eos_id, bos_id, src_mask, nat_length,
                              need_attention, need_candidates, GenerationStep)
         run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask, src_ext,
-                         unk_id)
+                         unk_id, vocab_limit)
         return run.steps(want_probs=True, need_attention=need_attention, need_candidates=need_candidates)
 
     return evaluating(model, steps)

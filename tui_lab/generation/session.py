@@ -118,7 +118,7 @@ def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: Ge
     from tui_lab.generation.loop import generate
 
     out = generate(model, x, s.max_new_tokens, beam_size=s.beam_size, use_cache=s.use_cache, eos_id=codec.eos_id,
-                   bos_id=codec.bos_id, nat_length=s.nat_length, **copy)
+                   bos_id=codec.bos_id, nat_length=s.nat_length, vocab_limit=_vocab_limit(codec), **copy)
     return out[0, start_len:].tolist()
 
 
@@ -131,7 +131,8 @@ def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettin
     generator = torch.Generator(device=x.device).manual_seed(s.seed)
     steps = stream(model, x, s.max_new_tokens, s.temperature, s.top_k, s.top_p, use_cache=s.use_cache,
                    eos_id=codec.eos_id, bos_id=codec.bos_id, generator=generator, need_attention=need_attention,
-                   need_candidates=need_candidates, nat_length=s.nat_length, **(copy or {}))
+                   need_candidates=need_candidates, nat_length=s.nat_length, vocab_limit=_vocab_limit(codec),
+                   **(copy or {}))
     new: list[int] = []
     info = _Info()
     for step in steps:
@@ -145,6 +146,12 @@ def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettin
             p_gen = float(step.p_gen[0]) if step.p_gen is not None else None
             on_token(NewToken(step.index, new[-1], prob, list(new), step.attentions, _candidates(step), p_gen))
     return new, False, info
+
+
+def _vocab_limit(codec: Any) -> int | None:
+    """Only ids the codec can decode may be generated (a checkpoint's vocab may be padded past its tokenizer)."""
+    size = getattr(codec, "vocab_size", None)
+    return size if isinstance(size, int) else None
 
 
 def _candidates(step: Any) -> list[tuple[int, float]] | None:

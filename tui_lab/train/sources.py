@@ -104,7 +104,8 @@ class LMSource:
         """A completion of the start of the validation text, sampled at temperature 0.8."""
         prompt_ids = self.data.val[:32][None, :].to(device)  # (1, P)
         generator = torch.Generator().manual_seed(seed * 1_000_003 + step)
-        ids = generate(model, prompt_ids, new_tokens, temperature=0.8, generator=generator)
+        ids = generate(model, prompt_ids, new_tokens, temperature=0.8, generator=generator,
+                       vocab_limit=self.tokenizer.vocab_size)  # the model's vocab may be padded past it
         prompt_len = prompt_ids.shape[1]
         prompt = self.tokenizer.decode(prompt_ids[0].tolist())
         return prompt, self.tokenizer.decode(ids[0, prompt_len:].tolist()), None
