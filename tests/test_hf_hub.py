@@ -183,16 +183,16 @@ def test_an_unknown_repo_is_named(hub):
 
 
 def test_a_model_the_lab_cannot_open_is_refused_before_its_weights_move(hub, sources, tmp_path):
-    foreign = tmp_path / "llama"
+    foreign = tmp_path / "t5"
     shutil.copytree(sources["safetensors"], foreign)
     config = json.loads((foreign / "config.json").read_text())
-    (foreign / "config.json").write_text(json.dumps({**config, "model_type": "llama"}))
-    hub.add_repo("lab/llama", foreign)
-    with pytest.raises(ValueError, match="lab/llama: config.json: model_type is 'llama'.*nothing more was fetched") \
+    (foreign / "config.json").write_text(json.dumps({**config, "model_type": "t5"}))
+    hub.add_repo("lab/t5", foreign)
+    with pytest.raises(ValueError, match="lab/t5: config.json: model_type is 't5'.*nothing more was fetched") \
             as info:
-        resolve("lab/llama", download=True)
+        resolve("lab/t5", download=True)
     _one_line(info)
-    assert hub.fetched() == ["config.json"] and locate("lab/llama") is None
+    assert hub.fetched() == ["config.json"] and locate("lab/t5") is None
 
 
 def test_huggingface_hub_logs_go_where_the_app_says_not_to_stderr(capfd):

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tui_lab.analysis import count_params
-from tui_lab.config import CHOICES, SHORTCUTS, field_names, field_types
+from tui_lab.config import AXES, CHOICES, SHORTCUTS, field_names, field_types
 from tui_lab.model import build_model
 from tui_lab.presets import list_presets, load_preset
 
@@ -91,6 +91,7 @@ def sound_configs(draw) -> dict:
     stacks = {"encoder_layers": draw(st.integers(1, 4)) if family != "decoder-only" else 0,
               "decoder_layers": draw(st.integers(1, 4)) if family != "encoder-only" else 0}
     axes = {axis: draw(st.sampled_from(CHOICES[axis])) for axis in CHOICES if axis not in ("family", "positions")}
+    axes |= {k: v for axis, value in axes.items() for k, v in AXES[axis].companions.get(value, {}).items()}
     return {"family": family, "heads": heads, "d_model": heads * d_head, "positions": positions, **stacks, **axes,
             "d_ff": draw(st.integers(1, 4096)), "vocab": draw(st.integers(1, 60000)),
             "max_len": draw(st.integers(1, 4096)), "dropout": draw(st.floats(0, 1, exclude_max=True)),

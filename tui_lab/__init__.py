@@ -17,6 +17,8 @@ _LAZY = {
     "Transformer": "tui_lab.model",
     "KVCache": "tui_lab.model",
     "generate": "tui_lab.generation",
+    "load_hf": "tui_lab.hf",
+    "hf_config": "tui_lab.hf",
     "load_hf_gpt2": "tui_lab.hf",
     "hf_gpt2_config": "tui_lab.hf",
     "export_hf_gpt2": "tui_lab.hf",

@@ -39,15 +39,31 @@ AXES: dict[str, Axis] = {
     "family": Axis(FAMILIES),
     "norm": Axis(("layernorm", "rmsnorm")),
     "norm_position": Axis(("post", "pre")),
-    "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "none")),
-    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu")),
+    "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none")),
+    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu")),
     "embedding_scale": Axis(("none", "sqrt_d_model")),
     "tie_embeddings": Axis((True, False)),
     "bias": Axis((True, False)),
     "final_norm": Axis((True, False)),
+    # grouped-query and local attention (issue 14): ints are the samples the coverage test builds
+    "kv_heads": Axis((0, 1, 2)),
+    "qkv_bias": Axis((False, True)),
+    "attention_window": Axis((0, 1, 3)),
+    "global_tokens": Axis((0, 1), companions={1: {"attention_window": 3}}),
+    # Sparse mixture-of-experts (Switch, Fedus et al. 2021; Mixtral, Jiang et al. 2024): int samples 0/2/4.
+    "ffn": Axis(("dense", "moe"), companions={"dense": {"experts": 0, "experts_per_token": 0},
+                                              "moe": {"experts": 4, "experts_per_token": 2}}),
+    "experts": Axis((0, 2, 4), companions={2: {"ffn": "moe", "experts_per_token": 1},
+                                           4: {"ffn": "moe", "experts_per_token": 2}}),
+    "experts_per_token": Axis((0, 1, 2), companions={1: {"ffn": "moe", "experts": 2},
+                                                     2: {"ffn": "moe", "experts": 4}}),
     # experiments (issue 15): scores divided by sqrt(d_head) (2017, section 3.2.1) or left as raw dot products
     "attention_scale": Axis(("sqrt_d_head", "none")),
 }
+
+# Fields that are not axes but that presets may still omit (they keep their default): numbers that
+# only Hugging Face checkpoints set.
+OPTIONAL_FIELDS = ("rope_base",)
 
 # One tuple of allowed values per string axis (the app's selects and the CLI read these).
 CHOICES: dict[str, tuple[str, ...]] = {name: axis.values for name, axis in AXES.items() if axis.is_choice}
@@ -80,6 +96,19 @@ class ModelConfig:
     final_norm: bool = True
     dropout: float = 0.1
     source: str = field(default="", compare=False)
+    # grouped-query attention (Ainslie et al. 2023): kv_heads 0 = heads (MHA), 1 = MQA (Shazeer 2019);
+    # qkv_bias gives q/k/v biases even without `bias` (Qwen2). Local attention (Beltagy et al. 2020,
+    # Longformer): attention_window 0 = full, else keys per query; global_tokens attend/are attended everywhere.
+    kv_heads: int = 0
+    qkv_bias: bool = False
+    attention_window: int = 0
+    global_tokens: int = 0
+    # Sparse mixture-of-experts: ffn "moe" routes each token to experts_per_token of `experts` FFNs.
+    ffn: str = "dense"
+    experts: int = 0
+    experts_per_token: int = 0
+    # Hugging Face families (hf-families): RoPE's base (Llama 2 10000, Llama 3 500000, Qwen2 1e6); no parameters.
+    rope_base: float = 10000.0
     # experiments (issue 15): "none" leaves q k^T unscaled, to watch softmax saturate as d_head grows
     attention_scale: str = "sqrt_d_head"
 
@@ -89,6 +118,11 @@ class ModelConfig:
     @property
     def d_head(self) -> int:
         return self.d_model // self.heads
+
+    @property
+    def n_kv_heads(self) -> int:
+        """Key/value heads: `kv_heads`, or one per query head when it is 0 (multi-head attention)."""
+        return self.kv_heads or self.heads
 
     @property
     def has_encoder(self) -> bool:
@@ -139,9 +173,32 @@ def _validate(c: ModelConfig) -> None:
     _check(c.d_model % c.heads == 0, f"d_model ({c.d_model}) must be divisible by heads ({c.heads})")
     _check(0.0 <= c.dropout < 1.0, f"dropout ({c.dropout}) must be in [0, 1)")
     _check(c.norm_eps > 0, f"norm_eps ({c.norm_eps}) must be positive")
+    _check(c.rope_base > 1, f"rope_base ({c.rope_base}) must be greater than 1")
     if c.positions == "rope":
         _check(c.d_head % 2 == 0, f"positions 'rope' needs an even d_head; d_model/heads is {c.d_head}")
     _validate_stacks(c)
+    _validate_attention(c)
+    _validate_moe(c)
+
+
+def _validate_attention(c: ModelConfig) -> None:
+    """Grouped-query and local attention: each query head group shares one k/v head; globals need a window."""
+    for name in ("kv_heads", "attention_window", "global_tokens"):
+        _check(getattr(c, name) >= 0, f"{name} ({getattr(c, name)}) must be 0 or more")
+    _check(c.heads % c.n_kv_heads == 0, f"kv_heads ({c.kv_heads}) must divide heads ({c.heads})")
+    _check(c.global_tokens == 0 or c.attention_window > 0,
+           f"global_tokens ({c.global_tokens}) needs attention_window > 0 (with full attention every token is global)")
+
+
+def _validate_moe(c: ModelConfig) -> None:
+    """A dense FFN has no experts; a sparse one needs two or more and routes each token to 1..experts."""
+    if c.ffn == "dense":
+        _check(c.experts == 0, f"experts ({c.experts}) must be 0 unless ffn is 'moe'")
+        _check(c.experts_per_token == 0, f"experts_per_token ({c.experts_per_token}) must be 0 unless ffn is 'moe'")
+        return
+    _check(c.experts >= 2, f"experts ({c.experts}) must be at least 2 for ffn 'moe'")
+    _check(1 <= c.experts_per_token <= c.experts,
+           f"experts_per_token ({c.experts_per_token}) must be between 1 and experts ({c.experts}) for ffn 'moe'")
 
 
 def _validate_axis(c: ModelConfig, name: str, axis: Axis) -> None:

@@ -108,7 +108,11 @@ def _load_checkpoint(folder: str | Path, device: str, label: str | None = None) 
 
 
 def _load_hf(source: str | Path, device: str, **hf_options: Any) -> LoadedModel:
-    from tui_lab.hf import load_hf_gpt2
+    from tui_lab.data.byte_codec import ByteCodec
+    from tui_lab.hf.load import open_hf
 
-    model, tokenizer = load_hf_gpt2(source, device=device, **hf_options)
-    return LoadedModel(model.eval(), tokenizer, f"Hugging Face GPT-2 {source}", device)
+    opened = open_hf(source, device=device, **hf_options)
+    model, label = opened.model, f"Hugging Face {opened.family} {source}"
+    if opened.tokenizer is None:  # real weights; text goes through the byte fallback until a tokenizer exists
+        return LoadedModel(model, ByteCodec(model.config.vocab), f"{label} (no tokenizer: {opened.note})", device)
+    return LoadedModel(model, opened.tokenizer, label, device)

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from tui_lab.config import AXES, ModelConfig, field_names, with_overrides
+from tui_lab.config import AXES, OPTIONAL_FIELDS, ModelConfig, field_names, with_overrides
 from tui_lab.shipped import shipped_checkpoint, shipped_config_data, shipped_names
 
 __all__ = ["list_presets", "load_preset", "paper_claims", "preset_data", "presets_dir", "shipped_checkpoint",
@@ -45,7 +45,7 @@ def preset_data(name: str) -> dict[str, Any]:
 
 def _checked(name: str, data: dict[str, Any]) -> dict[str, Any]:
     # An axis may be left out (it then keeps its default, which builds nothing extra); the sizes may not.
-    missing = set(field_names()) - set(data) - {"name"} - set(AXES)
+    missing = set(field_names()) - set(data) - {"name"} - set(AXES) - set(OPTIONAL_FIELDS)
     if missing:
         raise ValueError(f"preset {name!r} lacks fields: {', '.join(sorted(missing))}")
     return data

@@ -1,14 +1,17 @@
 """Forward FLOPs per token and memory estimates, from the config alone.
 
 FLOPs count a multiply-add as 2 (Kaplan et al. 2020, table 1): 2 x (matmul weights) per token, plus
-the attention scores and weighted sum, 2 x 2 x L x E per attention layer at context L.
+the attention scores and weighted sum, 2 x 2 x E per attended key per attention layer: L keys at context L
+for full attention, fewer with a sliding window (`attention_pattern`). A mixture-of-experts FFN costs what a
+token goes through (`active_ffn_params`: the router and experts_per_token experts).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tui_lab.analysis.params import attention_params, count_params, ffn_params, linear
+from tui_lab.analysis.attention_pattern import attended_pairs, mean_keys, query_keys
+from tui_lab.analysis.params import active_ffn_params, attention_params, count_params, kv_dim, linear, qkv_has_bias
 from tui_lab.config import ModelConfig
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -17,9 +20,23 @@ DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 def flops_per_token(c: ModelConfig, context: int) -> int:
     """Forward FLOPs for one token (decoder-side token for encoder-decoders, with S = T = context)."""
     attn_layers = c.encoder_layers + c.decoder_layers * (2 if c.family == "encoder-decoder" else 1)
-    matmul = attn_layers * attention_params(c) + c.layers * ffn_params(c) + c.vocab * c.d_model
-    scores = attn_layers * 2 * context * c.d_model
-    return 2 * matmul + 2 * scores
+    matmul = attn_layers * attention_params(c) + c.layers * active_ffn_params(c) + c.vocab * c.d_model
+    cross_layers = c.decoder_layers if c.family == "encoder-decoder" else 0
+    # Per token: an encoder query's mean keys, the newest decoder query's keys (Kaplan's L for full causal).
+    keys = (c.encoder_layers * round(mean_keys(context, False, c.attention_window, c.global_tokens))
+            + c.decoder_layers * newest_keys(c, context) + cross_layers * context)
+    return 2 * matmul + 2 * 2 * keys * c.d_model
+
+
+def newest_keys(c: ModelConfig, context: int) -> int:
+    """Keys the newest token's causal query attends to at context L: L, or its window (and the globals)."""
+    if context < 1:
+        return 0
+    return query_keys(context - 1, context, True, c.attention_window, c.global_tokens)
+
+
+def _pairs(c: ModelConfig, length: int, causal: bool) -> int:
+    return attended_pairs(length, causal, c.attention_window, c.global_tokens)
 
 
 def training_flops_per_token(c: ModelConfig, context: int) -> int:
@@ -42,7 +59,7 @@ class Memory:
 def memory(c: ModelConfig, batch: int = 1, seq_len: int = 128, dtype: str = "float32") -> Memory:
     b = DTYPE_BYTES[dtype]
     params = count_params(c).total
-    kv_token = 2 * c.decoder_layers * c.heads * c.d_head * b
+    kv_token = 2 * c.decoder_layers * c.n_kv_heads * c.d_head * b  # grouped-query: K heads, not H
     return Memory(
         weights=params * b,
         training=params * (b + b + 8),  # fp32 moments, as torch's AdamW keeps them in the param dtype
@@ -54,7 +71,7 @@ def memory(c: ModelConfig, batch: int = 1, seq_len: int = 128, dtype: str = "flo
 
 def activation_bytes(c: ModelConfig, batch: int, seq_len: int, b: int) -> int:
     """Tensors autograd keeps per layer (Korthikanti et al. 2022, without the dropout masks' savings)."""
-    e, f, h, tokens = c.d_model, c.d_ff, c.heads, batch * seq_len
+    e, f, h, tokens = c.d_model, c.d_ff * max(1, c.experts_per_token), c.heads, batch * seq_len  # k experts' hidden
     per_layer = tokens * (10 * e + 2 * f) + batch * h * seq_len * seq_len * 2
     cross = (tokens * 4 * e + batch * h * seq_len * seq_len * 2) if c.family == "encoder-decoder" else 0
     logits = tokens * c.vocab * 2
@@ -70,8 +87,9 @@ def activation_bytes(c: ModelConfig, batch: int, seq_len: int, b: int) -> int:
 def token_weight_flops(c: ModelConfig) -> int:
     """FLOPs of one decoder-side token through every weight matrix: projections, FFN, cross-attention's
     query and output projections (its keys/values come from the source), and the head."""
-    cross = 2 * linear(c.d_model, c.d_model, c.bias) if c.family == "encoder-decoder" else 0
-    return 2 * (c.decoder_layers * (attention_params(c) + ffn_params(c) + cross) + c.vocab * c.d_model)
+    cross = linear(c.d_model, c.d_model, qkv_has_bias(c)) + linear(c.d_model, c.d_model, c.bias)
+    cross = cross if c.family == "encoder-decoder" else 0
+    return 2 * (c.decoder_layers * (attention_params(c) + active_ffn_params(c) + cross) + c.vocab * c.d_model)
 
 
 def decode_flops_per_token(c: ModelConfig, context: int, cached: bool, source: int = 0) -> tuple[int, int]:
@@ -89,16 +107,16 @@ def decode_flops_per_token(c: ModelConfig, context: int, cached: bool, source: i
     cross = c.family == "encoder-decoder"
     cross_ld = layers * 4 * source * e if cross else 0  # one query over the source's keys
     if cached:
-        return token_weight_flops(c), layers * 4 * context * e + cross_ld
-    memory_kv = layers * source * 2 * 2 * linear(e, e, c.bias) if cross else 0
-    triangle = context * (context + 1) // 2  # sum of i for i = 1..L: what the causal mask lets queries see
+        return token_weight_flops(c), layers * 4 * newest_keys(c, context) * e + cross_ld
+    memory_kv = layers * source * 2 * linear(e, 2 * kv_dim(c), qkv_has_bias(c)) if cross else 0
+    triangle = _pairs(c, context, causal=True)  # full causal: sum of i for i = 1..L; a window sees fewer
     return context * token_weight_flops(c) + memory_kv, layers * 4 * e * triangle + context * cross_ld
 
 
 def encoder_flops(c: ModelConfig, source: int) -> int:
     """One pass of the encoder over `source` tokens (every query sees every key)."""
-    per_token = 2 * (attention_params(c) + ffn_params(c))
-    return c.encoder_layers * (source * per_token + 4 * source * source * c.d_model)
+    per_token = 2 * (attention_params(c) + active_ffn_params(c))
+    return c.encoder_layers * (source * per_token + 4 * _pairs(c, source, causal=False) * c.d_model)
 
 
 def decode_step_flops(c: ModelConfig, prompt_len: int, new_tokens: int, cached: bool) -> list[tuple[int, int]]:
@@ -123,3 +141,37 @@ def decode_step_flops(c: ModelConfig, prompt_len: int, new_tokens: int, cached: 
             d2 += encoder_flops(c, source)  # the timer's first mark includes the encoder pass
         steps.append((d2, ld))
     return steps
+
+
+# --- What grouped-query attention does to the KV cache (Ainslie et al. 2023) ----------------------
+@dataclass(frozen=True)
+class KVVariant:
+    name: str  # "MHA", "GQA" or "MQA"
+    kv_heads: int
+    per_token: int  # bytes of K and V for one token, every decoder layer
+    full: int  # for max_len tokens, one sequence
+    current: bool  # the config's own choice
+
+
+def example_kv_heads(heads: int) -> int | None:
+    """A grouped choice for `heads` query heads: the largest divisor up to heads/4 (Mistral shares each k/v
+    head among 4), else the largest proper divisor above 1; None when heads is prime or 1."""
+    divisors = [k for k in range(2, heads) if heads % k == 0]
+    quarter = [k for k in divisors if 4 * k <= heads]
+    return (quarter or divisors or [None])[-1]
+
+
+def kv_cache_variants(c: ModelConfig, dtype: str = "float32") -> list[KVVariant]:
+    """The config's KV cache with multi-head, grouped-query and multi-query attention, everything else equal.
+
+    GQA is the config's own kv_heads when it is grouped, else `example_kv_heads`; absent when none exists."""
+    own = c.n_kv_heads
+    grouped = own if 1 < own < c.heads else example_kv_heads(c.heads)
+    choices = [("MHA", c.heads), ("GQA", grouped), ("MQA", 1)]
+    out = []
+    for name, k in choices:
+        if k is None or (name == "MQA" and c.heads == 1):
+            continue
+        per_token = memory(c.replace(kv_heads=k), dtype=dtype).kv_cache_per_token
+        out.append(KVVariant(name, k, per_token, per_token * c.max_len, k == own))
+    return out

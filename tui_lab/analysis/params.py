@@ -21,15 +21,42 @@ def norm_params(c: ModelConfig) -> int:
     return c.d_model * (2 if c.norm == "layernorm" and c.bias else 1)
 
 
+def kv_dim(c: ModelConfig) -> int:
+    """Width of the k (and of the v) projection: kv_heads x d_head, E itself for multi-head attention."""
+    return c.n_kv_heads * c.d_head
+
+
+def qkv_has_bias(c: ModelConfig) -> bool:
+    return c.bias or c.qkv_bias  # Qwen2: biases on q/k/v only, none on the output projection
+
+
 def attention_params(c: ModelConfig) -> int:
-    """q, k, v and output projections, each E x E: 4E^2 + 4E with biases."""
-    return 4 * linear(c.d_model, c.d_model, c.bias)
+    """q and output projections E x E, k and v E x (kv_heads x d_head): 4E^2 + 4E for multi-head with biases.
+
+    Self-attention fuses q/k/v in one Linear, cross-attention splits q from k/v: the same count either way."""
+    qkv = linear(c.d_model, c.d_model + 2 * kv_dim(c), qkv_has_bias(c))
+    return qkv + linear(c.d_model, c.d_model, c.bias)
 
 
-def ffn_params(c: ModelConfig) -> int:
+def expert_params(c: ModelConfig) -> int:
+    """One dense FFN (a dense model's whole FFN, or one expert of a sparse one)."""
     matrices = 3 if c.activation == "swiglu" else 2
     up = linear(c.d_model, c.d_ff, c.bias)
     return (matrices - 1) * up + linear(c.d_ff, c.d_model, c.bias)
+
+
+def router_params(c: ModelConfig) -> int:
+    return c.d_model * c.experts if c.ffn == "moe" else 0  # Linear E -> X without bias, as Mixtral's gate
+
+
+def ffn_params(c: ModelConfig) -> int:
+    """A layer's FFN: the dense one, or the router plus every expert."""
+    return expert_params(c) if c.ffn == "dense" else router_params(c) + c.experts * expert_params(c)
+
+
+def active_ffn_params(c: ModelConfig) -> int:
+    """The FFN parameters one token goes through: the router and experts_per_token of the experts."""
+    return expert_params(c) if c.ffn == "dense" else router_params(c) + c.experts_per_token * expert_params(c)
 
 
 def position_params(c: ModelConfig) -> int:
@@ -59,6 +86,7 @@ class ParamCount:
     decoder_layer: int
     encoder_total: int
     decoder_total: int
+    idle_experts: int = 0  # the experts a token does not go through, over all layers (0 for a dense FFN)
 
     @property
     def embeddings(self) -> int:
@@ -67,6 +95,11 @@ class ParamCount:
     @property
     def total(self) -> int:
         return self.embeddings + self.attention + self.ffn + self.norms + self.output
+
+    @property
+    def active(self) -> int:
+        """Parameters one token goes through (Mixtral's "active parameters"): all but the unchosen experts."""
+        return self.total - self.idle_experts
 
     @property
     def non_embedding(self) -> int:
@@ -78,7 +111,7 @@ class ParamCount:
                 "norms": self.norms, "output": self.output}
 
     def to_dict(self) -> dict[str, int]:
-        return {"total_params": self.total, "token_embedding": self.token_embedding,
+        return {"total_params": self.total, "active_params": self.active, "token_embedding": self.token_embedding,
                 "position_embedding": self.position_embedding, **self.components(),
                 "encoder_layer": self.encoder_layer, "decoder_layer": self.decoder_layer,
                 "encoder_total": self.encoder_total, "decoder_total": self.decoder_total}
@@ -100,4 +133,5 @@ def count_params(c: ModelConfig) -> ParamCount:
         decoder_layer=decoder_layer_params(c) if n_dec else 0,
         encoder_total=n_enc * encoder_layer_params(c),
         decoder_total=n_dec * decoder_layer_params(c),
+        idle_experts=(n_enc + n_dec) * (ffn_params(c) - active_ffn_params(c)),
     )

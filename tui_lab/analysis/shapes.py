@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 from tui_lab.analysis.params import (
     attention_params,
-    ffn_params,
+    expert_params,
     norm_params,
     position_params,
+    router_params,
 )
 from tui_lab.config import ModelConfig
 
@@ -36,23 +37,39 @@ class ShapeRow:
 
 def _block_rows(c: ModelConfig, prefix: str, n: int, length: int, cross_len: int | None) -> list[ShapeRow]:
     """One layer's rows in forward order: pre-LN normalises before each sublayer, post-LN after it."""
-    e, f, h = c.d_model, c.d_ff, c.heads
+    e, h = c.d_model, c.heads
     x = (n, length, e)
     attn = [ShapeRow(f"{prefix}.attn", "causal self-attention" if _causal(c, prefix) else "self-attention", x, x,
-                     attention_params(c), 2, f"scores (N, H, L, L) = {(n, h, length, length)}")]
+                     attention_params(c), 2, f"scores (N, H, L, L) = {(n, h, length, length)}{_kv_note(c)}")]
     sublayers = [("attn_norm", attn)]
     if cross_len is not None:
         sublayers.append(("cross_norm", [ShapeRow(f"{prefix}.cross", "cross-attention", x, x, attention_params(c), 2,
-                                                  f"scores target x source = {(n, h, length, cross_len)}")]))
-    sublayers.append(("ffn_norm", [
-        ShapeRow(f"{prefix}.ffn.up", "linear", x, (n, length, f), ffn_params(c) - _down(c), 2, c.activation),
-        ShapeRow(f"{prefix}.ffn.down", "linear", (n, length, f), x, _down(c), 2),
-    ]))
+                                                  f"scores target x source = {(n, h, length, cross_len)}"
+                                                  f"{_kv_note(c)}")]))
+    sublayers.append(("ffn_norm", _ffn_rows(c, prefix, n, length)))
     rows: list[ShapeRow] = []
     for norm_name, body in sublayers:
         norm = ShapeRow(f"{prefix}.{norm_name}", c.norm, x, x, norm_params(c), 2)
         rows += [norm, *body] if c.norm_position == "pre" else [*body, norm]  # post-LN: LN(x + f(x))
     return rows
+
+
+def _kv_note(c: ModelConfig) -> str:
+    """Grouped-query attention: k and v have K heads, each shared by H/K query heads."""
+    if c.n_kv_heads == c.heads:
+        return ""
+    return f"; k, v (N, K, L, D) with K = {c.n_kv_heads} kv heads, {c.heads // c.n_kv_heads} query heads each"
+
+
+def _ffn_rows(c: ModelConfig, prefix: str, n: int, length: int) -> list[ShapeRow]:
+    x, h = (n, length, c.d_model), (n, length, c.d_ff)
+    if c.ffn == "moe":  # the router scores X experts; each token goes through K of them
+        return [ShapeRow(f"{prefix}.ffn.router", "linear", x, (n, length, c.experts), router_params(c), 2,
+                         f"top-{c.experts_per_token} of {c.experts}"),
+                ShapeRow(f"{prefix}.ffn.experts", f"{c.experts} x FFN", x, x, c.experts * expert_params(c), 2,
+                         f"each token: {c.experts_per_token} experts, {c.activation}, hidden {h}")]
+    return [ShapeRow(f"{prefix}.ffn.up", "linear", x, h, expert_params(c) - _down(c), 2, c.activation),
+            ShapeRow(f"{prefix}.ffn.down", "linear", h, x, _down(c), 2)]
 
 
 def _down(c: ModelConfig) -> int:
@@ -66,7 +83,7 @@ def _causal(c: ModelConfig, prefix: str) -> bool:
 def _embed_rows(c: ModelConfig, n: int, length: int) -> list[ShapeRow]:
     rows = [ShapeRow("tok_embed", "embedding", (n, length), (n, length, c.d_model), c.vocab * c.d_model, 1,
                      "x sqrt(d_model)" if c.embedding_scale == "sqrt_d_model" else "")]
-    if c.positions in ("learned", "sinusoidal"):
+    if c.positions in ("learned", "sinusoidal", "sinusoidal_halves"):
         rows.append(ShapeRow("pos_embed", f"{c.positions} positions", (length,), (length, c.d_model),
                              position_params(c), 1, "added to the token vectors"))
     return rows

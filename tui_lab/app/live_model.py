@@ -79,7 +79,7 @@ class LiveModel:
         return self._start(app, ("checkpoint", folder), f"loading checkpoint {folder}", f"checkpoint {folder}")
 
     def start_load_hf(self, app: Any, folder: str) -> Worker:
-        return self._start(app, ("hf", folder), f"loading GPT-2 from {folder}", f"hf {folder}")
+        return self._start(app, ("hf", folder), f"loading Hugging Face {folder}", f"hf {folder}")
 
     def cancel(self) -> bool:
         if self.worker is not None and self.building:

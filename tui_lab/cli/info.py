@@ -28,10 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _config(args: argparse.Namespace) -> ModelConfig:
     check_hub_arguments(args)
     if args.from_hf:
-        from tui_lab.hf import hf_gpt2_config
+        from tui_lab.hf import hf_config
 
         with hub_options(args) as options:  # info reads config.json alone, but --download fetches the whole model
-            config = hf_gpt2_config(args.from_hf, **options)
+            config = hf_config(args.from_hf, **options)
         return config.replace(**overrides_from_args(args))
     return config_from_args(args)
 

@@ -27,9 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", help="preset to start from (default: transformer-2017-toy for a task, "
                                          "gpt2-toy for text)")
     parser.add_argument("--from-hf", dest="from_hf", metavar="ID|DIR",
-                        help="fine-tune a real GPT-2 (a Hugging Face folder or model id: gpt2, distilgpt2) with its "
-                             "own tokenizer on --data FILE or the built-in corpus; an id not in the local cache "
-                             "needs --download")
+                        help="fine-tune a real decoder-only model (a Hugging Face folder or model id: gpt2, "
+                             "llama, ...) with its own tokenizer on --data FILE or the built-in corpus; an id "
+                             "not in the local cache needs --download")
     add_hub_arguments(parser)
     for name in MODEL_SHORTCUTS:
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, metavar="N")
@@ -121,6 +121,7 @@ def _pretrained_trainer(args, model_overrides: dict[str, Any], train_overrides: 
                          f"corpus; drop {', '.join(clash)}")
     with hub_options(args) as options:  # on the CPU: the Trainer moves it where --device says
         loaded = load_model("hf", args.from_hf, "cpu", **options)
+    _check_trainable(args.from_hf, loaded)
     train_config = train_config_for(None, data=args.data, **(FINETUNE_DEFAULTS | train_overrides))
     trainer = Trainer(None, train_config, device=args.device, on_event=printer, tokenizer=loaded.tokenizer,
                       model=loaded.model)
@@ -128,6 +129,16 @@ def _pretrained_trainer(args, model_overrides: dict[str, Any], train_overrides: 
     trainer.notes.insert(0, f"starting from {loaded.label}: its weights and its own {tokenizer.kind} tokenizer "
                             f"({tokenizer.vocab_size:,} tokens; the model's vocab {trainer.model_config.vocab:,} kept)")
     return trainer
+
+
+def _check_trainable(spec: str, loaded) -> None:
+    """Fine-tuning is language modelling with the model's own tokenizer: say which part is missing."""
+    if loaded.config.family != "decoder-only":
+        raise UsageError(f"--from-hf {spec}: {loaded.config.family} models are not fine-tuned here; "
+                         "only decoder-only ones (gpt2, llama, mistral, qwen2, mixtral) train on --data")
+    if loaded.tokenizer is None:
+        raise UsageError(f"--from-hf {spec}: {loaded.label.rpartition('(no tokenizer: ')[2].rstrip(')')}; "
+                         "fine-tuning needs the model's own tokenizer")
 
 
 def _overrides(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -232,11 +232,12 @@ def fetch(plan: DownloadPlan, on_progress: Callable[[Progress], None] | None = N
 
 
 def _check_config(plan: DownloadPlan) -> None:
-    """The fetched config.json must describe a model the lab can open (today: model_type gpt2)."""
-    from tui_lab.hf.config import model_config_from_hf, read_config_json
+    """The fetched config.json must describe a model the lab can open (`tui_lab.hf.families`)."""
+    from tui_lab.hf.config import read_config_json
+    from tui_lab.hf.families import hf_model_config
 
     try:
-        model_config_from_hf(read_config_json(plan.folder / "config.json"), plan.repo_id)
+        hf_model_config(read_config_json(plan.folder / "config.json"), plan.repo_id)
     except ValueError as err:
         raise ValueError(f"--from-hf {plan.repo_id}: {err}; nothing more was fetched") from None
 

@@ -23,19 +23,11 @@ from torch import Tensor
 
 from tui_lab.config import ModelConfig
 from tui_lab.errors import one_line
+from tui_lab.hf.slots import Slot
 
 # Non-parameter buffers old checkpoints carry (the causal mask and its fill value): not weights.
 IGNORED = re.compile(r"^h\.\d+\.attn\.(bias|masked_bias)$")
 PREFIX = "transformer."
-
-
-@dataclass(frozen=True)
-class Slot:
-    """Where one HF tensor goes in our model, the shape HF stores it in, and whether it is transposed."""
-
-    ours: str
-    hf_shape: tuple[int, ...]
-    conv1d: bool = False
 
 
 def gpt2_slots(c: ModelConfig) -> dict[str, Slot]:
@@ -133,15 +125,20 @@ def _open_index(path: Path) -> TensorFile:
 
 # -- mapping ---------------------------------------------------------------------------------------
 
-def match_names(weights: TensorFile, slots: dict[str, Slot]) -> dict[str, str]:
+def match_names(weights: TensorFile, slots: dict[str, Slot], strip: str = PREFIX, ignored: re.Pattern = IGNORED,
+                what: str = "GPT-2") -> dict[str, str]:
     """HF name in our slot table -> name in the file, after checking nothing is missing or extra."""
+    aliases = {alias: name for name, slot in slots.items() for alias in slot.aliases}
     found: dict[str, str] = {}
     for stored in weights.shapes:
-        name = stored.removeprefix(PREFIX)
-        if IGNORED.match(name) or (name == "lm_head.weight" and name not in slots):
-            continue  # tied: HF ignores a stored lm_head.weight and uses wte, so do we
+        name = stored.removeprefix(strip) if strip else stored
+        if ignored.match(name) or (name == "lm_head.weight" and name not in slots):
+            continue  # tied: HF ignores a stored lm_head.weight and uses the embedding, so do we
+        if name in aliases:
+            found.setdefault(aliases[name], stored)  # a tied copy: used only when the main name is absent
+            continue
         if name not in slots:
-            raise ValueError(f"unexpected tensor {stored} {list(weights.shapes[stored])}: not part of a GPT-2")
+            raise ValueError(f"unexpected tensor {stored} {list(weights.shapes[stored])}: not part of a {what}")
         found[name] = stored
     missing = [name for name in slots if name not in found]
     if missing:
@@ -154,20 +151,40 @@ def match_names(weights: TensorFile, slots: dict[str, Slot]) -> dict[str, str]:
     return found
 
 
-def our_state_dict(weights: TensorFile, config: ModelConfig, device, dtype: torch.dtype) -> dict[str, Tensor]:
-    """Our parameter names -> tensors in our layout (Conv1D weights transposed), on `device` as `dtype`."""
-    slots = gpt2_slots(config)
-    stored = match_names(weights, slots)
-    state = {}
+def our_state_dict(weights: TensorFile, config: ModelConfig, device, dtype: torch.dtype,
+                   family=None) -> dict[str, Tensor]:
+    """Our parameter names -> tensors in our layout, on `device` as `dtype` (GPT-2 unless `family` says)."""
+    slots = gpt2_slots(config) if family is None else family.slots(config)
+    strip, ignored = (PREFIX, IGNORED) if family is None else (family.strip, family.ignored)
+    stored = match_names(weights, slots, strip, ignored, "GPT-2" if family is None else family.label)
+    parts: dict[str, list[Tensor]] = {}
     for name, slot in slots.items():
         tensor = weights.read(stored[name])
         if not tensor.is_floating_point():
             raise ValueError(f"tensor {stored[name]} is {tensor.dtype}; weights must be floating point")
-        tensor = tensor.t() if slot.conv1d else tensor
-        state[slot.ours] = tensor.to(device=device, dtype=dtype, copy=True, memory_format=torch.contiguous_format)
+        if slot.zero_only:
+            if tensor.any():
+                raise ValueError(f"tensor {stored[name]} is not all zeros; our model has no {slot.zero_only}")
+            continue
+        parts.setdefault(slot.ours, []).append(_our_layout(tensor, slot))
+    state = {}
+    for ours, tensors in parts.items():  # q, k and v stack into one fused projection, in table order
+        tensor = tensors[0] if len(tensors) == 1 else torch.cat(tensors)
+        state[ours] = tensor.to(device=device, dtype=dtype, copy=True, memory_format=torch.contiguous_format)
     if config.tie_embeddings:
         state["lm_head.weight"] = state["tok_embed.weight"]
     return state
+
+
+def _our_layout(tensor: Tensor, slot: Slot) -> Tensor:
+    if slot.conv1d:
+        tensor = tensor.t()
+    if slot.flatten:
+        tensor = tensor.flatten()
+    if slot.rope_heads:
+        # (heads * D, ...) rows per head [first halves | second halves] -> pairs (2i, 2i+1) interleaved
+        tensor = tensor.unflatten(0, (slot.rope_heads, 2, -1)).transpose(1, 2).flatten(0, 2)
+    return tensor
 
 
 def hf_state_dict(model: torch.nn.Module) -> dict[str, Tensor]:

@@ -1,7 +1,7 @@
 """Scaled dot-product attention, its three kinds, and the typed capture the app draws.
 
-Dimension legend: N batch, H heads, L/T query length, S key length, E d_model, D d_head = E / H.
-Masks follow `masks.py`: True = may attend.
+Dimension legend: N batch, H heads, K kv heads (H when multi-head, 1 when multi-query), L/T query length,
+S key length, E d_model, D d_head = E / H. Masks follow `masks.py`: True = may attend.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tui_lab.model.masks import causal_mask, combine
+from tui_lab.model.masks import causal_mask, combine, local_mask
 from tui_lab.model.positions import alibi_bias, apply_rope, rope_angles
 
 KINDS = ("encoder-self", "decoder-self", "cross")
@@ -40,11 +40,13 @@ def attend(
     need_weights: bool = False,
     scale: float | None = None,
 ) -> tuple[Tensor, Tensor | None]:
-    """softmax(q k^T / sqrt(D) + bias) v over allowed keys. q (N,H,L,D), k/v (N,H,S,D) -> (N,H,L,D).
+    """softmax(q k^T / sqrt(D) + bias) v over allowed keys. q (N,H,L,D), k/v (N,K,S,D) -> (N,H,L,D).
 
     The fused kernel when nobody asks for the weights; the manual path (same maths) when they do.
+    With K < H kv heads (grouped-query), query head h reads kv head h // (H/K), as Llama's repeat_kv does.
     `scale` replaces 1/sqrt(D) when given (attention_scale 'none' passes 1.0).
     """
+    gqa = k.shape[1] != q.shape[1]
     q_len, k_len = q.shape[-2], k.shape[-2]
     if causal and q_len > 1 and (q_len != k_len or allowed is not None or bias is not None):
         allowed = combine(allowed, causal_mask(q_len, k_len, q.device))
@@ -53,8 +55,11 @@ def attend(
     if not need_weights:
         mask = _sdpa_mask(allowed, bias, q.dtype)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal,
-                                             scale=scale)
+                                             enable_gqa=gqa, scale=scale)
         return out, None
+    if gqa:
+        group = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)  # (N, H, S, D)
     if causal:
         allowed = causal_mask(q_len, k_len, q.device)
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
@@ -97,17 +102,20 @@ def merge_heads(x: Tensor) -> Tensor:
 class SelfAttention(nn.Module):
     """Encoder self-attention (causal=False) or decoder masked self-attention (causal=True).
 
-    One fused q/k/v projection, laid out as `nn.MultiheadAttention.in_proj_weight` (q, k, v rows).
+    One fused q/k/v projection, laid out as `nn.MultiheadAttention.in_proj_weight` (q, k, v rows); with
+    grouped-query attention the k and v rows shrink to K x D each (E + 2*K*D output features).
     """
 
     def __init__(self, config, causal: bool) -> None:
         super().__init__()
         e = config.d_model
-        self.heads, self.causal = config.heads, causal
-        self.positions = config.positions
+        self.heads, self.kv_heads, self.causal = config.heads, config.n_kv_heads, causal
+        self.split = (e, self.kv_heads * config.d_head, self.kv_heads * config.d_head)
+        self.window, self.global_tokens = config.attention_window, config.global_tokens
+        self.positions, self.rope_base = config.positions, config.rope_base
         self.dropout = config.dropout
         self.scale = score_scale(config)
-        self.qkv = nn.Linear(e, 3 * e, bias=config.bias)
+        self.qkv = nn.Linear(e, sum(self.split), bias=config.bias or config.qkv_bias)
         self.out = nn.Linear(e, e, bias=config.bias)
         self._rope: tuple[Tensor, Tensor] | None = None  # cos/sin table, grown on demand (not a parameter)
 
@@ -119,13 +127,16 @@ class SelfAttention(nn.Module):
         cache=None,
         need_weights: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
-        q, k, v = (split_heads(t, self.heads) for t in self.qkv(x).chunk(3, dim=-1))  # (N, H, L, D)
-        end = start + x.shape[1]
+        q, k, v = self.qkv(x).split(self.split, dim=-1)
+        q, k, v = split_heads(q, self.heads), split_heads(k, self.kv_heads), split_heads(v, self.kv_heads)
+        end = start + x.shape[1]  # q (N, H, L, D), k/v (N, K, L, D)
         if self.positions == "rope":
             cos, sin = self._rope_table(end, q)
             q, k = apply_rope(q, cos[start:end], sin[start:end]), apply_rope(k, cos[start:end], sin[start:end])
         if cache is not None:
-            k, v = cache.append(k, v, start)  # (N, H, start + L, D)
+            k, v = cache.append(k, v, start)  # (N, K, start + L, D)
+        if self.window:
+            allowed = self._local(allowed, start, end, k.shape[-2], x.device)
         bias = None
         if self.positions == "alibi":
             q_pos = torch.arange(start, end, device=x.device)
@@ -134,12 +145,20 @@ class SelfAttention(nn.Module):
         out, weights = attend(q, k, v, allowed, bias, self.causal, drop, need_weights, self.scale)
         return self.out(merge_heads(out)), weights
 
+    def _local(self, allowed: Tensor | None, start: int, end: int, k_len: int, device) -> Tensor:
+        """The sliding window (and global tokens) by absolute position, so a cached step masks like a full pass."""
+        q_pos, k_pos = torch.arange(start, end, device=device), torch.arange(k_len, device=device)
+        local = combine(allowed, local_mask(q_pos, k_pos, self.window, self.causal, self.global_tokens))
+        # A padded query whose window holds only padding would have no key at all (softmax of nothing is NaN,
+        # and NaN values leak through the next layer's zero weights): it always sees itself; the loss ignores it.
+        return local | (q_pos[:, None] == k_pos[None, :])
+
     def _rope_table(self, length: int, like: Tensor) -> tuple[Tensor, Tensor]:
         """RoPE's cos/sin for positions 0..length-1, computed once and reused by every step."""
         if self._rope is None or self._rope[0].shape[0] < length or self._rope[0].device != like.device:
             size = max(length, 2 * (0 if self._rope is None else self._rope[0].shape[0]))
             with torch.inference_mode(False), torch.no_grad():  # a table made while generating serves training too
-                self._rope = rope_angles(like.shape[-1], torch.arange(size, device=like.device))
+                self._rope = rope_angles(like.shape[-1], torch.arange(size, device=like.device), self.rope_base)
         return self._rope
 
 
@@ -148,17 +167,17 @@ class CrossAttention(nn.Module):
 
     def __init__(self, config) -> None:
         super().__init__()
-        e = config.d_model
-        self.heads, self.dropout = config.heads, config.dropout
+        e, kv_dim = config.d_model, config.n_kv_heads * config.d_head
+        self.heads, self.kv_heads, self.dropout = config.heads, config.n_kv_heads, config.dropout
         self.scale = score_scale(config)
-        self.q = nn.Linear(e, e, bias=config.bias)
-        self.kv = nn.Linear(e, 2 * e, bias=config.bias)
+        self.q = nn.Linear(e, e, bias=config.bias or config.qkv_bias)
+        self.kv = nn.Linear(e, 2 * kv_dim, bias=config.bias or config.qkv_bias)
         self.out = nn.Linear(e, e, bias=config.bias)
 
     def memory_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:
         """Project the encoder output once; a KV cache keeps this for every decoding step."""
         k, v = self.kv(memory).chunk(2, dim=-1)
-        return split_heads(k, self.heads), split_heads(v, self.heads)  # (N, H, S, D)
+        return split_heads(k, self.kv_heads), split_heads(v, self.kv_heads)  # (N, K, S, D)
 
     def forward(
         self,

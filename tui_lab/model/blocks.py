@@ -23,6 +23,7 @@ ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "gelu": F.gelu,
     "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
     "swiglu": F.silu,  # SiLU on the gate branch, multiplied by the up branch (Shazeer 2020)
+    "silu": F.silu,  # swish without a gate (Marian's "swish")
 }
 
 
@@ -43,6 +44,15 @@ class FeedForward(nn.Module):
     def forward(self, x: Tensor) -> Tensor:  # (N, L, E) -> (N, L, E)
         hidden = self.act(self.gate(x)) * self.up(x) if self.gate is not None else self.act(self.up(x))
         return self.down(hidden)  # hidden (N, L, F)
+
+
+def make_ffn(config) -> nn.Module:
+    """The dense FFN, or the sparse mixture of them (ffn 'moe', tui_lab/model/moe.py)."""
+    if config.ffn == "moe":
+        from tui_lab.model.moe import SparseMoE  # moe.py builds its experts from FeedForward above
+
+        return SparseMoE(config)
+    return FeedForward(config)
 
 
 def post_norm(x: Tensor, sublayer: Callable, norm: nn.Module, drop: nn.Module):
@@ -73,7 +83,7 @@ class EncoderBlock(nn.Module):
         self.attn_norm = make_norm(config)
         self.attn = SelfAttention(config, causal=causal)
         self.ffn_norm = make_norm(config)
-        self.ffn = FeedForward(config)
+        self.ffn = make_ffn(config)
         self.drop = nn.Dropout(config.dropout)
 
     def forward(self, x: Tensor, allowed=None, start: int = 0, cache=None, need_weights: bool = False):
@@ -96,7 +106,7 @@ class DecoderBlock(nn.Module):
         self.cross_norm = make_norm(config)
         self.cross = CrossAttention(config)
         self.ffn_norm = make_norm(config)
-        self.ffn = FeedForward(config)
+        self.ffn = make_ffn(config)
         self.drop = nn.Dropout(config.dropout)
 
     def forward(self, y: Tensor, memory_kv, allowed=None, memory_allowed=None, start: int = 0, cache=None,

@@ -1,7 +1,8 @@
 """A KV cache with preallocated buffers, one per decoder layer (litgpt-style, with a start position).
 
 Decoder self-attention appends one step's keys and values; cross-attention keys and values are
-computed once from the encoder output and kept. Memory: 2 * layers * heads * d_head * tokens * bytes.
+computed once from the encoder output and kept. Memory: 2 * layers * kv_heads * d_head * tokens * bytes
+(grouped-query attention stores K = kv_heads heads, not H: that is what it is for).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from torch import Tensor
 
 
 class LayerKV:
-    """Buffers (N, H, capacity, D) for one layer's self-attention keys and values."""
+    """Buffers (N, K, capacity, D) for one layer's self-attention keys and values."""
 
     def __init__(self, batch: int, heads: int, capacity: int, d_head: int, device, dtype) -> None:
         shape = (batch, heads, capacity, d_head)
@@ -19,7 +20,7 @@ class LayerKV:
         self.v = torch.zeros(shape, device=device, dtype=dtype)
 
     def append(self, k: Tensor, v: Tensor, start: int) -> tuple[Tensor, Tensor]:
-        """Write k, v (N, H, L, D) at [start, start + L) and return everything up to there."""
+        """Write k, v (N, K, L, D) at [start, start + L) and return everything up to there."""
         end = start + k.shape[-2]
         if end > self.k.shape[-2]:
             raise ValueError(f"KV cache holds {self.k.shape[-2]} tokens; asked to write up to {end}")
@@ -35,7 +36,7 @@ class KVCache:
         self.capacity = capacity
         self.length = 0
         self.layers = [
-            LayerKV(batch, config.heads, capacity, config.d_head, device, dtype)
+            LayerKV(batch, config.n_kv_heads, capacity, config.d_head, device, dtype)
             for _ in range(config.decoder_layers)
         ]
         self.memory_kv: list[tuple[Tensor, Tensor]] | None = None  # cross-attention, set once

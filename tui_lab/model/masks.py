@@ -41,3 +41,24 @@ def combine(*masks: Tensor | None) -> Tensor | None:
     for m in present[1:]:
         out = out & m
     return out
+
+
+def local_mask(
+    q_pos: Tensor, k_pos: Tensor, window: int, causal: bool, global_tokens: int = 0
+) -> Tensor:
+    """(Lq, Lk) bool: sliding-window attention with optional global tokens, by absolute positions.
+
+    Causal: query i sees keys i-window+1 .. i (itself and the window-1 before it; Mistral's sliding window).
+    Non-causal: a symmetric band |i - k| <= (window-1)//2, so at most `window` keys (exactly `window` when
+    it is odd). Longformer's global tokens, the first `global_tokens` positions: they attend to every key
+    and every query attends to them (under causality, only to earlier ones).
+    """
+    distance = q_pos[:, None] - k_pos[None, :]  # (Lq, Lk)
+    if causal:
+        allowed = (distance >= 0) & (distance < window)
+    else:
+        allowed = distance.abs() <= (window - 1) // 2
+    if global_tokens:
+        glob = (q_pos[:, None] < global_tokens) | (k_pos[None, :] < global_tokens)
+        allowed = allowed | (glob & (distance >= 0) if causal else glob)
+    return allowed

@@ -24,6 +24,12 @@ def sinusoidal_table(length: int, d_model: int) -> Tensor:
     return pe
 
 
+def sinusoidal_halves_table(length: int, d_model: int) -> Tensor:
+    """(L, E): the same angles as `sinusoidal_table`, all sines first then all cosines (Marian, fairseq)."""
+    pe = sinusoidal_table(length, d_model)
+    return torch.cat([pe[:, 0::2], pe[:, 1::2]], dim=-1)
+
+
 def rope_angles(dim: int, positions: Tensor, base: float = 10000.0) -> tuple[Tensor, Tensor]:
     """cos and sin of each position's rotation, each (L, dim/2)."""
     inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, device=positions.device).float() / dim))
@@ -61,17 +67,17 @@ def alibi_bias(heads: int, q_pos: Tensor, k_pos: Tensor, causal: bool) -> Tensor
 class SinusoidalPositions(nn.Module):
     """No parameters; the table grows on demand, so any length works."""
 
-    def __init__(self, d_model: int, length: int) -> None:
+    def __init__(self, d_model: int, length: int, table=sinusoidal_table) -> None:
         super().__init__()
-        self.d_model = d_model
-        self.register_buffer("table", sinusoidal_table(length, d_model), persistent=False)
+        self.d_model, self.make_table = d_model, table
+        self.register_buffer("table", table(length, d_model), persistent=False)
 
     def forward(self, start: int, length: int) -> Tensor:
         """(length, E) vectors of positions start .. start + length - 1."""
         needed = start + length
         if needed > self.table.shape[0]:
             with torch.inference_mode(False), torch.no_grad():  # usable by training after generation grew it
-                self.table = sinusoidal_table(max(needed, 2 * self.table.shape[0]), self.d_model).to(self.table)
+                self.table = self.make_table(max(needed, 2 * self.table.shape[0]), self.d_model).to(self.table)
         return self.table[start:needed]
 
 
@@ -95,4 +101,5 @@ class LearnedPositions(nn.Module):
 ADDITIVE = {
     "sinusoidal": lambda c: SinusoidalPositions(c.d_model, c.max_len),
     "learned": lambda c: LearnedPositions(c.max_len, c.d_model),
+    "sinusoidal_halves": lambda c: SinusoidalPositions(c.d_model, c.max_len, sinusoidal_halves_table),
 }

@@ -42,6 +42,9 @@ class TrainConfig:
     vocab: int = 512  # BPE vocabulary size to train
     val_fraction: float = 0.1
     out: str | None = None  # checkpoint folder
+    # Mixture-of-experts: weight of the router's load-balancing loss (Switch Transformer's alpha = 10^-2,
+    # section 2.2; MixtralConfig's router_aux_loss_coef is 0.001). Dense models ignore it.
+    router_aux_loss_coef: float = 0.01
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "betas", tuple(self.betas))
@@ -156,6 +159,8 @@ def _validate(c: TrainConfig) -> None:
            f"betas ({c.betas!r}) must be two numbers in [0, 1)")
     _check(_is_number(c.val_fraction) and 0 < c.val_fraction < 1,
            f"val_fraction ({c.val_fraction!r}) must be in (0, 1)")
+    _check(_is_number(c.router_aux_loss_coef) and c.router_aux_loss_coef >= 0,
+           f"router_aux_loss_coef ({c.router_aux_loss_coef!r}) must be 0 or more")
     _check(c.schedule in SCHEDULES, f"schedule ({c.schedule!r}) must be one of: {', '.join(SCHEDULES)}")
     _check(c.tokenizer in TOKENIZERS, f"tokenizer ({c.tokenizer!r}) must be one of: {', '.join(TOKENIZERS)}")
     _check(c.task is None or c.task in SEQ2SEQ_TASKS, f"task ({c.task!r}) must be one of: {', '.join(SEQ2SEQ_TASKS)}")

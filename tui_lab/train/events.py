@@ -50,6 +50,10 @@ class StepEvent(Event):
     tokens_per_s: float  # over every step this process ran so far (not this step alone): docs/CONTRACTS.md
     mfu: float  # model FLOP/s over the same steps / the matmul peak kept for this device (hardware.py)
     step_s: float
+    # Mixture-of-experts runs only: the router's load-balancing loss (before router_aux_loss_coef; the step
+    # minimised train_loss + coef * aux_loss) and how many tokens each layer routed to each expert.
+    aux_loss: float | None = None
+    expert_load: list[list[int]] | None = None  # (layers, experts), the step's global batch
     kind = "step"
 
 

@@ -27,6 +27,7 @@ from tui_lab.config import ModelConfig
 from tui_lab.devices import pick_device
 from tui_lab.hardware import matmul_peak_flops
 from tui_lab.model import build_model
+from tui_lab.model.moe import record_routing
 from tui_lab.run_control import RunControl
 from tui_lab.train import distributed
 from tui_lab.train.config import TrainConfig
@@ -42,6 +43,7 @@ from tui_lab.train.events import (
     StoppedEvent,
 )
 from tui_lab.train.layer_groups import layer_groups
+from tui_lab.train.routing import router_stats
 from tui_lab.train.schedules import learning_rate
 from tui_lab.train.setup import as_source, fit_model_config, given_config, make_optimizer, starting_model
 from tui_lab.train.sources import build_source, token_loss_sum
@@ -143,20 +145,32 @@ class Trainer(EvaluationMixin):
         total, tokens = batch.count(), counted_tokens(batch)
         local = batch.rows(*self.dist.shard(c.batch_size)).to(self.device)
         self.ddp_model.train()
-        with self._training_rng():
+        with self._training_rng(), record_routing(self.model) as routing:
             loss_sum = token_loss_sum(self.ddp_model, local, c.label_smoothing)
             # DDP averages gradients over ranks; times `world` makes it the global batch's sum / total.
-            (loss_sum * (self.dist.world / total)).backward()
-        stats = torch.stack([loss_sum.detach().float().cpu(), torch.tensor(float(self.control.stopped))])
-        stats = distributed.all_sum(stats.to(self.device), self.dist).cpu()
+            objective = loss_sum * (self.dist.world / total)
+            router = router_stats(routing, self.model_config, local)
+            if router is not None:  # Switch / Mixtral: the balancing loss joins the objective, scaled
+                objective = objective + c.router_aux_loss_coef * router[0]
+            objective.backward()
+        stats = self._shared_stats(loss_sum, router)
         loss, self._stop_agreed = stats[0].item() / total, bool(stats[1].item() > 0)
+        moe = _moe_fields(stats[2:], self.dist.world, self.model_config.experts) if router is not None else {}
         grad_norm, layer_norms = self._clip_gradients()
         if not (math.isfinite(loss) and math.isfinite(grad_norm)):
             return self._non_finite(loss, grad_norm)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step_count += 1
-        return self._step_event(loss, lr, grad_norm, layer_norms, tokens, total, time.perf_counter() - start)
+        return self._step_event(loss, lr, grad_norm, layer_norms, tokens, total, time.perf_counter() - start, moe)
+
+    def _shared_stats(self, loss_sum: torch.Tensor, router: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
+        """One all-reduce over ranks: the loss sum, the stop flag and, with MoE, the aux loss and expert load."""
+        parts = [loss_sum.detach().float().reshape(1), torch.tensor([float(self.control.stopped)])]
+        if router is not None:
+            parts += [router[0].detach().float().reshape(1), router[1].flatten()]
+        stats = torch.cat([p.cpu() for p in parts])
+        return distributed.all_sum(stats.to(self.device), self.dist).cpu()
 
     def _clip_gradients(self) -> tuple[float, dict[str, float]]:
         """Per-layer and total gradient norms (before clipping), then clip the total to grad_clip."""
@@ -184,7 +198,7 @@ class Trainer(EvaluationMixin):
         return event
 
     def _step_event(self, loss: float, lr: float, grad_norm: float, layer_norms: dict[str, float], tokens: int,
-                    targets: int, seconds: float) -> StepEvent:
+                    targets: int, seconds: float, moe: dict[str, Any]) -> StepEvent:
         self._tokens_seen += tokens
         self._train_seconds += seconds
         self.last_loss = loss
@@ -194,7 +208,8 @@ class Trainer(EvaluationMixin):
         w["tokens"], w["seconds"] = w["tokens"] + tokens, w["seconds"] + seconds
         w["flops"] += targets * self.flops_per_token  # per target (decoder-side) token, see docs/CONTRACTS.md
         tokens_per_s, mfu = self._rates()
-        event = StepEvent(self.step_count, loss, lr, grad_norm, layer_norms, tokens, tokens_per_s, mfu, seconds)
+        event = StepEvent(self.step_count, loss, lr, grad_norm, layer_norms, tokens, tokens_per_s, mfu, seconds,
+                          **moe)
         self._emit(event)
         return event
 
@@ -291,6 +306,12 @@ class Trainer(EvaluationMixin):
         from tui_lab.train.state import resume_trainer
 
         return resume_trainer(cls, Path(folder), device, on_event, data, changes)
+
+
+def _moe_fields(values: torch.Tensor, world: int, experts: int) -> dict[str, Any]:
+    """The step event's aux loss (the mean over ranks) and expert load (summed over ranks, layers x experts)."""
+    load = values[1:].round().long().view(-1, experts)
+    return {"aux_loss": values[0].item() / world, "expert_load": load.tolist()}
 
 
 def counted_tokens(batch) -> int:

@@ -17,6 +17,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Input, Label, Select, Static, TabbedContent, TabPane
 
 from tui_lab.analysis import count_params, flops_per_token, memory, shape_trace
+from tui_lab.analysis.cost import kv_cache_variants
 from tui_lab.analysis.format import fmt_bytes, fmt_count
 from tui_lab.app.guard import guarded
 from tui_lab.app.origin import describe_origin
@@ -59,8 +60,24 @@ def summary_text(config: ModelConfig, batch: int, seq_len: int) -> Table:
     table.add_row("weights", fmt_bytes(mem.weights), "fp32")
     table.add_row("training", fmt_bytes(mem.training), "AdamW: weights + grads + 2 moments")
     table.add_row("activations", fmt_bytes(mem.activations), f"batch {batch} x {seq_len} tokens")
-    table.add_row("KV / token", fmt_bytes(mem.kv_cache_per_token), "2 x layers x heads x d_head x 4 B")
+    table.add_row("KV / token", fmt_bytes(mem.kv_cache_per_token), "2 x layers x kv heads x d_head x 4 B")
     table.add_row("KV cache full", fmt_bytes(mem.kv_cache_full), f"{config.max_len:,} tokens, one sequence")
+    return table
+
+
+def kv_table(config: ModelConfig) -> Table:
+    """KV cache bytes with MHA, GQA and MQA side by side, the rest of the config unchanged; ours marked *.
+
+    One row per variant so that it fits the narrow right panel at 80 columns."""
+    table = Table(title="KV cache, fp32: MHA / GQA / MQA", title_justify="left", box=None, padding=(0, 1),
+                  show_edge=False, title_style="bold")
+    table.add_column("", no_wrap=True)
+    table.add_column("kv heads", justify="right", no_wrap=True)
+    table.add_column("per token", justify="right", no_wrap=True)
+    table.add_column(f"{config.max_len:,} tok", justify="right", no_wrap=True)
+    for v in kv_cache_variants(config):
+        table.add_row(f"{v.name}{' *' if v.current else ''}", f"{v.kv_heads}", fmt_bytes(v.per_token),
+                      fmt_bytes(v.full))
     return table
 
 
@@ -104,6 +121,7 @@ class ArchitectureView(Vertical):
                         with VerticalScroll():
                             yield ParamBars(id="bars")
                             yield Static("", id="arch-cost")
+                            yield Static("", id="arch-kv")
                             yield Static("", id="paper-note")
                     with TabPane("Model", id="arch-model"):
                         yield ModelDiagram(id="model-diagram")
@@ -247,6 +265,7 @@ class ArchitectureView(Vertical):
         error.update("")
         error.display = False
         self.query_one("#arch-cost", Static).update(summary_text(config, batch, seq))
+        self.query_one("#arch-kv", Static).update(kv_table(config) if config.has_decoder else "")
         self._refresh_tab(config, batch, seq, src)
 
     def _refresh_tab(self, config: ModelConfig, batch: int, seq: int, src: int) -> None:

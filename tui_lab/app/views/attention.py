@@ -22,7 +22,15 @@ from textual.worker import get_current_worker
 from tui_lab.app.guard import guarded
 from tui_lab.app.origin import describe_origin
 from tui_lab.app.views import attention_capture as work
-from tui_lab.app.views.attention_grids import ATTENTION_KINDS, KIND_TITLES, MASKS, Capture, causal_mask, grid_spec
+from tui_lab.app.views.attention_grids import (
+    ATTENTION_KINDS,
+    KIND_TITLES,
+    MASKS,
+    Capture,
+    Pattern,
+    causal_mask,
+    grid_spec,
+)
 from tui_lab.app.views.attention_inputs import GPT_TEXT, SOURCE_TEXT, TARGET_TEXT, Inputs
 from tui_lab.app.views.attention_pickers import Pickers
 from tui_lab.app.widgets.heatmap import Heatmap
@@ -166,8 +174,14 @@ class AttentionView(Inputs, Pickers, Vertical):
 
     def current_spec(self):
         kind, layer, head = self.choice()
-        return grid_spec(self.cap, kind, layer, head, self.query_one("#att-src", Input).value,
-                         self.app.live.config.d_model)
+        config = self.app.live.config
+        return grid_spec(self.cap, kind, layer, head, self.query_one("#att-src", Input).value, config.d_model,
+                         self.pattern, causal=config.family != "encoder-only")
+
+    @property
+    def pattern(self) -> Pattern:
+        config = self.app.live.config
+        return Pattern(config.attention_window, config.global_tokens)
 
     def redraw(self) -> None:
         spec = self.current_spec()
@@ -190,7 +204,9 @@ class AttentionView(Inputs, Pickers, Vertical):
         tiles = [list(zip(self.cap.grids[(kind, layer)], self.cap.entropy.get((kind, layer), []), strict=False))
                  for layer in layers]
         first = self.cap.grids[(kind, layers[0])][0] if layers else None
-        mask = causal_mask(len(first), len(first[0])) if first and kind == "decoder-self" else None
+        local = kind == "encoder-self" and self.pattern.window > 0
+        mask = causal_mask(len(first), len(first[0]), self.pattern, kind == "decoder-self") \
+            if first and (kind == "decoder-self" or local) else None
         self.query_one(SmallMultiples).set_tiles(tiles, layers, mask)
 
     def action_model_view(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tui_lab.analysis.attention_pattern import allowed, attended_pairs, pattern_name
 from tui_lab.app import grids
 from tui_lab.app.grids import GridSpec
 
@@ -20,11 +21,13 @@ KIND_TITLES = {
     "mask-causal": "mask: causal (1 = may attend)",
     "mask-padding": "mask: padding, seed 002's batch of 4, 3, 1 tokens",
     "mask-both": "mask: causal AND padding",
+    "mask-local": "mask: sliding window / global tokens",
     "pos-sinusoidal": "positions: sinusoidal table (from the formula)",
     "pos-learned": "positions: learned table (live model)",
 }
 ATTENTION_KINDS = ("encoder-self", "decoder-self", "cross")
-MASKS = ("mask-causal", "mask-padding", "mask-both", "pos-sinusoidal")
+MASKS = ("mask-causal", "mask-padding", "mask-both", "mask-local", "pos-sinusoidal")
+EXAMPLE_WINDOW, EXAMPLE_GLOBAL = 3, 1  # what mask-local draws for a model with full attention
 POS_ROWS = 64
 
 
@@ -43,9 +46,33 @@ class Capture:
 
 
 
-def causal_mask(n_rows: int, n_cols: int) -> list[list[bool]]:
-    """True above the diagonal: query i may not attend to key k > i."""
-    return [[k > q for k in range(n_cols)] for q in range(n_rows)]
+@dataclass(frozen=True)
+class Pattern:
+    """The live model's self-attention pattern (config.attention_window, config.global_tokens)."""
+
+    window: int = 0
+    global_tokens: int = 0
+
+
+def causal_mask(n_rows: int, n_cols: int, pattern: Pattern = Pattern(), causal: bool = True) -> list[list[bool]]:
+    """True where query q may NOT attend key k: above the diagonal, and outside a sliding window."""
+    return [[not allowed(q, k, causal, pattern.window, pattern.global_tokens) for k in range(n_cols)]
+            for q in range(n_rows)]
+
+
+def local_spec(tokens: list[str], pattern: Pattern, causal: bool) -> GridSpec:
+    """The model's window pattern over the typed tokens (an example one for full attention), with its pairs."""
+    example = pattern.window == 0
+    p = Pattern(EXAMPLE_WINDOW, EXAMPLE_GLOBAL) if example else pattern
+    n = len(tokens)
+    blocked = causal_mask(n, n, p, causal)
+    values = [[0.0 if cell else 1.0 for cell in row] for row in blocked]
+    pairs, full = attended_pairs(n, causal, p.window, p.global_tokens), attended_pairs(n, causal)
+    share = f"{pairs / full:.0%}" if full else "-"
+    lead = "example (this model attends fully)" if example else "this model"
+    title = (f"mask: {lead}: {pattern_name(causal, p.window, p.global_tokens)} · "
+             f"{pairs} of {full} pairs ({share}) vs full {'causal' if causal else 'attention'}")
+    return GridSpec(title, values, tokens, tokens, blocked, 0.0, 1.0)
 
 
 def mean_of_heads(heads: list) -> list[list[float]]:
@@ -53,7 +80,7 @@ def mean_of_heads(heads: list) -> list[list[float]]:
     return [[sum(h[q][k] for h in heads) / n for k in range(len(heads[0][0]))] for q in range(len(heads[0]))]
 
 
-def attention_spec(cap: Capture, kind: str, layer: int, head: int) -> GridSpec:
+def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Pattern = Pattern()) -> GridSpec:
     heads = cap.grids.get((kind, layer))
     if heads is None:
         return GridSpec("no grid yet: press Run", [], [], [])
@@ -63,17 +90,23 @@ def attention_spec(cap: Capture, kind: str, layer: int, head: int) -> GridSpec:
     cols = cap.tgt if kind == "decoder-self" and cap.encoder_decoder else cap.src
     notes = [f"decoder input {t!r} predicts it" for t in cap.tgt] if decoder_rows else []
     causal = kind == "decoder-self"
+    local = kind in ("decoder-self", "encoder-self") and pattern.window > 0
     entropy = cap.entropy.get((kind, layer))
     ent = "" if entropy is None else \
         f" · entropy {sum(entropy) / len(entropy) if head < 0 else entropy[head]:.2f} nats"
     title = f"{KIND_TITLES[kind]} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}{ent}"
-    return GridSpec(title, grid, rows, cols, causal_mask(len(grid), len(grid[0])) if causal else None,
-                    lo=0.0, row_notes=notes)
+    mask = causal_mask(len(grid), len(grid[0]), pattern, causal) if causal or local else None
+    return GridSpec(title, grid, rows, cols, mask, lo=0.0, row_notes=notes)
 
 
-def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_model: int) -> GridSpec:
-    """The grid of `kind` (an attention kind, a mask or a position table) for the pickers' choice."""
+def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_model: int,
+              pattern: Pattern = Pattern(), causal: bool = True) -> GridSpec:
+    """The grid of `kind` (an attention kind, a mask or a position table) for the pickers' choice.
+
+    `pattern` is the live model's window; `causal` whether its self-attention over the typed tokens is causal."""
     tokens = (cap.tgt if cap.encoder_decoder else cap.src) or typed.split()
+    if kind == "mask-local":
+        return local_spec(tokens, pattern, causal)
     if kind == "mask-causal":
         n = len(tokens)
         return GridSpec(KIND_TITLES[kind], grids.causal_grid(n), tokens, tokens, causal_mask(n, n), 0.0, 1.0)
@@ -90,5 +123,5 @@ def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_mode
             return GridSpec("this model has no learned position table", [], [], [])
         return GridSpec(KIND_TITLES[kind], cap.learned, [str(p) for p in range(len(cap.learned))],
                         [str(i) for i in range(len(cap.learned[0]))], axes=("position", "dim"))
-    return attention_spec(cap, kind, layer, head)
+    return attention_spec(cap, kind, layer, head, pattern)
 

@@ -1,0 +1,65 @@
+"""The tokenizer a Hugging Face folder carries, for any family the lab opens, or None with the reason.
+
+GPT-2 keeps its own builder (`tokenizer.py`: vocab.json + merges.txt or tokenizer.json). Every other
+family is read from `tokenizer.json` with HF `tokenizers` (what transformers' fast tokenizers load);
+special ids come from config.json. Marian ships sentencepiece files (source.spm, target.spm) and no
+tokenizer.json: reading those needs the `sentencepiece` package, which the lab does not use, so such a
+folder loads its model with tokenizer None and says why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tui_lab.config import ModelConfig
+from tui_lab.data.tokenizers import Tokenizer
+
+
+def family_tokenizer(folder: Path, hf: dict[str, Any], config: ModelConfig) -> tuple[Tokenizer | None, str]:
+    """(tokenizer or None, a note for people when None)."""
+    if hf.get("model_type") == "gpt2":
+        if not (folder / "tokenizer.json").is_file() and not (folder / "vocab.json").is_file():
+            return None, "no tokenizer files (vocab.json + merges.txt or tokenizer.json)"
+        return _gpt2(folder, hf, config), ""
+    if not (folder / "tokenizer.json").is_file():
+        if (folder / "source.spm").is_file():
+            return None, "its tokenizer is sentencepiece (source.spm), which needs the sentencepiece package"
+        return None, "no tokenizer.json"
+    from tui_lab.hf.tokenizer import _read
+
+    path = folder / "tokenizer.json"
+    from tokenizers import Tokenizer as HFTokenizer
+
+    tokens = _read(path, lambda: HFTokenizer.from_file(str(path)))
+    _check_fits(tokens.get_vocab_size(), config)
+    eos = _first_id(hf.get("eos_token_id"))
+    # Marian's decoder starts from decoder_start_token_id (its pad); others from bos.
+    bos = _first_id(hf.get("decoder_start_token_id" if config.family == "encoder-decoder" else "bos_token_id"))
+    pad = _first_id(hf.get("pad_token_id"))
+    eos = eos if eos is not None else bos
+    bos = bos if bos is not None else eos
+    if eos is None:
+        return None, "config.json names no bos_token_id or eos_token_id for its tokenizer"
+    unk = tokens.token_to_id("<unk>")
+    return Tokenizer(tokens, "bpe", pad_id=pad if pad is not None else eos, bos_id=bos, eos_id=eos, unk_id=unk), ""
+
+
+def _gpt2(folder: Path, hf: dict[str, Any], config: ModelConfig) -> Tokenizer:
+    from tui_lab.hf.tokenizer import gpt2_hf_tokenizer, wrap_gpt2
+
+    tokens = gpt2_hf_tokenizer(folder)
+    _check_fits(tokens.get_vocab_size(), config)
+    return wrap_gpt2(tokens, _first_id(hf.get("eos_token_id")))
+
+
+def _check_fits(size: int, config: ModelConfig) -> None:
+    if size > config.vocab:
+        raise ValueError(f"the tokenizer has {size} tokens but config.json vocab_size is {config.vocab}")
+
+
+def _first_id(value: Any) -> int | None:
+    """An id, or the first of a list of ids (Llama 3 lists several eos ids)."""
+    if isinstance(value, list) and value:
+        value = value[0]
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

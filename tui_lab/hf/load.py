@@ -1,0 +1,79 @@
+"""`load_hf`: any Hugging Face folder of a family the lab opens -> an ordinary model of ours and its tokenizer.
+
+    model, tokenizer = load_hf("path/to/folder")   # a folder, a cache root or a cached model id
+    config = hf_config("path/to/folder")           # config.json only: instant, no torch
+
+The same safety rules as GPT-2 (`tui_lab.hf.weights`): safetensors, or pickles read with
+weights_only; `hub_options` go to `tui_lab.hf.hub.resolve` untouched (nothing touches the network
+without download=True). A folder without tokenizer files gives tokenizer None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tui_lab.config import ModelConfig
+from tui_lab.hf.config import read_config_json
+from tui_lab.hf.families import family_of
+from tui_lab.hf.folder import find_checkpoint
+from tui_lab.hf.hub import resolve
+
+if TYPE_CHECKING:
+    import torch
+
+    from tui_lab.data.tokenizers import Tokenizer
+    from tui_lab.model import Transformer
+
+
+def hf_config(path: str | Path, **hub_options: Any) -> ModelConfig:
+    """Our ModelConfig for a supported HF folder, from its config.json alone."""
+    files = find_checkpoint(resolve(path, **hub_options))
+    raw = read_config_json(files.config)
+    return family_of(raw).config(raw, files.name)
+
+
+def load_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
+            **hub_options: Any) -> tuple[Transformer, Tokenizer | None]:
+    """An ordinary model of ours (eval mode) with the checkpoint's weights, and its tokenizer or None."""
+    opened = open_hf(path, device, dtype, **hub_options)
+    return opened.model, opened.tokenizer
+
+
+@dataclass
+class OpenedHF:
+    model: Transformer
+    tokenizer: Tokenizer | None
+    family: str  # for people: "Llama", "Marian"
+    note: str  # why the tokenizer is None ("" when there is one)
+
+
+def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
+            **hub_options: Any) -> OpenedHF:
+    """`load_hf` plus the family's name and why the tokenizer is None, for the faces' labels."""
+    import torch
+
+    from tui_lab.hf.family_tokenizer import family_tokenizer
+    from tui_lab.hf.weights import open_weights, our_state_dict
+    from tui_lab.model import build_model
+
+    files = find_checkpoint(resolve(path, **hub_options))  # before torch work: the download, if asked for
+    raw = read_config_json(files.config)
+    family = family_of(raw)
+    config = family.config(raw, files.name)
+    tokenizer, note = family_tokenizer(files.folder, raw, config)  # before the weights: a bad one fails fast
+    state = our_state_dict(open_weights(files.weights), config, device, dtype or torch.float32, family)
+    model = build_model(config, device="meta")  # no random init of weights that are about to be replaced
+    model.load_state_dict(state, strict=True, assign=True)
+    if config.tie_embeddings:
+        model.lm_head.weight = model.tok_embed.weight  # assign=True gave each key its own Parameter
+    _rebuild_buffers(model, device)
+    return OpenedHF(model.eval(), tokenizer, family.label, note)
+
+
+def _rebuild_buffers(model: Any, device: Any) -> None:
+    """Non-persistent buffers (the sinusoidal table) were built on the meta device: rebuild them for real."""
+    pos = getattr(model, "pos_embed", None)
+    if pos is not None and hasattr(pos, "make_table"):
+        pos.table = pos.make_table(pos.table.shape[0], pos.d_model).to(device)
