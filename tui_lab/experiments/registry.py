@@ -18,6 +18,7 @@ MODULES: dict[str, str] = {
     "scaling": "tui_lab.experiments.scaling",
     "fused-attention": "tui_lab.experiments.fused_attention",
     "attention-scale": "tui_lab.experiments.attention_scale",
+    "length-extrapolation": "tui_lab.experiments.length_extrapolation",
     "sweep": "tui_lab.experiments.sweep",
 }
 
