@@ -19,6 +19,7 @@ MODULES: dict[str, str] = {
     "fused-attention": "tui_lab.experiments.fused_attention",
     "attention-scale": "tui_lab.experiments.attention_scale",
     "length-extrapolation": "tui_lab.experiments.length_extrapolation",
+    "post-ln-warmup": "tui_lab.experiments.post_ln_warmup",
     "sweep": "tui_lab.experiments.sweep",
 }
 
