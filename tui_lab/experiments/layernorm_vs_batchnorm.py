@@ -125,7 +125,7 @@ def run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
 def _draw_reach(result: Result, options: dict[str, Any]) -> None:
     lengths, e = options["picture_lengths"], options["picture_features"]
     L, target = max(lengths), (0, 1, 2 % e)
-    rows = [f"n{n} l{l}" + ("" if l < lengths[n] else " pad") for n in range(len(lengths)) for l in range(L)]
+    rows = [f"n{n} l{pos}" + ("" if pos < lengths[n] else " pad") for n in range(len(lengths)) for pos in range(L)]
     cols = [f"e{i}" for i in range(e)]
     for norm in ("layernorm", "batchnorm"):
         grid = reach(norm, lengths, e, target)
@@ -142,13 +142,12 @@ def _summarise(result: Result, finals: dict[str, float], options: dict[str, Any]
     result.scalars |= {"val_layernorm": round(finals["layernorm"], 4), "val_batchnorm": round(finals["batchnorm"], 4),
                        "val_batchnorm_padding_counted": round(finals["batchnorm, padding counted"], 4)}
     lengths, e = options["picture_lengths"], options["picture_features"]
+    # Short notes: the view gives them at most five lines above the figure at 80x24.
     result.notes[:0] = [
-        f"picture: layernorm's statistics read {result.scalars['layernorm_reads']} elements (the {e} features of "
-        f"one token); batchnorm's read {result.scalars['batchnorm_reads']} (one feature of all {sum(lengths)} real "
-        f"tokens, padding left out)",
-        f"training: {options['steps']} steps, batches of {options['batch_size']} sequences cut to random lengths "
-        f"{max(options['seq_len'] // 4, 1)}..{options['seq_len']}; losses on real tokens only; batchnorm is "
-        "evaluated with its running statistics"]
+        f"layernorm reads {result.scalars['layernorm_reads']} inputs (one token's {e} features); batchnorm "
+        f"{result.scalars['batchnorm_reads']} (one feature of the {sum(lengths)} real tokens)",
+        f"padded batches, lengths {max(options['seq_len'] // 4, 1)}..{options['seq_len']}; loss on real tokens; "
+        "batchnorm evaluated on running stats"]
 
 
 def _check(options: dict[str, Any]) -> None:

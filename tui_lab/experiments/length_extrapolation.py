@@ -123,13 +123,11 @@ def _summarise(result: Result, losses: dict[str, list[float]], L: int, factor: i
         seen, longer = sum(ys[:L]) / L, sum(ys[L:]) / len(ys[L:])
         table.rows.append([scheme, round(seen, 4), round(longer, 4), round(longer - seen, 4)])
         result.scalars[f"{scheme}_seen"], result.scalars[f"{scheme}_longer"] = round(seen, 4), round(longer, 4)
+    # Short notes: the view gives them at most five lines above the figure at 80x24.
     result.notes[:0] = [
-        f"each model trained on windows of {L} tokens, then measured on windows of {factor * L}; positions "
-        f"past {L - 1} were never seen in training",
-        f"learned positions have max_len {L} rows: positions {L}..{factor * L - 1} reuse the last row "
-        f"(clamped), so their loss is what clamping gives, not a trained row",
-        "RoPE grid: the same q and k rotated to every (m, n); equal values along each diagonal show the score "
-        "depends on m - n only"]
+        f"trained at length {L}, measured out to {factor * L}; learned positions past {L - 1} reuse row {L - 1} "
+        "(clamped: the table has no more rows)",
+        "RoPE grid: one q, k at every (m, n); constant diagonals = score depends on m - n only"]
 
 
 def _check(options: dict[str, Any]) -> None:

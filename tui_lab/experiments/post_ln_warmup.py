@@ -85,11 +85,12 @@ def _summarise(result: Result, norms: dict[str, list[float]], finals: dict[str, 
         result.scalars[f"val_{key}"] = val
     for position, ys in norms.items():  # the last block over the first: > 1 means the output end gets more
         result.scalars[f"{position}_grad_last_over_first"] = round(ys[-1] / ys[0], 3)
+    # Short notes: the view gives them at most five lines above the figure at 80x24.
     result.notes[:0] = [
-        f"at initialisation the last block's gradient is {result.scalars['post_grad_last_over_first']}x the first's "
-        f"with post-LN and {result.scalars['pre_grad_last_over_first']}x with pre-LN",
-        f"all four runs: {options['steps']} steps at peak lr {options['lr']}, warmup {options['warmup']} or 0, "
-        f"gradient clipping {options['grad_clip'] or 'off'}; the paper's 4,000-step warmup is 4% of its 100k steps"]
+        f"grad norm at init, last block / first: post-LN {result.scalars['post_grad_last_over_first']}x, pre-LN "
+        f"{result.scalars['pre_grad_last_over_first']}x",
+        f"{options['steps']} steps, peak lr {options['lr']}, warmup {options['warmup']} or 0, clipping "
+        f"{options['grad_clip'] or 'off'} (the paper: 4,000 of 100k steps)"]
 
 
 def _check(options: dict[str, Any]) -> None:
