@@ -75,6 +75,11 @@ def decoder_layer_params(c: ModelConfig) -> int:
     return 2 * attention_params(c) + ffn_params(c) + 3 * norm_params(c)
 
 
+def length_classifier_params(c: ModelConfig) -> int:
+    """NAT's length classifier (model/nat.py): one Linear from d_model to max_len length classes."""
+    return linear(c.d_model, c.max_len, c.bias) if c.decoder_mode == "nat-length-classifier" else 0
+
+
 @dataclass(frozen=True)
 class ParamCount:
     token_embedding: int
@@ -87,6 +92,7 @@ class ParamCount:
     decoder_layer: int
     encoder_total: int
     decoder_total: int
+    length_classifier: int = 0  # NAT's (decoder_mode nat-length-classifier); 0 otherwise
     idle_experts: int = 0  # the experts a token does not go through, over all layers (0 for a dense FFN)
     input_embedding: int = 0  # BERT's token types; ViT's patch projection and class token
     head: int = 0  # BERT's MLM transform, or the classifier
@@ -97,7 +103,8 @@ class ParamCount:
 
     @property
     def total(self) -> int:
-        return self.embeddings + self.attention + self.ffn + self.norms + self.output + self.head
+        return (self.embeddings + self.attention + self.ffn + self.norms + self.output + self.head
+                + self.length_classifier)
 
     @property
     def active(self) -> int:
@@ -112,14 +119,16 @@ class ParamCount:
     def components(self) -> dict[str, int]:
         parts = {"embeddings": self.embeddings, "attention": self.attention, "ffn": self.ffn,
                  "norms": self.norms, "output": self.output}
-        return {**parts, "head": self.head} if self.head else parts
+        parts |= {"head": self.head} if self.head else {}
+        return parts | ({"length classifier": self.length_classifier} if self.length_classifier else {})
 
     def to_dict(self) -> dict[str, int]:
         return {"total_params": self.total, "active_params": self.active, "token_embedding": self.token_embedding,
                 "position_embedding": self.position_embedding, **self.components(),
                 "encoder_layer": self.encoder_layer, "decoder_layer": self.decoder_layer,
                 "encoder_total": self.encoder_total, "decoder_total": self.decoder_total,
-                "input_embedding": self.input_embedding, "head": self.head}
+                "input_embedding": self.input_embedding, "head": self.head,
+                "length_classifier": self.length_classifier}
 
 
 def token_type_params(c: ModelConfig) -> int:
@@ -164,6 +173,7 @@ def count_params(c: ModelConfig) -> ParamCount:
         decoder_layer=decoder_layer_params(c) if n_dec else 0,
         encoder_total=n_enc * encoder_layer_params(c),
         decoder_total=n_dec * decoder_layer_params(c),
+        length_classifier=length_classifier_params(c),
         idle_experts=(n_enc + n_dec) * (ffn_params(c) - active_ffn_params(c)),
         input_embedding=token_type_params(c) + patch_params(c),
         head=mlm_transform_params(c) + classifier_params(c),

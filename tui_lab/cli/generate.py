@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top-p", type=float, default=None, metavar="P")
     parser.add_argument("--beam-size", type=int, default=1, metavar="B", help="> 1: beam search (deterministic)")
     parser.add_argument("--no-cache", action="store_true", help="recompute the whole sequence at every step")
+    parser.add_argument("--nat-length", dest="nat_length", type=int, default=None, metavar="N",
+                        help="NAT models (decoder_mode nat-*): decode exactly N tokens, overriding the length "
+                             "classifier or the first END")
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
 
@@ -38,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)  # before loading: a bad flag fails fast
     loaded = load_from_args(args)
     ids = prompt_ids(loaded.codec, args.prompt, loaded.config.family, field="--prompt")
+    _check_nat(loaded, settings)
     console = Console(stderr=True)
     if not args.json:
         console.print(f"[dim]{loaded.label} on {next(loaded.model.parameters()).device}[/]")
@@ -58,7 +62,18 @@ def settings_from_args(args: argparse.Namespace) -> GenerationSettings:
     """The core's one check of the settings, its messages naming our flags (`max_new_tokens` -> `--max-new-tokens`)."""
     try:
         return GenerationSettings(args.max_new_tokens, args.temperature, args.top_k, args.top_p, args.beam_size,
-                                  use_cache=not args.no_cache, seed=args.seed)
+                                  use_cache=not args.no_cache, seed=args.seed, nat_length=args.nat_length)
+    except ValueError as err:
+        name, _, rest = str(err).partition(" ")
+        raise ValueError(f"--{name.replace('_', '-')} {rest}") from None
+
+
+def _check_nat(loaded: LoadedModel, settings: GenerationSettings) -> None:
+    """The core's NAT rules, before any decoding, naming our flags."""
+    from tui_lab.generation.nat import check_nat
+
+    try:
+        check_nat(loaded.config, settings.nat_length, settings.beam_size)
     except ValueError as err:
         name, _, rest = str(err).partition(" ")
         raise ValueError(f"--{name.replace('_', '-')} {rest}") from None
@@ -78,7 +93,9 @@ def _generate(loaded: LoadedModel, ids: list[int], args: argparse.Namespace, set
     return {"completion": completion, "prompt": args.prompt, "prompt_ids": ids, "ids": done.ids,
             "new_tokens": len(done.ids), "seconds": done.seconds, "tokens_per_s": done.tokens_per_s,
             "cropped": done.cropped, "slid": done.slid, "unknown": codec.unknown(args.prompt),
-            "model": loaded.label, "device": device, "tokenizer": codec.kind}, done
+            "model": loaded.label, "device": device, "tokenizer": codec.kind,
+            "decoder_mode": loaded.config.decoder_mode, "decoder_passes": done.decoder_passes,
+            "nat_length": done.nat_begins, "predicted_length": done.predicted_length}, done
 
 
 class _LivePrinter:

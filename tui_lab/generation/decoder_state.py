@@ -63,6 +63,7 @@ class DecoderState:
         if self.window is not None:
             capacity = min(capacity, self.window)
         self.cache = model.new_cache(rows, max(capacity, 1)) if use_cache else None
+        self.passes = 0  # decoder forward passes, reported with each step (AT: one per new token)
 
     def logits(self, seq: Tensor, need_attention: bool = False) -> tuple[Tensor, list[AttentionCapture] | None]:
         """(N, L) sequence so far -> (N, V) logits of the next token, plus the last query's attention rows."""
@@ -84,6 +85,7 @@ class DecoderState:
             self.cache.reorder(rows)
 
     def _decode(self, ids: Tensor, need_attention: bool) -> tuple[Tensor, list[AttentionCapture] | None]:
+        self.passes += 1
         out = self.model.decode(ids, self.memory, self.src_mask, cache=self.cache, need_weights=need_attention)
         if not need_attention:
             return out[:, -1], None

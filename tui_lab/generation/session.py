@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from tui_lab.config import is_nat
 from tui_lab.generation.settings import GenerationSettings
 from tui_lab.model import AttentionCapture, Transformer
 
@@ -36,6 +37,9 @@ class Completion:
     slid: bool  # learned positions: the decoder saw only the last max_len tokens
     cropped: bool  # the prompt alone was longer than max_len
     cancelled: bool  # should_stop() said yes before the end
+    decoder_passes: int = 0  # decoder forward passes that made it: AT one per new token, NAT 1
+    nat_begins: int | None = None  # NAT: the positions (BEGINs) decoded; None for AT
+    predicted_length: int | None = None  # NAT length classifier: its length (even when nat_length overrode it)
 
     @property
     def tokens_per_s(self) -> float:
@@ -45,7 +49,11 @@ class Completion:
         """`12 tokens in 0.10 s (120.0 tokens/s, cached)`, for a status line."""
         how = ("cached" if settings.use_cache else "no cache") + (
             f", beam {settings.beam_size}" if settings.beam_size > 1 else "")
-        return f"{len(self.ids)} tokens in {self.seconds:.2f} s ({self.tokens_per_s:.1f} tokens/s, {how})"
+        if self.nat_begins is not None:
+            how = "NAT" + (f", length {self.predicted_length} predicted" if self.predicted_length is not None else "")
+            how += f", {self.nat_begins} decoded" if settings.nat_length is not None else ""
+        passes = f"{self.decoder_passes} decoder pass{'es' if self.decoder_passes != 1 else ''}"
+        return f"{len(self.ids)} tokens in {self.seconds:.2f} s, {passes} ({self.tokens_per_s:.1f} tokens/s, {how})"
 
 
 def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: GenerationSettings,
@@ -63,14 +71,16 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     device = next(model.parameters()).device
     x = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
     start_len = len(prompt_ids) if model.config.family == "decoder-only" else 1  # a target starts at bos
-    threads = decode_threads(model, settings.use_cache, rows=settings.beam_size)  # may measure: not timed
+    # may measure: not timed. NAT's one pass is not the AT path the measurement times: torch's count stays.
+    threads = None if is_nat(model.config) else decode_threads(model, settings.use_cache, rows=settings.beam_size)
     with torch_threads(threads):
         start = time.perf_counter()
         if settings.beam_size > 1:
             new, cancelled = _beam(model, codec, x, start_len, settings), False
+            info = _Info(passes=len(new))  # one batched pass over the beams per new token
         else:
-            new, cancelled = _sample(model, codec, x, settings, on_token, should_stop, need_attention,
-                                     need_candidates)
+            new, cancelled, info = _sample(model, codec, x, settings, on_token, should_stop, need_attention,
+                                           need_candidates)
         seconds = time.perf_counter() - start
     if settings.beam_size > 1:
         for i, token in enumerate(new):  # the winner is known only at the end
@@ -78,36 +88,53 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
                 on_token(NewToken(i, token, None, new[: i + 1], None))
     window = position_window(model)
     return Completion(new, seconds, slid=window is not None and start_len + len(new) - 1 > window,
-                      cropped=window is not None and start_len > window, cancelled=cancelled)
+                      cropped=window is not None and start_len > window, cancelled=cancelled,
+                      decoder_passes=info.passes, nat_begins=info.begins, predicted_length=info.predicted)
+
+
+@dataclass
+class _Info:
+    """What the loop's last step said about the whole run."""
+
+    passes: int = 0
+    begins: int | None = None
+    predicted: int | None = None
+
+    def update(self, step: Any) -> None:
+        self.passes = step.passes
+        self.begins = int(step.begins[0]) if step.begins is not None else None
+        self.predicted = int(step.predicted_length[0]) if step.predicted_length is not None else None
 
 
 def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: GenerationSettings) -> list[int]:
     from tui_lab.generation.loop import generate
 
     out = generate(model, x, s.max_new_tokens, beam_size=s.beam_size, use_cache=s.use_cache, eos_id=codec.eos_id,
-                   bos_id=codec.bos_id)
+                   bos_id=codec.bos_id, nat_length=s.nat_length)
     return out[0, start_len:].tolist()
 
 
 def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettings,
             on_token: Callable[[NewToken], None] | None, should_stop: Callable[[], bool] | None,
-            need_attention: bool, need_candidates: int | None = None) -> tuple[list[int], bool]:
+            need_attention: bool, need_candidates: int | None = None) -> tuple[list[int], bool, _Info]:
     from tui_lab.generation.loop import stream
 
     generator = torch.Generator(device=x.device).manual_seed(s.seed)
     steps = stream(model, x, s.max_new_tokens, s.temperature, s.top_k, s.top_p, use_cache=s.use_cache,
                    eos_id=codec.eos_id, bos_id=codec.bos_id, generator=generator, need_attention=need_attention,
-                   need_candidates=need_candidates)
+                   need_candidates=need_candidates, nat_length=s.nat_length)
     new: list[int] = []
+    info = _Info()
     for step in steps:
         if should_stop is not None and should_stop():
             steps.close()
-            return new, True
+            return new, True, info
+        info.update(step)
         new.append(int(step.ids[0]))
         if on_token is not None:
             prob = float(step.probs[0]) if step.probs is not None else None
             on_token(NewToken(step.index, new[-1], prob, list(new), step.attentions, _candidates(step)))
-    return new, False
+    return new, False, info
 
 
 def _candidates(step: Any) -> list[tuple[int, float]] | None:

@@ -19,6 +19,7 @@ from tui_lab.model.blocks import DecoderBlock, EncoderBlock, make_norm
 from tui_lab.model.heads import make_head
 from tui_lab.model.kv_cache import KVCache
 from tui_lab.model.masks import key_padding
+from tui_lab.model.nat import LENGTH_CLASSIFIER, LengthClassifier
 from tui_lab.model.patches import PatchEmbedding
 from tui_lab.model.positions import ADDITIVE
 
@@ -53,6 +54,9 @@ class Transformer(nn.Module):
         self.decoder_norm = make_norm(c) if c.family != "encoder-only" and c.final_norm else None
         self.head = make_head(c)
         self.lm_head = nn.Linear(c.d_model, c.vocab, bias=c.output_bias) if c.head != "classifier" else None
+        # NAT (model/nat.py): the length classifier reads the encoder output; registered last so every
+        # other weight draws the same numbers as before.
+        self.length_classifier = LengthClassifier(c) if c.decoder_mode == LENGTH_CLASSIFIER else None
         self.apply(_init_weights)
         if c.tie_embeddings and self.lm_head is not None:
             self.lm_head.weight = self.tok_embed.weight  # 2017 section 3.4; GPT-2 wte

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from tui_lab.config import is_nat
 from tui_lab.generation import generate
 from tui_lab.train.config import TrainConfig
 
@@ -52,6 +53,10 @@ def token_loss_sum(model, batch: Batch, label_smoothing: float) -> Tensor:
     if batch.inputs.dim() == 4:  # images (N, C, I, I) -> logits (N, classes)
         return F.cross_entropy(model(batch.inputs).float(), batch.targets, label_smoothing=label_smoothing,
                                reduction="sum")
+    if batch.tgt_in is not None and is_nat(getattr(model, "module", model).config):
+        from tui_lab.train.nat_loss import nat_loss_sum
+
+        return nat_loss_sum(model, batch, label_smoothing)
     if batch.tgt_in is None:
         logits = model(batch.inputs)  # (N, L, V)
     else:
