@@ -52,7 +52,7 @@ def test_overrides_and_shortcuts():
         (dict(d_model=100, heads=3), r"d_model \(100\) must be divisible by heads \(3\)"),
         (dict(d_model=0), r"d_model \(0\) must be a positive integer"),
         (dict(layers=-1), r"layers \(-1\) must be a positive integer"),
-        (dict(norm="batchnorm"), r"norm \('batchnorm'\) must be one of: layernorm, rmsnorm"),
+        (dict(norm="groupnorm"), r"norm \('groupnorm'\) must be one of: layernorm, rmsnorm, batchnorm"),
         (dict(heads="8"), r"heads must be an integer"),
         (dict(dropout=1.5), r"dropout \(1.5\) must be in \[0, 1\)"),
         (dict(colour=3), r"unknown field 'colour'"),

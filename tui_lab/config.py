@@ -42,7 +42,7 @@ _PATCHES = {"image_size": 12, "patch_size": 4, "channels": 3, "head": "classifie
 # test all read it. Add an axis here (and its field below) and every one of them follows.
 AXES: dict[str, Axis] = {
     "family": Axis(FAMILIES),
-    "norm": Axis(("layernorm", "rmsnorm")),
+    "norm": Axis(("layernorm", "rmsnorm", "batchnorm")),
     "norm_position": Axis(("post", "pre")),
     "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none")),
     # "none" (issue 13, seed 002's Q&A): no nonlinearity, so the FFN is down(up(x)), one linear map in disguise.
@@ -228,6 +228,16 @@ def _validate_nat(c: ModelConfig) -> None:
                                f"positions), got {c.max_len}")
     _validate_attention(c)
     _validate_moe(c)
+    _validate_batchnorm(c)
+
+
+def _validate_batchnorm(c: ModelConfig) -> None:
+    """norm 'batchnorm' keeps padding out of its statistics with the padding mask, which only the blocks and
+    the final norms are handed; the embedding norm and the MLM head's norm never see it."""
+    _check(c.norm != "batchnorm" or not c.embedding_norm,
+           "norm 'batchnorm' cannot be the embedding norm (it is not given the padding mask); use layernorm")
+    _check(c.norm != "batchnorm" or c.head != "mlm",
+           "norm 'batchnorm' cannot be the MLM head's norm (it is not given the padding mask); use layernorm")
 
 
 def _validate_attention(c: ModelConfig) -> None:

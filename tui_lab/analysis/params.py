@@ -18,7 +18,8 @@ def linear(n_in: int, n_out: int, bias: bool) -> int:
 
 def norm_params(c: ModelConfig) -> int:
     # RMSNorm has a scale only; LayerNorm a scale and (with bias) a shift.
-    return c.d_model * (2 if c.norm == "layernorm" and c.bias else 1)
+    # batchnorm: weight and bias like LayerNorm's; its running mean and variance are buffers, not parameters
+    return c.d_model * (2 if c.norm in ("layernorm", "batchnorm") and c.bias else 1)
 
 
 def kv_dim(c: ModelConfig) -> int:

@@ -18,6 +18,9 @@ MODULES: dict[str, str] = {
     "scaling": "tui_lab.experiments.scaling",
     "fused-attention": "tui_lab.experiments.fused_attention",
     "attention-scale": "tui_lab.experiments.attention_scale",
+    "length-extrapolation": "tui_lab.experiments.length_extrapolation",
+    "post-ln-warmup": "tui_lab.experiments.post_ln_warmup",
+    "layernorm-vs-batchnorm": "tui_lab.experiments.layernorm_vs_batchnorm",
     "sweep": "tui_lab.experiments.sweep",
 }
 

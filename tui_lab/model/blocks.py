@@ -13,10 +13,12 @@ from torch import Tensor, nn
 
 from tui_lab.config import is_nat
 from tui_lab.model.attention import CrossAttention, SelfAttention
+from tui_lab.model.batchnorm import MaskedBatchNorm, keep_from_allowed, with_keep
 
 NORMS: dict[str, Callable[..., nn.Module]] = {
     "layernorm": lambda c: nn.LayerNorm(c.d_model, eps=c.norm_eps, bias=c.bias),
     "rmsnorm": lambda c: nn.RMSNorm(c.d_model, eps=c.norm_eps),
+    "batchnorm": lambda c: MaskedBatchNorm(c.d_model, eps=c.norm_eps, bias=c.bias),  # padding left out (batchnorm.py)
 }
 
 ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
@@ -92,8 +94,9 @@ class EncoderBlock(nn.Module):
         def attn(h: Tensor):
             return self.attn(h, allowed, start, cache, need_weights)
 
-        x, weights = self.residual(x, attn, self.attn_norm, self.drop)
-        x, _ = self.residual(x, _no_weights(self.ffn), self.ffn_norm, self.drop)
+        keep = keep_from_allowed(allowed)  # only batchnorm uses it: its statistics skip padding
+        x, weights = self.residual(x, attn, with_keep(self.attn_norm, keep), self.drop)
+        x, _ = self.residual(x, _no_weights(self.ffn), with_keep(self.ffn_norm, keep), self.drop)
         return x, weights
 
 
@@ -120,7 +123,8 @@ class DecoderBlock(nn.Module):
         def cross(h: Tensor):
             return self.cross(h, memory_kv, memory_allowed, need_weights)
 
-        y, self_weights = self.residual(y, attn, self.attn_norm, self.drop)
-        y, cross_weights = self.residual(y, cross, self.cross_norm, self.drop)
-        y, _ = self.residual(y, _no_weights(self.ffn), self.ffn_norm, self.drop)
+        keep = keep_from_allowed(allowed)  # only batchnorm uses it: its statistics skip padding
+        y, self_weights = self.residual(y, attn, with_keep(self.attn_norm, keep), self.drop)
+        y, cross_weights = self.residual(y, cross, with_keep(self.cross_norm, keep), self.drop)
+        y, _ = self.residual(y, _no_weights(self.ffn), with_keep(self.ffn_norm, keep), self.drop)
         return y, self_weights, cross_weights

@@ -14,6 +14,7 @@ from torch import Tensor, nn
 
 from tui_lab.config import ModelConfig
 from tui_lab.model.attention import AttentionCapture
+from tui_lab.model.batchnorm import with_keep
 from tui_lab.model.blocks import DecoderBlock, EncoderBlock, make_norm
 from tui_lab.model.copy import CopyGate, copy_capture
 from tui_lab.model.heads import make_head
@@ -86,7 +87,7 @@ class Transformer(nn.Module):
             x, w = block(x, allowed, need_weights=need_weights)
             captures += _capture("encoder", i, "encoder-self", w)
         if self.encoder_norm is not None:
-            x = self.encoder_norm(x)
+            x = with_keep(self.encoder_norm, src_mask)(x)  # batchnorm: statistics over real tokens only
         return (x, captures) if need_weights else x
 
     def decode(
@@ -123,7 +124,7 @@ class Transformer(nn.Module):
                     captures += _capture("decoder", i, "decoder-self", w) + _capture("decoder", i, "cross", wx)
         if cache is not None:
             cache.length = start + tgt.shape[1]
-        state = self.decoder_norm(y) if self.decoder_norm is not None else y  # (N, T, E)
+        state = with_keep(self.decoder_norm, tgt_mask)(y) if self.decoder_norm is not None else y  # (N, T, E)
         logits = self.lm_head(state)
         if self.copy_gate is not None:
             logits, copy = self._copy(logits, state, inputs, wx, memory, src_ext)

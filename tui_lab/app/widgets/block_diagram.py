@@ -13,7 +13,7 @@ from tui_lab.config import ModelConfig
 
 
 def _sublayer(c: ModelConfig, name: str, detail: str) -> list[str]:
-    norm = "RMSNorm" if c.norm == "rmsnorm" else "LayerNorm"
+    norm = {"rmsnorm": "RMSNorm", "batchnorm": "BatchNorm"}.get(c.norm, "LayerNorm")
     if c.norm_position == "pre":
         arm = f"  ├─► {norm} ─► {name} ─┐"
         return [arm, f"  │    {detail}", "  + ◄" + "─" * (len(arm) - 6) + "┘", "  │"]

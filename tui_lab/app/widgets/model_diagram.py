@@ -24,7 +24,7 @@ from tui_lab.app.widgets.block_diagram import layer_diagram
 from tui_lab.config import ModelConfig
 
 GAP = 8  # columns between the encoder and the decoder when they stand side by side
-NORM_NAMES = {"layernorm": ("LN", "LayerNorm"), "rmsnorm": ("RMS", "RMSNorm")}
+NORM_NAMES = {"layernorm": ("LN", "LayerNorm"), "rmsnorm": ("RMS", "RMSNorm"), "batchnorm": ("BN", "BatchNorm")}
 
 
 def shape_text(letters: str, shape: tuple[int, ...], compact: bool = False) -> str:
