@@ -1,10 +1,12 @@
-"""The encoder toys with their defaults: `tui-lab train --preset bert-toy` and `--preset vit-toy`, as a person runs them.
+"""The encoder toys with their defaults: `tui-lab train --preset bert-toy` and `--preset vit-toy`, as run.
 
 Each run is the CLI itself in a child process (`--json`, nothing but the preset given), so the numbers are
 those of the shipped defaults. It reports the final held-out accuracy beside the baselines (bert-toy: the
 masked-token accuracy, always answering the most frequent character, a unigram draw; vit-toy: accuracy and
 the majority class), the child's CPU time (user + sys, what a shared machine does not inflate) and wall
-time. Prints one line per toy, then a JSON line with the numbers.
+time. Prints one line per toy, then a JSON line with the numbers. On a machine whose cores are shared,
+two threads spin waiting for each other and their CPU time grows with the load; `--threads 1` measures the
+work itself (bert-toy's 300 steps took 78 CPU-seconds at one thread, several times that at two under load ~9).
 
     python benchmarks/encoder_toys.py [--threads 2] [--only bert-toy|vit-toy] [--set FIELD=VALUE ...]
 """
