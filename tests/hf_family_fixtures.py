@@ -61,3 +61,39 @@ def save_marian(folder: Path, bias: bool = True):
             model.final_logits_bias.zero_()
     model.save_pretrained(folder)
     return model
+
+
+ENCODER = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4)
+
+
+def save_bert(folder: Path, **changes):
+    import transformers
+
+    config = transformers.BertConfig(**{**ENCODER, "vocab_size": 61, "max_position_embeddings": 64, **changes})
+    model = randomise(transformers.BertForMaskedLM(config))
+    model.save_pretrained(folder)
+    return model
+
+
+def save_vit(folder: Path, **changes):
+    import transformers
+
+    config = transformers.ViTConfig(**{**ENCODER, "image_size": 8, "patch_size": 2, "num_channels": 3,
+                                       "num_labels": 5, **changes})
+    model = randomise(transformers.ViTForImageClassification(config))
+    model.save_pretrained(folder)
+    return model
+
+
+def save_wordpiece(folder: Path, size: int = 61) -> None:
+    """A BERT-style tokenizer.json (lowercasing, WordPiece, [CLS]/[SEP]) trained on a few words."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+    hf = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    hf.normalizer = normalizers.BertNormalizer(lowercase=True)
+    hf.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    hf.decoder = decoders.WordPiece()
+    trainer = trainers.WordPieceTrainer(vocab_size=size, show_progress=False,
+                                        special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    hf.train_from_iterator(["the cat sat on the mat", "a dog saw the cat", "seen gesehen"] * 5, trainer)
+    hf.save(str(folder / "tokenizer.json"))

@@ -12,6 +12,8 @@ from tui_lab.app.widgets.compare import compare_rows
 from tui_lab.app.widgets.config_form import TEXT_FIELDS, ConfigForm, adjust_stacks, field_of_error
 from tui_lab.presets import list_presets, load_preset
 
+FORM_COLUMNS = 35  # the form panel (37) less its left padding and the scrollbar that parts it from the results
+
 PINNED = {"gpt2-small": "124,439,808", "transformer-2017-base": "63,082,496"}
 
 
@@ -151,9 +153,9 @@ async def test_a_rule_shows_whole_under_the_field_that_broke_it_and_the_panel_go
         assert rule in str(app.query_one("#e-heads", Label).render()) and app.query_one("#e-heads").display
         assert not app.query_one("#e-d_model").display
         lines = screen_lines(app)
-        assert rule in _column(lines, 0, 34)  # wrapped, never cut
-        heads_row = next(i for i, line in enumerate(lines) if line[:34].split()[:1] == ["heads"])
-        assert lines[heads_row + 1][:34].split()[0] == "d_model"  # the rule's first line, right under heads
+        assert rule in _column(lines, 0, FORM_COLUMNS)  # wrapped, never cut
+        heads_row = next(i for i, line in enumerate(lines) if line[:FORM_COLUMNS].split()[:1] == ["heads"])
+        assert lines[heads_row + 1][:FORM_COLUMNS].split()[0] == "d_model"  # the rule's first line, right under heads
         assert "stale: form invalid" in screen_text(app)
         assert app.query_one("#arch-results").has_class("stale")
         await pilot.press("backspace", "1", "2")

@@ -12,6 +12,7 @@ from textual.widgets import Input, OptionList, Select
 from tui_lab.app.views import experiments_draw as draw
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
+from tui_lab.experiments import names
 
 SMALL = (80, 24)
 
@@ -56,16 +57,18 @@ async def test_sweep_picker_fills_values_queues_runs_and_cancel_empties_the_queu
     app = app_for("--preset", "gpt2-toy")
     async with app.run_test(size=(160, 48)) as pilot:
         view = await open_view(pilot)
-        app.query_one("#ex-list", OptionList).highlighted = 1  # sweep
+        app.query_one("#ex-list", OptionList).highlighted = names().index("sweep")
         await pilot.pause()
         assert app.query_one("#ex-sweep").display
         app.query_one("#ex-field", Select).value = "norm"
         await pilot.pause()
         assert app.query_one("#ex-values", Input).value == "layernorm,rmsnorm"
-        app.query_one("#ex-options", Input).value = "steps=3; d_model=16; layers=1; batch_size=2; seq_len=8"
+        app.query_one("#ex-options", Input).value = "steps=60; d_model=16; layers=1; batch_size=2; seq_len=8"
+        app.query_one("#ex-list", OptionList).focus()
+        await pilot.pause()
         await pilot.press("r")
         await pilot.press("r")  # queued behind the first
-        assert view.running == "sweep" and len(view.queue) == 1
+        assert view.running == "sweep" and len(view.queue) == 1, [n.message for n in app._notifications]
         await wait_for(pilot, lambda: view.result is not None and len(view.result.tables["runs"].rows) == 2, 120)
         await pilot.pause()
         plot = app.query_one("#ex-plot", LinePlot)

@@ -38,7 +38,7 @@ async def test_newcomer_walk_at_80x24(tmp_path, monkeypatch):
         app.query_one("#f-heads", Input).focus()
         await pilot.press("end", "backspace", "backspace", "5")
         await shows(pilot, "stale: form invalid")
-        form_column = " ".join(" ".join(line[:34].split()) for line in screen_lines(app))  # the form, rows joined
+        form_column = " ".join(" ".join(line[:35].split()) for line in screen_lines(app))  # the form, rows joined
         assert "d_model (768) must be divisible by heads (5)" in form_column
         await pilot.press("backspace", "1", "2", "escape")
         await shows(pilot, "124,439,808 parameters")

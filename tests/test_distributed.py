@@ -61,3 +61,22 @@ def test_batch_must_split_evenly_over_ranks(monkeypatch):
     assert info.enabled and not info.is_main and info.shard(8) == (4, 8)
     with pytest.raises(ValueError, match="batch_size \\(7\\) must be divisible by the number of processes \\(2\\)"):
         setup("cpu", 7)
+
+
+def test_two_ranks_train_a_mixture_of_experts_like_one_process(tmp_path, capsys):
+    """Eight experts, top-1, 16 tokens a rank: some expert goes unchosen on some rank, which DDP must allow.
+    The load-balancing loss is per rank (as in transformers), so it is off here to compare the losses exactly."""
+    data = tmp_path / "prose.txt"
+    data.write_text(TEXT, encoding="utf-8")
+    moe = ["--set", "ffn=moe", "--set", "experts=8", "--set", "experts_per_token=1", "--set",
+           "router_aux_loss_coef=0", "--batch-size", "2", "--steps", "3", "--data", str(data)]
+    args = [*ARGS[:ARGS.index("--batch-size")], *ARGS[ARGS.index("--seq-len"):ARGS.index("--steps")],
+            *ARGS[ARGS.index("--seed"):], *moe]
+    result = run_torchrun(tmp_path, args)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert main(args) == 0
+    single = events(capsys.readouterr().out, "step")
+    ddp = events(result.stdout, "step")
+    assert [e["train_loss"] for e in ddp] == pytest.approx([e["train_loss"] for e in single], rel=1e-4)
+    assert [e["expert_load"] for e in ddp] == [e["expert_load"] for e in single]  # summed over the ranks
+    assert any(0 in row for e in single for row in e["expert_load"])  # an expert unchosen somewhere

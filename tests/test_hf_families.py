@@ -9,7 +9,6 @@ import torch
 from hf_family_fixtures import CAUSAL, missing_axes, save_causal, save_marian
 
 from tui_lab.analysis import count_params
-from tui_lab.config import field_names
 from tui_lab.generation import generate
 from tui_lab.hf import hf_config, load_hf
 
@@ -61,8 +60,6 @@ def test_causal_counts_and_trains_like_ours(causal):
 
 @pytest.fixture(scope="module", params=[True, False], ids=["final_logits_bias", "zero-bias"])
 def marian(request, tmp_path_factory):
-    if request.param and "output_bias" not in field_names():
-        pytest.skip("needs the config axis output_bias (not in this build) for a non-zero final_logits_bias")
     folder = tmp_path_factory.mktemp("marian")
     return folder, save_marian(folder, bias=request.param)
 
@@ -73,6 +70,8 @@ def test_marian_logits_match_transformers(marian):
     c = ours.config
     assert (c.family, c.norm_position, c.activation, c.positions, c.final_norm) == (
         "encoder-decoder", "post", "silu", "sinusoidal_halves", False)
+    assert ours.lm_head.bias.shape == (c.vocab,)  # final_logits_bias (1, V) lands on output_bias
+    assert torch.equal(ours.lm_head.bias, reference.final_logits_bias[0])
     g = torch.Generator().manual_seed(3)
     src, tgt = torch.randint(0, 60, (2, 11), generator=g), torch.randint(0, 60, (2, 7), generator=g)
     src_mask = torch.ones_like(src, dtype=torch.bool)

@@ -233,3 +233,21 @@ def test_moe_cached_logits_and_greedy_equal_uncached():
     prompt = ids[:, :4]
     cached = generate(model, prompt, 16, temperature=0.0, use_cache=True)
     assert torch.equal(cached, generate(model, prompt, 16, temperature=0.0, use_cache=False))
+
+
+def test_an_moe_run_saved_and_resumed_equals_one_straight_run(tmp_path):
+    train = train_config_for(None, steps=4, batch_size=4, seq_len=16, eval_every=0, sample_every=0)
+    config = moe_config(vocab=256)
+    straight = Trainer(config, train)
+    for _ in range(4):
+        straight.step()
+    first = Trainer(config, train)
+    first.step(), first.step()
+    first.save(tmp_path / "ckpt")
+    resumed = Trainer.from_checkpoint(tmp_path / "ckpt")
+    assert resumed.model_config.ffn == "moe" and resumed.train_config.router_aux_loss_coef == 0.01
+    resumed.step()
+    last = resumed.step()
+    assert last.expert_load is not None
+    for name, tensor in straight.model.state_dict().items():
+        assert torch.equal(tensor, resumed.model.state_dict()[name]), name

@@ -7,7 +7,7 @@ import torch
 from tests.test_train_helpers import lm_config, small_lm_data, tiny_lm, tiny_seq2seq
 from tui_lab.data import load_task
 from tui_lab.train import ErrorEvent, EvalEvent, StepEvent, StoppedEvent, TrainConfig, Trainer, train_config_for
-from tui_lab.train import trainer as trainer_module
+from tui_lab.train import objective as objective_module  # where the step computes its loss
 
 PEAK = 1e11  # skip measuring the matmul peak in every test
 
@@ -108,7 +108,7 @@ def test_step_runs_exactly_one_update():
 def test_non_finite_loss_stops_and_keeps_the_last_good_weights(monkeypatch):
     events = []
     trainer = make(lm_config(steps=10), events=events.append)
-    real = trainer_module.token_loss_sum
+    real = objective_module.token_loss_sum
     calls = {"n": 0}
 
     def poisoned(model, batch, smoothing):
@@ -116,7 +116,7 @@ def test_non_finite_loss_stops_and_keeps_the_last_good_weights(monkeypatch):
         loss = real(model, batch, smoothing)
         return loss * float("nan") if calls["n"] == 4 else loss
 
-    monkeypatch.setattr(trainer_module, "token_loss_sum", poisoned)
+    monkeypatch.setattr(objective_module, "token_loss_sum", poisoned)
     for _ in range(3):
         trainer.step()
     good = {k: v.clone() for k, v in trainer.model.state_dict().items()}
@@ -147,7 +147,7 @@ def test_exact_match_is_one_for_a_perfect_model():
     source = trainer.source
     pairs = task.val[:8]
 
-    def oracle(model, src, src_mask, bos, eos, max_new):  # emits each source's own tokens, then eos
+    def oracle(model, src, src_mask, bos, eos, max_new, *copy_args):  # emits each source's own tokens, then eos
         rows = [[bos, *s, eos] + [eos] * (max_new - len(s)) for s, _ in pairs]
         return torch.tensor(rows)
 

@@ -45,11 +45,14 @@ AXES: dict[str, Axis] = {
     "norm": Axis(("layernorm", "rmsnorm")),
     "norm_position": Axis(("post", "pre")),
     "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none")),
-    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu")),
+    # "none" (issue 13, seed 002's Q&A): no nonlinearity, so the FFN is down(up(x)), one linear map in disguise.
+    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu", "none")),
     "embedding_scale": Axis(("none", "sqrt_d_model")),
     "tie_embeddings": Axis((True, False)),
     "bias": Axis((True, False)),
     "final_norm": Axis((True, False)),
+    # Non-autoregressive decoding (seed 002 section 3.2): the decoder reads a row of BEGINs in one pass.
+    "decoder_mode": Axis(("autoregressive", "nat-length-classifier", "nat-max-length"), families=("encoder-decoder",)),
     # grouped-query and local attention (issue 14): ints are the samples the coverage test builds
     "kv_heads": Axis((0, 1, 2)),
     "qkv_bias": Axis((False, True)),
@@ -75,6 +78,8 @@ AXES: dict[str, Axis] = {
     "token_types": Axis((0, 2), ("encoder-only",)),
     "embedding_norm": Axis((False, True), ("encoder-only",)),
     "output_bias": Axis((False, True)),
+    # copy mechanism (issue 13, seed 002 section 4 Tips 1): a pointer-generator over the source
+    "copy": Axis((False, True), families=("encoder-decoder",)),
 }
 
 # Fields that are not axes but that presets may still omit (they keep their default): numbers that
@@ -112,6 +117,8 @@ class ModelConfig:
     final_norm: bool = True
     dropout: float = 0.1
     source: str = field(default="", compare=False)
+    # Non-autoregressive decoding (tui_lab/model/nat.py): 'autoregressive' builds what the lab always built.
+    decoder_mode: str = "autoregressive"
     # grouped-query attention (Ainslie et al. 2023): kv_heads 0 = heads (MHA), 1 = MQA (Shazeer 2019);
     # qkv_bias gives q/k/v biases even without `bias` (Qwen2). Local attention (Beltagy et al. 2020,
     # Longformer): attention_window 0 = full, else keys per query; global_tokens attend/are attended everywhere.
@@ -137,6 +144,8 @@ class ModelConfig:
     image_size: int = 0
     patch_size: int = 0
     channels: int = 0
+    # copy mechanism (issue 13): p_gen mixes the vocabulary with the cross-attention over the source
+    copy: bool = False
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -204,6 +213,19 @@ def _validate(c: ModelConfig) -> None:
     if c.positions == "rope":
         _check(c.d_head % 2 == 0, f"positions 'rope' needs an even d_head; d_model/heads is {c.d_head}")
     _validate_stacks(c)
+    _validate_nat(c)
+
+
+def is_nat(c: ModelConfig) -> bool:
+    """A non-autoregressive decoder: no causal mask, the whole target in one decoder pass."""
+    return c.decoder_mode != "autoregressive"
+
+
+def _validate_nat(c: ModelConfig) -> None:
+    # The length classifier has one class per length 0..max_len-1; max-length decoding feeds max_len BEGINs.
+    if is_nat(c):
+        _check(c.max_len >= 2, f"decoder_mode {c.decoder_mode!r} needs max_len >= 2 (it decodes up to max_len "
+                               f"positions), got {c.max_len}")
     _validate_attention(c)
     _validate_moe(c)
 

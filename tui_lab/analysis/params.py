@@ -63,6 +63,11 @@ def position_params(c: ModelConfig) -> int:
     return c.max_len * c.d_model if c.positions == "learned" else 0
 
 
+def copy_params(c: ModelConfig) -> int:
+    """The copy mechanism's gate p_gen: w . [context; state; input] + b, so 3E weights and one bias."""
+    return 3 * c.d_model + 1 if c.copy else 0
+
+
 def encoder_layer_params(c: ModelConfig) -> int:
     return attention_params(c) + ffn_params(c) + 2 * norm_params(c)
 
@@ -72,6 +77,11 @@ def decoder_layer_params(c: ModelConfig) -> int:
     if c.family == "decoder-only":
         return encoder_layer_params(c)
     return 2 * attention_params(c) + ffn_params(c) + 3 * norm_params(c)
+
+
+def length_classifier_params(c: ModelConfig) -> int:
+    """NAT's length classifier (model/nat.py): one Linear from d_model to max_len length classes."""
+    return linear(c.d_model, c.max_len, c.bias) if c.decoder_mode == "nat-length-classifier" else 0
 
 
 @dataclass(frozen=True)
@@ -86,9 +96,11 @@ class ParamCount:
     decoder_layer: int
     encoder_total: int
     decoder_total: int
+    length_classifier: int = 0  # NAT's (decoder_mode nat-length-classifier); 0 otherwise
     idle_experts: int = 0  # the experts a token does not go through, over all layers (0 for a dense FFN)
     input_embedding: int = 0  # BERT's token types; ViT's patch projection and class token
     head: int = 0  # BERT's MLM transform, or the classifier
+    copy: int = 0  # the copy mechanism's gate (tui_lab.model.copy)
 
     @property
     def embeddings(self) -> int:
@@ -96,7 +108,8 @@ class ParamCount:
 
     @property
     def total(self) -> int:
-        return self.embeddings + self.attention + self.ffn + self.norms + self.output + self.head
+        return (self.embeddings + self.attention + self.ffn + self.norms + self.output + self.head
+                + self.length_classifier + self.copy)
 
     @property
     def active(self) -> int:
@@ -111,14 +124,17 @@ class ParamCount:
     def components(self) -> dict[str, int]:
         parts = {"embeddings": self.embeddings, "attention": self.attention, "ffn": self.ffn,
                  "norms": self.norms, "output": self.output}
-        return {**parts, "head": self.head} if self.head else parts
+        parts |= {"head": self.head} if self.head else {}
+        parts |= ({"length classifier": self.length_classifier} if self.length_classifier else {})
+        return parts | ({"copy": self.copy} if self.copy else {})  # only where the model has it
 
     def to_dict(self) -> dict[str, int]:
         return {"total_params": self.total, "active_params": self.active, "token_embedding": self.token_embedding,
                 "position_embedding": self.position_embedding, **self.components(),
                 "encoder_layer": self.encoder_layer, "decoder_layer": self.decoder_layer,
                 "encoder_total": self.encoder_total, "decoder_total": self.decoder_total,
-                "input_embedding": self.input_embedding, "head": self.head}
+                "input_embedding": self.input_embedding, "head": self.head,
+                "length_classifier": self.length_classifier}
 
 
 def token_type_params(c: ModelConfig) -> int:
@@ -163,7 +179,9 @@ def count_params(c: ModelConfig) -> ParamCount:
         decoder_layer=decoder_layer_params(c) if n_dec else 0,
         encoder_total=n_enc * encoder_layer_params(c),
         decoder_total=n_dec * decoder_layer_params(c),
+        length_classifier=length_classifier_params(c),
         idle_experts=(n_enc + n_dec) * (ffn_params(c) - active_ffn_params(c)),
         input_embedding=token_type_params(c) + patch_params(c),
         head=mlm_transform_params(c) + classifier_params(c),
+        copy=copy_params(c),
     )

@@ -12,6 +12,7 @@ from tui_lab.analysis.params import (
     attention_params,
     classifier_params,
     expert_params,
+    length_classifier_params,
     linear,
     norm_params,
     output_params,
@@ -19,7 +20,7 @@ from tui_lab.analysis.params import (
     position_params,
     router_params,
 )
-from tui_lab.config import ModelConfig
+from tui_lab.config import ModelConfig, is_nat
 
 Shape = tuple[int, ...]
 
@@ -81,7 +82,7 @@ def _down(c: ModelConfig) -> int:
 
 
 def _causal(c: ModelConfig, prefix: str) -> bool:
-    return prefix.startswith("decoder")
+    return prefix.startswith("decoder") and not is_nat(c)  # a NAT decoder sees every position
 
 
 def _embed_rows(c: ModelConfig, n: int, length: int) -> list[ShapeRow]:
@@ -142,6 +143,9 @@ def shape_trace(c: ModelConfig, batch: int = 1, seq_len: int = 16, src_len: int 
     if c.has_encoder:
         rows += _embed_rows(c, n, s)
         rows += _stack_rows(c, "encoder", c.encoder_layers, n, s, None)
+    if length_classifier_params(c):
+        rows.append(ShapeRow("length_classifier", "linear", (n, s, c.d_model), (n, c.max_len),
+                             length_classifier_params(c), 1, "NAT: mean of the memory -> a length per source"))
     if c.has_decoder:
         if c.family == "encoder-decoder":
             rows.append(ShapeRow("tok_embed", "embedding (shared)", (n, t), (n, t, c.d_model), 0, 1,

@@ -3,7 +3,9 @@
 The decoding loop is the core's (`tui_lab.generation.session.complete`, the same as `tui-lab generate`);
 this module runs it on the worker thread and turns its tokens into messages (`post_message`, one per
 token). The loop polls `is_cancelled` between tokens, so Stop and quitting end it at once. A model
-without a tokenizer (a random preset) uses the core's byte fallback.
+without a tokenizer (a random preset) uses the core's byte fallback. A copy model (pointer-generator)
+points at the prompt's words: `Pointer` gives them temporary ids, so a copied name reads as itself, and
+each token carries p_gen and its row is the copy distribution over the source.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ COMPARE_TOP_K, COMPARE_TOP_P, COMPARE_BEAM = 40, 0.9, 4
 
 
 class Started(Message):
-    def __init__(self, job: int, context: list[str], fallback: bool, cross: bool) -> None:
+    def __init__(self, job: int, context: list[str], fallback: bool, cross: bool, copy: bool = False) -> None:
         super().__init__()
-        self.job, self.context, self.fallback, self.cross = job, context, fallback, cross
+        self.job, self.context, self.fallback, self.cross, self.copy = job, context, fallback, cross, copy
 
 
 class NewToken(Message):
@@ -37,10 +39,11 @@ class NewToken(Message):
     the top candidates of its step as (id, label, probability), best first."""
 
     def __init__(self, job: int, index: int, token_id: int, piece: str, label: str, prob: float | None,
-                 text: str, row: list[float] | None, candidates: tuple[tuple[int, str, float], ...] = ()) -> None:
+                 text: str, row: list[float] | None, candidates: tuple[tuple[int, str, float], ...] = (),
+                 p_gen: float | None = None) -> None:
         super().__init__()
         self.job, self.index, self.token_id, self.piece, self.label = job, index, token_id, piece, label
-        self.prob, self.text, self.row, self.candidates = prob, text, row, candidates
+        self.prob, self.text, self.row, self.candidates, self.p_gen = prob, text, row, candidates, p_gen
 
 
 class Finished(Message):
@@ -91,6 +94,25 @@ def _byte_label(codec: Any, token_id: int) -> str:
     return text.translate(_VISIBLE) or "·"
 
 
+class Pointer:
+    """A prompt as a copy model sees it: extended ids, and decoding that turns temporary ids into its words."""
+
+    def __init__(self, model: Any, codec: Any, prompt: str) -> None:
+        from tui_lab.data import extended
+
+        self.codec, self.extended = codec, extended
+        self.copy = bool(model.config.copy)
+        self.src_ext, self.oov = extended.source_ids(codec, prompt) if self.copy else (None, [])
+
+    def decode(self, ids: list[int]) -> str:
+        return self.extended.decode(self.codec, ids, self.oov) if self.copy else self.codec.decode(ids)
+
+    def labels(self, ids: list[int]) -> list[str]:
+        if self.copy and hasattr(self.codec, "hf"):
+            return self.extended.token_strings(self.codec, ids, self.oov)
+        return labels(self.codec, ids)
+
+
 def stream_job(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings) -> None:
     """Stream one generation (worker thread): NewToken per token, then Finished."""
     try:
@@ -106,32 +128,36 @@ def _stream(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: G
     codec, fallback = codec_for(model, tokenizer)
     ids = encode_prompt(model, codec, prompt)
     cross = model.config.family == "encoder-decoder"
-    poster.post_message(Started(job, labels(codec, ids), fallback, cross))
+    pointer = Pointer(model, codec, prompt)
+    poster.post_message(Started(job, pointer.labels(pointer.src_ext or ids), fallback, cross, pointer.copy))
+    kind = "copy" if pointer.copy else None  # a copy model's row: the copy distribution over the source
 
     def post(token: Any) -> None:  # a NewToken of the core's loop
-        poster.post_message(NewToken(job, token.index, token.id, codec.decode([token.id]), labels(codec, [token.id])[0],
-                                     token.prob, codec.decode(token.ids), attention_row(token.attentions, cross),
-                                     candidates(codec, token.candidates)))
+        poster.post_message(NewToken(job, token.index, token.id, pointer.decode([token.id]),
+                                     pointer.labels([token.id])[0], token.prob, pointer.decode(token.ids),
+                                     attention_row(token.attentions, cross, kind),
+                                     candidates(pointer, token.candidates), token.p_gen))
 
     done = complete(model, codec, ids, s, on_token=post, should_stop=lambda: worker.is_cancelled,
-                    need_attention=True, need_candidates=CANDIDATES)
-    poster.post_message(Finished(job, codec.decode(done.ids), len(done.ids), done.seconds, worker.is_cancelled,
+                    need_attention=True, need_candidates=CANDIDATES, src_ext=pointer.src_ext)
+    poster.post_message(Finished(job, pointer.decode(done.ids), len(done.ids), done.seconds, worker.is_cancelled,
                                  done.summary(s)))
 
 
 def candidates(codec: Any, top: list[tuple[int, float]] | None) -> tuple[tuple[int, str, float], ...]:
-    """The core's (id, prob) candidates with their labels; none for beam search."""
+    """The core's (id, prob) candidates with their labels (`codec` a codec or a Pointer); none for beam search."""
     if not top:
         return ()
-    names = labels(codec, [i for i, _ in top])
+    names = codec.labels([i for i, _ in top]) if isinstance(codec, Pointer) else labels(codec, [i for i, _ in top])
     return tuple((i, name, p) for (i, p), name in zip(top, names, strict=True))
 
 
-def attention_row(attentions: list | None, cross: bool) -> list[float] | None:
-    """The new token's attention over the context: last layer, mean of heads (cross-attention for enc-dec)."""
+def attention_row(attentions: list | None, cross: bool, kind: str | None = None) -> list[float] | None:
+    """The new token's attention over the context: last layer, mean of heads (cross-attention for enc-dec;
+    `kind` "copy": the copy distribution, (1 - p_gen) x that attention)."""
     if not attentions:
         return None
-    kind = "cross" if cross else "decoder-self"
+    kind = kind or ("cross" if cross else "decoder-self")
     chosen = [a for a in attentions if a.kind == kind]
     if not chosen:
         return None
@@ -166,8 +192,9 @@ def _compare(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: 
     worker = get_current_worker()
     codec, _ = codec_for(model, tokenizer)
     ids = encode_prompt(model, codec, prompt)
+    pointer = Pointer(model, codec, prompt)
     for mode, (settings, detail) in compare_modes(s).items():
         if worker.is_cancelled:
             return
-        done = complete(model, codec, ids, settings)
-        poster.post_message(CompareResult(job, mode, codec.decode(done.ids), done.seconds, detail))
+        done = complete(model, codec, ids, settings, src_ext=pointer.src_ext)
+        poster.post_message(CompareResult(job, mode, pointer.decode(done.ids), done.seconds, detail))

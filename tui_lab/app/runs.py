@@ -27,6 +27,7 @@ class Run:
     val_loss: list[tuple[int, float]] = field(default_factory=list)
     lr: list[tuple[int, float]] = field(default_factory=list)
     tokens_per_s: list[float] = field(default_factory=list)
+    teacher_forcing: list[tuple[int, float]] = field(default_factory=list)  # seq2seq: p_i (scheduled sampling)
     status: str = "running"
     label: str = ""
 

@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top-p", type=float, default=None, metavar="P")
     parser.add_argument("--beam-size", type=int, default=1, metavar="B", help="> 1: beam search (deterministic)")
     parser.add_argument("--no-cache", action="store_true", help="recompute the whole sequence at every step")
+    parser.add_argument("--nat-length", dest="nat_length", type=int, default=None, metavar="N",
+                        help="NAT models (decoder_mode nat-*): decode exactly N tokens, overriding the length "
+                             "classifier or the first END")
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
 
@@ -38,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)  # before loading: a bad flag fails fast
     loaded = load_from_args(args)
     ids = prompt_ids(loaded.codec, args.prompt, loaded.config.family, field="--prompt")
+    _check_nat(loaded, settings)
     console = Console(stderr=True)
     if not args.json:
         console.print(f"[dim]{loaded.label} on {next(loaded.model.parameters()).device}[/]")
@@ -58,7 +62,18 @@ def settings_from_args(args: argparse.Namespace) -> GenerationSettings:
     """The core's one check of the settings, its messages naming our flags (`max_new_tokens` -> `--max-new-tokens`)."""
     try:
         return GenerationSettings(args.max_new_tokens, args.temperature, args.top_k, args.top_p, args.beam_size,
-                                  use_cache=not args.no_cache, seed=args.seed)
+                                  use_cache=not args.no_cache, seed=args.seed, nat_length=args.nat_length)
+    except ValueError as err:
+        name, _, rest = str(err).partition(" ")
+        raise ValueError(f"--{name.replace('_', '-')} {rest}") from None
+
+
+def _check_nat(loaded: LoadedModel, settings: GenerationSettings) -> None:
+    """The core's NAT rules, before any decoding, naming our flags."""
+    from tui_lab.generation.nat import check_nat
+
+    try:
+        check_nat(loaded.config, settings.nat_length, settings.beam_size)
     except ValueError as err:
         name, _, rest = str(err).partition(" ")
         raise ValueError(f"--{name.replace('_', '-')} {rest}") from None
@@ -66,32 +81,49 @@ def settings_from_args(args: argparse.Namespace) -> GenerationSettings:
 
 def _generate(loaded: LoadedModel, ids: list[int], args: argparse.Namespace, settings: GenerationSettings,
               live: bool) -> tuple[dict[str, Any], Completion]:
+    from tui_lab.data import extended
     from tui_lab.generation.session import complete
 
     codec, family = loaded.codec, loaded.config.family
-    printer = _LivePrinter(codec, args.prompt if family == "decoder-only" else None) if live else None
-    done = complete(loaded.model, codec, ids, settings, on_token=printer.update if printer else None)
-    completion = codec.decode(done.ids)
+    # A copy model points at the prompt's words: out-of-vocabulary ones get temporary ids it may emit.
+    src_ext, oov = extended.source_ids(codec, args.prompt) if loaded.config.copy else (None, [])
+    decode = (lambda new: extended.decode(codec, new, oov)) if loaded.config.copy else codec.decode
+    printer = _LivePrinter(decode, args.prompt if family == "decoder-only" else None) if live else None
+    p_gens: list[float] = []
+
+    def on_token(token: NewToken) -> None:
+        if token.p_gen is not None:
+            p_gens.append(token.p_gen)
+        if printer is not None:
+            printer.update(token)
+
+    done = complete(loaded.model, codec, ids, settings, on_token=on_token, src_ext=src_ext)
+    completion = decode(done.ids)
     if printer is not None:
         printer.finish(completion)
     device = str(next(loaded.model.parameters()).device)
-    return {"completion": completion, "prompt": args.prompt, "prompt_ids": ids, "ids": done.ids,
-            "new_tokens": len(done.ids), "seconds": done.seconds, "tokens_per_s": done.tokens_per_s,
-            "cropped": done.cropped, "slid": done.slid, "unknown": codec.unknown(args.prompt),
-            "model": loaded.label, "device": device, "tokenizer": codec.kind}, done
+    result = {"completion": completion, "prompt": args.prompt, "prompt_ids": ids, "ids": done.ids,
+              "new_tokens": len(done.ids), "seconds": done.seconds, "tokens_per_s": done.tokens_per_s,
+              "cropped": done.cropped, "slid": done.slid, "unknown": codec.unknown(args.prompt),
+              "model": loaded.label, "device": device, "tokenizer": codec.kind,
+              "decoder_mode": loaded.config.decoder_mode, "decoder_passes": done.decoder_passes,
+              "nat_length": done.nat_begins, "predicted_length": done.predicted_length}
+    if loaded.config.copy:  # per new token: the weight of generating it from the vocabulary (1 - copying)
+        result |= {"p_gen": p_gens, "copied_words": oov}
+    return result, done
 
 
 class _LivePrinter:
     """Prints the completion as it grows; a trailing partial UTF-8 character waits for its next byte."""
 
-    def __init__(self, codec, prompt: str | None) -> None:
-        self.codec, self.shown = codec, ""
+    def __init__(self, decode, prompt: str | None) -> None:
+        self.decode, self.shown = decode, ""
         self.console = Console(highlight=False, markup=False)
         if prompt is not None:
             self.console.print(prompt, style="bold", end="")
 
     def update(self, token: NewToken) -> None:
-        self._show(self.codec.decode(token.ids).rstrip("\ufffd"))
+        self._show(self.decode(token.ids).rstrip("\ufffd"))
 
     def finish(self, completion: str) -> None:
         self._show(completion)

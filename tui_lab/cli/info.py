@@ -75,6 +75,8 @@ def _print(config: ModelConfig, data: dict) -> None:
     console.print(arch)
     claims = paper_claims(config.name)
     title = f"parameters: {data['total_params']:,}"
+    if data["active_params"] != data["total_params"]:  # a mixture of experts: what one token goes through
+        title += f", {data['active_params']:,} active per token"
     if "params" in claims:
         title += f" (the source says {claims['params']}; see presets/{config.name}.toml)"
     params = Table("component", "parameters", "share", title=title)

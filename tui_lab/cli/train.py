@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="any model or training field, e.g. --set dropout=0.0 --set warmup=200")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--data", metavar="FILE", help="a UTF-8 text file to train a language model on")
-    source.add_argument("--task", metavar="NAME", help="a seq2seq task: copy, reverse, numbers-de")
+    source.add_argument("--task", metavar="NAME", help="a seq2seq task: copy, reverse, numbers-de, names")
     parser.add_argument("--tokenizer", help="char or bpe (language models)")
     parser.add_argument("--steps", type=int, help="the total number of steps (with --resume too: the run trains on "
                                                   "until its step count reaches this)")

@@ -3,7 +3,7 @@
 - `tokenizers`: one `Tokenizer` class over HF `tokenizers` (char, byte-level BPE, word, GPT-2).
 - `corpus`: the built-in generated English corpus and a reader for a user's UTF-8 file.
 - `lm`: a token stream split into train/val, read as random windows of seq_len + 1.
-- `tasks`: word-level seq2seq tasks (copy, reverse, numbers-de) with held-out splits.
+- `tasks`: word-level seq2seq tasks (copy, reverse, numbers-de, names) with held-out splits.
 """
 
 from __future__ import annotations

@@ -26,8 +26,12 @@ def with_mask_token(tokenizer):
 
 
 def mask_id(tokenizer: Any) -> int | None:
+    """Ours is `<mask>`; a BERT checkpoint's WordPiece vocabulary has `[MASK]`."""
     hf = getattr(tokenizer, "hf", None)
-    return hf.token_to_id(MASK) if hf is not None else None
+    if hf is None:
+        return None
+    found = hf.token_to_id(MASK)
+    return found if found is not None else hf.token_to_id(TYPED_MASK)
 
 
 def mask_text_ids(text: str, tokenizer: Any) -> tuple[list[int], list[str]]:

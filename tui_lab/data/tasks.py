@@ -7,6 +7,10 @@
   provably disjoint and the same `train`/`val` lists for every task.
 - `numbers-de`: English number words to German ones for 0..999 (see `tui_lab.data.numbers`); the
   numbers are shuffled by the seed and 10% held out.
+- `names`: greetings that carry a person's name across (see `tui_lab.data.names`); held-out names never
+  occur in training nor in the vocabulary. Such a task keeps each pair's texts (`Seq2SeqTask.texts`):
+  its pairs' ids hold <unk> where a word is out of the vocabulary, and batches also carry the extended
+  ids the copy mechanism points with (`tui_lab.data.extended`).
 
 Source and target share one word vocabulary (the 2017 model shares one embedding matrix), with
 <pad> <bos> <eos> <unk> at ids 0..3. Pairs hold plain ids, no specials; `collate` adds them:
@@ -23,10 +27,11 @@ from dataclasses import dataclass, fields
 import torch
 from torch import Tensor
 
+from tui_lab.data import extended, names
 from tui_lab.data.numbers import MAX_NUMBER, english_words, german_words
 from tui_lab.data.tokenizers import Tokenizer, word_tokenizer
 
-TASKS = ("copy", "reverse", "numbers-de")
+TASKS = ("copy", "reverse", "numbers-de", "names")
 IGNORE_INDEX = -100  # torch's cross_entropy default
 SPLITS = ("train", "val")
 SYMBOLS = (
@@ -49,9 +54,13 @@ class Seq2SeqBatch:
     tgt_in: Tensor  # (N, T) long: bos, target..., pad_id on padding
     tgt_out: Tensor  # (N, T) long: target..., eos, IGNORE_INDEX on padding
     tgt_mask: Tensor  # (N, T) bool
+    # Tasks with texts: the same in the example's extended vocabulary (out-of-vocabulary words as vocab + k)
+    src_ext: Tensor | None = None  # (N, S) long
+    tgt_ext: Tensor | None = None  # (N, T) long, IGNORE_INDEX on padding
 
     def to(self, device: torch.device | str) -> Seq2SeqBatch:
-        return Seq2SeqBatch(*(getattr(self, f.name).to(device) for f in fields(self)))
+        moved = (getattr(self, f.name) for f in fields(self))
+        return Seq2SeqBatch(*(t.to(device) if t is not None else None for t in moved))
 
 
 @dataclass
@@ -62,6 +71,8 @@ class Seq2SeqTask:
     tokenizer: Tokenizer
     train: list[Pair]
     val: list[Pair]
+    # (source, target) text of every pair, per split, for tasks whose words go beyond the vocabulary
+    texts: dict[str, list[tuple[str, str]]] | None = None
 
     def pairs(self, split: str) -> list[Pair]:
         if split not in SPLITS:
@@ -69,6 +80,9 @@ class Seq2SeqTask:
         return self.train if split == "train" else self.val
 
     def examples(self, split: str) -> list[tuple[str, str]]:
+        if self.texts is not None:
+            self.pairs(split)  # checks the split's name
+            return list(self.texts[split])
         decode = self.tokenizer.decode
         return [(decode(src), decode(tgt)) for src, tgt in self.pairs(split)]
 
@@ -82,8 +96,9 @@ class Seq2SeqTask:
         if batch_size < 1:
             raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
         pairs = self.pairs(split)
-        index = torch.randint(len(pairs), (batch_size,), generator=generator)
-        return collate([pairs[i] for i in index.tolist()], self.tokenizer)
+        index = torch.randint(len(pairs), (batch_size,), generator=generator).tolist()
+        texts = [self.texts[split][i] for i in index] if self.texts is not None else None
+        return collate([pairs[i] for i in index], self.tokenizer, texts)
 
     def batches(self, split: str, batch_size: int) -> Iterator[Seq2SeqBatch]:
         """The whole split in order (the last batch may be smaller): for evaluation."""
@@ -91,11 +106,13 @@ class Seq2SeqTask:
             raise ValueError(f"batch_size: must be at least 1, got {batch_size}")
         pairs = self.pairs(split)
         for start in range(0, len(pairs), batch_size):
-            yield collate(pairs[start : start + batch_size], self.tokenizer)
+            texts = self.texts[split][start : start + batch_size] if self.texts is not None else None
+            yield collate(pairs[start : start + batch_size], self.tokenizer, texts)
 
 
-def collate(pairs: list[Pair], tokenizer: Tokenizer) -> Seq2SeqBatch:
-    """Right-pad (src, tgt) pairs into a batch with bos/eos added to the target."""
+def collate(pairs: list[Pair], tokenizer: Tokenizer, texts: list[tuple[str, str]] | None = None) -> Seq2SeqBatch:
+    """Right-pad (src, tgt) pairs into a batch with bos/eos added to the target; with the pairs' texts, the
+    extended ids too (the copy mechanism's targets)."""
     if not pairs:
         raise ValueError("pairs: cannot collate an empty list")
     sources = [src for src, _ in pairs]
@@ -107,11 +124,22 @@ def collate(pairs: list[Pair], tokenizer: Tokenizer) -> Seq2SeqBatch:
         tgt_in=_pad(tgt_in, tokenizer.pad_id),
         tgt_out=_pad(tgt_out, IGNORE_INDEX),
         tgt_mask=_real(tgt_in),
+        **(_extended(texts, tokenizer) if texts is not None else {}),
     )
 
 
+def _extended(texts: list[tuple[str, str]], tokenizer: Tokenizer) -> dict[str, Tensor]:
+    """src_ext and tgt_ext of a batch (see tui_lab.data.extended), padded like src and tgt_out."""
+    sources, targets = [], []
+    for src_text, tgt_text in texts:
+        src, oov = extended.source_ids(tokenizer, src_text)
+        sources.append(src)
+        targets.append([*extended.target_ids(tokenizer, tgt_text, oov), tokenizer.eos_id])
+    return {"src_ext": _pad(sources, tokenizer.pad_id), "tgt_ext": _pad(targets, IGNORE_INDEX)}
+
+
 def load_task(name: str, seed: int = 0) -> Seq2SeqTask:
-    builders = {"copy": _symbol_task, "reverse": _symbol_task, "numbers-de": _numbers_task}
+    builders = {"copy": _symbol_task, "reverse": _symbol_task, "numbers-de": _numbers_task, "names": _names_task}
     if name not in builders:
         raise ValueError(f"task: unknown task {name!r}; choose one of {', '.join(TASKS)}")
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -155,6 +183,17 @@ def _numbers_task(name: str, seed: int) -> Seq2SeqTask:
         return tokenizer.encode(texts[n][0]), tokenizer.encode(texts[n][1])
 
     return Seq2SeqTask(name, tokenizer, [pair(n) for n in train], [pair(n) for n in val])
+
+
+def _names_task(name: str, seed: int) -> Seq2SeqTask:
+    train, val, words = names.sentences(seed)
+    tokenizer = word_tokenizer(words)  # template words and common names: no rare or held-out name
+
+    def pair(texts: tuple[str, str]) -> Pair:
+        return tokenizer.encode(texts[0]), tokenizer.encode(texts[1])
+
+    pairs = {"train": [pair(t) for t in train], "val": [pair(t) for t in val]}
+    return Seq2SeqTask(name, tokenizer, pairs["train"], pairs["val"], texts={"train": train, "val": val})
 
 
 def _random_sequence(rng: random.Random) -> tuple[str, ...]:

@@ -85,6 +85,10 @@ def _summarise(result: Result, stats, finals: dict[str, float | None], options: 
         f"weight {s['max_weight_unscaled']} vs {s['max_weight_scaled']}",
         f"training (d_head {options['d_model'] // options['heads']}, {options['steps']} steps): val loss "
         f"{s['val_loss_scaled']} scaled vs {s['val_loss_unscaled']} unscaled"]
+    if None not in (s["val_loss_scaled"], s["val_loss_unscaled"]) and s["val_loss_unscaled"] <= s["val_loss_scaled"]:
+        result.notes.insert(2, "here the unscaled run did no worse: with GPT-2's init (weights std 0.02) q . k starts "
+                               "near 0, far from saturation, and a short toy run never gets there; the statistics "
+                               "above are what unit-variance q and k do")
 
 
 def _round(value: float | None) -> float | None:

@@ -16,6 +16,7 @@ from torch import Tensor
 
 from tui_lab.generation import lengths
 from tui_lab.model import AttentionCapture, Transformer
+from tui_lab.model.copy import feedable, p_gen_of
 
 
 def position_window(model: Transformer) -> int | None:
@@ -51,21 +52,50 @@ def prepare(model: Transformer, input_ids: Tensor, bos_id: int | None, src_mask:
     return prefix, memory, src_mask
 
 
+def copy_ids(model: Transformer, input_ids: Tensor, src_ext: Tensor | None, unk_id: int | None,
+             rows_per_input: int = 1) -> Tensor | None:
+    """A copy model's extended source ids (N*r, S), its own ids when none are given; None without copy."""
+    if not model.config.copy:
+        return None
+    if src_ext is None:
+        src_ext = input_ids
+    if src_ext.shape != input_ids.shape:
+        raise ValueError(f"src_ext must have the source's shape {tuple(input_ids.shape)}, got {tuple(src_ext.shape)}")
+    if unk_id is None and bool((src_ext >= model.config.vocab).any()):
+        raise ValueError("unk_id: a source with temporary (out-of-vocabulary) ids needs the <unk> id to feed back")
+    return src_ext.repeat_interleave(rows_per_input, dim=0)
+
+
 class DecoderState:
     """Feeds a growing (N, L) sequence to the decoder and returns the logits for the next token."""
 
     def __init__(self, model: Transformer, rows: int, capacity: int, use_cache: bool,
-                 memory: Tensor | None = None, src_mask: Tensor | None = None) -> None:
+                 memory: Tensor | None = None, src_mask: Tensor | None = None, src_ext: Tensor | None = None,
+                 unk_id: int | None = None, vocab_limit: int | None = None) -> None:
         self.model = model
+        # Copy models: the source's extended ids (N, S), the id a copied word is fed back as, and the
+        # last step's p_gen (N,)
+        self.src_ext, self.unk_id, self.p_gen = src_ext, unk_id, None
+        # A tokenizer smaller than the model's vocab (a checkpoint padded to a multiple of 64 or 128) cannot
+        # decode ids past its size: they get no probability at all, so they are never chosen.
+        self.vocab_limit = vocab_limit if vocab_limit is not None and vocab_limit < model.config.vocab else None
         self.memory, self.src_mask = memory, src_mask  # (N, S, E), (N, S): encoder-decoders only
         self.window = position_window(model)
         self.slid = False
         if self.window is not None:
             capacity = min(capacity, self.window)
         self.cache = model.new_cache(rows, max(capacity, 1)) if use_cache else None
+        self.passes = 0  # decoder forward passes, reported with each step (AT: one per new token)
 
     def logits(self, seq: Tensor, need_attention: bool = False) -> tuple[Tensor, list[AttentionCapture] | None]:
         """(N, L) sequence so far -> (N, V) logits of the next token, plus the last query's attention rows."""
+        logits, rows = self._next(seq, need_attention)
+        if self.vocab_limit is not None:
+            logits = logits.clone()
+            logits[:, self.vocab_limit:self.model.config.vocab] = float("-inf")  # a copy model's temporary ids stay
+        return logits, rows
+
+    def _next(self, seq: Tensor, need_attention: bool) -> tuple[Tensor, list[AttentionCapture] | None]:
         if self.window is not None and seq.shape[1] > self.window:
             self.slid, self.cache = True, None  # positions shift: every cached K/V is stale from now on
             seq = seq[:, -self.window:]
@@ -84,9 +114,15 @@ class DecoderState:
             self.cache.reorder(rows)
 
     def _decode(self, ids: Tensor, need_attention: bool) -> tuple[Tensor, list[AttentionCapture] | None]:
-        out = self.model.decode(ids, self.memory, self.src_mask, cache=self.cache, need_weights=need_attention)
+        self.passes += 1
+        copy = self.src_ext is not None
+        ids = feedable(ids, self.model.config.vocab, self.unk_id) if copy else ids
+        out = self.model.decode(ids, self.memory, self.src_mask, cache=self.cache,
+                                need_weights=need_attention or copy, src_ext=self.src_ext)
+        if copy:
+            self.p_gen = p_gen_of(out[1][-1])[:, -1]  # the copy capture comes last
         if not need_attention:
-            return out[:, -1], None
+            return (out[0] if copy else out)[:, -1], None
         logits, captures = out
         rows = [AttentionCapture(c.stack, c.layer, c.kind, c.weights[:, :, -1:]) for c in captures]  # (N, H, 1, ctx)
         return logits[:, -1], rows

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from tui_lab.config import is_nat
 from tui_lab.generation.beam import beam_search
-from tui_lab.generation.decoder_state import DecoderState, check_input, position_window, prepare
+from tui_lab.generation.decoder_state import DecoderState, check_input, copy_ids, position_window, prepare
+from tui_lab.generation.nat import check_nat, nat_steps
 from tui_lab.generation.sampling import chosen_probs, filter_logits, next_tokens
 from tui_lab.generation.settings import check_settings
 from tui_lab.model import AttentionCapture, Transformer
@@ -36,6 +38,10 @@ class GenerationStep:
     attentions: list[AttentionCapture] | None = None  # per layer and kind, weights (N, H, 1, context)
     # With need_candidates=k: the k likeliest tokens of the distribution drawn from, best first: (ids, probs), (N, k)
     candidates: tuple[Tensor, Tensor] | None = None
+    passes: int = 0  # decoder forward passes so far: AT one per new token, NAT 1 for the whole completion
+    begins: Tensor | None = None  # NAT: (N,) the positions (BEGINs) each row decoded; None for AT
+    predicted_length: Tensor | None = None  # NAT length classifier: (N,) its length, even when overridden
+    p_gen: Tensor | None = None  # (N,) copy models: the weight of generating (vs copying) at this step
 
 
 @dataclass(frozen=True)
@@ -65,8 +71,10 @@ class Generation:
 
     def __init__(self, model: Transformer, input_ids: Tensor, max_new_tokens: int, sampler: Sampler,
                  use_cache: bool = True, eos_id: int | None = None, bos_id: int | None = None,
-                 src_mask: Tensor | None = None) -> None:
+                 src_mask: Tensor | None = None, src_ext: Tensor | None = None, unk_id: int | None = None,
+                 vocab_limit: int | None = None) -> None:
         check_settings(max_new_tokens, sampler.temperature, sampler.top_k, sampler.top_p)
+        src_ext = copy_ids(model, input_ids, src_ext, unk_id)
         self.model, self.sampler, self.eos_id = model, sampler, eos_id
         prefix, memory, src_mask = prepare(model, input_ids, bos_id, src_mask)
         rows, self.prefix_len = prefix.shape
@@ -77,7 +85,8 @@ class Generation:
         window = position_window(model)
         self.cropped = window is not None and self.prefix_len > window
         # The last new token is never fed back, so the cache needs one slot fewer than the final length.
-        self.state = DecoderState(model, rows, self.prefix_len + max_new_tokens - 1, use_cache, memory, src_mask)
+        self.state = DecoderState(model, rows, self.prefix_len + max_new_tokens - 1, use_cache, memory, src_mask,
+                                  src_ext, unk_id, vocab_limit)
         self.finished = torch.zeros(rows, dtype=torch.bool, device=prefix.device)
 
     @property
@@ -98,7 +107,8 @@ class Generation:
             self.length += 1
             probs = chosen_probs(logits, tokens, self.sampler.temperature) if want_probs else None
             top = self.sampler.top(logits, need_candidates) if need_candidates else None
-            yield GenerationStep(index, tokens, probs, self.finished, self.state.slid, self.cropped, attentions, top)
+            yield GenerationStep(index, tokens, probs, self.finished, self.state.slid, self.cropped, attentions, top,
+                                 passes=self.state.passes, p_gen=self.state.p_gen)
             if self.eos_id is not None and bool(self.finished.all()):
                 return
 
@@ -106,7 +116,9 @@ class Generation:
 def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperature: float = 1.0,
              top_k: int | None = None, top_p: float | None = None, use_cache: bool = True, beam_size: int = 1,
              eos_id: int | None = None, bos_id: int | None = None, generator: torch.Generator | None = None,
-             on_step: Callable[[GenerationStep], None] | None = None, src_mask: Tensor | None = None) -> Tensor:
+             on_step: Callable[[GenerationStep], None] | None = None, src_mask: Tensor | None = None,
+             nat_length: int | None = None, src_ext: Tensor | None = None, unk_id: int | None = None,
+             vocab_limit: int | None = None) -> Tensor:
     """Continue `input_ids` by up to `max_new_tokens` tokens.
 
     Decoder-only: input (N, L) prompt -> (N, L + new). Encoder-decoder: input (N, S) source (with an
@@ -114,15 +126,26 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
     Temperature 0 is greedy; otherwise softmax(logits / T) is sampled after top-k / top-p truncation,
     seeded by `generator`. `beam_size` > 1 runs beam search (deterministic; sampling settings and
     `on_step` do not apply). Rows stop at `eos_id` and are padded with it; the whole call stops when
-    every row has. `on_step` receives each `GenerationStep` as it is made.
+    every row has. `on_step` receives each `GenerationStep` as it is made. A NAT model (decoder_mode nat-*)
+    takes the one-pass path (`generation/nat.py`); `nat_length` sets how many tokens it decodes.
+    Copy models (`tui_lab.model.copy`): `src_ext` (N, S) is the source in its extended vocabulary (default:
+    the source itself); the output may hold its temporary ids (copied words), fed back as `unk_id`.
+    `vocab_limit` (the tokenizer's size, when smaller than the model's vocab) keeps every id the tokenizer
+    cannot decode from being chosen.
     """
     check_settings(max_new_tokens, temperature, top_k, top_p, beam_size)
     check_input(model, input_ids, bos_id)
+    check_nat(model.config, nat_length, beam_size)
     with eval_mode(model), torch.inference_mode():
+        if is_nat(model.config):
+            return _nat_sequence(model, input_ids, max_new_tokens, Sampler(temperature, top_k, top_p, generator),
+                                 eos_id, bos_id, src_mask, nat_length, on_step)
         if beam_size > 1:
-            return beam_search(model, input_ids, max_new_tokens, beam_size, use_cache, eos_id, bos_id, src_mask)
+            return beam_search(model, input_ids, max_new_tokens, beam_size, use_cache, eos_id, bos_id, src_mask,
+                               src_ext=src_ext, unk_id=unk_id, vocab_limit=vocab_limit)
         sampler = Sampler(temperature, top_k, top_p, generator)
-        run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask)
+        run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask, src_ext,
+                         unk_id, vocab_limit)
         for step in run.steps(want_probs=on_step is not None):
             if on_step is not None:
                 on_step(step)
@@ -132,7 +155,9 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
 def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperature: float = 1.0,
            top_k: int | None = None, top_p: float | None = None, use_cache: bool = True, eos_id: int | None = None,
            bos_id: int | None = None, generator: torch.Generator | None = None, src_mask: Tensor | None = None,
-           need_attention: bool = False, need_candidates: int | None = None) -> Iterator[GenerationStep]:
+           need_attention: bool = False, need_candidates: int | None = None, nat_length: int | None = None,
+           src_ext: Tensor | None = None, unk_id: int | None = None,
+           vocab_limit: int | None = None) -> Iterator[GenerationStep]:
     """Yield one `GenerationStep` per new token (see `generate` for the arguments).
 
     With `need_attention`, each step carries the attention row of the query that predicted the token,
@@ -144,12 +169,30 @@ def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperatu
     if need_candidates is not None and need_candidates < 1:
         raise ValueError(f"need_candidates must be >= 1, got {need_candidates}")
     check_input(model, input_ids, bos_id)
+    check_nat(model.config, nat_length)
 
     def steps() -> Iterator[GenerationStep]:
-        run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask)
+        if is_nat(model.config):  # one decoder pass, handed out a position at a time
+            return nat_steps(model, input_ids, max_new_tokens, sampler, eos_id, bos_id, src_mask, nat_length,
+                             need_attention, need_candidates, GenerationStep)
+        run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask, src_ext,
+                         unk_id, vocab_limit)
         return run.steps(want_probs=True, need_attention=need_attention, need_candidates=need_candidates)
 
     return evaluating(model, steps)
+
+
+def _nat_sequence(model: Transformer, input_ids: Tensor, max_new_tokens: int, sampler: Sampler,
+                  eos_id: int | None, bos_id: int | None, src_mask: Tensor | None, nat_length: int | None,
+                  on_step: Callable[[GenerationStep], None] | None) -> Tensor:
+    """NAT's answer in generate's shape: (N, 1 + new) starting with bos, finished rows padded with eos."""
+    columns = [torch.full((input_ids.shape[0],), bos_id, dtype=torch.long, device=input_ids.device)]
+    for step in nat_steps(model, input_ids, max_new_tokens, sampler, eos_id, bos_id, src_mask, nat_length,
+                          step_type=GenerationStep):
+        columns.append(step.ids)
+        if on_step is not None:
+            on_step(step)
+    return torch.stack(columns, dim=1)
 
 
 @contextmanager

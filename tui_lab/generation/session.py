@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from tui_lab.config import is_nat
 from tui_lab.generation.settings import GenerationSettings
 from tui_lab.model import AttentionCapture, Transformer
 
@@ -27,6 +28,7 @@ class NewToken:
     ids: list[int]  # every new token so far, this one included
     attentions: list[AttentionCapture] | None  # with need_attention: weights (1, H, 1, context) per layer
     candidates: list[tuple[int, float]] | None = None  # with need_candidates=k: (id, prob), best first
+    p_gen: float | None = None  # copy models: the weight of generating rather than copying this token
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,9 @@ class Completion:
     slid: bool  # learned positions: the decoder saw only the last max_len tokens
     cropped: bool  # the prompt alone was longer than max_len
     cancelled: bool  # should_stop() said yes before the end
+    decoder_passes: int = 0  # decoder forward passes that made it: AT one per new token, NAT 1
+    nat_begins: int | None = None  # NAT: the positions (BEGINs) decoded; None for AT
+    predicted_length: int | None = None  # NAT length classifier: its length (even when nat_length overrode it)
 
     @property
     def tokens_per_s(self) -> float:
@@ -45,13 +50,21 @@ class Completion:
         """`12 tokens in 0.10 s (120.0 tokens/s, cached)`, for a status line."""
         how = ("cached" if settings.use_cache else "no cache") + (
             f", beam {settings.beam_size}" if settings.beam_size > 1 else "")
-        return f"{len(self.ids)} tokens in {self.seconds:.2f} s ({self.tokens_per_s:.1f} tokens/s, {how})"
+        if self.nat_begins is not None:
+            how = "NAT" + (f", length {self.predicted_length} predicted" if self.predicted_length is not None else "")
+            how += f", {self.nat_begins} decoded" if settings.nat_length is not None else ""
+        passes = f"{self.decoder_passes} decoder pass{'es' if self.decoder_passes != 1 else ''}"
+        return f"{len(self.ids)} tokens in {self.seconds:.2f} s, {passes} ({self.tokens_per_s:.1f} tokens/s, {how})"
 
 
 def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: GenerationSettings,
              on_token: Callable[[NewToken], None] | None = None, should_stop: Callable[[], bool] | None = None,
-             need_attention: bool = False, need_candidates: int | None = None) -> Completion:
+             need_attention: bool = False, need_candidates: int | None = None,
+             src_ext: list[int] | None = None) -> Completion:
     """Continue `prompt_ids` (the source, for an encoder-decoder) with `settings`; `codec` gives bos and eos.
+
+    A copy model points with `src_ext`, the source in its extended vocabulary (`tui_lab.data.extended`):
+    the new ids may then hold its temporary ids, the copied words.
 
     `on_token` sees each new token as it is made; `should_stop()` is polled between tokens and ends the
     run early (the tokens so far are kept). `need_candidates` = k: each token carries the k likeliest
@@ -62,15 +75,19 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
 
     device = next(model.parameters()).device
     x = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
+    copy = {"src_ext": torch.tensor([src_ext], dtype=torch.long, device=device) if src_ext is not None else None,
+            "unk_id": getattr(codec, "unk_id", None)}
     start_len = len(prompt_ids) if model.config.family == "decoder-only" else 1  # a target starts at bos
-    threads = decode_threads(model, settings.use_cache, rows=settings.beam_size)  # may measure: not timed
+    # may measure: not timed. NAT's one pass is not the AT path the measurement times: torch's count stays.
+    threads = None if is_nat(model.config) else decode_threads(model, settings.use_cache, rows=settings.beam_size)
     with torch_threads(threads):
         start = time.perf_counter()
         if settings.beam_size > 1:
-            new, cancelled = _beam(model, codec, x, start_len, settings), False
+            new, cancelled = _beam(model, codec, x, start_len, settings, copy), False
+            info = _Info(passes=len(new))  # one batched pass over the beams per new token
         else:
-            new, cancelled = _sample(model, codec, x, settings, on_token, should_stop, need_attention,
-                                     need_candidates)
+            new, cancelled, info = _sample(model, codec, x, settings, on_token, should_stop, need_attention,
+                                           need_candidates, copy)
         seconds = time.perf_counter() - start
     if settings.beam_size > 1:
         for i, token in enumerate(new):  # the winner is known only at the end
@@ -78,36 +95,63 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
                 on_token(NewToken(i, token, None, new[: i + 1], None))
     window = position_window(model)
     return Completion(new, seconds, slid=window is not None and start_len + len(new) - 1 > window,
-                      cropped=window is not None and start_len > window, cancelled=cancelled)
+                      cropped=window is not None and start_len > window, cancelled=cancelled,
+                      decoder_passes=info.passes, nat_begins=info.begins, predicted_length=info.predicted)
 
 
-def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: GenerationSettings) -> list[int]:
+@dataclass
+class _Info:
+    """What the loop's last step said about the whole run."""
+
+    passes: int = 0
+    begins: int | None = None
+    predicted: int | None = None
+
+    def update(self, step: Any) -> None:
+        self.passes = step.passes
+        self.begins = int(step.begins[0]) if step.begins is not None else None
+        self.predicted = int(step.predicted_length[0]) if step.predicted_length is not None else None
+
+
+def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: GenerationSettings,
+          copy: dict[str, Any]) -> list[int]:
     from tui_lab.generation.loop import generate
 
     out = generate(model, x, s.max_new_tokens, beam_size=s.beam_size, use_cache=s.use_cache, eos_id=codec.eos_id,
-                   bos_id=codec.bos_id)
+                   bos_id=codec.bos_id, nat_length=s.nat_length, vocab_limit=_vocab_limit(codec), **copy)
     return out[0, start_len:].tolist()
 
 
 def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettings,
             on_token: Callable[[NewToken], None] | None, should_stop: Callable[[], bool] | None,
-            need_attention: bool, need_candidates: int | None = None) -> tuple[list[int], bool]:
+            need_attention: bool, need_candidates: int | None = None,
+            copy: dict[str, Any] | None = None) -> tuple[list[int], bool, _Info]:
     from tui_lab.generation.loop import stream
 
     generator = torch.Generator(device=x.device).manual_seed(s.seed)
     steps = stream(model, x, s.max_new_tokens, s.temperature, s.top_k, s.top_p, use_cache=s.use_cache,
                    eos_id=codec.eos_id, bos_id=codec.bos_id, generator=generator, need_attention=need_attention,
-                   need_candidates=need_candidates)
+                   need_candidates=need_candidates, nat_length=s.nat_length, vocab_limit=_vocab_limit(codec),
+                   **(copy or {}))
     new: list[int] = []
+    info = _Info()
     for step in steps:
         if should_stop is not None and should_stop():
             steps.close()
-            return new, True
+            return new, True, info
+        info.update(step)
         new.append(int(step.ids[0]))
         if on_token is not None:
             prob = float(step.probs[0]) if step.probs is not None else None
-            on_token(NewToken(step.index, new[-1], prob, list(new), step.attentions, _candidates(step)))
-    return new, False
+            p_gen = float(step.p_gen[0]) if step.p_gen is not None else None
+            on_token(NewToken(step.index, new[-1], prob, list(new), step.attentions, _candidates(step), p_gen))
+    return new, False, info
+
+
+def _vocab_limit(codec: Any) -> int | None:
+    """Only ids the codec can decode may be generated (a checkpoint's vocab may be padded past its tokenizer)."""
+    size = getattr(codec, "vocab_size", None)
+    return size if isinstance(size, int) else None
 
 
 def _candidates(step: Any) -> list[tuple[int, float]] | None:

@@ -16,9 +16,12 @@ class GenerationSettings:
     beam_size: int = 1  # > 1: beam search (deterministic; the sampling knobs do not apply)
     use_cache: bool = True
     seed: int = 0  # seeds sampling
+    nat_length: int | None = None  # NAT models: decode exactly this many tokens (overrides the length classifier)
 
     def __post_init__(self) -> None:
         check_settings(self.max_new_tokens, self.temperature, self.top_k, self.top_p, self.beam_size)
+        if self.nat_length is not None and (not isinstance(self.nat_length, int) or self.nat_length < 1):
+            raise ValueError(f"nat_length ({self.nat_length}) must be an integer >= 1 (the tokens NAT decodes)")
 
 
 def check_settings(max_new_tokens: int, temperature: float, top_k: int | None, top_p: float | None,

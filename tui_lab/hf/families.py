@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tui_lab.config import ModelConfig
-from tui_lab.hf import llama, marian
+from tui_lab.hf import encoders, llama, marian
 from tui_lab.hf.config import model_config_from_hf as gpt2_config
 from tui_lab.hf.slots import Slot
 
@@ -41,6 +41,11 @@ FAMILIES: dict[str, Family] = {
        for kind in llama.DEFAULTS},
     "marian": Family("Marian", marian.config_from_hf, marian.slots, "",
                      re.compile(r"^model\.(encoder|decoder)\.embed_positions\.weight$")),
+    # BertForPreTraining's checkpoints (bert-base-uncased) also hold the pooler and the next-sentence head,
+    # which BertForMaskedLM drops too; older ones store the position_ids buffer.
+    "bert": Family("BERT", encoders.bert_config, encoders.bert_slots, "",
+                   re.compile(r"^(bert\.pooler\.|cls\.seq_relationship\.|bert\.embeddings\.position_ids$)")),
+    "vit": Family("ViT", encoders.vit_config, encoders.vit_slots, "", re.compile(r"^vit\.pooler\.")),
 }
 
 

@@ -2,9 +2,11 @@
 
 GPT-2 keeps its own builder (`tokenizer.py`: vocab.json + merges.txt or tokenizer.json). Every other
 family is read from `tokenizer.json` with HF `tokenizers` (what transformers' fast tokenizers load);
-special ids come from config.json. Marian ships sentencepiece files (source.spm, target.spm) and no
-tokenizer.json: reading those needs the `sentencepiece` package, which the lab does not use, so such a
-folder loads its model with tokenizer None and says why.
+special ids come from config.json, or BERT's [CLS]/[SEP]/[PAD]/[UNK] tokens where it names none
+(its tokenizer.json is WordPiece; `bpe` is only the wrapper's kind, its decode is the file's own).
+Marian ships sentencepiece files (source.spm, target.spm) and no tokenizer.json: reading those needs
+the `sentencepiece` package, which the lab does not use, so such a folder loads its model with tokenizer
+None and says why.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ def family_tokenizer(folder: Path, hf: dict[str, Any], config: ModelConfig) -> t
         if not (folder / "tokenizer.json").is_file() and not (folder / "vocab.json").is_file():
             return None, "no tokenizer files (vocab.json + merges.txt or tokenizer.json)"
         return _gpt2(folder, hf, config), ""
+    if getattr(config, "input", "tokens") == "patches":
+        return None, "an image model: it reads pixel_values, not text"
     if not (folder / "tokenizer.json").is_file():
         if (folder / "source.spm").is_file():
             return None, "its tokenizer is sentencepiece (source.spm), which needs the sentencepiece package"
@@ -37,11 +41,15 @@ def family_tokenizer(folder: Path, hf: dict[str, Any], config: ModelConfig) -> t
     # Marian's decoder starts from decoder_start_token_id (its pad); others from bos.
     bos = _first_id(hf.get("decoder_start_token_id" if config.family == "encoder-decoder" else "bos_token_id"))
     pad = _first_id(hf.get("pad_token_id"))
+    # BERT's config.json names only pad: its WordPiece vocabulary spells the others ([CLS] ... [SEP]).
+    bos = bos if bos is not None else tokens.token_to_id("[CLS]")
+    eos = eos if eos is not None else tokens.token_to_id("[SEP]")
+    pad = pad if pad is not None else tokens.token_to_id("[PAD]")
     eos = eos if eos is not None else bos
     bos = bos if bos is not None else eos
     if eos is None:
         return None, "config.json names no bos_token_id or eos_token_id for its tokenizer"
-    unk = tokens.token_to_id("<unk>")
+    unk = next((i for i in map(tokens.token_to_id, ("<unk>", "[UNK]")) if i is not None), None)
     return Tokenizer(tokens, "bpe", pad_id=pad if pad is not None else eos, bos_id=bos, eos_id=eos, unk_id=unk), ""
 
 

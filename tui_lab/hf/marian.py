@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_lab.config import ModelConfig, field_names
+from tui_lab.config import ModelConfig
 from tui_lab.hf.config import ACTIVATIONS_FROM_HF, _bool, _number, _positive_int
 from tui_lab.hf.slots import Slot, linear, norm
 
@@ -64,7 +64,7 @@ def config_from_hf(hf: dict[str, Any], name: str) -> ModelConfig:
         embedding_scale="sqrt_d_model" if _bool("scale_embedding", get["scale_embedding"]) else "none",
         tie_embeddings=True, bias=True, final_norm=False,
         dropout=_number("dropout", get["dropout"], low=0.0, high=1.0), source=f"Hugging Face {name} (Marian)",
-        **({"output_bias": True} if "output_bias" in field_names() else {}),
+        output_bias=True,  # final_logits_bias: a (1, V) buffer in HF, our lm_head.bias (V,)
     )
 
 
@@ -83,10 +83,7 @@ def slots(c: ModelConfig) -> dict[str, Slot]:
         out |= norm(h + "self_attn_layer_norm", o + "attn_norm", e)
         out |= _attention(h + "encoder_attn", o + "cross", e, ("q", "kv", "kv"))
         out |= norm(h + "encoder_attn_layer_norm", o + "cross_norm", e) | _ffn(c, h, o)
-    if getattr(c, "output_bias", False):
-        out["final_logits_bias"] = Slot("lm_head.bias", (1, v), flatten=True)  # ours is (V,)
-    else:
-        out["final_logits_bias"] = Slot("", (1, v), zero_only="final_logits_bias (needs the output_bias axis)")
+    out["final_logits_bias"] = Slot("lm_head.bias", (1, v), flatten=True)  # ours is (V,)
     return out
 
 

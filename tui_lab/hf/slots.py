@@ -18,7 +18,7 @@ class Slot:
     rope_heads: int = 0  # rows are this many heads in HF's half-split RoPE layout: reorder into our pairs
     aliases: tuple[str, ...] = ()  # other names the same (tied) tensor is saved under
     zero_only: str = ""  # a tensor we have no slot for: accepted only when all zeros; says what it is
-    flatten: bool = False  # stored with extra unit dimensions ours lacks (Marian's (1, V) logits bias)
+    flatten: bool = False  # stored with a leading unit dimension ours lacks (Marian's (1, V) logits bias)
 
 
 def linear(hf: str, ours: str, n_out: int, n_in: int, bias: bool, rope_heads: int = 0) -> dict[str, Slot]:

@@ -179,8 +179,8 @@ def our_state_dict(weights: TensorFile, config: ModelConfig, device, dtype: torc
 def _our_layout(tensor: Tensor, slot: Slot) -> Tensor:
     if slot.conv1d:
         tensor = tensor.t()
-    if slot.flatten:
-        tensor = tensor.flatten()
+    if slot.flatten:  # a leading unit dimension ours lacks: (1, V) -> (V,), (1, P, E) -> (P, E)
+        tensor = tensor.flatten(0, 1)
     if slot.rope_heads:
         # (heads * D, ...) rows per head [first halves | second halves] -> pairs (2i, 2i+1) interleaved
         tensor = tensor.unflatten(0, (slot.rope_heads, 2, -1)).transpose(1, 2).flatten(0, 2)

@@ -169,9 +169,9 @@ class CrossAttention(nn.Module):
         super().__init__()
         e, kv_dim = config.d_model, config.n_kv_heads * config.d_head
         self.heads, self.kv_heads, self.dropout = config.heads, config.n_kv_heads, config.dropout
+        self.scale = score_scale(config)
         self.q = nn.Linear(e, e, bias=config.bias or config.qkv_bias)
         self.kv = nn.Linear(e, 2 * kv_dim, bias=config.bias or config.qkv_bias)
-        self.scale = score_scale(config)
         self.out = nn.Linear(e, e, bias=config.bias)
 
     def memory_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:

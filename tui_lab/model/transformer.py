@@ -15,9 +15,11 @@ from torch import Tensor, nn
 from tui_lab.config import ModelConfig
 from tui_lab.model.attention import AttentionCapture
 from tui_lab.model.blocks import DecoderBlock, EncoderBlock, make_norm
+from tui_lab.model.copy import CopyGate, copy_capture
 from tui_lab.model.heads import make_head
 from tui_lab.model.kv_cache import KVCache
 from tui_lab.model.masks import key_padding
+from tui_lab.model.nat import LENGTH_CLASSIFIER, LengthClassifier
 from tui_lab.model.patches import PatchEmbedding
 from tui_lab.model.positions import ADDITIVE
 
@@ -52,6 +54,11 @@ class Transformer(nn.Module):
         self.decoder_norm = make_norm(c) if c.family != "encoder-only" and c.final_norm else None
         self.head = make_head(c)
         self.lm_head = nn.Linear(c.d_model, c.vocab, bias=c.output_bias) if c.head != "classifier" else None
+        # NAT (model/nat.py): the length classifier reads the encoder output; registered last so every
+        # other weight draws the same numbers as before.
+        self.length_classifier = LengthClassifier(c) if c.decoder_mode == LENGTH_CLASSIFIER else None
+        # Built last, so every other weight draws the same numbers as without copy for a given seed.
+        self.copy_gate = CopyGate(c) if c.copy else None
         self.apply(_init_weights)
         if c.tie_embeddings and self.lm_head is not None:
             self.lm_head.weight = self.tok_embed.weight  # 2017 section 3.4; GPT-2 wte
@@ -90,28 +97,47 @@ class Transformer(nn.Module):
         tgt_mask: Tensor | None = None,
         cache: KVCache | None = None,
         need_weights: bool = False,
+        src_ext: Tensor | None = None,
     ):
         """(N, T) target ids (and the memory for encoder-decoders) -> logits (N, T, V).
 
-        With a cache, `tgt` holds only the new positions; they start at `cache.length`.
+        With a cache, `tgt` holds only the new positions; they start at `cache.length`. With copy, the
+        output is log P over the extended vocabulary (N, T, X) of the source's extended ids `src_ext`
+        (N, S) (`tui_lab.model.copy`), and the captures end with the copy distribution.
         """
         start = cache.length if cache is not None else 0
         y = self.embed(tgt, start)
         allowed = key_padding(tgt_mask) if tgt_mask is not None else None
         memory_kv, memory_allowed = self._memory(memory, src_mask, cache)
-        captures = []
+        captures, inputs, last = [], y, len(self.decoder) - 1  # inputs (N, T, E): p_gen reads them
         for i, block in enumerate(self.decoder):
             layer_cache = cache.layers[i] if cache is not None else None
             if memory_kv is None:
                 y, w = block(y, allowed, start, layer_cache, need_weights)
                 captures += _capture("decoder", i, "decoder-self", w)
             else:
-                y, w, wx = block(y, memory_kv[i], allowed, memory_allowed, start, layer_cache, need_weights)
-                captures += _capture("decoder", i, "decoder-self", w) + _capture("decoder", i, "cross", wx)
+                # The copy mechanism points with the last layer's cross-attention: it needs its weights.
+                want = need_weights or (self.copy_gate is not None and i == last)
+                y, w, wx = block(y, memory_kv[i], allowed, memory_allowed, start, layer_cache, want)
+                if need_weights:
+                    captures += _capture("decoder", i, "decoder-self", w) + _capture("decoder", i, "cross", wx)
         if cache is not None:
             cache.length = start + tgt.shape[1]
-        logits = self.lm_head(self.decoder_norm(y) if self.decoder_norm is not None else y)
+        state = self.decoder_norm(y) if self.decoder_norm is not None else y  # (N, T, E)
+        logits = self.lm_head(state)
+        if self.copy_gate is not None:
+            logits, copy = self._copy(logits, state, inputs, wx, memory, src_ext)
+            captures += [copy_capture(last, copy)] if need_weights else []
         return (logits, captures) if need_weights else logits
+
+    def _copy(self, logits: Tensor, state: Tensor, inputs: Tensor, cross: Tensor, memory: Tensor | None,
+              src_ext: Tensor | None) -> tuple[Tensor, Tensor]:
+        """The pointer-generator's log P over the extended vocabulary and its copy distribution (N, T, S)."""
+        if memory is None or src_ext is None:
+            raise ValueError("copy: a copy model needs the encoder output (memory) and the source's extended "
+                             "ids (src_ext) at every decoding step")
+        log_p, _, copy = self.copy_gate(logits, state, inputs, cross, memory, src_ext)
+        return log_p, copy
 
     def _memory(self, memory: Tensor | None, src_mask: Tensor | None, cache: KVCache | None):
         """Cross-attention keys/values per layer: from the cache when it has them, else projected."""
@@ -135,15 +161,18 @@ class Transformer(nn.Module):
 
     # -- whole passes ------------------------------------------------------------------------------
     def forward(self, ids: Tensor, tgt: Tensor | None = None, src_mask: Tensor | None = None,
-                tgt_mask: Tensor | None = None, token_type_ids: Tensor | None = None) -> Tensor:
+                tgt_mask: Tensor | None = None, token_type_ids: Tensor | None = None,
+                src_ext: Tensor | None = None) -> Tensor:
         """Decoder-only: model(ids, tgt_mask=...) -> (N, L, V). Encoder-decoder: model(src, tgt) -> (N, T, V).
         Encoder-only: model(ids) -> (N, L, V), or (N, classes) with a classifier; ViT: model(pixels)."""
-        return self.run(ids, tgt, src_mask, tgt_mask, token_type_ids=token_type_ids).logits
+        return self.run(ids, tgt, src_mask, tgt_mask, token_type_ids=token_type_ids, src_ext=src_ext).logits
 
     def run(self, ids: Tensor, tgt: Tensor | None = None, src_mask: Tensor | None = None,
             tgt_mask: Tensor | None = None, need_weights: bool = False,
-            token_type_ids: Tensor | None = None) -> ModelOutput:
-        """A full pass that also returns every attention grid when `need_weights`."""
+            token_type_ids: Tensor | None = None, src_ext: Tensor | None = None) -> ModelOutput:
+        """A full pass that also returns every attention grid when `need_weights`.
+
+        `src_ext`: the source in its extended vocabulary, for a copy model (default: `ids`, no temporary ids)."""
         c = self.config
         if c.family == "decoder-only":
             mask = tgt_mask if tgt_mask is not None else src_mask
@@ -155,7 +184,8 @@ class Transformer(nn.Module):
             return ModelOutput(self.project(memory, src_mask), enc_captures)
         if tgt is None:
             raise ValueError("an encoder-decoder needs target ids: model(src_ids, tgt_ids)")
-        out = self.decode(tgt, memory, src_mask, tgt_mask, need_weights=need_weights)
+        src_ext = (ids if src_ext is None else src_ext) if c.copy else None
+        out = self.decode(tgt, memory, src_mask, tgt_mask, need_weights=need_weights, src_ext=src_ext)
         return ModelOutput(out[0], enc_captures + out[1]) if need_weights else ModelOutput(out)
 
     def new_cache(self, batch: int, capacity: int | None = None) -> KVCache:

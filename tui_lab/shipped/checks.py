@@ -57,5 +57,5 @@ def greedy_text(model, tokenizer, prompt: str, new_tokens: int = 80) -> str:
     from tui_lab.generation import generate
 
     ids = torch.tensor([tokenizer.encode(prompt)])  # (1, P)
-    out = generate(model, ids, new_tokens, temperature=0.0, eos_id=tokenizer.eos_id)
+    out = generate(model, ids, new_tokens, temperature=0.0, eos_id=tokenizer.eos_id, vocab_limit=tokenizer.vocab_size)
     return tokenizer.decode(out[0, ids.shape[1]:].tolist())

@@ -66,8 +66,12 @@ def wrap(model: nn.Module, info: DistInfo, device: str) -> nn.Module:
         return model
     from torch.nn.parallel import DistributedDataParallel
 
+    from tui_lab.model.moe import SparseMoE
+
     ids = [torch.device(device).index] if device.startswith("cuda") else None
-    return DistributedDataParallel(model, device_ids=ids)
+    # A rank's tokens may leave an expert unchosen: DDP must then not wait for that expert's gradient.
+    sparse = any(isinstance(m, SparseMoE) for m in model.modules())
+    return DistributedDataParallel(model, device_ids=ids, find_unused_parameters=sparse)
 
 
 def all_sum(values: torch.Tensor, info: DistInfo) -> torch.Tensor:

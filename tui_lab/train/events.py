@@ -50,6 +50,11 @@ class StepEvent(Event):
     tokens_per_s: float  # over every step this process ran so far (not this step alone): docs/CONTRACTS.md
     mfu: float  # model FLOP/s over the same steps / the matmul peak kept for this device (hardware.py)
     step_s: float
+    # seq2seq only (absent for a language model): p_i, the probability the step fed the gold previous token
+    # (1.0 without scheduled sampling), and the guided-attention penalty per target token (only when it is on;
+    # train_loss stays the cross-entropy alone, so runs with and without it compare).
+    teacher_forcing: float | None = None
+    guided_attention_loss: float | None = None
     # Mixture-of-experts runs only: the router's load-balancing loss (before router_aux_loss_coef; the step
     # minimised train_loss + coef * aux_loss) and how many tokens each layer routed to each expert.
     aux_loss: float | None = None

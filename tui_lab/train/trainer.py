@@ -43,10 +43,12 @@ from tui_lab.train.events import (
     StoppedEvent,
 )
 from tui_lab.train.layer_groups import layer_groups
+from tui_lab.train.objective import check_methods, loss_sums
 from tui_lab.train.routing import router_stats
+from tui_lab.train.scheduled_sampling import sampled_inputs, teacher_forcing
 from tui_lab.train.schedules import learning_rate
 from tui_lab.train.setup import as_source, fit_model_config, given_config, make_optimizer, starting_model
-from tui_lab.train.sources import build_source, token_loss_sum
+from tui_lab.train.sources import build_source
 
 
 class Trainer(EvaluationMixin):
@@ -64,6 +66,7 @@ class Trainer(EvaluationMixin):
             model_config = given_config(model, model_config, data, tokenizer)
         self.source = as_source(data, c) if data is not None else build_source(c, tokenizer, model_config)
         self.model_config, self.notes = fit_model_config(model_config, c, self.source, keep_vocab=model is not None)
+        check_methods(c, self.source.is_seq2seq, self.dist.enabled)
         self.model, self._cpu_rng, self._device_rng = self._build_model(model)
         self.ddp_model = distributed.wrap(self.model, self.dist, self.device)
         self.optimizer = make_optimizer(self.model, c, self.device)
@@ -79,6 +82,7 @@ class Trainer(EvaluationMixin):
         self._window = {"tokens": 0, "seconds": 0.0, "flops": 0.0}  # every step this process ran: tokens/s, MFU
         self._stop_agreed = False
         self._started = False
+        self._methods: dict[str, float | None] = {}  # the step's teacher forcing and guided-attention loss
 
     # -- building ----------------------------------------------------------------------------------
     def _build_model(self, start: nn.Module | None = None) -> tuple[nn.Module, torch.Tensor, torch.Tensor | None]:
@@ -148,17 +152,24 @@ class Trainer(EvaluationMixin):
             counted_tokens(batch)
         local = batch.rows(*self.dist.shard(c.batch_size)).to(self.device)
         self.ddp_model.train()
-        with self._training_rng(), record_routing(self.model) as routing:
-            loss_sum = token_loss_sum(self.ddp_model, local, c.label_smoothing)
-            # DDP averages gradients over ranks; times `world` makes it the global batch's sum / total.
-            objective = loss_sum * (self.dist.world / total)
-            router = router_stats(routing, self.model_config, local)
-            if router is not None:  # Switch / Mixtral: the balancing loss joins the objective, scaled
-                objective = objective + c.router_aux_loss_coef * router[0]
-            objective.backward()
-        stats = self._shared_stats(loss_sum, router)
+        forcing = teacher_forcing(self.step_count, c) if self.is_seq2seq else None
+        with self._training_rng():
+            if forcing is not None:  # scheduled sampling's first pass, outside the routing record
+                local = sampled_inputs(self.ddp_model, local, forcing)
+            with record_routing(self.model) as routing:
+                loss_sum, guide_sum = loss_sums(self.ddp_model, local, c)
+                objective = loss_sum if guide_sum is None else loss_sum + c.guided_attention * guide_sum
+                # DDP averages gradients over ranks; times `world` makes it the global batch's sum / total.
+                objective = objective * (self.dist.world / total)
+                router = router_stats(routing, self.model_config, local)
+                if router is not None:  # Switch / Mixtral: the balancing loss joins the objective, scaled
+                    objective = objective + c.router_aux_loss_coef * router[0]
+                objective.backward()
+        stats = self._shared_stats(loss_sum, router, guide_sum)
         loss, self._stop_agreed = stats[0].item() / total, bool(stats[1].item() > 0)
-        moe = _moe_fields(stats[2:], self.dist.world, self.model_config.experts) if router is not None else {}
+        moe = _moe_fields(stats[3:], self.dist.world, self.model_config.experts) if router is not None else {}
+        self._methods = {"teacher_forcing": forcing,
+                         "guided_attention_loss": stats[2].item() / total if guide_sum is not None else None}
         grad_norm, layer_norms = self._clip_gradients()
         if not (math.isfinite(loss) and math.isfinite(grad_norm)):
             return self._non_finite(loss, grad_norm)
@@ -170,9 +181,12 @@ class Trainer(EvaluationMixin):
         return self._step_event(loss, lr, grad_norm, layer_norms, tokens, predicted, time.perf_counter() - start,
                                 moe)
 
-    def _shared_stats(self, loss_sum: torch.Tensor, router: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
-        """One all-reduce over ranks: the loss sum, the stop flag and, with MoE, the aux loss and expert load."""
-        parts = [loss_sum.detach().float().reshape(1), torch.tensor([float(self.control.stopped)])]
+    def _shared_stats(self, loss_sum: torch.Tensor, router: tuple[torch.Tensor, torch.Tensor] | None,
+                      guide_sum: torch.Tensor | None = None) -> torch.Tensor:
+        """One all-reduce over ranks: the loss sum, the stop flag, the guided-attention sum (0 when off) and,
+        with MoE, the aux loss and expert load."""
+        guide = guide_sum.detach().float().reshape(1) if guide_sum is not None else torch.zeros(1)
+        parts = [loss_sum.detach().float().reshape(1), torch.tensor([float(self.control.stopped)]), guide]
         if router is not None:
             parts += [router[0].detach().float().reshape(1), router[1].flatten()]
         stats = torch.cat([p.cpu() for p in parts])
@@ -215,7 +229,7 @@ class Trainer(EvaluationMixin):
         w["flops"] += targets * self.flops_per_token  # per target (decoder-side) token, see docs/CONTRACTS.md
         tokens_per_s, mfu = self._rates()
         event = StepEvent(self.step_count, loss, lr, grad_norm, layer_norms, tokens, tokens_per_s, mfu, seconds,
-                          **moe)
+                          **moe, **self._methods)
         self._emit(event)
         return event
 

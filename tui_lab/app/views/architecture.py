@@ -25,6 +25,7 @@ from tui_lab.app.widgets.block_diagram import BlockDiagram
 from tui_lab.app.widgets.compare import compare_table
 from tui_lab.app.widgets.config_form import ConfigForm
 from tui_lab.app.widgets.confirm_apply import ConfirmApply
+from tui_lab.app.widgets.ffn_rank import FFNRankNote
 from tui_lab.app.widgets.model_diagram import ModelDiagram
 from tui_lab.app.widgets.param_bars import ParamBars
 from tui_lab.config import ModelConfig
@@ -139,6 +140,7 @@ class ArchitectureView(Vertical):
                     with TabPane("Layer", id="arch-layer"):
                         with VerticalScroll():
                             yield BlockDiagram(id="diagram")
+                            yield FFNRankNote(id="ffn-rank")
 
     def on_mount(self) -> None:
         table = self.query_one("#shape-table", DataTable)
@@ -218,6 +220,8 @@ class ArchitectureView(Vertical):
         live = self.app.live
         if describe_origin(live.origin).kind in ("checkpoint", "hf", "shipped") and self.form_config != live.config:
             self.query_one(ConfigForm).load(live.config)
+        if self.query_one("#arch-tabs", TabbedContent).active == "arch-layer":
+            self.query_one(FFNRankNote).show(live)
 
     def palette_commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
         commands = [("Apply the form (rebuild the live model)", "ctrl+s", self.action_apply),
@@ -248,10 +252,12 @@ class ArchitectureView(Vertical):
             self.query_one("#arch-total", Static).update(
                 f"[b reverse] stale: form invalid [/] numbers below are for {self._shown_name}")
             return
-        total = count_params(config).total
+        counted = count_params(config)
         self._shown_name = config.name
+        # A mixture of experts: a token goes through the router and experts_per_token experts only.
+        active = f" ([b]{counted.active:,}[/b] active per token)" if counted.active != counted.total else ""
         self.query_one("#arch-total", Static).update(
-            f"[b]{total:,}[/b] parameters  ·  {config.name}  ·  {config.family}")
+            f"[b]{counted.total:,}[/b] parameters{active}  ·  {config.name}  ·  {config.family}")
         self.query_one("#bars", ParamBars).show(count_params(config).components())
         self.query_one("#paper-note", Static).update(paper_note(config))
         self._name_lengths(config)
@@ -276,6 +282,7 @@ class ArchitectureView(Vertical):
             self.refresh_compare()
         elif active == "arch-layer":
             self.query_one("#diagram", BlockDiagram).show(config)
+            self.query_one(FFNRankNote).show(self.app.live)
         elif active == "arch-model":
             self.query_one(ModelDiagram).show(config, batch, seq, src)
 

@@ -18,6 +18,7 @@ KIND_TITLES = {
     "encoder-self": "encoder self-attention (source x source)",
     "decoder-self": "decoder masked self-attention (target x target)",
     "cross": "cross-attention (target x source)",
+    "copy": "copy: (1-p_gen) x last cross-attention (target x source)",
     "mask-causal": "mask: causal (1 = may attend)",
     "mask-padding": "mask: padding, seed 002's batch of 4, 3, 1 tokens",
     "mask-both": "mask: causal AND padding",
@@ -25,7 +26,7 @@ KIND_TITLES = {
     "pos-sinusoidal": "positions: sinusoidal table (from the formula)",
     "pos-learned": "positions: learned table (live model)",
 }
-ATTENTION_KINDS = ("encoder-self", "decoder-self", "cross")
+ATTENTION_KINDS = ("encoder-self", "decoder-self", "cross", "copy")
 MASKS = ("mask-causal", "mask-padding", "mask-both", "mask-local", "pos-sinusoidal")
 EXAMPLE_WINDOW, EXAMPLE_GLOBAL = 3, 1  # what mask-local draws for a model with full attention
 POS_ROWS = 64
@@ -90,6 +91,8 @@ def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Patt
     rows = cap.predicted if decoder_rows else cap.src
     cols = cap.tgt if kind == "decoder-self" and cap.encoder_decoder else cap.src
     notes = [f"decoder input {t!r} predicts it" for t in cap.tgt] if decoder_rows else []
+    if kind == "copy":  # a row's mass is what is copied; the rest, p_gen, is generated from the vocabulary
+        notes = [f"p_gen {1 - sum(row):.2f}; {note}" for row, note in zip(grid, notes, strict=False)]
     causal = kind == "decoder-self"
     local = kind in ("decoder-self", "encoder-self") and pattern.window > 0
     entropy = cap.entropy.get((kind, layer))

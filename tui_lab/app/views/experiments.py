@@ -116,7 +116,8 @@ class ExperimentsView(Vertical):
         self._status("r runs it")
 
     def view_activated(self) -> None:
-        self.query_one("#ex-list", OptionList).focus()
+        # After the tab switch settles: TabbedContent moves focus while it activates a pane.
+        self.call_after_refresh(self.query_one("#ex-list", OptionList).focus)
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return [("Experiments: run (or queue) the one picked", "r", self.action_run),

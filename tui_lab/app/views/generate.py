@@ -23,6 +23,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from tui_lab.app import generate_jobs as jobs
 from tui_lab.app.guard import guarded
+from tui_lab.app.views import generate_versus as versus
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.app.widgets.token_stream import Token, TokenStream, describe, legend
@@ -31,7 +32,10 @@ from tui_lab.generation.settings import GenerationSettings
 # A prompt the default model (the shipped English toy) continues with words; meta.json has its sample.
 DEFAULT_PROMPT = "In the morning, Anna walked to"
 FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top_p", ""), ("beam", "beam_size", "1"),
-          ("max", "max_new_tokens", "48"))
+          ("max", "max_new_tokens", "48"), ("nat-len", "nat_length", ""))
+# Shown only for the models they apply to: a NAT model decodes in one pass (no beam, no cache) and takes a length.
+ONLY_FOR = {"beam_size": "gen-at-only", "nat_length": "gen-nat-only"}
+OPTIONAL = ("top_k", "top_p", "nat_length")  # empty means unset
 
 
 class GenerateView(Vertical):
@@ -44,10 +48,17 @@ class GenerateView(Vertical):
     GenerateView #gen-probs-row OnOffCheckbox { border: none; padding: 0; height: 1; margin-right: 1; }
     GenerateView #gen-legend { width: 1fr; }
     GenerateView #gen-token-info { height: auto; max-height: 5; color: $text; }
+    GenerateView .gen-nat-only, GenerateView #gen-vs-row, GenerateView #gen-versus { display: none; }
+    GenerateView.-nat .gen-nat-only, GenerateView.-encdec #gen-vs-row { display: block; }
+    GenerateView.-nat .gen-at-only { display: none; }
+    GenerateView #gen-versus.-shown { display: block; height: 7; }
+    GenerateView #gen-vs-row { height: 1; margin-top: 1; }
+    GenerateView #gen-vs { width: 1fr; }
     """
     BINDINGS = [
         Binding("g", "generate", "generate"),
         Binding("m", "compare", "compare modes"),
+        Binding("v", "versus", "side by side"),
         Binding("s", "stop", "stop"),
         Binding("y", "probs", "probabilities"),
         Binding("down", "focus_completion", "to the completion", show=False),
@@ -61,9 +72,12 @@ class GenerateView(Vertical):
         self.rows: list[tuple[int, list[float]]] = []  # (where its keys end in the context, the row)
         self.row_labels: list[str] = []
         self.cross = False
+        self.copy = False  # a copy model: rows are the copy distribution, labelled with p_gen
         self.results: dict[str, str] = {}
         self.sampling = ""  # how the candidates' distribution was made, for the read-out
         self.cut = False  # top-k/top-p sampling: the candidates' probabilities are after the cut
+        self.partners: dict[str, Any] = {}  # the second model of the side by side, loaded once per `vs` text
+        self.versus_done: set[str] = set()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
@@ -74,9 +88,15 @@ class GenerateView(Vertical):
             yield Button("Stop s", id="gen-stop", variant="error", compact=True)
         with Horizontal(id="gen-settings"):
             for title, name, value in FIELDS:
-                yield Label(title, classes="gen-name")
-                yield Input(value, id=f"gen-{name}", classes="gen-field", compact=True)
-            yield OnOffCheckbox("cache", True, id="gen-cache", compact=True)
+                only = ONLY_FOR.get(name, "")
+                yield Label(title, classes=f"gen-name {only}")
+                yield Input(value, id=f"gen-{name}", classes=f"gen-field {only}", compact=True)
+            yield OnOffCheckbox("cache", True, id="gen-cache", compact=True, classes="gen-at-only")
+        with Horizontal(id="gen-vs-row"):  # encoder-decoders: a second model to put beside the live one
+            yield Label("vs", classes="gen-name")
+            yield Input(versus.DEFAULT_PARTNER, placeholder="checkpoint folder or shipped toy", id="gen-vs",
+                        compact=True)
+            yield Button("Side by side v", id="gen-vs-go", compact=True)
         yield Static("", id="gen-note")
         with Horizontal(id="gen-body"):
             with Vertical(id="gen-out-box") as box:
@@ -96,6 +116,7 @@ class GenerateView(Vertical):
                 with VerticalScroll(classes="gen-mode", id=f"gen-box-{mode}") as box:
                     box.border_title = mode
                     yield Static("", id=f"gen-mode-{mode}")
+        yield versus.VersusPanel(id="gen-versus")
 
     def on_mount(self) -> None:
         self._note_model()
@@ -111,12 +132,16 @@ class GenerateView(Vertical):
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return [("Generate: stream the prompt", "g / enter in the prompt", self.action_generate),
                 ("Generate: compare greedy, top-k, top-p, beam", "m", self.action_compare),
+                ("Generate: the live model beside a second one (AT vs NAT)", "v", self.action_versus),
                 ("Generate: stop", "s", self.action_stop),
                 ("Generate: show token probabilities", "y", self.action_probs),
                 ("Generate: a token's probability and top-5", "down, then left/right", self.action_focus_completion)]
 
     def _note_model(self) -> None:
         live = self.app.live
+        config = live.model.config if live.ready else None
+        self.set_class(config is not None and config.decoder_mode != "autoregressive", "-nat")
+        self.set_class(config is not None and config.family == "encoder-decoder", "-encdec")
         if not live.ready:
             text = f"the live model is not ready ({live.status})"
         elif live.tokenizer is None:
@@ -124,6 +149,8 @@ class GenerateView(Vertical):
                     "make noise: train it (4) for words")
         else:
             text = f"{live.origin}: {live.tokenizer.kind} tokenizer, vocab {live.tokenizer.vocab_size}"
+        if config is not None and self.has_class("-nat"):
+            text += f"; {config.decoder_mode}: one decoder pass"
         self.query_one("#gen-note", Static).update(text)
 
     # -- settings ------------------------------------------------------------------------------------
@@ -133,7 +160,7 @@ class GenerateView(Vertical):
         for title, name, _ in FIELDS:
             text = self.query_one(f"#gen-{name}", Input).value.strip()
             kind = float if name in ("temperature", "top_p") else int
-            if not text and name in ("top_k", "top_p"):
+            if (not text and name in OPTIONAL) or (name == "nat_length" and not self.has_class("-nat")):
                 values[name] = None
                 continue
             try:
@@ -157,6 +184,7 @@ class GenerateView(Vertical):
         prompt = self.query_one("#gen-prompt", Input).value
         self._begin()
         self.query_one("#gen-compare").remove_class("-shown")  # a single stream: the grid gets the room back
+        self.query_one(versus.VersusPanel).remove_class("-shown")
         self.sampling = sampling_text(s)
         self.cut = s.beam_size == 1 and s.temperature > 0 and bool(s.top_k or s.top_p)
         self.query_one(TokenStream).start(prompt if model.config.family == "decoder-only" else f"[{prompt}] -> ")
@@ -172,11 +200,28 @@ class GenerateView(Vertical):
         self._begin()
         self.results = {}
         self.query_one("#gen-compare").add_class("-shown")
+        self.query_one(versus.VersusPanel).remove_class("-shown")
         for mode, (_, detail) in jobs.compare_modes(s).items():
             self.query_one(f"#gen-box-{mode}").border_title = f"{mode} ({detail})"
             self.query_one(f"#gen-mode-{mode}", Static).update("...")
         tokenizer, job = self.app.live.tokenizer, self.job
         self.run_worker(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s), thread=True,
+                        group="generate", exclusive=True, exit_on_error=False)
+
+    @guarded
+    def action_versus(self) -> None:
+        s, model = self.settings(), self._model()
+        if model.config.family != "encoder-decoder":
+            raise ValueError("side by side: the live model is decoder-only; it needs an encoder-decoder (AT or NAT)")
+        prompt, spec = self.query_one("#gen-prompt", Input).value, self.query_one("#gen-vs", Input).value
+        self._begin()
+        self.versus_done = set()
+        self.query_one("#gen-compare").remove_class("-shown")
+        panel = self.query_one(versus.VersusPanel)
+        panel.add_class("-shown")
+        panel.waiting()
+        live, job = (model, self.app.live.tokenizer), self.job
+        self.run_worker(lambda: versus.versus_job(self, job, live, spec, self.partners, prompt, s), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
 
     def _begin(self) -> None:
@@ -218,9 +263,14 @@ class GenerateView(Vertical):
     def _submitted(self) -> None:
         self.action_generate()
 
+    @on(Input.Submitted, "#gen-vs")
+    def _versus_submitted(self) -> None:
+        self.action_versus()
+
     @on(Button.Pressed)
     def _button(self, event: Button.Pressed) -> None:
-        actions = {"gen-go": self.action_generate, "gen-compare-go": self.action_compare, "gen-stop": self.action_stop}
+        actions = {"gen-go": self.action_generate, "gen-compare-go": self.action_compare, "gen-stop": self.action_stop,
+                   "gen-vs-go": self.action_versus}
         if event.button.id in actions:
             event.stop()
             actions[event.button.id]()
@@ -228,9 +278,11 @@ class GenerateView(Vertical):
     # -- messages from the worker ----------------------------------------------------------------------
     def on_started(self, message: jobs.Started) -> None:
         if message.job == self.job:
-            self.context, self.cross = list(message.context), message.cross
+            self.context, self.cross, self.copy = list(message.context), message.cross, message.copy
             what = "cross-attention: new tokens x source" if self.cross else \
                 "attention: new tokens x context (a row per step, like the KV cache)"
+            if self.copy:
+                what = "copy: (1-p_gen) x attention over the source; row: token p_gen"
             self.query_one("#gen-att-box").border_title = what
 
     def on_new_token(self, message: jobs.NewToken) -> None:
@@ -243,7 +295,7 @@ class GenerateView(Vertical):
             self.query_one("#gen-out-scroll").scroll_end(animate=False)
         if message.row is not None:
             self.rows.append((len(self.context), message.row))
-            self.row_labels.append(message.label)
+            self.row_labels.append(row_label(message.label, message.p_gen))
         if not self.cross:
             self.context.append(message.label)
         if message.row is not None:
@@ -276,10 +328,23 @@ class GenerateView(Vertical):
         if len(self.results) == len(jobs.MODES):
             self.running = False
 
+    def on_versus_result(self, message: versus.VersusResult) -> None:
+        if message.job != self.job:
+            return
+        self.query_one(versus.VersusPanel).show(message)
+        self.versus_done.add(message.side)
+        if self.versus_done == set(versus.SIDES):
+            self.running = False
+
     def on_generate_failed(self, message: jobs.GenerateFailed) -> None:
         if message.job == self.job:
             self.running = False
             self.notify(message.error, title="generate", severity="error", timeout=8)
+
+
+def row_label(label: str, p_gen: float | None) -> str:
+    """A grid row's label; a copy model's says how much of the token was generated (p_gen) vs copied."""
+    return label if p_gen is None else f"{label} {p_gen:.2f}"
 
 
 def sampling_text(s: GenerationSettings) -> str:

@@ -29,6 +29,7 @@ from tui_lab.app.train_session import (
     TrainReady,
     TrainSession,
 )
+from tui_lab.app.views.train_align import TrainAlignment, compose_alignment
 from tui_lab.app.views.train_draw import TrainDrawing
 from tui_lab.app.views.train_files import TrainFiles
 from tui_lab.app.views.train_notes import confirm_text, vocab_note
@@ -39,11 +40,11 @@ from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.train_form import TrainForm
 
 REDRAW_HZ = 1  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: 2 Hz cost training ~5%
-PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box")
+PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box", "tr-experts-box")
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
 
-class TrainView(TrainFiles, TrainDrawing, Horizontal):
+class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
     BINDINGS = [
         # Short descriptions, the rarer keys off the footer (their buttons name them): at 80 columns the footer
         # still has room for the view keys.
@@ -85,13 +86,15 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
                     yield GradNorms(id="tr-grads")
                 with VerticalScroll(id="tr-sample-box", classes="tr-panel"):
                     yield Static("samples appear as it trains", id="tr-sample")
-                with Vertical(id="tr-align-box", classes="tr-panel"):
-                    yield Static("cross-attention of a held-out example (numbers-de)", id="tr-align-title")
-                    yield Heatmap(id="tr-align")
+                yield from compose_alignment()
+                with Vertical(id="tr-experts-box", classes="tr-panel"):
+                    yield Static("expert load (mixture-of-experts models)", id="tr-experts-title")
+                    yield Heatmap(id="tr-experts")
 
     def on_mount(self) -> None:
         self.set_interval(1 / REDRAW_HZ, self._redraw)
         self.query_one("#tr-align-box").display = False
+        self.query_one("#tr-experts-box").display = False
         self._show_panel()
         self._suggest_folder(1)
         self.live_model_changed()  # a 2017 model built before this view mounted still picks its task
@@ -147,7 +150,8 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
                                     live=weights)
         self.stats, self._step_ema = {"step": 0, "total": fields["steps"]}, None
         self.query_one("#tr-progress", ProgressBar).update(total=fields["steps"], progress=0)
-        self.query_one("#tr-align-box").display = task == "numbers-de"
+        self._alignment_started(task)
+        self._show_experts(live.config.ffn == "moe")
         self._say(f"run #{run.number}: building the trainer...", "bold")
         self.session.start(self)
 
@@ -243,9 +247,12 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
             run.train_loss.append((event.step, event.train_loss))
             run.lr.append((event.step, event.lr))
             run.tokens_per_s.append(event.tokens_per_s)
+            if event.teacher_forcing is not None:
+                run.teacher_forcing.append((event.step, event.teacher_forcing))
             self._step_ema = event.step_s if self._step_ema is None else 0.8 * self._step_ema + 0.2 * event.step_s
             self.stats.update(step=event.step, loss=event.train_loss, lr=event.lr, tps=event.tokens_per_s,
-                              mfu=event.mfu, grads=event.layer_grad_norms, grad_norm=event.grad_norm)
+                              mfu=event.mfu, grads=event.layer_grad_norms, grad_norm=event.grad_norm,
+                              aux=event.aux_loss, expert_load=event.expert_load)
         elif event.kind == "eval":
             run.val_loss.append((event.step, event.val_loss))
             self.stats.update(val=event.val_loss, exact=event.exact_match)
@@ -259,9 +266,7 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
 
     def on_alignment(self, message: Alignment) -> None:
         if self._mine(message.run):
-            self.query_one("#tr-align", Heatmap).set_grid(message.grid, message.rows, message.cols, lo=0.0, hi=1.0)
-            self.query_one("#tr-align-title", Static).update(
-                f"cross-attention at step {message.step} (target x source, mean of heads, last layer)")
+            self._alignment_arrived(message.step, message.grid, message.rows, message.cols)
 
     def on_train_failed(self, message: TrainFailed) -> None:
         if not self._mine(message.run):
@@ -305,6 +310,13 @@ class TrainView(TrainFiles, TrainDrawing, Horizontal):
     # -- layout --------------------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT, "compact")
+
+    def _show_experts(self, moe: bool) -> None:
+        """A mixture-of-experts run shows its expert load (the panel a narrow terminal shows first)."""
+        self.query_one("#tr-experts-box").display = moe
+        if moe:
+            self.panel = PANELS.index("tr-experts-box")
+            self._show_panel()
 
     def _show_panel(self) -> None:
         for i, panel in enumerate(PANELS):

@@ -10,7 +10,9 @@ from rich.text import Text
 from textual.widgets import ProgressBar, Static
 
 from tui_lab.app.runs import downsample
+from tui_lab.app.views.train_experts import draw_expert_load
 from tui_lab.app.widgets.grad_norms import GradNorms
+from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import Line, LinePlot
 
 LR_REDRAW_EVERY = 4  # the lr curve is fixed; only its step marker moves
@@ -31,6 +33,9 @@ class TrainDrawing:
         s = self.stats
         if "grads" in s:
             self.query_one("#tr-grads", GradNorms).show(s["grads"], s.get("grad_norm"))
+        if s.get("expert_load") and self.session is not None:
+            draw_expert_load(self.query_one("#tr-experts", Heatmap), self.query_one("#tr-experts-title", Static),
+                             self.session.model_config, s)
         if "sample" in s:
             self.query_one("#tr-sample", Static).update(s["sample"])
         self.query_one("#tr-progress", ProgressBar).update(progress=s.get("step", 0))
@@ -45,6 +50,7 @@ class TrainDrawing:
             if val:
                 lines.append(Line(f"{name} val" if self.overlay else "val", [s for s, _ in val], [v for _, v in val],
                                   marker="dot"))
+            lines += _forcing_line(run, name)
         title = "loss: every run (v)" if self.overlay else "loss (v: overlay runs)"
         self.query_one("#tr-loss", LinePlot).set_lines(lines, title=title)
 
@@ -59,8 +65,9 @@ class TrainDrawing:
         parts = []
         if "step" in s:
             parts.append(f"step {s['step']}/{s['total']}")
-        for key, name, fmt in (("loss", "loss", "{:.4f}"), ("val", "val", "{:.4f}"), ("exact", "exact", "{:.0%}"),
-                               ("lr", "lr", "{:.2e}"), ("tps", "tokens/s", "{:,.0f}"), ("mfu", "MFU", "{:.1%}")):
+        for key, name, fmt in (("loss", "loss", "{:.4f}"), ("aux", "aux", "{:.4f}"), ("val", "val", "{:.4f}"),
+                               ("exact", "exact", "{:.0%}"), ("lr", "lr", "{:.2e}"), ("tps", "tokens/s", "{:,.0f}"),
+                               ("mfu", "MFU", "{:.1%}")):
             if s.get(key) is not None:
                 parts.append(f"{name} {fmt.format(s[key])}")
         if self._step_ema is not None and self.training:
@@ -71,3 +78,14 @@ class TrainDrawing:
         text = Text("  ".join(parts) + "\n", style="bold")
         text.append(self.message, style=self.message_style)
         self.query_one("#tr-status", Static).update(text, layout=False)  # fixed height (tcss): no relayout
+
+
+def _forcing_line(run, name: str) -> list[Line]:
+    """Scheduled sampling's p_i on the loss plot (same axis: a probability in [0, 1] beside the losses), only
+    when the run decays it: at a constant 1.0 it says nothing teacher forcing does not."""
+    points = downsample(run.teacher_forcing)
+    if not points or all(p == 1.0 for _, p in points):
+        return []
+    label = f"{name} p(gold)" if name != "train" else "p(gold input)"
+    colour = "green" if name == "train" else None  # overlaid runs keep one colour per line
+    return [Line(label, [s for s, _ in points], [p for _, p in points], colour=colour, marker="dot")]

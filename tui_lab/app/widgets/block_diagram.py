@@ -24,6 +24,8 @@ def _sublayer(c: ModelConfig, name: str, detail: str) -> list[str]:
 
 def _ffn(c: ModelConfig) -> str:
     inner = "SwiGLU" if c.activation == "swiglu" else c.activation
+    if c.ffn == "moe":  # the router sends each token to experts_per_token of the experts
+        return f"top-{c.experts_per_token} of {c.experts} experts, each {c.d_model}→{c.d_ff}→{c.d_model}, {inner}"
     return f"{c.d_model}→{c.d_ff}→{c.d_model}, {inner}"
 
 

@@ -87,6 +87,9 @@ def _stack(c: ModelConfig, col: Column, rows: list[ShapeRow], stack: str, length
             body.append(_sublayer(c, row.kind, row.kind == "cross-attention"))
             keys = memory if row.kind == "cross-attention" else length
             body.append(f"  scores {_scores(row, length, keys)}")
+        elif row.path.endswith("ffn.router"):  # a mixture of experts: scores for X experts, then K of them
+            body.append(_sublayer(c, "MoE FFN", False))
+            body.append(f"  router {shape_text('N' + length + 'X', row.output_shape, True)}, {row.note}")
         elif row.path.endswith("ffn.up"):
             body.append(_sublayer(c, "FFN", False))
             body.append(f"  {shape_text('N' + length + 'F', row.output_shape, True)}, {row.note}")

@@ -18,8 +18,10 @@ from tui_lab.app.widgets.toggle import OnOffCheckbox
 
 SCHEDULES = ("noam", "cosine", "constant")  # == tui_lab.train.config.SCHEDULES
 TOKENIZERS = ("char", "bpe")  # == tui_lab.train.config.TOKENIZERS
+SAMPLING = ("none", "linear", "exponential", "inverse_sigmoid")  # == train.scheduled_sampling.SCHEDULED_SAMPLING
 DATA_CHOICES = (("built-in corpus", "corpus"), ("text file", "file"), ("task: copy", "copy"),
-                ("task: reverse", "reverse"), ("task: numbers-de", "numbers-de"))
+                ("task: reverse", "reverse"), ("task: numbers-de", "numbers-de"),
+                ("task: names", "names"))
 # The headless engine's batch and length (`tui-lab train`): a step of 32 x 128 tokens is big enough that the
 # UI thread's share of the GIL costs little (benchmarks/ui_latency.py: in-app 78-80% of headless tokens/s;
 # 16 x 64 gave 62-74%), and the plot still moves several times a second.
@@ -64,6 +66,13 @@ class TrainForm(VerticalScroll):
             yield Label("schedule", classes="tf-name")
             yield Select([(s, s) for s in SCHEDULES], value="cosine", allow_blank=False, id="tf-schedule",
                          compact=True)
+        # Seed 002's seq2seq methods (issue 13): shown for a task only.
+        with Horizontal(classes="tf-row", id="tf-row-sampling"):
+            yield Label("sampling", classes="tf-name")
+            yield Select([(s, s) for s in SAMPLING], value="none", allow_blank=False, id="tf-sampling", compact=True)
+        with Horizontal(classes="tf-row", id="tf-row-guided"):
+            yield Label("guided att", classes="tf-name")
+            yield Input(value="0", id="tf-guided", compact=True)
         yield OnOffCheckbox("continue live weights", id="tf-continue", compact=True)
         with Horizontal(classes="tf-buttons"):
             yield Button("Start g", id="tf-start", variant="success", compact=True)
@@ -105,6 +114,8 @@ class TrainForm(VerticalScroll):
         self.query_one("#tf-tokenizer", Select).display = lm  # the run uses the task's words, whatever it says
         self.query_one("#tf-task-tokenizer", Label).display = not lm
         self.query_one("#tf-row-seq_len").display = lm
+        self.query_one("#tf-row-sampling").display = not lm
+        self.query_one("#tf-row-guided").display = not lm
         self.query_one("#tf-row-vocab").display = lm and self.query_one("#tf-tokenizer", Select).value == "bpe"
 
     def on_select_changed(self, event: Select.Changed) -> None:
@@ -124,6 +135,9 @@ class TrainForm(VerticalScroll):
         task = self.task
         extra = app_defaults(task) | values | {"schedule": self.query_one("#tf-schedule", Select).value}
         extra["tokenizer"] = self.query_one("#tf-tokenizer", Select).value
+        if task is not None:
+            extra["scheduled_sampling"] = self.query_one("#tf-sampling", Select).value
+            extra["guided_attention"] = _number("guided att", self.query_one("#tf-guided", Input).value.strip(), float)
         if self.query_one("#tf-data", Select).value == "file":
             path = self.query_one("#tf-file", Input).value.strip()
             if not path:

@@ -1,0 +1,79 @@
+"""The Train view's alignment panel: the held-out example's cross-attention forming, this run beside the last.
+
+Seed 002 (section 4, Tips 2): guided attention pulls cross-attention toward a monotonic diagonal. To see what
+it does, a person trains the same task twice (guided att 0, then e.g. 1): the previous run's last grid stays
+on the right while this run's forms on the left. On copy the guided run turns diagonal sooner; on numbers-de,
+whose German puts units before tens ("twenty one" -> "einundzwanzig"), the prior fights the task.
+A mixin of TrainView (which provides `store` and `query_one`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Static
+
+from tui_lab.app.widgets.heatmap import Heatmap
+
+
+@dataclass
+class Grid:
+    run: int
+    label: str
+    task: str
+    step: int
+    values: list[list[float]]
+    rows: list[str]
+    cols: list[str]
+
+    def title(self, now: bool) -> str:
+        when = f"step {self.step}" if now else f"last, step {self.step}"
+        return f"run #{self.run} {self.label} ({self.task}, {when})"
+
+
+def compose_alignment() -> ComposeResult:
+    with Vertical(id="tr-align-box", classes="tr-panel"):
+        yield Static("cross-attention of a held-out example (target x source, mean of heads, last layer)",
+                     id="tr-align-title")
+        with Horizontal(id="tr-align-pair"):
+            with Vertical(id="tr-align-now"):
+                yield Static("", id="tr-align-now-title", classes="tr-align-sub")
+                yield Heatmap(id="tr-align")
+            with Vertical(id="tr-align-prev"):
+                yield Static("", id="tr-align-prev-title", classes="tr-align-sub")
+                yield Heatmap(id="tr-align-before")
+
+
+def method_label(train: dict) -> str:
+    """What sets a run's alignment apart: its guided-attention weight and scheduled sampling."""
+    parts = [f"guided {train.get('guided_attention') or 0:g}"]
+    if train.get("scheduled_sampling", "none") != "none":
+        parts.append(f"sampling {train['scheduled_sampling']}")
+    return ", ".join(parts)
+
+
+class TrainAlignment:
+    _align_now: Grid | None = None
+    _align_before: Grid | None = None
+
+    def _alignment_started(self, task: str | None) -> None:
+        """A new run: the last run's final grid moves to the right (when it was a task), the left clears."""
+        self.query_one("#tr-align-box").display = task is not None
+        if self._align_now is not None:
+            self._align_before, self._align_now = self._align_now, None
+        before = self._align_before
+        self.query_one("#tr-align-prev").display = before is not None
+        if before is not None:
+            self.query_one("#tr-align-before", Heatmap).set_grid(before.values, before.rows, before.cols, lo=0.0,
+                                                                 hi=1.0)
+            self.query_one("#tr-align-prev-title", Static).update(before.title(now=False))
+        self.query_one("#tr-align-now-title", Static).update("this run: the grid appears after its first step")
+
+    def _alignment_arrived(self, step: int, grid: list[list[float]], rows: list[str], cols: list[str]) -> None:
+        run = self.store.current
+        self._align_now = Grid(run.number, method_label(run.train), run.train.get("task") or "", step, grid, rows,
+                               cols)
+        self.query_one("#tr-align", Heatmap).set_grid(grid, rows, cols, lo=0.0, hi=1.0)
+        self.query_one("#tr-align-now-title", Static).update(self._align_now.title(now=True))
