@@ -106,6 +106,10 @@ def _new_trainer(args, model_overrides: dict[str, Any], train_overrides: dict[st
         from tui_lab.train.images import IMAGE_DEFAULTS
 
         train_overrides = IMAGE_DEFAULTS | train_overrides
+    elif model_config.head == "mlm":  # BERT's masked language modelling has its own tuned defaults
+        from tui_lab.train.config import MLM_DEFAULTS
+
+        train_overrides = MLM_DEFAULTS | train_overrides
     train_config = train_config_for(task, data=args.data, **train_overrides)
     return Trainer(model_config, train_config, device=args.device, on_event=printer)
 
