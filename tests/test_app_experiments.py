@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 
-from test_app_support import app_for, screen_text, wait_for, wait_ready
+from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
 from textual.widgets import Input, OptionList, Select
 
 from tui_lab.app.views import experiments_draw as draw
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
+from tui_lab.config import CHOICES
 from tui_lab.experiments import names
 
 SMALL = (80, 24)
@@ -62,13 +63,14 @@ async def test_sweep_picker_fills_values_queues_runs_and_cancel_empties_the_queu
         assert app.query_one("#ex-sweep").display
         app.query_one("#ex-field", Select).value = "norm"
         await pilot.pause()
-        assert app.query_one("#ex-values", Input).value == "layernorm,rmsnorm"
-        app.query_one("#ex-options", Input).value = "steps=60; d_model=16; layers=1; batch_size=2; seq_len=8"
+        assert app.query_one("#ex-values", Input).value == ",".join(CHOICES["norm"])  # filled from the axis
+        app.query_one("#ex-values", Input).value = "layernorm,rmsnorm"  # two runs are enough to watch
+        app.query_one("#ex-options", Input).value = "steps=1500; d_model=16; layers=1; batch_size=2; seq_len=8"
         app.query_one("#ex-list", OptionList).focus()
         await pilot.pause()
         await pilot.press("r")
-        await pilot.press("r")  # queued behind the first
-        assert view.running == "sweep" and len(view.queue) == 1, [n.message for n in app._notifications]
+        await pilot.press("r")  # queued behind the first (1,500 tiny steps: a run lasts seconds, not less)
+        assert view.running == "sweep" and len(view.queue) == 1, ([n.message for n in app._notifications], str(app.query_one("#ex-status").render()), view.job)
         await wait_for(pilot, lambda: view.result is not None and len(view.result.tables["runs"].rows) == 2, 120)
         await pilot.pause()
         plot = app.query_one("#ex-plot", LinePlot)
