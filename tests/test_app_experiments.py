@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
+from test_app_support import app_for, screen_text, wait_for, wait_ready
 from textual.widgets import Input, OptionList, Select
 
 from tui_lab.app.views import experiments_draw as draw
@@ -70,7 +70,7 @@ async def test_sweep_picker_fills_values_queues_runs_and_cancel_empties_the_queu
         await pilot.pause()
         await pilot.press("r")
         await pilot.press("r")  # queued behind the first (1,500 tiny steps: a run lasts seconds, not less)
-        assert view.running == "sweep" and len(view.queue) == 1, ([n.message for n in app._notifications], str(app.query_one("#ex-status").render()), view.job)
+        assert view.running == "sweep" and len(view.queue) == 1, str(app.query_one("#ex-status").render())
         await wait_for(pilot, lambda: view.result is not None and len(view.result.tables["runs"].rows) == 2, 120)
         await pilot.pause()
         plot = app.query_one("#ex-plot", LinePlot)
