@@ -12,7 +12,7 @@ from tui_lab.app.widgets.compare import compare_rows
 from tui_lab.app.widgets.config_form import TEXT_FIELDS, ConfigForm, adjust_stacks, field_of_error
 from tui_lab.presets import list_presets, load_preset
 
-FORM_COLUMNS = 35  # the form panel (37) less its left padding and the scrollbar that parts it from the results
+FORM_COLUMNS = 35  # the form panel (36) less the scrollbar that parts it from the results
 
 PINNED = {"gpt2-small": "124,439,808", "transformer-2017-base": "63,082,496"}
 

@@ -8,10 +8,26 @@
 
 from __future__ import annotations
 
-from tui_lab.data.corpus import builtin_corpus, read_text
-from tui_lab.data.lm import LMData, lm_data
-from tui_lab.data.tasks import IGNORE_INDEX, TASKS, Seq2SeqBatch, Seq2SeqTask, collate, load_task
-from tui_lab.data.tokenizers import Tokenizer, bpe_tokenizer, char_tokenizer, load_tokenizer, word_tokenizer
+import importlib
+from typing import Any
+
+# Names load on first use: importing one torch-free submodule (masking, tokenizers) from the app must not
+# pull torch in through `lm` before the first frame.
+_HOMES = {
+    "builtin_corpus": "corpus", "read_text": "corpus",
+    "LMData": "lm", "lm_data": "lm",
+    "IGNORE_INDEX": "tasks", "TASKS": "tasks", "Seq2SeqBatch": "tasks", "Seq2SeqTask": "tasks",
+    "collate": "tasks", "load_task": "tasks",
+    "Tokenizer": "tokenizers", "bpe_tokenizer": "tokenizers", "char_tokenizer": "tokenizers",
+    "load_tokenizer": "tokenizers", "word_tokenizer": "tokenizers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'tui_lab.data' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"tui_lab.data.{_HOMES[name]}"), name)
+
 
 __all__ = [
     "IGNORE_INDEX",
