@@ -101,11 +101,12 @@ class ArchitectureView(Vertical):
                 names = list_presets()
                 start = live.name if live.name in names else Select.BLANK
                 yield Select([(n, n) for n in names], value=start, id="preset", prompt="(custom)", compact=True)
-                yield ConfigForm(live, id="form")
+                # Apply sits above the fields: the axis table has grown past a screen's height.
                 with Horizontal(id="apply-row"):
                     yield Button("Apply", id="apply", variant="primary", compact=True)
                     yield Button("Reset", id="reset", compact=True)
                 yield Label("", id="apply-error", classes="field-error")
+                yield ConfigForm(live, id="form")
             with Vertical(id="arch-results"):
                 yield Static("", id="arch-total")
                 # Batch and lengths above the tabs: the summary's memory, the shapes and the diagram all use them.
@@ -122,8 +123,8 @@ class ArchitectureView(Vertical):
                         with VerticalScroll():
                             yield ParamBars(id="bars")
                             yield Static("", id="arch-cost")
-                            yield Static("", id="arch-kv")
                             yield Static("", id="paper-note")
+                            yield Static("", id="arch-kv")
                     with TabPane("Model", id="arch-model"):
                         yield ModelDiagram(id="model-diagram")
                     with TabPane("Shapes", id="arch-shapes"):
