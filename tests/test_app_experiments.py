@@ -34,7 +34,7 @@ async def test_order_blindness_runs_in_the_background_shows_sentences_grid_and_e
         view = await open_view(pilot)
         assert "Attention is blind to word order" in screen_text(app)
         await pilot.press("r")
-        await wait_for(pilot, lambda: view.running is None and view.result is not None, 60)
+        await wait_for(pilot, lambda: view.running is None and view.result is not None, 240)  # torch loads first
         await pilot.pause()
         text = screen_text(app)
         assert "sentence: I like you because you like me" in text and "shuffled: " in text
@@ -46,7 +46,7 @@ async def test_order_blindness_runs_in_the_background_shows_sentences_grid_and_e
         grid = app.query_one("#ex-grid", Heatmap)
         assert grid.display and grid.shape == (3, 7) and grid.col_labels[0] == "I"
         await pilot.press("e")
-        await pilot.pause()
+        await wait_for(pilot, lambda: any(p.name.endswith("-tokens.csv") for p in tmp_path.iterdir()), 60)
         exported = sorted(p.name for p in tmp_path.iterdir())
         jsons = [name for name in exported if name.endswith(".json")]
         assert len(jsons) == 1 and any(name.endswith("-tokens.csv") for name in exported)
