@@ -35,7 +35,7 @@ async def test_order_blindness_runs_in_the_background_shows_sentences_grid_and_e
         assert "Attention is blind to word order" in screen_text(app)
         await pilot.press("r")
         await wait_for(pilot, lambda: view.running is None and view.result is not None, 240)  # torch loads first
-        await pilot.pause()
+        await wait_for(pilot, lambda: "without_positions_max_diff" in screen_text(app), 30)  # drawn after the result
         text = screen_text(app)
         assert "sentence: I like you because you like me" in text and "shuffled: " in text
         assert "without_positions_max_diff" in text  # the results table
