@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check, span
+from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check, heads_divide, span
 from tui_lab.experiments.result import Result, Table
 from tui_lab.experiments.training import LM_HELP, LM_OPTIONS, char_data, lm_config, lm_train_config, train_curve
 
@@ -98,8 +98,7 @@ def _round(value: float | None) -> float | None:
 def _check(options: dict[str, Any]) -> None:
     at_least(options, "d_heads", 1)
     at_least(options, "keys", 2)
-    if options["d_model"] % options["heads"]:
-        raise ValueError(f"d_model ({options['d_model']}) must be divisible by heads ({options['heads']})")
+    heads_divide(options)
 
 
 EXPERIMENT = Experiment(

@@ -112,6 +112,12 @@ def parse_option(name: str, text: str, default: Any) -> Any:
         raise ValueError(f"{name} must be {kinds[type(default)]}, got {text!r}") from None
 
 
+def heads_divide(options: dict[str, Any]) -> None:
+    """The config's own rule, checked before a run starts: d_model must split evenly into heads."""
+    if options["d_model"] % options["heads"]:
+        raise ValueError(f"d_model ({options['d_model']}) must be divisible by heads ({options['heads']})")
+
+
 def at_least(options: dict[str, Any], name: str, low: int | float) -> None:
     """A one-line refusal unless option `name` (a number or each number of a tuple) is >= low."""
     values = options[name] if isinstance(options[name], tuple) else (options[name],)

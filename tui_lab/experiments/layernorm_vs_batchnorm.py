@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check, span
+from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check, heads_divide, span
 from tui_lab.experiments.result import Grid, Result, Table
 from tui_lab.experiments.training import LM_HELP, LM_OPTIONS, char_data, lm_config
 
@@ -156,8 +156,7 @@ def _check(options: dict[str, Any]) -> None:
     at_least(options, "picture_features", 3)
     if max(options["picture_lengths"]) < 2:
         raise ValueError("picture_lengths must include a length of at least 2 (the picture's output is at l1)")
-    if options["d_model"] % options["heads"]:
-        raise ValueError(f"d_model ({options['d_model']}) must be divisible by heads ({options['heads']})")
+    heads_divide(options)
 
 
 EXPERIMENT = Experiment(

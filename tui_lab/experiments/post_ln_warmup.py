@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check, span
+from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check, heads_divide, span
 from tui_lab.experiments.result import Result, Table
 from tui_lab.experiments.training import LM_HELP, LM_OPTIONS, char_data, lm_config, lm_train_config, train_curve
 
@@ -99,8 +99,7 @@ def _check(options: dict[str, Any]) -> None:
     at_least(options, "grad_clip", 0)
     if options["warmup"] >= options["steps"]:
         raise ValueError(f"warmup ({options['warmup']}) must be below steps ({options['steps']})")
-    if options["d_model"] % options["heads"]:
-        raise ValueError(f"d_model ({options['d_model']}) must be divisible by heads ({options['heads']})")
+    heads_divide(options)
 
 
 EXPERIMENT = Experiment(
