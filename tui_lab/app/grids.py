@@ -52,7 +52,10 @@ def tokenize(text: str, vocab: int, tokenizer: Any = None, target: bool = False)
     if tokenizer is not None:
         if target:
             text = text.strip().removeprefix(BOS_TEXT).lstrip()
-        ids = ([tokenizer.bos_id] if target else []) + list(tokenizer.encode(text))
+        ids = list(tokenizer.encode(text))
+        if target and ids and ids[-1] == tokenizer.eos_id:
+            ids = ids[:-1]  # Marian's encode ends every text with </s>: a decoder input never holds it
+        ids = ([tokenizer.bos_id] if target else []) + ids
         return ids, list(tokenizer.token_strings(ids))
     words = text.split()
     return hash_ids(words, vocab), words
