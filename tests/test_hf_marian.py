@@ -212,3 +212,35 @@ def test_incomplete_or_broken_tokenizer_files(tmp_path):
     (tmp_path / "vocab.json").write_text(json.dumps({"</s>": 0, "<unk>": 2}))
     with pytest.raises(ValueError, match=r"^vocab\.json: its ids must be 0\.\.1, each once$"):
         open_hf(tmp_path)
+
+
+def _cli(*args: str):
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "tui_lab.cli", *args], capture_output=True, text=True)
+
+
+def test_generate_translates_and_info_names_the_tokenizer(marian):
+    folder, reference, theirs, size = marian
+    out = _cli("generate", "--from-hf", str(folder), "--prompt", ENGLISH[0], "--temperature", "0", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    theirs_out = reference.generate(theirs(ENGLISH[0], return_tensors="pt").input_ids, max_new_tokens=64,
+                                    do_sample=False, num_beams=1, forced_eos_token_id=None)
+    assert result["ids"] == theirs_out[0, 1:].tolist() and result["completion"] == GERMAN[0]
+    assert result["prompt_ids"] == theirs(ENGLISH[0]).input_ids and result["tokenizer"] == "sentencepiece"
+    info = _cli("info", "--from-hf", str(folder), "--json")
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout)["tokenizer"] == f"sentencepiece (source.spm, target.spm, vocab.json), {size} tokens"
+    shown = _cli("info", "--from-hf", str(folder))
+    assert f"tokenizer: sentencepiece (source.spm, target.spm, vocab.json), {size} tokens" in shown.stdout
+
+
+def test_a_typed_target_is_a_decoder_input_without_eos(marian):
+    from tui_lab.app import grids
+
+    folder = marian[0]
+    _, tokenizer = load_hf(folder)
+    ids, labels = grids.tokenize(f"{grids.BOS_TEXT} {GERMAN[0]}", tokenizer.vocab_size, tokenizer, target=True)
+    assert ids == [tokenizer.bos_id, *tokenizer.encode(GERMAN[0])[:-1]] and labels[0] == "<pad>"
+    assert tokenizer.eos_id not in ids
