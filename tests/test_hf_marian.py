@@ -236,11 +236,14 @@ def test_generate_translates_and_info_names_the_tokenizer(marian):
     assert f"tokenizer: sentencepiece (source.spm, target.spm, vocab.json), {size} tokens" in shown.stdout
 
 
-def test_a_typed_target_is_a_decoder_input_without_eos(marian):
+def test_a_typed_target_is_read_with_target_spm_without_eos(marian):
     from tui_lab.app import grids
 
-    folder = marian[0]
+    folder, _, theirs, _ = marian
     _, tokenizer = load_hf(folder)
-    ids, labels = grids.tokenize(f"{grids.BOS_TEXT} {GERMAN[0]}", tokenizer.vocab_size, tokenizer, target=True)
-    assert ids == [tokenizer.bos_id, *tokenizer.encode(GERMAN[0])[:-1]] and labels[0] == "<pad>"
-    assert tokenizer.eos_id not in ids
+    for text in GERMAN:
+        labels = theirs(text_target=text).input_ids  # MarianTokenizer's target side: target.spm, then </s>
+        assert tokenizer.encode_target(text) == labels[:-1] and labels[-1] == tokenizer.eos_id
+    ids, shown = grids.tokenize(f"{grids.BOS_TEXT} {GERMAN[0]}", tokenizer.vocab_size, tokenizer, target=True)
+    assert ids == [tokenizer.bos_id, *tokenizer.encode_target(GERMAN[0])] and shown[0] == "<pad>"
+    assert "▁gesehen" in shown  # a target.spm piece source.spm does not have

@@ -6,9 +6,9 @@ tokenizer.json. The ids are vocab.json's, never sentencepiece's own: a piece voc
 
 It has the lab's tokenizer interface (`tui_lab.data.tokenizers.Tokenizer`'s methods and special ids), so
 generation, the CLI and the Attention view use it unchanged. One difference, and it is Marian's:
-`encode(text)` is the SOURCE as the model reads it, its pieces then </s> (MarianTokenizer's input_ids);
-an encoder-decoder's source is the only text the lab encodes for a Marian (the decoder starts from
-decoder_start_token_id, our `bos_id`, and the target comes from the model).
+`encode(text)` is the SOURCE as the model reads it, its pieces then </s> (MarianTokenizer's input_ids), and
+`encode_target(text)` a typed target, read with target.spm (the Attention view's teacher forcing); the
+decoder starts from decoder_start_token_id, our `bos_id`.
 """
 
 from __future__ import annotations
@@ -60,6 +60,11 @@ class MarianTokenizer:
     def encode(self, text: str) -> list[int]:
         """The source as Marian reads it: vocab.json ids of the pieces, then </s> (MarianTokenizer's input_ids)."""
         return [self.vocab.get(piece, self.unk_id) for piece in self.pieces(text)] + [self.eos_id]
+
+    def encode_target(self, text: str) -> list[int]:
+        """A typed target as a decoder input's ids: target.spm's pieces, no </s> (what the last query predicts);
+        MarianTokenizer's `text_target` labels without their final </s>."""
+        return [self.vocab.get(piece, self.unk_id) for piece in self.target.encode(text, out_type=str)]
 
     def decode(self, ids: list[int]) -> str:
         """Target text: special ids dropped, the pieces joined by target.spm's detokenizer.
