@@ -225,8 +225,13 @@ def test_generate_translates_and_info_names_the_tokenizer(marian):
     out = _cli("generate", "--from-hf", str(folder), "--prompt", ENGLISH[0], "--temperature", "0", "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    theirs_out = reference.generate(theirs(ENGLISH[0], return_tensors="pt").input_ids, max_new_tokens=64,
-                                    do_sample=False, num_beams=1, forced_eos_token_id=None)
+    theirs_out = reference.generate(
+        theirs(ENGLISH[0], return_tensors="pt").input_ids,
+        max_new_tokens=64,
+        do_sample=False,
+        num_beams=1,
+        forced_eos_token_id=None,
+    )
     assert result["ids"] == theirs_out[0, 1:].tolist() and result["completion"] == GERMAN[0]
     assert result["prompt_ids"] == theirs(ENGLISH[0]).input_ids and result["tokenizer"] == "sentencepiece"
     info = _cli("info", "--from-hf", str(folder), "--json")

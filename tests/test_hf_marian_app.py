@@ -31,8 +31,11 @@ def expected(folder) -> tuple[list[str], list[str], str]:
     src = tokenizer(TYPED, return_tensors="pt").input_ids
     out = model.generate(src, max_new_tokens=30, do_sample=False, num_beams=1, forced_eos_token_id=None)
     written = out[0, 1:].tolist()
-    return (tokenizer.convert_ids_to_tokens(src[0].tolist()), tokenizer.convert_ids_to_tokens(written),
-            tokenizer.decode(written, skip_special_tokens=True, use_source_tokenizer=False))
+    return (
+        tokenizer.convert_ids_to_tokens(src[0].tolist()),
+        tokenizer.convert_ids_to_tokens(written),
+        tokenizer.decode(written, skip_special_tokens=True, use_source_tokenizer=False),
+    )
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
