@@ -101,8 +101,9 @@ def parse_lengths(text: str) -> tuple[int, ...]:
 
 
 class SpeedView(Vertical):
-    BINDINGS = [Binding("r", "run", "run"), Binding("x", "cancel", "cancel"), Binding("l", "log", "log scale"),
-                Binding("d", "demo", "demo model"), Binding("k", "kv_heads", "MHA/GQA/MQA")]
+    # Short descriptions: at 80 columns the footer keeps room for the view keys (their checkboxes say the rest).
+    BINDINGS = [Binding("r", "run", "run"), Binding("x", "cancel", "cancel"), Binding("l", "log", "log"),
+                Binding("d", "demo", "demo"), Binding("k", "kv_heads", "MHA/GQA")]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
