@@ -317,7 +317,11 @@ class ArchitectureView(Vertical):
                 return
             configs.append((str(name), config))
         (na, a), (nb, b) = configs
-        self.query_one("#compare-table", Static).update(compare_table(a, b, na, nb))
+        try:
+            context = self.shape_inputs()[1]  # FLOPs per token at the length L above the tabs
+        except ValueError:
+            context = DEFAULT_LENGTH  # the field shows its own error
+        self.query_one("#compare-table", Static).update(compare_table(a, b, na, nb, context))
 
 
 def _short_path(path: str, depth: int) -> str:
