@@ -34,7 +34,7 @@ def test_a_tiny_run_measures_every_scheme_past_the_training_length():
     for scheme in SCHEMES:  # the gap the note states is the table's longer - seen
         gap = result.scalars[f"{scheme}_longer"] - result.scalars[f"{scheme}_seen"]
         assert result.scalars[f"{scheme}_past_minus_seen"] == pytest.approx(gap, abs=2e-4)
-    assert any(note.startswith("past the training length") for note in result.notes)
+    assert result.notes[0].startswith("past length 8 (loss there minus within it, nats): learned ")
 
 
 def test_sinusoidal_gets_the_papers_embedding_scale_and_no_scheme_ties():
@@ -64,9 +64,10 @@ def test_learned_positions_past_the_table_reuse_its_last_row():
 
 
 def test_the_note_states_each_gap_and_their_order():
-    line = gap_line({"learned": 0.5, "sinusoidal": 0.25, "rope": 0.04, "alibi": -0.01})
+    line = gap_line({"learned": 0.5, "sinusoidal": 0.25, "rope": 0.04, "alibi": -0.01}, 32)
+    assert line.startswith("past length 32 ")
     assert "learned +0.50, sinusoidal +0.25, RoPE +0.04, ALiBi -0.01" in line
-    assert line.endswith("smallest to largest: ALiBi < RoPE < sinusoidal < learned")
+    assert line.endswith("best to worst: ALiBi, RoPE, sinusoidal, learned")
 
 
 def test_odd_d_head_is_refused_in_one_line():
