@@ -26,13 +26,13 @@ import argparse
 import asyncio
 import cProfile
 import io
-import pstats
-import threading
 import json
 import os
+import pstats
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
