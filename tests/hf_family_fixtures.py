@@ -47,13 +47,14 @@ def save_causal(kind: str, folder: Path, **changes):
     return model
 
 
-def save_marian(folder: Path, bias: bool = True):
+def save_marian(folder: Path, bias: bool = True, vocab: int = 61):
+    """Like opus-mt: </s> is 0 and <pad> (the decoder's start) the last id."""
     import transformers
 
     config = transformers.MarianConfig(
         d_model=32, encoder_ffn_dim=48, decoder_ffn_dim=48, encoder_layers=2, decoder_layers=2,
-        encoder_attention_heads=4, decoder_attention_heads=4, vocab_size=61, pad_token_id=60,
-        decoder_start_token_id=60, eos_token_id=0, activation_function="swish", scale_embedding=True,
+        encoder_attention_heads=4, decoder_attention_heads=4, vocab_size=vocab, pad_token_id=vocab - 1,
+        decoder_start_token_id=vocab - 1, eos_token_id=0, activation_function="swish", scale_embedding=True,
         max_position_embeddings=64)
     model = randomise(transformers.MarianMTModel(config))
     if not bias:

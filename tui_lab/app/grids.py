@@ -52,7 +52,9 @@ def tokenize(text: str, vocab: int, tokenizer: Any = None, target: bool = False)
     if tokenizer is not None:
         if target:
             text = text.strip().removeprefix(BOS_TEXT).lstrip()
-        ids = ([tokenizer.bos_id] if target else []) + list(tokenizer.encode(text))
+        # A tokenizer with two sides (Marian's source.spm and target.spm) reads a target with its target side.
+        encode = getattr(tokenizer, "encode_target", tokenizer.encode) if target else tokenizer.encode
+        ids = ([tokenizer.bos_id] if target else []) + list(encode(text))
         return ids, list(tokenizer.token_strings(ids))
     words = text.split()
     return hash_ids(words, vocab), words

@@ -25,15 +25,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
 
-def _config(args: argparse.Namespace) -> ModelConfig:
+def _config(args: argparse.Namespace) -> tuple[ModelConfig, str | None]:
+    """The config, and for an HF folder one line on its tokenizer (what it is, or why there is none)."""
     check_hub_arguments(args)
     if args.from_hf:
         from tui_lab.hf import hf_config
+        from tui_lab.hf.family_tokenizer import describe, folder_tokenizer
 
         with hub_options(args) as options:  # info reads config.json alone, but --download fetches the whole model
             config = hf_config(args.from_hf, **options)
-        return config.replace(**overrides_from_args(args))
-    return config_from_args(args)
+            tokenizer = describe(*folder_tokenizer(args.from_hf, **options))  # its files only: no weights, no torch
+        return config.replace(**overrides_from_args(args)), tokenizer
+    return config_from_args(args), None
 
 
 def report(config: ModelConfig, batch: int, seq_len: int) -> dict:
@@ -53,13 +56,15 @@ def report(config: ModelConfig, batch: int, seq_len: int) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = _config(args)
+    config, tokenizer = _config(args)
     seq_len = args.seq_len if args.seq_len is not None else min(config.max_len, 128)
     for name in ("batch", "seq_len"):
         value = args.batch if name == "batch" else seq_len
         if value <= 0:
             raise ValueError(f"--{name.replace('_', '-')} ({value}) must be a positive integer")
     data = report(config, args.batch, seq_len)
+    if tokenizer is not None:
+        data["tokenizer"] = tokenizer
     if args.json:
         print(json.dumps(data))
     else:
@@ -98,3 +103,5 @@ def _print(config: ModelConfig, data: dict) -> None:
         f"activations {fmt_bytes(mem['activations'])}, KV cache {fmt_bytes(mem['kv_cache_per_token'])}/token "
         f"({fmt_bytes(mem['kv_cache_full'])} at max_len {config.max_len})"
     )
+    if "tokenizer" in data:
+        console.print(f"tokenizer: {data['tokenizer']}", highlight=False, markup=False)

@@ -4,21 +4,25 @@ GPT-2 keeps its own builder (`tokenizer.py`: vocab.json + merges.txt or tokenize
 family is read from `tokenizer.json` with HF `tokenizers` (what transformers' fast tokenizers load);
 special ids come from config.json, or BERT's [CLS]/[SEP]/[PAD]/[UNK] tokens where it names none
 (its tokenizer.json is WordPiece; `bpe` is only the wrapper's kind, its decode is the file's own).
-Marian ships sentencepiece files (source.spm, target.spm) and no tokenizer.json: reading those needs
-the `sentencepiece` package, which the lab does not use, so such a folder loads its model with tokenizer
-None and says why.
+Marian ships sentencepiece files (source.spm, target.spm) and vocab.json, no tokenizer.json: those are read
+with the `sentencepiece` package (`marian_tokenizer.py`); without it, or without one of the three files,
+the model loads with tokenizer None and the note says why.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_lab.config import ModelConfig
 from tui_lab.data.tokenizers import Tokenizer
 
+if TYPE_CHECKING:
+    from tui_lab.hf.marian_tokenizer import MarianTokenizer
 
-def family_tokenizer(folder: Path, hf: dict[str, Any], config: ModelConfig) -> tuple[Tokenizer | None, str]:
+
+def family_tokenizer(folder: Path, hf: dict[str, Any],
+                     config: ModelConfig) -> tuple[Tokenizer | MarianTokenizer | None, str]:
     """(tokenizer or None, a note for people when None)."""
     if hf.get("model_type") == "gpt2":
         if not (folder / "tokenizer.json").is_file() and not (folder / "vocab.json").is_file():
@@ -26,9 +30,9 @@ def family_tokenizer(folder: Path, hf: dict[str, Any], config: ModelConfig) -> t
         return _gpt2(folder, hf, config), ""
     if getattr(config, "input", "tokens") == "patches":
         return None, "an image model: it reads pixel_values, not text"
+    if hf.get("model_type") == "marian" and (folder / "source.spm").is_file():
+        return _marian(folder, hf, config)
     if not (folder / "tokenizer.json").is_file():
-        if (folder / "source.spm").is_file():
-            return None, "its tokenizer is sentencepiece (source.spm), which needs the sentencepiece package"
         return None, "no tokenizer.json"
     from tui_lab.hf.tokenizer import _read
 
@@ -59,6 +63,40 @@ def _gpt2(folder: Path, hf: dict[str, Any], config: ModelConfig) -> Tokenizer:
     tokens = gpt2_hf_tokenizer(folder)
     _check_fits(tokens.get_vocab_size(), config)
     return wrap_gpt2(tokens, _first_id(hf.get("eos_token_id")))
+
+
+def folder_tokenizer(path: str | Path, **hub_options: Any) -> tuple[Tokenizer | MarianTokenizer | None, str]:
+    """The tokenizer of an HF folder without its weights (no torch): for `info`, which reads config.json alone."""
+    from tui_lab.hf.config import read_config_json
+    from tui_lab.hf.families import family_of
+    from tui_lab.hf.folder import find_checkpoint
+    from tui_lab.hf.hub import resolve
+
+    files = find_checkpoint(resolve(path, **hub_options))
+    raw = read_config_json(files.config)
+    return family_tokenizer(files.folder, raw, family_of(raw).config(raw, files.name))
+
+
+def _marian(folder: Path, hf: dict[str, Any], config: ModelConfig) -> tuple[MarianTokenizer | None, str]:
+    from tui_lab.hf.marian_tokenizer import marian_tokenizer, missing_files
+
+    missing = missing_files(folder)
+    if missing:
+        return None, f"its sentencepiece tokenizer is incomplete: no {', '.join(missing)}"
+    try:
+        tokenizer = marian_tokenizer(folder, hf)
+    except ImportError:
+        return None, "its tokenizer is sentencepiece (source.spm), which needs the sentencepiece package"
+    _check_fits(tokenizer.vocab_size, config)
+    return tokenizer, ""
+
+
+def describe(tokenizer: Any, note: str) -> str:
+    """One line for people: what tokenizer a folder has ('sentencepiece, 58,101 pieces'), or why none."""
+    if tokenizer is None:
+        return f"none ({note})"
+    kind = "sentencepiece (source.spm, target.spm, vocab.json)" if tokenizer.kind == "sentencepiece" else tokenizer.kind
+    return f"{kind}, {tokenizer.vocab_size:,} tokens"
 
 
 def _check_fits(size: int, config: ModelConfig) -> None:

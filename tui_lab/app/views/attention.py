@@ -19,6 +19,7 @@ from textual.containers import Vertical
 from textual.widgets import Button, Input, Label, Static
 from textual.worker import get_current_worker
 
+from tui_lab.app import grids
 from tui_lab.app.guard import guarded
 from tui_lab.app.origin import describe_origin
 from tui_lab.app.views import attention_capture as work
@@ -99,8 +100,11 @@ class AttentionView(Inputs, Pickers, Vertical):
         """Rebuilt or loaded: redraw the inputs for the family and capture again."""
         self._show_target()
         self._default_for_mlm()
-        if self.encoder_decoder and not self.query_one("#att-tgt", Input).value:
-            self.query_one("#att-tgt", Input).value = TARGET_TEXT
+        target = self.query_one("#att-tgt", Input)
+        if self.encoder_decoder and target.value in ("", TARGET_TEXT):  # untouched: the new model's default
+            target.value = self.default_target()
+            if not target.value and self._untouched():  # a translation model gets seed 000's sentence to translate
+                self.query_one("#att-src", Input).value = SOURCE_TEXT
         self.cap = Capture(encoder_decoder=self.encoder_decoder)
         self._fill_kinds()
         if not self.app.live.ready:
@@ -134,17 +138,21 @@ class AttentionView(Inputs, Pickers, Vertical):
         src_ids, src, tgt_ids, tgt, predicted = self._ids()
         model, generation, tokenizer = live.model, live.generation, live.tokenizer
         guess = mlm.is_mlm(live.config) and tokenizer is not None
-        self._info("capturing attention...")
+        translate, limit = self.translating, min(grids.MAX_TOKENS, live.config.max_len - 1)
+        self._info("translating, then capturing attention..." if translate else "capturing attention...")
 
         def run() -> None:
             try:
-                result, entropy, learned = work.capture(model, src_ids, tgt_ids)
+                target = work.translation(model, tokenizer, src_ids, limit) if translate else \
+                    (tgt_ids, tgt, predicted, None)
+                result, entropy, learned = work.capture(model, src_ids, target[0])
                 guesses = mlm.predictions(model, src_ids, tokenizer) if guess else None
             except Exception as err:  # noqa: BLE001 - shown inline, never a crash
                 self.post_message(work.CaptureFailed(str(err).splitlines()[0] if str(err) else type(err).__name__))
                 return
             if not get_current_worker().is_cancelled:
-                self.post_message(work.Captured(result, entropy, src, tgt, predicted, learned, generation, guesses))
+                self.post_message(work.Captured(result, entropy, src, target[1], target[2], learned, generation,
+                                                guesses, translation=target[3]))
 
         self.run_worker(run, thread=True, exclusive=True, group="attention", exit_on_error=False)
 
@@ -185,8 +193,8 @@ class AttentionView(Inputs, Pickers, Vertical):
                            message.learned, self.encoder_decoder)
         self.captured_generation = message.generation
         self._fill_kinds()
-        if first and not self.pending_kind:
-            self._select_kind(self.kinds()[0])
+        if first and not self.pending_kind:  # a translation opens on its cross-attention (target x source)
+            self._select_kind("cross" if message.translation is not None else self.kinds()[0])
             if self.learned_head() is not None:  # a shipped toy opens on the head meta.json names
                 self.choose(*self.learned_head())
         if self.pending_kind:
@@ -200,6 +208,10 @@ class AttentionView(Inputs, Pickers, Vertical):
             if message.guesses:
                 self.query_one(Heatmap).move_cursor(message.guesses[0][0], message.guesses[0][0])
             self._info(mlm.describe(message.guesses))
+            return
+        if message.translation is not None:  # say whose target the decoder read: the model's own
+            self._info(f"decoder input = the model's own greedy translation: {message.translation!r} · "
+                       + self._hint())
             return
         self._info(self._hint())
 

@@ -1,7 +1,8 @@
 """The Attention view's work off the UI thread: one captured pass, and inputs the live model can read.
 
 `capture` runs the model once with weights captured and returns every grid with its per-head entropy.
-`model_inputs` finds text the loaded model's tokenizer covers (its task's held-out example, a line of
+`translation` decodes the model's own greedy target for a source (the decoder input when the target is
+left empty). `model_inputs` finds text the loaded model's tokenizer covers (its task's held-out example, a line of
 the built-in corpus, or words from its own vocabulary), so a loaded checkpoint never shows all `<unk>`.
 Both import torch; the view calls them from thread workers and gets messages back.
 """
@@ -20,9 +21,10 @@ class Captured(Message):
 
     def __init__(self, grids_by_kind: dict[tuple[str, int], list], entropy: dict[tuple[str, int], list[float]],
                  src: list[str], tgt: list[str], predicted: list[str], learned: list | None, generation: int,
-                 guesses: list | None = None) -> None:
+                 guesses: list | None = None, translation: str | None = None) -> None:
         super().__init__()
         self.guesses = guesses  # a masked-LM model: [(position, [(token, p)])] per [MASK], else None
+        self.translation = translation  # the model's own greedy target, when it was the decoder input
         self.grids, self.entropy, self.src, self.tgt = grids_by_kind, entropy, src, tgt
         self.predicted, self.learned, self.generation = predicted, learned, generation
 
@@ -61,6 +63,27 @@ def capture(model: Any, src_ids: list[int], tgt_ids: list[int] | None) -> tuple[
         weight = getattr(table, "weight", None)
         learned = weight[:POS_ROWS].float().cpu().tolist() if weight is not None else None
     return grids, entropy, learned
+
+
+def translation(model: Any, tokenizer: Any, src_ids: list[int], limit: int) -> tuple[list[int], list[str],
+                                                                                    list[str], str]:
+    """The model's greedy target for `src_ids` as a decoder input (worker thread).
+
+    (decoder input ids, their labels, what each query wrote, the decoded text). The decoder input is bos and
+    every written token but the last; each query's row is then labelled by the token it wrote, </s> included,
+    exactly as a typed target's rows are labelled by the token they predict (teacher forcing)."""
+    import torch
+
+    from tui_lab.generation import generate
+
+    device = next(model.parameters()).device
+    # A translation rarely runs past twice its source; the cap keeps a capture short on a CPU.
+    budget = max(1, min(limit, 2 * len(src_ids) + 8))
+    out = generate(model, torch.tensor([src_ids], device=device), budget, temperature=0.0,
+                   bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id, vocab_limit=tokenizer.vocab_size)
+    written = out[0, 1:].tolist()  # (new,) greedy tokens, </s> last when it ended
+    fed = [tokenizer.bos_id, *written[:-1]]
+    return fed, list(tokenizer.token_strings(fed)), list(tokenizer.token_strings(written)), tokenizer.decode(written)
 
 
 def model_inputs(tokenizer: Any, encoder_decoder: bool) -> tuple[str, str | None, str]:

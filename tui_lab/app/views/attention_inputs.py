@@ -2,7 +2,9 @@
 
 A mixin for the view: it fills the inputs with defaults for the model's family, swaps in text from the
 loaded model's own data when its tokenizer lacks the typed words (never a grid of <unk>), and turns the
-inputs into ids and labels, including what each decoder query predicts.
+inputs into ids and labels, including what each decoder query predicts. An encoder-decoder with a tokenizer
+and an empty target reads its own greedy translation as the decoder input (`translating`); a loaded
+translation model (Marian from Hugging Face) starts that way.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label
 
 from tui_lab.app import grids
+from tui_lab.app.origin import describe_origin
 from tui_lab.app.tour.examples import ENGLISH_SENTENCE, TOY_DE, TOY_EN, numbers_pair, previous_token_meta
 from tui_lab.app.views import attention_capture as work
 from tui_lab.app.views.attention_mlm import MLM_TEXT, is_mlm, mlm_ids
@@ -20,6 +23,7 @@ from tui_lab.data.masking import TYPED_MASK
 SOURCE_TEXT = "I have seen the film today"
 TARGET_TEXT = "<bos> ich habe heute den Film gesehen"
 GPT_TEXT = "the cat sat on the mat because it was tired"
+OWN_TRANSLATION = "empty: its own translation"  # the target's placeholder when an empty target translates
 
 
 class Inputs:
@@ -38,7 +42,7 @@ class Inputs:
         if self.encoder_decoder:
             source, target = numbers_pair() if self._shipped_2017_toy() else (SOURCE_TEXT, None)
             src.value = src.value or source
-            tgt.value = tgt.value or (f"{grids.BOS_TEXT} {target}" if target else TARGET_TEXT)
+            tgt.value = tgt.value or (f"{grids.BOS_TEXT} {target}" if target else self.default_target())
         elif is_mlm(self.app.live.config):
             src.value = src.value or MLM_TEXT
         elif self.app.live.config.input == "patches":
@@ -62,6 +66,22 @@ class Inputs:
         two = self.encoder_decoder
         self.query_one("#att-tgt", Input).display = self.query_one("#att-tgt-label").display = two
         self.query_one("#att-src-label", Label).update("source" if two else "text")
+        live = self.app.live
+        self.query_one("#att-tgt", Input).placeholder = OWN_TRANSLATION if live.tokenizer is not None else "target"
+
+    def default_target(self) -> str:
+        """A loaded translation model (an encoder-decoder from Hugging Face) translates what is typed: its
+        target starts empty. The 2017 toys keep the paper's German sentence, fed by teacher forcing."""
+        live = self.app.live
+        own = describe_origin(live.origin).kind == "hf" and live.tokenizer is not None
+        return "" if own else TARGET_TEXT
+
+    @property
+    def translating(self) -> bool:
+        """The decoder input is the model's own greedy translation: an encoder-decoder with a tokenizer
+        (random weights hash words instead) whose target is left empty."""
+        typed = self.query_one("#att-tgt", Input).value.strip().removeprefix(grids.BOS_TEXT).strip()
+        return self.encoder_decoder and self.app.live.tokenizer is not None and not typed
 
     def _shipped_2017_toy(self) -> bool:
         """The shipped trained 2017 toy: its held-out number shows learned cross-attention (random weights
@@ -108,7 +128,8 @@ class Inputs:
         if live.example is not None:
             self._use_inputs(*live.example, "a held-out example of the live model")
             return False
-        tokenizer, two, generation = live.tokenizer, self.encoder_decoder, live.generation
+        # translating: only a source is needed (the model writes the target), so no target is filled in
+        tokenizer, two, generation = live.tokenizer, self.encoder_decoder and not self.translating, live.generation
         self._info("finding text the loaded model's tokenizer covers...")
 
         def find() -> None:
@@ -136,7 +157,7 @@ class Inputs:
         masked = mlm_ids(text, live.tokenizer) if is_mlm(live.config) else None
         src_ids, src = masked or grids.tokenize(text, live.config.vocab, live.tokenizer)
         tgt_ids, tgt = None, []
-        if self.encoder_decoder:
+        if self.encoder_decoder and not self.translating:  # translating: the worker writes the target
             tgt_ids, tgt = grids.tokenize(self.query_one("#att-tgt", Input).value, live.config.vocab,
                                           live.tokenizer, target=True)
         limit = min(grids.MAX_TOKENS, live.config.max_len if live.config.positions == "learned" else 10**9)

@@ -108,6 +108,8 @@ class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
         self.query_one("#tf-start", Button).focus()
 
     def live_model_changed(self) -> None:
+        if not self.training and self.app.live.ready:  # ready: torch is loaded, the defaults may import it
+            self.query_one(TrainForm).follow_model(self.app.live.config)
         if self.session is None and self.app.live.config.family == "encoder-decoder" and \
                 self.query_one(TrainForm).task is None:
             self.query_one(TrainForm).choose_data("numbers-de")
@@ -214,7 +216,8 @@ class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
         label_runs(self.store.runs)  # now with every field of the real configs
         self.stats["lr_curve"] = message.lr_curve
         start = "continuing the live weights" if message.continued else "fresh weights"
-        swap = vocab_note(self.session.model_config, message.model_config, self.session.tokenizer.kind)
+        tokenizer = self.session.tokenizer  # None for a ViT: images have no vocabulary to swap
+        swap = vocab_note(self.session.model_config, message.model_config, tokenizer.kind) if tokenizer else None
         notes = "; ".join(([swap] if swap else []) + list(message.notes))
         self._say(f"run #{run.number}: {message.params:,} params, {start}" + (f"; {notes}" if notes else ""))
         if notes:
