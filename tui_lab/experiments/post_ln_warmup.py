@@ -12,14 +12,16 @@ gradient clipping off by default (clipping is a second cure that would hide the 
 the two gaps (no warmup minus warmup, held-out loss) beside the unigram loss, the loss of a model that reads
 no context, which is where a stuck post-LN run sits.
 
-The defaults were measured on the built-in corpus (12 layers, d_model 32, peak lr 1e-2, quick: 400 steps with
-a 150-step warmup, batch 8 x 32 characters). Seeds 0, 1, 2: post-LN without warmup stayed at the unigram
-loss (3.06..3.12) while with warmup it reached 1.91..1.95 (gaps 1.14..1.17); pre-LN without warmup ended
-0.11..0.13 above its warmup run. Post-LN's failure is a threshold in the rate: at 5e-3..6e-3 it held on
-some seeds and not others, so the default sits well above it (and below 1e-2 with a short warmup, where
-post-LN stalls even with a warmup of 60 steps). The embeddings are scaled by sqrt(d_model), the 2017
-paper's choice (section 3.4): with GPT-2's unscaled std-0.02 embeddings pre-LN also sat at the unigram loss
-for a while without warmup (gaps 0.13..0.47 over seeds and rates), which blurred the contrast.
+The defaults were measured on the built-in corpus (12 layers, d_model 32, peak lr 1e-2). Quick run (400 steps,
+a 150-step warmup, batch 8 x 32 characters), seeds 0, 1, 2: post-LN without warmup stayed at the unigram loss
+(3.06..3.12) while with warmup it reached 1.91..1.95 (gaps 1.14..1.17); pre-LN without warmup ended
+0.11..0.26 above its warmup run. Full run (800 steps, warmup 300, batch 16 x 64), seed 0: post-LN 0.48 with
+warmup and 3.12 without; pre-LN 0.55 and 0.90. Post-LN's failure is a threshold in the rate: at 5e-3..6e-3
+it held on some seeds and not others, so the default sits well above it; a warmup needs enough steps to
+help (at 1e-2 a 60-step warmup left post-LN stalled too, 150 steps did not). The embeddings are scaled by
+sqrt(d_model), the 2017 paper's choice (section 3.4): with GPT-2's unscaled std-0.02 embeddings pre-LN also
+sat at the unigram loss for a while without warmup (gaps 0.13..0.47 over seeds and rates), which blurred
+the contrast.
 """
 
 from __future__ import annotations
