@@ -106,6 +106,7 @@ class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
     # -- app hooks -----------------------------------------------------------------------------------
     def view_activated(self) -> None:
         self.query_one("#tf-start", Button).focus()
+        self.call_after_refresh(self._redraw)  # what arrived while another view was in front (not drawn then)
 
     def live_model_changed(self) -> None:
         if not self.training and self.app.live.ready:  # ready: torch is loaded, the defaults may import it
@@ -313,6 +314,7 @@ class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
     # -- layout --------------------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT, "compact")
+        self.dirty = True  # panels hidden until now are drawn at the next tick
 
     def _show_experts(self, moe: bool) -> None:
         """A mixture-of-experts run shows its expert load (the panel a narrow terminal shows first)."""
@@ -324,4 +326,5 @@ class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
     def _show_panel(self) -> None:
         for i, panel in enumerate(PANELS):
             self.query_one(f"#{panel}").set_class(i == self.panel, "shown")
+        self.dirty = True  # a panel hidden until now is drawn at the next tick
 
