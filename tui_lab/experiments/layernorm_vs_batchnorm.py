@@ -102,15 +102,6 @@ def held_out(model, options: dict[str, Any], data, give_mask: bool, batches: int
 
 
 def run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
-    from tui_lab.generation.threads import torch_threads
-
-    # One thread by default: the small model's ops are too small to share out, and on the shared 2-core machine
-    # torch's default 2 threads spin at every barrier while the other is descheduled (post_ln_warmup.py).
-    with torch_threads(options["threads"]):
-        return _run(options, progress, cancel)
-
-
-def _run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
     result = Result("layernorm-vs-batchnorm", options)
     _draw_reach(result, options)
     progress(0.02, "which elements each norm averages over", result)
@@ -163,7 +154,6 @@ def _check(options: dict[str, Any]) -> None:
     at_least(options, "batch_size", 2)  # a batch of one leaves batchnorm only one sequence to average over
     at_least(options, "picture_lengths", 1)
     at_least(options, "picture_features", 3)
-    at_least(options, "threads", 1)
     if max(options["picture_lengths"]) < 2:
         raise ValueError("picture_lengths must include a length of at least 2 (the picture's output is at l1)")
     heads_divide(options)
@@ -173,13 +163,11 @@ EXPERIMENT = Experiment(
     name="layernorm-vs-batchnorm",
     title="LayerNorm vs BatchNorm",
     lesson="Seed 002: normalising across the features of one token (LayerNorm) vs across the batch (BatchNorm).",
-    options={**LM_OPTIONS, "steps": 300, "picture_lengths": (4, 2, 3), "picture_features": 6,
-             "threads": 1},
+    options={**LM_OPTIONS, "steps": 300, "picture_lengths": (4, 2, 3), "picture_features": 6},
     quick={"steps": 100},
     runner=run,
     help={**LM_HELP, "lr": "learning rate (AdamW, constant)",
           "picture_lengths": "real lengths of the picture's sequences (the rest is padding)",
-          "picture_features": "features E of the picture's block",
-          "threads": "torch CPU threads for the runs (the model's ops are too small to share out)"},
+          "picture_features": "features E of the picture's block"},
     check_options=_check,
 )

@@ -67,16 +67,6 @@ def _model(options: dict[str, Any], position: str):
 
 
 def run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
-    from tui_lab.generation.threads import torch_threads
-
-    # One thread by default: the toy's matmuls are tiny, and on the shared 2-core machine (load ~9) 100 steps
-    # of the quick model took 3.8 CPU-s / 8.6 s wall on 1 thread and 28.8 / 51.2 on torch's default 2 (the
-    # second thread spinning at every barrier while descheduled).
-    with torch_threads(options["threads"]):
-        return _run(options, progress, cancel)
-
-
-def _run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
     result = Result("post-ln-warmup", options)
     data = char_data()
     grads = result.plot("init_grads", f"gradient norm per layer at initialisation ({options['layers']} layers)",
@@ -157,7 +147,6 @@ def _check(options: dict[str, Any]) -> None:
     at_least(options, "layers", 1)
     at_least(options, "warmup", 1)
     at_least(options, "grad_clip", 0)
-    at_least(options, "threads", 1)
     if options["warmup"] >= options["steps"]:
         raise ValueError(f"warmup ({options['warmup']}) must be below steps ({options['steps']})")
     scales = AXES["embedding_scale"].values
@@ -172,13 +161,12 @@ EXPERIMENT = Experiment(
     lesson="Seed 000, step 6: deep post-LN models need a long learning-rate warmup (4,000 steps in the paper); "
            "pre-LN does not.",
     options={**LM_OPTIONS, "layers": 12, "d_model": 32, "heads": 2, "steps": 800, "batch_size": 16, "seq_len": 64,
-             "lr": 1e-2, "warmup": 300, "grad_clip": 0.0, "embedding_scale": "sqrt_d_model", "threads": 1},
+             "lr": 1e-2, "warmup": 300, "grad_clip": 0.0, "embedding_scale": "sqrt_d_model"},
     quick={"steps": 400, "warmup": 150, "batch_size": 8, "seq_len": 32},
     runner=run,
     help={**LM_HELP, "layers": "blocks in the deep toy", "lr": "peak learning rate (the same for all four runs)",
           "warmup": "warmup steps of the runs with a warmup (the others start at the peak)",
           "grad_clip": "gradient clipping (0: off, so only the warmup differs)",
-          "embedding_scale": "token embeddings times sqrt(d_model) (the 2017 paper) or none (GPT-2)",
-          "threads": "torch CPU threads for the runs (the toy's ops are too small to share out)"},
+          "embedding_scale": "token embeddings times sqrt(d_model) (the 2017 paper) or none (GPT-2)"},
     check_options=_check,
 )
