@@ -41,8 +41,8 @@ async def test_train_footer_keeps_every_view_key_and_quit_and_the_hidden_keys_st
         keys = {b.binding.key for b in app.active_bindings.values()}
         assert {"n", "x", "w", "o", "c", "v"} <= keys
         assert not train.training
-        # the other views with keys of their own fit too (Experiments, f7, still cuts its own keys)
-        for key in ("f1", "f2", "f3", "f6"):
+        # the other views with keys of their own fit too
+        for key in ("f1", "f2", "f3", "f6", "f7"):
             await pilot.press(key)
             await pilot.pause()
             footer = screen_lines(app)[-1]

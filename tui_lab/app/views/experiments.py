@@ -69,8 +69,11 @@ def run_job(poster: Any, job: int, name: str, options: dict[str, Any], control: 
 
 
 class ExperimentsView(Vertical):
-    BINDINGS = [Binding("r", "run", "run/queue"), Binding("x", "cancel", "cancel"), Binding("e", "export", "export"),
-                Binding("f", "next_figure", "figure"), Binding("k", "quick", "quick")]
+    # x, k and e stay off the footer (the Cancel button, the quick checkbox and a finished run's status line name
+    # them) so that f1..f7 and q fit at 80 columns.
+    BINDINGS = [Binding("r", "run", "run/queue"), Binding("x", "cancel", "cancel", show=False),
+                Binding("e", "export", "export", show=False), Binding("f", "next_figure", "figure"),
+                Binding("k", "quick", "quick", show=False)]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
