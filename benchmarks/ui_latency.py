@@ -4,24 +4,35 @@ Drives the real app headless (`App.run_test`) with training running (not paused)
 types keys into an Input and times each from the key event to the first screen update that shows it
 (the compositor's `_display` call). The same TrainConfig then runs headless in a subprocess, before and
 after the in-app run (the machine is shared: the two headless runs bracket the in-app one). The last
-line is one JSON object: {"p95_ms", "in_app_tokens_per_s", "headless_tokens_per_s", ...}.
+line is one JSON object: {"p95_ms", "in_app_tokens_per_s", "headless_tokens_per_s", "app_cpu", ...}.
+
+The ratio swings with whatever else the cores run; what the app itself takes from training does not:
+`app_cpu` is the app process's own CPU seconds per wall second over the measured window (from the first
+step after warm-up until the run is stopped, keys included), `app_cpu_threads` the same per thread (the
+UI thread, the worker reading the trainer's messages, the queue's threads), `child_cpu` the trainer
+process's. `--profile` adds the UI thread's costliest functions (cProfile, which slows what it watches:
+read its shares, not the totals).
 
 Both sides compare the same number: the median over steps (after the first WARMUP_STEPS) of each step's
 own rate, `tokens / step_s` from its StepEvent (the event's `tokens_per_s` is a running mean since the
 first step, docs/CONTRACTS.md, which would carry the warm-up steps along).
 
-    .venv/bin/python benchmarks/ui_latency.py [--steps 40] [--keys 60]
+    .venv/bin/python benchmarks/ui_latency.py [--steps 40] [--keys 60] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import io
 import json
 import os
+import pstats
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -33,6 +44,7 @@ configure_openmp()  # as `tui-lab` does before torch is imported
 
 from textual import events  # noqa: E402
 
+from tui_lab.app.widgets.confirm_run import ConfirmLongRun  # noqa: E402
 from tui_lab.app.widgets.train_form import APP_LM  # noqa: E402
 from tui_lab.cli.launch import make_app  # noqa: E402
 
@@ -58,8 +70,68 @@ def headless(fields: dict, threads: int | None = None) -> float:
     return json.loads(out.stdout.strip().splitlines()[-1])["tokens_per_s"]
 
 
-async def in_app(fields: dict, keys: int) -> tuple[list[float], list[float]]:
-    """(key-to-screen latencies in ms, per-step tokens/s) with training running."""
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds of each thread of this process so far, by thread name (/proc: Linux only)."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    out: dict[str, float] = {}
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        name = names.get(int(task.name), "other")
+        if name.startswith(("QueueFeederThread", "Thread-")) or name == "other":
+            name = "other (queue threads, OpenMP, ...)"
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+    return out
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds of another process so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+class CpuWindow:
+    """The app's CPU per wall second (whole process, each thread) and the trainer child's, between two marks."""
+
+    def __init__(self, child_pid: int, profile: bool) -> None:
+        self.child_pid = child_pid
+        # CPU time of the UI thread, not wall time: on a shared machine waiting for a core is not a cost
+        self.profiler = cProfile.Profile(time.thread_time) if profile else None
+
+    def begin(self) -> None:
+        self.wall, self.cpu, self.threads = time.perf_counter(), time.process_time(), thread_cpu()
+        self.child = process_cpu(self.child_pid)
+        if self.profiler:
+            self.profiler.enable()  # the UI thread only: cProfile follows the thread that enabled it
+
+    def end(self, steps: int) -> dict:
+        if self.profiler:
+            self.profiler.disable()
+        wall = time.perf_counter() - self.wall
+        cpu, threads, child = time.process_time() - self.cpu, thread_cpu(), process_cpu(self.child_pid) - self.child
+        by_thread = {k: round((v - self.threads.get(k, 0.0)) / wall, 3) for k, v in threads.items()}
+        return {"app_cpu": round(cpu / wall, 3), "child_cpu": round(child / wall, 3), "window_s": round(wall, 1),
+                "steps": steps, "app_cpu_ms_per_step": round(1000 * cpu / steps, 1) if steps else None,
+                "app_cpu_threads": {k: v for k, v in sorted(by_thread.items(), key=lambda kv: -kv[1]) if v}}
+
+    def report(self, top: int = 25) -> str:
+        out = io.StringIO()
+        pstats.Stats(self.profiler, stream=out).sort_stats("tottime").print_stats(top)
+        pstats.Stats(self.profiler, stream=out).sort_stats("cumulative").print_stats(top)
+        return out.getvalue()
+
+
+async def in_app(fields: dict, keys: int, watch: float = 0.0, profile: bool = False) -> tuple[list, list, dict]:
+    """(key-to-screen latencies in ms, per-step tokens/s, the app's CPU) with training running: `watch` seconds
+    with nobody typing (the "watching" window), then `keys` keys (the "typing" window)."""
     app = make_app(["--preset", "gpt2-toy"])
     painted: list[tuple[float, int]] = []  # (time, length of the typed text when the screen was updated)
     steps: list = []  # the step events the Train view received
@@ -99,7 +171,21 @@ async def in_app(fields: dict, keys: int) -> tuple[list[float], list[float]]:
         app._display = spy
         view.action_start()
         while len(view.store.current.train_loss) < WARMUP_STEPS:
+            if isinstance(app.screen, ConfirmLongRun):  # a long --steps on a slow (or busy) machine asks first
+                app.screen.dismiss(True)
             await asyncio.sleep(0.1)
+        pid = view.session.process._process.pid  # noqa: SLF001 - the trainer child, for its CPU
+        cpu, windows = {}, {}
+        if watch > 0:  # the run on screen, nobody typing: what displaying the run costs
+            window = windows["watching"] = CpuWindow(pid, profile)
+            first = len(steps)
+            window.begin()
+            await asyncio.sleep(watch)
+            cpu["watching"] = window.end(len(steps) - first)
+        if keys:
+            window = windows["typing"] = CpuWindow(pid, profile)
+            first = len(steps)
+            window.begin()
         box.value = ""  # an Input selects its text when focused: the first key would replace it, not add to it
         latencies = []
         for i in range(keys):
@@ -115,36 +201,59 @@ async def in_app(fields: dict, keys: int) -> tuple[list[float], list[float]]:
             latencies.append((shown - sent) * 1000)
             await asyncio.sleep(0.05 + 0.1 * (i % 3))  # a person types irregularly
         rates = [e.tokens / e.step_s for e in steps if e.step > WARMUP_STEPS]
+        if keys:
+            cpu["typing"] = window.end(len(steps) - first)
+        if profile:
+            cpu["profile"] = "\n".join(f"== while {name} ==\n{w.report()}" for name, w in windows.items())
         view.action_stop()
         while view.training:
             await asyncio.sleep(0.1)
-    return latencies, rates
+    return latencies, rates, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--keys", type=int, default=60)
+    parser.add_argument("--watch", type=float, default=0.0,
+                        help="seconds of training on screen with nobody typing, measured before the keys")
+    parser.add_argument("--batch-size", type=int, default=APP_LM["batch_size"])
+    parser.add_argument("--seq-len", type=int, default=APP_LM["seq_len"],
+                        help="with --batch-size: small steps come fast, so the app's cost per step shows")
+    parser.add_argument("--app-only", action="store_true", help="skip the headless runs (the app's CPU only)")
+    parser.add_argument("--profile", action="store_true", help="the UI thread's costliest functions (cProfile)")
     args = parser.parse_args()
-    fields = {k: APP_LM[k] for k in ("batch_size", "seq_len", "lr", "schedule")} | {
-        "steps": args.steps, "eval_every": 0, "sample_every": 0}
+    fields = {k: APP_LM[k] for k in ("lr", "schedule")} | {
+        "batch_size": args.batch_size, "seq_len": args.seq_len, "steps": args.steps, "eval_every": 0, "sample_every": 0}
     load = os.getloadavg()
-    before = headless(fields)
-    latencies, rates = asyncio.run(in_app(fields, args.keys))
-    after = headless(fields)
-    same_threads = headless(fields, train_threads())
-    head = (before + after) / 2
+    before = 0.0 if args.app_only else headless(fields)
+    latencies, rates, cpu = asyncio.run(in_app(fields, args.keys, args.watch, args.profile))
+    if "profile" in cpu:
+        print(cpu.pop("profile"))
+    result = {"keys": len(latencies), "load_1min": round(load[0], 2)} | cpu
+    print(f"load average {load[0]:.2f} (cores {os.cpu_count()})")
+    for name, window in cpu.items():
+        print(f"app CPU while {name}: {window['app_cpu']:.1%} of a core over {window['window_s']} s and "
+              f"{window['steps']} steps ({window['app_cpu_ms_per_step']} ms a step); trainer process "
+              f"{window['child_cpu']:.0%}; by thread: "
+              + ", ".join(f"{k} {v:.1%}" for k, v in window["app_cpu_threads"].items()))
+    if latencies:
+        p95 = statistics.quantiles(latencies, n=20)[-1] if len(latencies) >= 2 else float("nan")
+        print(f"keys {len(latencies)}, median {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms, "
+              f"max {max(latencies):.1f} ms")
+        result["p95_ms"] = round(p95, 1)
     inside = statistics.median(rates) if rates else 0.0
-    p95 = statistics.quantiles(latencies, n=20)[-1] if len(latencies) >= 2 else float("nan")
-    print(f"load average {load[0]:.2f} (cores {os.cpu_count()}); keys {len(latencies)}, "
-          f"median {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms, max {max(latencies):.1f} ms")
-    print(f"training tokens/s: in app {inside:,.0f} (median of {len(rates)} steps), headless {before:,.0f} before "
-          f"and {after:,.0f} after: {inside / head:.0%} of headless; headless with the app's {train_threads()} "
-          f"thread(s): {same_threads:,.0f}")
-    print(json.dumps({"p95_ms": round(p95, 1), "in_app_tokens_per_s": round(inside, 1),
-                      "headless_tokens_per_s": round(head, 1), "ratio": round(inside / head, 3),
-                      "headless_same_threads_tokens_per_s": round(same_threads, 1),
-                      "keys": len(latencies), "load_1min": round(load[0], 2)}))
+    result["in_app_tokens_per_s"] = round(inside, 1)
+    if not args.app_only:
+        after = headless(fields)
+        same_threads = headless(fields, train_threads())
+        head = (before + after) / 2
+        print(f"training tokens/s: in app {inside:,.0f} (median of {len(rates)} steps), headless {before:,.0f} "
+              f"before and {after:,.0f} after: {inside / head:.0%} of headless; headless with the app's "
+              f"{train_threads()} thread(s): {same_threads:,.0f}")
+        result |= {"headless_tokens_per_s": round(head, 1), "ratio": round(inside / head, 3),
+                   "headless_same_threads_tokens_per_s": round(same_threads, 1)}
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ PICTURE = ("attention: 1 step, all pairs at once", "PE(pos, 2i)", "(previous-tok
 
 
 async def open_tour(pilot):
+    # The views mount after the first frame: on a loaded machine F3 can arrive before the Tour exists.
+    await wait_for(pilot, lambda: pilot.app.query("#view-tour"), timeout=60)
     await pilot.press("f3")
     tour = pilot.app.view("tour")
     await wait_for(pilot, lambda: tour.ready, timeout=60)

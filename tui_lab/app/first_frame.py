@@ -15,8 +15,11 @@ from tui_lab.config import ModelConfig
 
 
 def first_frame_text(config: ModelConfig) -> str:
-    """The same words as the Architecture view's title line, so the count reads the same before and after."""
-    return f"[b]{count_params(config).total:,}[/b] parameters  ·  {config.name}  ·  {config.family}"
+    """The same words as the Architecture view's title line, so the count reads the same before and after.
+
+    The family is left to the form's first field, which sits right beside it: with it the line wrapped at 80x24.
+    """
+    return f"[b]{count_params(config).total:,}[/b] parameters · {config.name}"
 
 
 class FirstFrame(Static):

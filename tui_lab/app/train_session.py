@@ -48,6 +48,8 @@ ASSUMED_MFU = 0.4
 class TrainReady(Message):
     """The Trainer is built: the config it really trains, the notes (vocab refit...), the lr curve."""
 
+    bubble = False  # only the Train view handles it: bubbling costs a dispatch per ancestor, per step
+
     def __init__(self, run: int, model_config: ModelConfig, notes: list[str], lr_curve: list[tuple[int, float]],
                  params: int, continued: bool, estimate: Estimate | None = None) -> None:
         super().__init__()
@@ -76,6 +78,8 @@ class Estimate:
 class TrainEvent(Message):
     """One engine event (tui_lab.train.events)."""
 
+    bubble = False  # only the Train view handles it: bubbling costs a dispatch per ancestor, per step
+
     def __init__(self, run: int, event: Any) -> None:
         super().__init__()
         self.run, self.event = run, event
@@ -84,6 +88,8 @@ class TrainEvent(Message):
 class Alignment(Message):
     """Cross-attention (mean of heads, last decoder layer) of the fixed held-out example."""
 
+    bubble = False  # only the Train view handles it: bubbling costs a dispatch per ancestor, per step
+
     def __init__(self, run: int, step: int, grid: list[list[float]], rows: list[str], cols: list[str]) -> None:
         super().__init__()
         self.run, self.step, self.grid, self.rows, self.cols = run, step, grid, rows, cols
@@ -91,6 +97,8 @@ class Alignment(Message):
 
 class TrainEnded(Message):
     """The run is over (done, stopped, or an error); the model holds the last good weights."""
+
+    bubble = False  # only the Train view handles it: bubbling costs a dispatch per ancestor, per step
 
     def __init__(self, run: int, model: Any, tokenizer: Any, config: ModelConfig | None, step: int,
                  outcome: str, message: str) -> None:
@@ -101,6 +109,8 @@ class TrainEnded(Message):
 
 class TrainFailed(Message):
     """The run could not start (bad file, a config the task cannot train...)."""
+
+    bubble = False  # only the Train view handles it: bubbling costs a dispatch per ancestor, per step
 
     def __init__(self, run: int, error: str) -> None:
         super().__init__()

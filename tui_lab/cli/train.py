@@ -17,7 +17,7 @@ from typing import Any
 from tui_lab.cli import UsageError
 from tui_lab.cli.model_args import add_hub_arguments, check_hub_arguments, hub_options
 from tui_lab.config import field_names, parse_value
-from tui_lab.train.config import parse_train_value, train_config_for, train_field_names
+from tui_lab.train.config import model_defaults, parse_train_value, train_config_for, train_field_names
 
 MODEL_SHORTCUTS = ("layers", "d_model", "heads", "d_ff")
 TRAIN_FLAGS = ("steps", "batch_size", "seq_len", "lr", "seed", "tokenizer", "out")
@@ -102,14 +102,8 @@ def _new_trainer(args, model_overrides: dict[str, Any], train_overrides: dict[st
     task = train_overrides.pop("task", args.task)
     preset = args.preset or ("transformer-2017-toy" if task else "gpt2-toy")
     model_config = load_preset(preset, **model_overrides)
-    if model_config.input == "patches":  # a ViT trains on the built-in shapes task, with its defaults
-        from tui_lab.train.images import IMAGE_DEFAULTS
-
-        train_overrides = IMAGE_DEFAULTS | train_overrides
-    elif model_config.head == "mlm":  # BERT's masked language modelling has its own tuned defaults
-        from tui_lab.train.config import MLM_DEFAULTS
-
-        train_overrides = MLM_DEFAULTS | train_overrides
+    # A ViT's shapes task and BERT's masked language modelling have their own tuned defaults (as in the app).
+    train_overrides = model_defaults(model_config) | train_overrides
     train_config = train_config_for(task, data=args.data, **train_overrides)
     return Trainer(model_config, train_config, device=args.device, on_event=printer)
 

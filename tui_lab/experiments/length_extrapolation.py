@@ -10,8 +10,17 @@ later. Here those positions reuse the last row (position L - 1): every later tok
 which is what clamping an index does and the gentlest thing a table can do. Its loss past L measures that
 choice, not a trained row (there is none).
 
-Part two draws RoPE's score q_m . k_n over (m, n) for one fixed pair of vectors: each rotation turns q by
-m angles and k by n, so the product depends on m - n only and the grid is constant along its diagonals.
+Sinusoidal positions come with the 2017 paper's sqrt(d_model) embedding scale (section 3.4, the config's
+`embedding_scale` axis): the table is fixed at values up to 1 while the lab's token vectors start at std
+0.02, so unscaled they are swamped and the run stays at the unigram loss. All four models have untied
+input and output embeddings: tied, the scaled sinusoidal run sat on that plateau for about 70 steps
+(measured at this size), a quick run's whole budget; untying changes nothing else between the four.
+
+What it shows at this size: ALiBi stays within a few hundredths of a nat of its loss within L (quick and
+full runs). Learned and sinusoidal rise clearly once trained (full run, seed 0: +1.1 and +1.5 nats), less
+in the under-trained quick run. RoPE holds somewhat just past L (full run: +0.55 on L..2L against learned's
++1.16) and then rises to learned's level, as rotary did past its training length in Press et al. 2022
+(figure 1); in the quick run it is no better than learned. The note gives each run's own numbers.
 """
 
 from __future__ import annotations
@@ -23,6 +32,9 @@ from tui_lab.experiments.result import Grid, Result, Table
 from tui_lab.experiments.training import LM_HELP, LM_OPTIONS, char_data, lm_config, lm_train_config, train_curve
 
 SCHEMES = ("learned", "sinusoidal", "rope", "alibi")
+NAMES = {"learned": "learned", "sinusoidal": "sinusoidal", "rope": "RoPE", "alibi": "ALiBi"}
+# Each scheme's model: the same toy, untied (see above), plus what its paper pairs with the scheme.
+CHANGES: dict[str, dict[str, Any]] = {"sinusoidal": {"embedding_scale": "sqrt_d_model"}}
 
 
 def rope_scores(d_head: int, length: int, seed: int):
@@ -77,7 +89,7 @@ def run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
     train_plot = result.plot("train", f"training loss at length {L}", "step", "train loss")
     for i, scheme in enumerate(SCHEMES):
         check(cancel, "length-extrapolation")
-        config = lm_config(options, positions=scheme, max_len=L)
+        config = lm_config(options, positions=scheme, max_len=L, tie_embeddings=False, **CHANGES.get(scheme, {}))
         curve = train_curve(config, lm_train_config(options), span(progress, i / 4, (i + 0.9) / 4), cancel,
                             scheme, data=data)
         train_plot.add(scheme, curve.steps, curve.losses)
@@ -119,15 +131,26 @@ def _rope_grid(result: Result, options: dict[str, Any]) -> None:
 def _summarise(result: Result, losses: dict[str, list[float]], L: int, factor: int) -> None:
     table = result.tables.setdefault("summary", Table(f"mean held-out loss, trained at length {L}", [
         "positions", f"0..{L - 1} (seen)", f"{L}..{factor * L - 1} (longer)", "longer - seen"]))
+    gaps = {}
     for scheme, ys in losses.items():
         seen, longer = sum(ys[:L]) / L, sum(ys[L:]) / len(ys[L:])
-        table.rows.append([scheme, round(seen, 4), round(longer, 4), round(longer - seen, 4)])
+        gaps[scheme] = longer - seen
+        table.rows.append([scheme, round(seen, 4), round(longer, 4), round(gaps[scheme], 4)])
         result.scalars[f"{scheme}_seen"], result.scalars[f"{scheme}_longer"] = round(seen, 4), round(longer, 4)
-    # Short notes: the view gives them at most five lines above the figure at 80x24.
+        result.scalars[f"{scheme}_past_minus_seen"] = round(gaps[scheme], 4)
+    # Short notes: the view gives them at most five lines above the figure at 80x24; the lesson first.
     result.notes[:0] = [
-        f"trained at length {L}, measured out to {factor * L}; learned positions past {L - 1} reuse row {L - 1} "
-        "(clamped: the table has no more rows)",
-        "RoPE grid: one q, k at every (m, n); constant diagonals = score depends on m - n only"]
+        gap_line(gaps, L),
+        f"out to {factor * L}: learned positions past {L - 1} reuse row {L - 1} (the table has no more rows); "
+        "sinusoidal has the 2017 sqrt(d_model) scale",
+        "RoPE grid: constant diagonals = q_m . k_n depends on m - n only"]
+
+
+def gap_line(gaps: dict[str, float], L: int) -> str:
+    """The lesson in the run's own numbers: each scheme's loss past L minus its loss within L, and the order."""
+    each = ", ".join(f"{NAMES[s]} {g:+.2f}" for s, g in gaps.items())
+    order = ", ".join(NAMES[s] for s in sorted(gaps, key=gaps.get))
+    return f"past length {L} (loss there minus within it, nats): {each}; best to worst: {order}"
 
 
 def _check(options: dict[str, Any]) -> None:

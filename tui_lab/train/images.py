@@ -6,20 +6,11 @@ majority-class baseline. Tokens of a step are images x (patches + the class toke
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from tui_lab.data.images import ImageTask, shapes_task
+from tui_lab.train.config import IMAGE_DEFAULTS  # noqa: F401 - its defaults live with the others, torch-free
 from tui_lab.train.sources import Batch
-
-# The ViT toy on 2 CPU cores: a cosine from 2e-3 with a short warmup and light weight decay on a 12,000-image
-# set; evaluation on the 2,000 held-out images at the end and every 100 steps. Measured with these defaults
-# (`tui-lab train --preset vit-toy`, 2 threads; benchmarks/encoder_toys.py runs the same): held-out accuracy
-# 0.365 / 0.685 / 0.851 / 0.923 / 0.942 / 0.951 at steps 100-600 (chance 0.10) in 281 CPU-seconds (user +
-# sys; about 2.5 minutes on 2 idle cores, 11 on the shared machine at load ~9): 0.9 well inside 5 minutes.
-IMAGE_DEFAULTS: dict[str, Any] = dict(steps=600, batch_size=64, lr=2e-3, schedule="cosine", warmup=30, min_lr=1e-4,
-                                      weight_decay=0.05, eval_every=100, sample_every=0, eval_batches=8)
 
 
 class ImageSource:

@@ -34,24 +34,22 @@ from tui_lab.train.config import TrainConfig
 from tui_lab.train.evaluation import EvaluationMixin
 from tui_lab.train.events import (
     CheckpointEvent,
-    DoneEvent,
     ErrorEvent,
     EvalEvent,
     Event,
-    StartEvent,
     StepEvent,
-    StoppedEvent,
 )
 from tui_lab.train.layer_groups import layer_groups
 from tui_lab.train.objective import check_methods, loss_sums
 from tui_lab.train.routing import router_stats
+from tui_lab.train.run_loop import RunLoopMixin
 from tui_lab.train.scheduled_sampling import sampled_inputs, teacher_forcing
 from tui_lab.train.schedules import learning_rate
 from tui_lab.train.setup import as_source, fit_model_config, given_config, make_optimizer, starting_model
 from tui_lab.train.sources import build_source
 
 
-class Trainer(EvaluationMixin):
+class Trainer(RunLoopMixin, EvaluationMixin):
     def __init__(self, model_config: ModelConfig | None, train_config: TrainConfig, device: str | None = "cpu",
                  on_event: Callable[[Event], None] | None = None, data: Any = None, tokenizer: Any = None,
                  peak_flops: float | None = None, model: nn.Module | None = None) -> None:
@@ -232,75 +230,6 @@ class Trainer(EvaluationMixin):
                           **moe, **self._methods)
         self._emit(event)
         return event
-
-    # -- the loop ----------------------------------------------------------------------------------
-    def run(self) -> Event:
-        """Train until `steps`, a stop, or a non-finite loss; returns the last event (done/stopped/error)."""
-        c = self.train_config
-        self._announce()
-        try:
-            while self.step_count < c.steps:
-                self.control.wait_while_paused()
-                if self._stopping():
-                    return self._finish_stopped()
-                event = self.step()
-                if isinstance(event, ErrorEvent):
-                    return event
-                self._periodic()
-            return self._finish_done()
-        except Exception as err:
-            self._emit(ErrorEvent(self.step_count, f"{type(err).__name__}: {err}"))
-            raise
-
-    def _stopping(self) -> bool:
-        # Under DDP every rank must stop at the same step, so only the all-reduced flag counts.
-        return self._stop_agreed if self.dist.enabled else self.control.stopped
-
-    def _periodic(self) -> None:
-        c, s = self.train_config, self.step_count
-        if c.eval_every and s % c.eval_every == 0 and s < c.steps:
-            self.evaluate()
-        if c.sample_every and s % c.sample_every == 0:
-            self.sample()
-        if c.save_every and c.out and s % c.save_every == 0 and s < c.steps:
-            self.save(c.out)
-
-    def _finish_done(self) -> DoneEvent:
-        c = self.train_config
-        last = self.last_eval if self.last_eval and self.last_eval.step == self.step_count else self.evaluate()
-        saved = self.save(c.out) if c.out else None
-        tokens_per_s, mfu = self._rates()
-        done = DoneEvent(self.step_count, self.last_loss, last.val_loss, tokens_per_s, last.exact_match, mfu,
-                         str(saved) if saved else None, last.masked_accuracy, last.baseline_accuracy,
-                         last.unigram_accuracy, last.accuracy)
-        self._emit(done)
-        return done
-
-    def _finish_stopped(self) -> StoppedEvent:
-        saved = self.save(self.train_config.out) if self.train_config.out else None
-        val = self.last_eval.val_loss if self.last_eval else None
-        event = StoppedEvent(self.step_count, self.last_loss, val, str(saved) if saved else None)
-        self._emit(event)
-        return event
-
-    def _rates(self) -> tuple[float, float | None]:
-        """tokens/s and MFU over the window (None before the first step)."""
-        w = self._window
-        if not w["seconds"]:
-            return 0.0, None
-        return w["tokens"] / w["seconds"], w["flops"] / w["seconds"] / (self.peak_flops * self.dist.world)
-
-    def _announce(self) -> None:
-        if self._started:
-            return
-        self._started = True
-        params = sum(p.numel() for p in self.model.parameters())
-        self._emit(StartEvent(self.step_count, self.train_config.steps, self.model_config.to_dict(),
-                              self.train_config.to_dict(), params, self.device, self.dist.world, list(self.notes)))
-
-    def _emit(self, event: Event) -> None:
-        if self.on_event is not None and self.dist.is_main:
-            self.on_event(event)
 
     # -- checkpoints -------------------------------------------------------------------------------
     def save(self, folder: str | Path | None = None) -> Path | None:

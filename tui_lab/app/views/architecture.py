@@ -258,7 +258,7 @@ class ArchitectureView(Vertical):
         # A mixture of experts: a token goes through the router and experts_per_token experts only.
         active = f" ([b]{counted.active:,}[/b] active per token)" if counted.active != counted.total else ""
         self.query_one("#arch-total", Static).update(
-            f"[b]{counted.total:,}[/b] parameters{active}  ·  {config.name}  ·  {config.family}")
+            f"[b]{counted.total:,}[/b] parameters{active} · {config.name}")  # as first_frame_text
         self.query_one("#bars", ParamBars).show(count_params(config).components())
         self.query_one("#paper-note", Static).update(paper_note(config))
         self._name_lengths(config)
@@ -317,7 +317,11 @@ class ArchitectureView(Vertical):
                 return
             configs.append((str(name), config))
         (na, a), (nb, b) = configs
-        self.query_one("#compare-table", Static).update(compare_table(a, b, na, nb))
+        try:
+            context = self.shape_inputs()[1]  # FLOPs per token at the length L above the tabs
+        except ValueError:
+            context = DEFAULT_LENGTH  # the field shows its own error
+        self.query_one("#compare-table", Static).update(compare_table(a, b, na, nb, context))
 
 
 def _short_path(path: str, depth: int) -> str:

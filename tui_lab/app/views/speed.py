@@ -8,6 +8,9 @@ position for both paths (the median over repeats, the min and max as dots), the 
 The model measured is the live one, or, with "demo model" ticked, a wider random model built for the
 measurement only (the live model is untouched). On a 0.9M-parameter toy both curves are mostly per-step
 overhead, so the demo is ticked by default when the live model is narrower than it (`DEMO`).
+
+`k` swaps in the MHA vs GQA vs MQA panel (`speed_gqa`): the live model's width built with kv_heads = heads,
+a divisor and 1, cached generation side by side; `r` and `x` then run and cancel that one.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from textual.worker import get_current_worker
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.views import speed_draw as draw
+from tui_lab.app.views.speed_gqa import KVPanel
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.config import ModelConfig  # torch-free
@@ -97,8 +101,9 @@ def parse_lengths(text: str) -> tuple[int, ...]:
 
 
 class SpeedView(Vertical):
-    BINDINGS = [Binding("r", "run", "run"), Binding("x", "cancel", "cancel"), Binding("l", "log", "log scale"),
-                Binding("d", "demo", "demo model")]
+    # Short descriptions: at 80 columns the footer keeps room for the view keys (their checkboxes say the rest).
+    BINDINGS = [Binding("r", "run", "run"), Binding("x", "cancel", "cancel"), Binding("l", "log", "log"),
+                Binding("d", "demo", "demo"), Binding("k", "kv_heads", "MHA/GQA")]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -111,6 +116,11 @@ class SpeedView(Vertical):
         self.measured_demo = False  # whether the last run measured the demo model
 
     def compose(self) -> ComposeResult:
+        with Vertical(id="sp-cache"):  # cached vs uncached; `k` swaps it for the MHA/GQA/MQA panel
+            yield from self._compose_cache()
+        yield KVPanel(id="sp-kv")
+
+    def _compose_cache(self) -> ComposeResult:
         with Horizontal(id="sp-inputs"):
             yield Label("prompt", classes="sp-name")
             yield Input("16", id="sp-prompt", classes="sp-field", compact=True)
@@ -132,19 +142,32 @@ class SpeedView(Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#sp-table", DataTable).add_columns(*COLUMNS)
+        self.query_one(KVPanel).display = False
+
+    @property
+    def kv_shown(self) -> bool:
+        return self.query_one(KVPanel).display
+
+    def action_kv_heads(self) -> None:
+        """Swap between cached-vs-uncached and MHA-vs-GQA-vs-MQA (each keeps its fields and results)."""
+        shown = not self.kv_shown
+        self.query_one(KVPanel).display = shown
+        self.query_one("#sp-cache").display = not shown
+        self.query_one("#kv-run" if shown else "#sp-run", Button).focus()
 
     def view_activated(self) -> None:
         live = self.app.live
         if not self.demo_set and live.ready:
             # The toy's steps are all overhead: start on the demo unless the live model is at least as wide.
             self._set_demo(live.model.config.d_model <= DEMO.d_model)
-        self.query_one("#sp-run", Button).focus()
+        self.query_one("#kv-run" if self.kv_shown else "#sp-run", Button).focus()
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return [("Speed: compare cached vs uncached generation", "r", self.action_run),
                 ("Speed: cancel the comparison", "x", self.action_cancel),
                 ("Speed: log scale on/off", "l", self.action_log),
-                ("Speed: demo model on/off", "d", self.action_demo)]
+                ("Speed: demo model on/off", "d", self.action_demo),
+                ("Speed: MHA vs GQA vs MQA, cached generation side by side", "k", self.action_kv_heads)]
 
     @property
     def demo(self) -> bool:
@@ -174,6 +197,9 @@ class SpeedView(Vertical):
 
     @guarded
     def action_run(self) -> None:
+        if self.kv_shown:
+            self.query_one(KVPanel).run()
+            return
         live = self.app.live
         if not live.ready:
             raise ValueError(f"the live model is not ready yet ({live.status})")
@@ -199,7 +225,9 @@ class SpeedView(Vertical):
                         group="speed", exclusive=True, exit_on_error=False)
 
     def action_cancel(self) -> None:
-        if self.running:
+        if self.kv_shown:
+            self.query_one(KVPanel).cancel()
+        elif self.running:
             self.workers.cancel_group(self, "speed")
             self._summary("cancelling...")
 

@@ -106,8 +106,11 @@ class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
     # -- app hooks -----------------------------------------------------------------------------------
     def view_activated(self) -> None:
         self.query_one("#tf-start", Button).focus()
+        self.call_after_refresh(self._redraw)  # what arrived while another view was in front (not drawn then)
 
     def live_model_changed(self) -> None:
+        if not self.training and self.app.live.ready:  # ready: torch is loaded, the defaults may import it
+            self.query_one(TrainForm).follow_model(self.app.live.config)
         if self.session is None and self.app.live.config.family == "encoder-decoder" and \
                 self.query_one(TrainForm).task is None:
             self.query_one(TrainForm).choose_data("numbers-de")
@@ -214,7 +217,8 @@ class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
         label_runs(self.store.runs)  # now with every field of the real configs
         self.stats["lr_curve"] = message.lr_curve
         start = "continuing the live weights" if message.continued else "fresh weights"
-        swap = vocab_note(self.session.model_config, message.model_config, self.session.tokenizer.kind)
+        tokenizer = self.session.tokenizer  # None for a ViT: images have no vocabulary to swap
+        swap = vocab_note(self.session.model_config, message.model_config, tokenizer.kind) if tokenizer else None
         notes = "; ".join(([swap] if swap else []) + list(message.notes))
         self._say(f"run #{run.number}: {message.params:,} params, {start}" + (f"; {notes}" if notes else ""))
         if notes:
@@ -310,6 +314,7 @@ class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
     # -- layout --------------------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT, "compact")
+        self.dirty = True  # panels hidden until now are drawn at the next tick
 
     def _show_experts(self, moe: bool) -> None:
         """A mixture-of-experts run shows its expert load (the panel a narrow terminal shows first)."""
@@ -321,4 +326,5 @@ class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
     def _show_panel(self) -> None:
         for i, panel in enumerate(PANELS):
             self.query_one(f"#{panel}").set_class(i == self.panel, "shown")
+        self.dirty = True  # a panel hidden until now is drawn at the next tick
 

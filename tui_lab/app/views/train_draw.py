@@ -2,6 +2,11 @@
 
 A mixin of TrainView (which provides `store`, `stats`, `overlay`, `dirty`, `message`, `training`, `session`).
 Plots get downsampled curves (runs.MAX_PLOT_POINTS per line); the lr curve is fixed, so it is redrawn less.
+
+Every millisecond the app spends while a run trains is taken from the trainer's threads on a 2-core machine
+(benchmarks/ui_latency.py measures the app's CPU per wall second), so a tick draws only what changed and is on
+screen: nothing while another view is shown (drawn when the view comes back), no hidden panel, no widget
+whose content is the same as last time.
 """
 
 from __future__ import annotations
@@ -20,25 +25,49 @@ LR_REDRAW_EVERY = 4  # the lr curve is fixed; only its step marker moves
 
 class TrainDrawing:
     _redraws = 0
+    _drawn: dict | None = None  # what each widget shows now, to skip the ones that would not change
 
     def _redraw(self) -> None:
-        if not self.dirty:
-            return
+        if not self.dirty or not self.is_on_screen:
+            return  # another view is in front: the tick after it comes back draws (view_activated)
         self.dirty = False
-        self._status()
-        self._draw_loss()
-        self._redraws += 1
-        if self._redraws % LR_REDRAW_EVERY == 1 or not self.training:
-            self._draw_lr()
+        drawn = self._drawn = self._drawn if self._drawn is not None else {}
         s = self.stats
-        if "grads" in s:
+        self._status()
+        loss = self._loss_key()
+        if drawn.get("loss") != loss:
+            drawn["loss"] = loss
+            self._draw_loss()
+        self._redraws += 1
+        if (self._redraws % LR_REDRAW_EVERY == 1 or not self.training) and \
+                drawn.get("lr") != (s.get("step"), id(s.get("lr_curve"))):
+            drawn["lr"] = (s.get("step"), id(s.get("lr_curve")))
+            self._draw_lr()
+        if "grads" in s and self._shows("#tr-grads-box") and drawn.get("grads") is not s["grads"]:
+            drawn["grads"] = s["grads"]
             self.query_one("#tr-grads", GradNorms).show(s["grads"], s.get("grad_norm"))
-        if s.get("expert_load") and self.session is not None:
+        if s.get("expert_load") and self.session is not None and self._shows("#tr-experts-box") and \
+                drawn.get("experts") is not s["expert_load"]:
+            drawn["experts"] = s["expert_load"]
             draw_expert_load(self.query_one("#tr-experts", Heatmap), self.query_one("#tr-experts-title", Static),
                              self.session.model_config, s)
-        if "sample" in s:
+        if "sample" in s and self._shows("#tr-sample-box") and drawn.get("sample") != s["sample"]:
+            drawn["sample"] = s["sample"]
             self.query_one("#tr-sample", Static).update(s["sample"])
-        self.query_one("#tr-progress", ProgressBar).update(progress=s.get("step", 0))
+        progress = self.query_one("#tr-progress", ProgressBar)
+        if progress.progress != s.get("step", 0):
+            progress.update(progress=s.get("step", 0))
+
+    def _shows(self, panel: str) -> bool:
+        """The panel is laid out (a narrow terminal shows one at a time; experts only for MoE runs)."""
+        return self.query_one(panel).display and (not self.has_class("compact") or
+                                                  self.query_one(panel).has_class("shown"))
+
+    def _loss_key(self) -> tuple:
+        """Changes whenever the loss plot would: new points, another run, the overlay switched."""
+        runs = self.store.runs if self.overlay else self.store.runs[-1:]
+        return (self.overlay, tuple((r.number, r.label, len(r.train_loss), len(r.val_loss), len(r.teacher_forcing))
+                                    for r in runs))
 
     def _draw_loss(self) -> None:
         runs = self.store.runs if self.overlay else self.store.runs[-1:]
@@ -75,6 +104,10 @@ class TrainDrawing:
             parts.append(f"ETA {int(left // 60)}:{int(left % 60):02d}")
         if self.training:
             parts.append("PAUSED" if self.session.paused else "running")
+        key = (tuple(parts), self.message, self.message_style)
+        if key == getattr(self, "_status_drawn", None):
+            return  # the same line again (a tick with nothing new): no repaint
+        self._status_drawn = key
         text = Text("  ".join(parts) + "\n", style="bold")
         text.append(self.message, style=self.message_style)
         self.query_one("#tr-status", Static).update(text, layout=False)  # fixed height (tcss): no relayout

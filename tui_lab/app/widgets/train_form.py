@@ -31,11 +31,27 @@ APP_SEQ2SEQ: dict[str, Any] = dict(eval_every=50, eval_examples=100, sample_ever
 FIELDS = (("steps", "steps"), ("batch", "batch_size"), ("seq len", "seq_len"), ("lr", "lr"), ("vocab", "vocab"))
 
 
-def app_defaults(task: str | None) -> dict[str, Any]:
-    if task is None:
-        return dict(APP_LM)
-    from tui_lab.train.config import defaults_for  # imports torch: only once a person picks a task
+# What the live model learns, read off its config without torch: its own objective sets the data and defaults.
+OBJECTIVES = {"lm": "", "mlm": "objective: masked LM", "image": "data: built-in shapes"}  # fit the form's 28 cells
 
+
+def objective_of(model: Any) -> str:
+    """"image" for a ViT (input patches), "mlm" for BERT's head, else "lm" (the task decides seq2seq)."""
+    if model is None:
+        return "lm"
+    return "image" if model.input == "patches" else "mlm" if model.head == "mlm" else "lm"
+
+
+def app_defaults(task: str | None, model: Any = None) -> dict[str, Any]:
+    """The form's defaults: the app's language-model sizes, a task's, or those of the model's own objective,
+    which `tui-lab train` applies too (`train.config.model_defaults`)."""
+    if task is None and objective_of(model) == "lm":
+        return dict(APP_LM)
+    # Imports torch: only once a person picks a task, or once an MLM or image model is live (torch is loaded).
+    from tui_lab.train.config import defaults_for, model_defaults
+
+    if task is None:
+        return APP_LM | model_defaults(model)
     return defaults_for(task) | APP_SEQ2SEQ
 
 
@@ -50,7 +66,12 @@ class TrainForm(VerticalScroll):
     TrainForm Checkbox { height: 1; border: none; padding: 0; }
     """
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.model: Any = None  # the config the defaults were taken for; None: a language model's
+
     def compose(self) -> ComposeResult:
+        yield Label("", id="tf-objective")
         yield Select(DATA_CHOICES, value="corpus", allow_blank=False, id="tf-data", compact=True)
         yield Input(placeholder="path of a UTF-8 text file", id="tf-file", compact=True)
         with Horizontal(classes="tf-row"):
@@ -94,11 +115,24 @@ class TrainForm(VerticalScroll):
     @property
     def task(self) -> str | None:
         data = self.query_one("#tf-data", Select).value
-        return None if data in ("corpus", "file") else str(data)
+        return None if data in ("corpus", "file") or self.objective == "image" else str(data)
+
+    @property
+    def objective(self) -> str:
+        return objective_of(self.model)
+
+    def follow_model(self, model: Any) -> None:
+        """The live model changed: when what it learns changes (LM, masked LM, images), so do the defaults."""
+        before, self.model = self.objective, model
+        if self.objective == before:
+            return
+        if self.objective != "lm" and self.task is not None:
+            self.choose_data("corpus")  # a task's pairs are not what BERT or a ViT learns from
+        self.fill(self.task)
 
     def fill(self, task: str | None) -> None:
-        """Put the task's defaults in the fields (the data choice itself is left as is)."""
-        values = app_defaults(task)
+        """Put the task's (or the model's objective's) defaults in the fields (the data choice is left as is)."""
+        values = app_defaults(task, self.model)
         for _, name in FIELDS:
             self.query_one(f"#tf-{name}", Input).value = f"{values[name]:g}" if name == "lr" else str(values[name])
         self.query_one("#tf-schedule", Select).value = values["schedule"]
@@ -109,14 +143,21 @@ class TrainForm(VerticalScroll):
 
     def _show_fields(self) -> None:
         lm = self.task is None
+        image = self.objective == "image"  # images: no text, so no tokenizer, window or vocabulary
+        objective = self.query_one("#tf-objective", Label)
+        objective.update(OBJECTIVES[self.objective])
+        objective.display = self.objective != "lm"
         data = self.query_one("#tf-data", Select).value
-        self.query_one("#tf-file", Input).display = data == "file"
+        self.query_one("#tf-data", Select).display = not image
+        self.query_one("#tf-file", Input).display = data == "file" and not image
         self.query_one("#tf-tokenizer", Select).display = lm  # the run uses the task's words, whatever it says
         self.query_one("#tf-task-tokenizer", Label).display = not lm
-        self.query_one("#tf-row-seq_len").display = lm
+        self.query_one("#tf-tokenizer", Select).parent.display = not image
+        self.query_one("#tf-row-seq_len").display = lm and not image
         self.query_one("#tf-row-sampling").display = not lm
         self.query_one("#tf-row-guided").display = not lm
-        self.query_one("#tf-row-vocab").display = lm and self.query_one("#tf-tokenizer", Select).value == "bpe"
+        self.query_one("#tf-row-vocab").display = lm and not image and \
+            self.query_one("#tf-tokenizer", Select).value == "bpe"
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "tf-data":
@@ -133,12 +174,12 @@ class TrainForm(VerticalScroll):
             text = self.query_one(f"#tf-{name}", Input).value.strip()
             values[name] = _number(title, text, float if name == "lr" else int)
         task = self.task
-        extra = app_defaults(task) | values | {"schedule": self.query_one("#tf-schedule", Select).value}
+        extra = app_defaults(task, self.model) | values | {"schedule": self.query_one("#tf-schedule", Select).value}
         extra["tokenizer"] = self.query_one("#tf-tokenizer", Select).value
         if task is not None:
             extra["scheduled_sampling"] = self.query_one("#tf-sampling", Select).value
             extra["guided_attention"] = _number("guided att", self.query_one("#tf-guided", Input).value.strip(), float)
-        if self.query_one("#tf-data", Select).value == "file":
+        if self.query_one("#tf-data", Select).value == "file" and self.objective != "image":
             path = self.query_one("#tf-file", Input).value.strip()
             if not path:
                 raise ValueError("text file: give the path of a UTF-8 text file")
