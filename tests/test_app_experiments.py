@@ -65,13 +65,11 @@ async def test_sweep_picker_fills_values_queues_runs_and_cancel_empties_the_queu
         await pilot.pause()
         assert app.query_one("#ex-values", Input).value == ",".join(CHOICES["norm"])  # filled from the axis
         app.query_one("#ex-values", Input).value = "layernorm,rmsnorm"  # two runs are enough to watch
-        app.query_one("#ex-options", Input).value = "steps=400; d_model=16; layers=1; batch_size=2; seq_len=8"
+        app.query_one("#ex-options", Input).value = "steps=1500; d_model=16; layers=1; batch_size=2; seq_len=8"
         app.query_one("#ex-list", OptionList).focus()
         await pilot.pause()
         await pilot.press("r")
-        # Queued behind the first: 400 tiny steps (~12 ms each with the plot's redraws) last seconds, some ten
-        # times a key press, so the first sweep is still running here and when "x" cancels the second.
-        await pilot.press("r")
+        await pilot.press("r")  # queued behind the first (1,500 tiny steps: a run lasts seconds, not less)
         assert view.running == "sweep" and len(view.queue) == 1, str(app.query_one("#ex-status").render())
         await wait_for(pilot, lambda: view.result is not None and len(view.result.tables["runs"].rows) == 2, 120)
         await pilot.pause()
