@@ -187,4 +187,4 @@ async def test_at_80x24_every_tab_shows_its_key_numbers_whole():
         for key in ("f1", "f2", "f3", "f4", "f5", "f6"):
             await pilot.press(key)
             await pilot.pause()
-            assert "f1 f2 f3 f4 f5 f6 views" in screen_lines(app)[-1], key
+            assert "f1 f2 f3 f4 f5 f6 f7 views" in screen_lines(app)[-1], key

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+import torch
 
 from tui_lab.experiments import get
 from tui_lab.experiments.layernorm_vs_batchnorm import RUNS, reach
@@ -22,7 +23,9 @@ def test_a_tiny_run_trains_all_three_on_padded_batches():
     exp = get("layernorm-vs-batchnorm")
     options = exp.resolve(sets={"steps": "3", "batch_size": "4", "seq_len": "16", "d_model": "16", "heads": "2",
                                 "layers": "1"})
+    before = torch.get_num_threads()
     result = exp.run(options)
+    assert torch.get_num_threads() == before  # the run's one thread is handed back
     assert [c.label for c in result.plots["loss"].curves] == [label for label, _, _ in RUNS]
     assert all(math.isfinite(v) for k, v in result.scalars.items() if k.startswith("val_"))
     assert result.scalars["layernorm_reads"] == 6 and result.scalars["batchnorm_reads"] == 9
@@ -32,3 +35,8 @@ def test_a_tiny_run_trains_all_three_on_padded_batches():
 def test_a_batch_of_one_is_refused():
     with pytest.raises(ValueError, match=r"^batch_size \(1\) must be at least 2$"):
         get("layernorm-vs-batchnorm").resolve(sets={"batch_size": "1"})
+
+
+def test_zero_threads_are_refused():
+    with pytest.raises(ValueError, match=r"^threads \(0\) must be at least 1$"):
+        get("layernorm-vs-batchnorm").resolve(sets={"threads": "0"})

@@ -80,3 +80,22 @@ def test_listing_the_experiments_imports_neither_torch_nor_textual():
             "print('torch' in sys.modules, 'textual' in sys.modules, 'rich' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False", "False"]
+
+
+def test_training_experiments_run_on_their_threads_option_and_hand_torch_its_threads_back():
+    import torch
+
+    from tui_lab.experiments.base import Experiment
+
+    seen = []
+
+    def runner(options, progress, cancel):
+        seen.append(torch.get_num_threads())
+        return Result("probe", options)
+
+    exp = Experiment(name="probe", title="t", lesson="l", options={"threads": 1}, quick={}, runner=runner)
+    before = torch.get_num_threads()
+    exp.run(exp.resolve(sets={"threads": "1"}))
+    assert seen == [1] and torch.get_num_threads() == before
+    trains = [n for n in names() if "steps" in get(n).options]
+    assert trains and all(get(n).options.get("threads") == 1 for n in trains), trains

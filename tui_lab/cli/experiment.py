@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import threading
 import time
 from typing import Any
 
 from tui_lab.cli import UsageError
+from tui_lab.cli.interrupt import stop_on_interrupt
 from tui_lab.run_control import RunControl
 
 
@@ -42,12 +41,8 @@ def run(args: argparse.Namespace) -> int:
     experiment = registry.get(args.name)
     options = experiment.resolve(args.quick, _sets(args.sets))
     control = RunControl()
-    previous = _cancel_on_interrupt(control)
-    try:
+    with stop_on_interrupt(control):  # first Ctrl-C: cancel between steps
         return _run(experiment, options, control, args)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
 
 
 def _sets(items: list[str]) -> dict[str, str]:
@@ -160,13 +155,3 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _cancel_on_interrupt(control: RunControl):
-    """First Ctrl-C: cancel between steps. Second: the usual KeyboardInterrupt."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(signum, frame):
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        control.stop()
-
-    return signal.signal(signal.SIGINT, handler)

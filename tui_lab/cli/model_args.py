@@ -6,7 +6,6 @@ what `tui_lab.hf.hub.resolve` wants: the plan's size and a progress line on stde
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 import time
@@ -14,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from tui_lab.cli.interrupt import on_sigint
 from tui_lab.devices import pick_device
 from tui_lab.loading import LoadedModel, load_model
 
@@ -86,21 +86,16 @@ def hub_options(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
 @contextmanager
 def _first_interrupt_sets(stop: threading.Event, printer: _ProgressPrinter) -> Iterator[None]:
     """During a download Ctrl-C sets `stop` (it ends after the chunk in flight, finished files kept); a second
-    Ctrl-C, or one before or after the download, interrupts at once as usual."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers belong to the main thread; a caller elsewhere stops with should_stop
-        return
+    Ctrl-C, or one before or after the download, interrupts at once as usual. Off the main thread there is no
+    handler: a caller there stops with should_stop."""
 
     def handler(signum, frame) -> None:
         if stop.is_set() or not printer.downloading:
             raise KeyboardInterrupt
         stop.set()
 
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
+    with on_sigint(handler):
         yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 class _ProgressPrinter:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import threading
 from pathlib import Path
 from typing import Any
 
 from tui_lab.cli import UsageError
+from tui_lab.cli.interrupt import stop_on_interrupt
 from tui_lab.cli.model_args import add_hub_arguments, check_hub_arguments, hub_options
 from tui_lab.config import field_names, parse_value
 from tui_lab.train.config import model_defaults, parse_train_value, train_config_for, train_field_names
@@ -167,29 +166,16 @@ def _run(trainer, printer) -> int:
     from tui_lab.train import DoneEvent, ErrorEvent
     from tui_lab.train.distributed import teardown
 
-    previous = _stop_on_interrupt(trainer)
     try:
-        with printer:
+        with stop_on_interrupt(trainer), printer:  # first Ctrl-C: stop between steps, checkpoint still written
             last = trainer.run()
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
         teardown(trainer.dist)
     if isinstance(last, ErrorEvent):
         return 1
     return 0 if isinstance(last, DoneEvent) else 130
 
 
-def _stop_on_interrupt(trainer):
-    """First Ctrl-C: stop between steps (checkpoint still written). Second: the usual KeyboardInterrupt."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(signum, frame):
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        trainer.stop()
-
-    return signal.signal(signal.SIGINT, handler)
 
 
 def _is_main_rank() -> bool:

@@ -9,6 +9,7 @@ steps and a run that sees it raises `Cancelled`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,6 +68,8 @@ class Experiment:
         options = dict(self.options) | (dict(self.quick) if quick else {})
         for name, text in (sets or {}).items():
             options[name] = self.parse(name, text)
+        if "threads" in options:
+            at_least(options, "threads", 1)
         if self.check_options is not None:
             self.check_options(options)
         return options
@@ -80,7 +83,8 @@ class Experiment:
             cancel: Cancel = never) -> Result:
         options = self.resolve() if options is None else options
         start = time.perf_counter()
-        result = self.runner(options, progress, cancel)
+        with _threads(options.get("threads")):
+            result = self.runner(options, progress, cancel)
         result.seconds = round(time.perf_counter() - start, 2)
         progress(1.0, "done", result)
         return result
@@ -88,6 +92,19 @@ class Experiment:
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "lesson": self.lesson, "options": self.options,
                 "quick": self.quick, "help": self.help}
+
+
+def _threads(count: int | None):
+    """torch's CPU threads for a run that names them (the training experiments: 1 by default), else as they are.
+
+    Their toys' ops are too small to share out. Measured on the shared 2-core machine: 100 steps of
+    post-ln-warmup's quick model took 3.8 CPU-s / 8.6 s wall on 1 thread and 28.8 / 51.2 on torch's default
+    2 (load ~9: the second thread spins at every barrier while descheduled); scaling's full run took 131 s
+    wall on 1 thread (load 3-5), and had not finished after 14 minutes on 2 (load ~8).
+    """
+    from tui_lab.generation.threads import torch_threads
+
+    return torch_threads(count) if count else contextlib.nullcontext()
 
 
 def parse_option(name: str, text: str, default: Any) -> Any:

@@ -156,7 +156,8 @@ EXPERIMENT = Experiment(
     lesson="Seed 001: fine-tuning, LoRA, prefix tuning: adapt a trained model to a new task by training a small "
            "low-rank update (rank x (in + out) per Linear) instead of every weight.",
     options={"model": "gpt2-toy-english", "lora_rank": 4, "lora_alpha": 8.0, "targets": ("qkv", "out"),
-             "steps": 150, "batch_size": 8, "seq_len": 64, "lr_lora": 1e-2, "lr_full": 1e-3, "seed": 0, "out": ""},
+             "steps": 150, "batch_size": 8, "seq_len": 64, "lr_lora": 1e-2, "lr_full": 1e-3, "seed": 0, "out": "",
+             "threads": 1},
     quick={"steps": 40},
     runner=run,
     help={"model": "the trained model fine-tuned (a shipped toy, or any preset)", "lora_rank": "r, the rank of B A",
@@ -164,6 +165,7 @@ EXPERIMENT = Experiment(
           "targets": "names of the Linears adapted (qkv: the fused q/k/v projection, out: attention's output)",
           "steps": "steps of each fine-tuning run", "lr_lora": "peak learning rate of the LoRA run",
           "lr_full": "peak learning rate of full fine-tuning", "out": "where the merged checkpoint goes "
-          "(empty: the exports folder)"},
+          "(empty: the exports folder)", "threads": "torch CPU threads for the runs (the toy's ops are too small "
+          "to share out)"},
     check_options=_check,
 )

@@ -74,10 +74,11 @@ def train_curve(model_config, train_config, progress: Progress, cancel: Cancel, 
 # The small language model the training experiments share: character-level on the built-in corpus, sized so
 # that a step takes a few tens of milliseconds on a shared 2-core CPU.
 LM_OPTIONS: dict[str, Any] = {"preset": "gpt2-toy", "layers": 2, "d_model": 64, "heads": 4, "steps": 200,
-                              "batch_size": 16, "seq_len": 64, "lr": 3e-3, "seed": 0}
+                              "batch_size": 16, "seq_len": 64, "lr": 3e-3, "seed": 0, "threads": 1}
 LM_HELP = {"preset": "the architecture trained (its sizes replaced by layers, d_model, heads)",
            "steps": "training steps per run", "batch_size": "sequences per step", "seq_len": "tokens per sequence",
-           "lr": "peak learning rate (cosine schedule)", "seed": "weights, dropout and batches"}
+           "lr": "peak learning rate (cosine schedule)", "seed": "weights, dropout and batches",
+           "threads": "torch CPU threads for the runs (the toy's ops are too small to share out)"}
 
 
 def lm_config(options: dict[str, Any], **changes: Any):

@@ -58,17 +58,18 @@ class Beams:
 def beam_search(model: Transformer, input_ids: Tensor, max_new_tokens: int, beam_size: int,
                 use_cache: bool = True, eos_id: int | None = None, bos_id: int | None = None,
                 src_mask: Tensor | None = None, length_penalty: float = 1.0, src_ext: Tensor | None = None,
-                unk_id: int | None = None, vocab_limit: int | None = None) -> Tensor:
+                unk_id: int | None = None, vocab_limit: int | None = None,
+                banned_ids: tuple[int, ...] | None = None) -> Tensor:
     """The best of `beam_size` hypotheses per input: (N, P + new), finished beams padded with eos.
 
-    Copy models rank over the extended vocabulary (`src_ext`, see `loop.generate`)."""
+    Copy models rank over the extended vocabulary (`src_ext`, see `loop.generate`); `banned_ids` as there."""
     src_ext = copy_ids(model, input_ids, src_ext, unk_id, rows_per_input=beam_size)
     prefix, memory, src_mask = prepare(model, input_ids, bos_id, src_mask, rows_per_input=beam_size)
     rows, prefix_len = prefix.shape
     seq = torch.empty(rows, prefix_len + max_new_tokens, dtype=torch.long, device=prefix.device)
     seq[:, :prefix_len] = prefix
     state = DecoderState(model, rows, prefix_len + max_new_tokens - 1, use_cache, memory, src_mask, src_ext, unk_id,
-                         vocab_limit)
+                         vocab_limit, banned_ids)
     beams = Beams(input_ids.shape[0], beam_size, prefix.device)
     length = prefix_len
     for _ in range(max_new_tokens):

@@ -66,12 +66,23 @@ def copy_ids(model: Transformer, input_ids: Tensor, src_ext: Tensor | None, unk_
     return src_ext.repeat_interleave(rows_per_input, dim=0)
 
 
+def banned(model: Transformer, banned_ids: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The ids generation may never choose: `banned_ids`, or None for the model's own (`model.banned_ids`, set
+    by `hf.load` from a folder's generation_config.json: Marian's pad, its decoder's start)."""
+    ids = tuple(getattr(model, "banned_ids", ())) if banned_ids is None else tuple(banned_ids)
+    bad = [i for i in ids if not 0 <= i < model.config.vocab]
+    if bad:
+        raise ValueError(f"banned_ids must lie in 0..{model.config.vocab - 1} (the model's vocab), got {bad[0]}")
+    return ids
+
+
 class DecoderState:
     """Feeds a growing (N, L) sequence to the decoder and returns the logits for the next token."""
 
     def __init__(self, model: Transformer, rows: int, capacity: int, use_cache: bool,
                  memory: Tensor | None = None, src_mask: Tensor | None = None, src_ext: Tensor | None = None,
-                 unk_id: int | None = None, vocab_limit: int | None = None) -> None:
+                 unk_id: int | None = None, vocab_limit: int | None = None,
+                 banned_ids: tuple[int, ...] | None = None) -> None:
         self.model = model
         # Copy models: the source's extended ids (N, S), the id a copied word is fed back as, and the
         # last step's p_gen (N,)
@@ -79,6 +90,7 @@ class DecoderState:
         # A tokenizer smaller than the model's vocab (a checkpoint padded to a multiple of 64 or 128) cannot
         # decode ids past its size: they get no probability at all, so they are never chosen.
         self.vocab_limit = vocab_limit if vocab_limit is not None and vocab_limit < model.config.vocab else None
+        self.banned = banned(model, banned_ids)
         self.memory, self.src_mask = memory, src_mask  # (N, S, E), (N, S): encoder-decoders only
         self.window = position_window(model)
         self.slid = False
@@ -90,9 +102,12 @@ class DecoderState:
     def logits(self, seq: Tensor, need_attention: bool = False) -> tuple[Tensor, list[AttentionCapture] | None]:
         """(N, L) sequence so far -> (N, V) logits of the next token, plus the last query's attention rows."""
         logits, rows = self._next(seq, need_attention)
-        if self.vocab_limit is not None:
+        if self.vocab_limit is not None or self.banned:
             logits = logits.clone()
+        if self.vocab_limit is not None:
             logits[:, self.vocab_limit:self.model.config.vocab] = float("-inf")  # a copy model's temporary ids stay
+        if self.banned:  # transformers' NoBadWordsLogitsProcessor for one-token bans: -inf before any choice
+            logits[:, list(self.banned)] = float("-inf")
         return logits, rows
 
     def _next(self, seq: Tensor, need_attention: bool) -> tuple[Tensor, list[AttentionCapture] | None]:

@@ -72,7 +72,7 @@ class Generation:
     def __init__(self, model: Transformer, input_ids: Tensor, max_new_tokens: int, sampler: Sampler,
                  use_cache: bool = True, eos_id: int | None = None, bos_id: int | None = None,
                  src_mask: Tensor | None = None, src_ext: Tensor | None = None, unk_id: int | None = None,
-                 vocab_limit: int | None = None) -> None:
+                 vocab_limit: int | None = None, banned_ids: tuple[int, ...] | None = None) -> None:
         check_settings(max_new_tokens, sampler.temperature, sampler.top_k, sampler.top_p)
         src_ext = copy_ids(model, input_ids, src_ext, unk_id)
         self.model, self.sampler, self.eos_id = model, sampler, eos_id
@@ -86,7 +86,7 @@ class Generation:
         self.cropped = window is not None and self.prefix_len > window
         # The last new token is never fed back, so the cache needs one slot fewer than the final length.
         self.state = DecoderState(model, rows, self.prefix_len + max_new_tokens - 1, use_cache, memory, src_mask,
-                                  src_ext, unk_id, vocab_limit)
+                                  src_ext, unk_id, vocab_limit, banned_ids)
         self.finished = torch.zeros(rows, dtype=torch.bool, device=prefix.device)
 
     @property
@@ -118,7 +118,7 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
              eos_id: int | None = None, bos_id: int | None = None, generator: torch.Generator | None = None,
              on_step: Callable[[GenerationStep], None] | None = None, src_mask: Tensor | None = None,
              nat_length: int | None = None, src_ext: Tensor | None = None, unk_id: int | None = None,
-             vocab_limit: int | None = None) -> Tensor:
+             vocab_limit: int | None = None, banned_ids: tuple[int, ...] | None = None) -> Tensor:
     """Continue `input_ids` by up to `max_new_tokens` tokens.
 
     Decoder-only: input (N, L) prompt -> (N, L + new). Encoder-decoder: input (N, S) source (with an
@@ -131,7 +131,8 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
     Copy models (`tui_lab.model.copy`): `src_ext` (N, S) is the source in its extended vocabulary (default:
     the source itself); the output may hold its temporary ids (copied words), fed back as `unk_id`.
     `vocab_limit` (the tokenizer's size, when smaller than the model's vocab) keeps every id the tokenizer
-    cannot decode from being chosen.
+    cannot decode from being chosen. `banned_ids` are never chosen either (transformers' one-token
+    `bad_words_ids`); None means the model's own, `model.banned_ids` (a Hugging Face folder's generation config).
     """
     check_settings(max_new_tokens, temperature, top_k, top_p, beam_size)
     check_input(model, input_ids, bos_id)
@@ -142,10 +143,10 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
                                  eos_id, bos_id, src_mask, nat_length, on_step)
         if beam_size > 1:
             return beam_search(model, input_ids, max_new_tokens, beam_size, use_cache, eos_id, bos_id, src_mask,
-                               src_ext=src_ext, unk_id=unk_id, vocab_limit=vocab_limit)
+                               src_ext=src_ext, unk_id=unk_id, vocab_limit=vocab_limit, banned_ids=banned_ids)
         sampler = Sampler(temperature, top_k, top_p, generator)
         run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask, src_ext,
-                         unk_id, vocab_limit)
+                         unk_id, vocab_limit, banned_ids)
         for step in run.steps(want_probs=on_step is not None):
             if on_step is not None:
                 on_step(step)
@@ -157,7 +158,7 @@ def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperatu
            bos_id: int | None = None, generator: torch.Generator | None = None, src_mask: Tensor | None = None,
            need_attention: bool = False, need_candidates: int | None = None, nat_length: int | None = None,
            src_ext: Tensor | None = None, unk_id: int | None = None,
-           vocab_limit: int | None = None) -> Iterator[GenerationStep]:
+           vocab_limit: int | None = None, banned_ids: tuple[int, ...] | None = None) -> Iterator[GenerationStep]:
     """Yield one `GenerationStep` per new token (see `generate` for the arguments).
 
     With `need_attention`, each step carries the attention row of the query that predicted the token,
@@ -176,7 +177,7 @@ def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperatu
             return nat_steps(model, input_ids, max_new_tokens, sampler, eos_id, bos_id, src_mask, nat_length,
                              need_attention, need_candidates, GenerationStep)
         run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask, src_ext,
-                         unk_id, vocab_limit)
+                         unk_id, vocab_limit, banned_ids)
         return run.steps(want_probs=True, need_attention=need_attention, need_candidates=need_candidates)
 
     return evaluating(model, steps)

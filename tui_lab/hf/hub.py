@@ -16,8 +16,9 @@ cache only when complete; we fetch the file that makes a snapshot look complete 
 (the weights, or their shard index) last, and write refs/<revision> after it. A download stopped at
 any point leaves a snapshot `cached_snapshot` does not accept, and the next `fetch` skips the
 finished files. Stopping takes effect after the chunk in flight (bytes move over plain HTTP, see
-`_plain_http`); while huggingface_hub retries a vanished server (about 25 s) it waits for those retries.
-Importing this module imports neither torch nor huggingface_hub.
+`hub_transfer.plain_http`); while huggingface_hub retries a vanished server (about 25 s) it waits for those retries.
+Importing this module imports neither torch nor huggingface_hub. Beside it: `hub_transfer` (progress, the
+stop, plain HTTP) and `hub_errors` (the Hub's failures in one line).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,6 +33,8 @@ from pathlib import Path
 
 from tui_lab.analysis.format import fmt_bytes
 from tui_lab.hf.folder import cache_root, cached_snapshot, find_checkpoint, hub_cache, is_repo_id
+from tui_lab.hf.hub_errors import hub_errors
+from tui_lab.hf.hub_transfer import DownloadCancelled, Progress, Tracker, plain_http
 
 DEFAULT_TIMEOUT = 10.0  # seconds to connect and to wait for each answer; named in the message when it runs out
 FIRST = ("config.json", "generation_config.json", "tokenizer.json", "vocab.json", "merges.txt",
@@ -40,7 +42,6 @@ FIRST = ("config.json", "generation_config.json", "tokenizer.json", "vocab.json"
 # (single file, shard index, shard extension) in the order folder.WEIGHTS prefers them; a pickle is last.
 SAFETENSORS = ("model.safetensors", "model.safetensors.index.json", "safetensors")
 PICKLE = ("pytorch_model.bin", "pytorch_model.bin.index.json", "bin")
-_FETCH_LOCK = threading.Lock()  # one fetch at a time: it switches a huggingface_hub flag (see _plain_http)
 
 
 @dataclass(frozen=True)
@@ -94,28 +95,6 @@ class DownloadPlan:
         return [(f.name, "cached" if f.cached else fmt_bytes(f.size)) for f in self.files]
 
 
-@dataclass(frozen=True)
-class Progress:
-    """Handed to `on_progress` from the downloading thread, after each chunk and each file."""
-
-    file: str
-    done: int  # bytes over the whole plan, files already cached included
-    total: int
-    files_done: int
-    files_total: int
-
-    @property
-    def fraction(self) -> float:
-        return min(1.0, self.done / self.total) if self.total else 1.0
-
-    def line(self) -> str:
-        return (f"{self.file}: {fmt_bytes(self.done)} of {fmt_bytes(self.total)} ({self.fraction:.0%}), "
-                f"{self.files_done} of {self.files_total} files done")
-
-
-class DownloadCancelled(Exception):
-    """`should_stop` said stop: finished files stay cached, the one in flight is discarded."""
-
 
 def resolve(spec: str | Path, *, download: bool = False, allow_pickle: bool = False,
             on_plan: Callable[[DownloadPlan], None] | None = None,
@@ -162,7 +141,7 @@ def plan_download(repo_id: str, *, allow_pickle: bool = False, revision: str = "
     from huggingface_hub import HfApi
 
     endpoint = hub_endpoint()
-    with _hub_errors(repo_id, endpoint, timeout):
+    with hub_errors(repo_id, endpoint, timeout):
         info = HfApi(endpoint=endpoint).model_info(repo_id, revision=revision, files_metadata=True, timeout=timeout)
     if not info.sha:
         raise ValueError(f"--from-hf {repo_id}: {endpoint} did not say which commit it serves")
@@ -216,12 +195,12 @@ def fetch(plan: DownloadPlan, on_progress: Callable[[Progress], None] | None = N
     refuse_offline(plan.repo_id)
     from huggingface_hub import hf_hub_download
 
-    tracker = _Tracker(plan, on_progress, should_stop)
+    tracker = Tracker(plan, on_progress, should_stop)
     bar = tracker.bar_class()
-    with _plain_http():
+    with plain_http():
         for file in plan.files:
             tracker.begin(file)
-            with _hub_errors(plan.repo_id, plan.endpoint, timeout):
+            with hub_errors(plan.repo_id, plan.endpoint, timeout):
                 hf_hub_download(plan.repo_id, file.name, revision=plan.commit, cache_dir=plan.cache,
                                 endpoint=plan.endpoint, etag_timeout=timeout, tqdm_class=bar)
             tracker.end(file)
@@ -241,24 +220,6 @@ def _check_config(plan: DownloadPlan) -> None:
     except ValueError as err:
         raise ValueError(f"--from-hf {plan.repo_id}: {err}; nothing more was fetched") from None
 
-
-@contextmanager
-def _plain_http() -> Iterator[None]:
-    """Fetch over plain HTTP, where our progress hook runs between chunks and can stop the transfer.
-
-    hf_xet (huggingface_hub's default for Xet-backed repos, which include gpt2) logs and swallows an
-    exception raised in its progress callback, so a file it fetches cannot be stopped midway. The Hub
-    serves the same bytes over HTTP; huggingface_hub reads this flag at each call, so we set it for the
-    duration of a fetch, one fetch at a time in this process.
-    """
-    from huggingface_hub import constants
-
-    with _FETCH_LOCK:
-        before, constants.HF_HUB_DISABLE_XET = constants.HF_HUB_DISABLE_XET, True
-        try:
-            yield
-        finally:
-            constants.HF_HUB_DISABLE_XET = before
 
 
 @contextmanager
@@ -311,127 +272,6 @@ def _write_ref(plan: DownloadPlan) -> None:
     os.replace(tmp, ref)
 
 
-class _Tracker:
-    """Bytes done over the plan, fed by huggingface_hub's progress-bar calls; stops the transfer when asked."""
-
-    def __init__(self, plan: DownloadPlan, on_progress, should_stop) -> None:
-        self.plan, self.on_progress, self.should_stop = plan, on_progress, should_stop
-        self.finished_bytes, self.files_done, self.in_file, self.file = 0, 0, 0, ""
-
-    def begin(self, file: RemoteFile) -> None:
-        self.file, self.in_file = file.name, 0
-        self.check()
-        self.report()
-
-    def advance(self, n: int) -> None:
-        self.in_file += n  # negative when huggingface_hub restarts a file the server would not resume
-        self.report()
-        self.check()  # raising here unwinds hf_hub_download, which deletes its temporary file
-
-    def end(self, file: RemoteFile) -> None:
-        self.finished_bytes += file.size
-        self.files_done += 1
-        self.in_file = 0
-        self.report()
-
-    def check(self) -> None:
-        if self.should_stop is not None and self.should_stop():
-            done = fmt_bytes(self.finished_bytes + self.in_file)
-            raise DownloadCancelled(f"--from-hf {self.plan.repo_id}: download cancelled at {done} of "
-                                    f"{fmt_bytes(self.plan.total_bytes)}; finished files stay in the cache "
-                                    "(--download picks up from there), nothing partial was kept")
-
-    def report(self) -> None:
-        if self.on_progress is not None:
-            done = self.finished_bytes + max(0, self.in_file)
-            self.on_progress(Progress(self.file, done, self.plan.total_bytes, self.files_done, len(self.plan.files)))
-
-    def bar_class(self) -> type:
-        """A class with the tqdm surface huggingface_hub drives (plain HTTP and hf_xet), reporting to us."""
-        tracker = self
-
-        class Bar:
-            def __init__(self, *args, total: int | None = None, **kwargs) -> None:
-                self.total = total  # hf_xet's reporter reads and grows it
-
-            def __enter__(self) -> Bar:
-                return self
-
-            def __exit__(self, *exc) -> None:
-                return None
-
-            def update(self, n: float | None = 1) -> None:
-                tracker.advance(int(n or 0))
-
-            def update_transfer(self, n: float | None = 1) -> None:
-                """Network bytes (before hf_xet reassembles them): `update` already counts the file's bytes."""
-
-            def set_postfix_str(self, *args, **kwargs) -> None:
-                """Speed text for a terminal bar: not ours to show."""
-
-            set_transfer_postfix_str = set_postfix_str
-
-            def refresh(self) -> None:
-                """Nothing is drawn."""
-
-            def close(self) -> None:
-                """Nothing to release."""
-
-        return Bar
-
-
-@contextmanager
-def _hub_errors(repo_id: str, endpoint: str, timeout: float) -> Iterator[None]:
-    """huggingface_hub's and httpx's many-line errors -> one ValueError line naming the cause."""
-    import httpx2
-    from huggingface_hub.errors import HFValidationError
-
-    try:
-        yield
-    except (OSError, httpx2.HTTPError, HFValidationError) as err:
-        raise ValueError(f"--from-hf {repo_id}: {_reason(err, endpoint, timeout)}") from None
-
-
-def _reason(err: BaseException, endpoint: str, timeout: float) -> str:
-    import httpx2
-    from huggingface_hub import errors
-
-    for cause in _chain(err):
-        if isinstance(cause, errors.OfflineModeIsEnabled):
-            return "HF_HUB_OFFLINE is set, so nothing is downloaded; unset it to fetch the model"
-        if isinstance(cause, errors.GatedRepoError):
-            return f"the model is gated on {endpoint}: accept its terms there, then set HF_TOKEN"
-        if isinstance(cause, errors.RepositoryNotFoundError):
-            return f"no such model on {endpoint} (a private one needs HF_TOKEN)"
-        if isinstance(cause, errors.RevisionNotFoundError):
-            return f"{endpoint} has no such revision of it"
-        if isinstance(cause, httpx2.TimeoutException):
-            return (f"{endpoint} did not answer within {timeout:g} s; check the network, or set HF_HUB_OFFLINE=1 "
-                    "to use only models already in the cache")
-        if isinstance(cause, httpx2.TransportError):
-            return f"cannot reach {_host(cause, endpoint)} ({_first_line(cause)}); check the network or HF_ENDPOINT"
-        if isinstance(cause, errors.HfHubHTTPError) and cause.response is not None:
-            return f"{endpoint} answered HTTP {cause.response.status_code}"
-    return f"download failed ({type(err).__name__}: {_first_line(err)})"
-
-
-def _host(err: BaseException, endpoint: str) -> str:
-    """The server the failed request went to (a CDN, a mirror), else the endpoint."""
-    try:
-        url = err.request.url  # httpx raises RuntimeError when the error carries no request
-        return f"{url.scheme}://{url.netloc.decode()}"
-    except (AttributeError, RuntimeError):
-        return endpoint
-
-
-def _chain(err: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        yield err
-        err = err.__cause__ or err.__context__
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+__all__ = ["DEFAULT_TIMEOUT", "DownloadCancelled", "DownloadPlan", "Progress", "RemoteFile", "fetch", "hub_endpoint",
+           "hub_logs_to", "locate", "not_cached_message", "offline", "plan_download", "refuse_offline", "resolve",
+           "select_files"]

@@ -5,7 +5,9 @@
 
 The same safety rules as GPT-2 (`tui_lab.hf.weights`): safetensors, or pickles read with
 weights_only; `hub_options` go to `tui_lab.hf.hub.resolve` untouched (nothing touches the network
-without download=True). A folder without tokenizer files gives tokenizer None.
+without download=True). A folder without tokenizer files gives tokenizer None. The tokens the folder's
+generation config bans (`bad_words_ids`, `generation_config.py`) ride on the model as `model.banned_ids`,
+which the decoding loop never chooses.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from tui_lab.config import ModelConfig
 from tui_lab.hf.config import read_config_json
 from tui_lab.hf.families import family_of
 from tui_lab.hf.folder import find_checkpoint
+from tui_lab.hf.generation_config import Bans, read_bans
 from tui_lab.hf.hub import resolve
 
 if TYPE_CHECKING:
@@ -47,6 +50,7 @@ class OpenedHF:
     tokenizer: Tokenizer | None
     family: str  # for people: "Llama", "Marian"
     note: str  # why the tokenizer is None ("" when there is one)
+    bans: Bans = Bans()  # generation_config.json's single-token bad_words_ids, and what was left out
 
 
 def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
@@ -63,13 +67,15 @@ def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.d
     family = family_of(raw)
     config = family.config(raw, files.name)
     tokenizer, note = family_tokenizer(files.folder, raw, config)  # before the weights: a bad one fails fast
+    bans = read_bans(files.folder, raw, config.vocab)
     state = our_state_dict(open_weights(files.weights), config, device, dtype or torch.float32, family)
     model = build_model(config, device="meta")  # no random init of weights that are about to be replaced
     model.load_state_dict(state, strict=True, assign=True)
     if config.tie_embeddings:
         model.lm_head.weight = model.tok_embed.weight  # assign=True gave each key its own Parameter
     _rebuild_buffers(model, device)
-    return OpenedHF(model.eval(), tokenizer, family.label, note)
+    model.banned_ids = bans.ids  # the folder's, as transformers' generate applies them (decoder_state.py)
+    return OpenedHF(model.eval(), tokenizer, family.label, note, bans)
 
 
 def _rebuild_buffers(model: Any, device: Any) -> None:

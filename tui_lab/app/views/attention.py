@@ -16,6 +16,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.events import Resize
 from textual.widgets import Button, Input, Label, Static
 from textual.worker import get_current_worker
 
@@ -32,6 +33,7 @@ from tui_lab.app.views.attention_grids import (
     Capture,
     Pattern,
     causal_mask,
+    fit_title,
     grid_spec,
 )
 from tui_lab.app.views.attention_inputs import GPT_TEXT, SOURCE_TEXT, TARGET_TEXT, Inputs
@@ -61,6 +63,7 @@ class AttentionView(Inputs, Pickers, Vertical):
         self.last_export: Path | None = None
         self._choices: dict[str, list] = {}
         self.image: tuple[list[list[float]], str] | None = None  # a ViT's image (grey pixels) and caption
+        self._title = ("", "")  # the title line's whole text and its grid's kind, fitted on every resize
 
     # the fields other views and tests read
     @property
@@ -249,9 +252,18 @@ class AttentionView(Inputs, Pickers, Vertical):
         heatmap = self.query_one(Heatmap)
         heatmap.set_grid(spec.values, spec.rows, spec.cols, lo=spec.lo, hi=spec.hi, mask=spec.mask, axes=spec.axes,
                          row_notes=spec.row_notes)
-        self.query_one("#att-title", Label).update(self._weights_note() + spec.title)
+        self._title = (self._weights_note() + spec.title, self.choice()[0])
+        self._draw_title()
         self._draw_image()
         self._draw_model_view()
+
+    def _draw_title(self) -> None:
+        """The title line fitted to the view's width: whose weights and the kind first, then the numbers."""
+        text, kind = self._title
+        self.query_one("#att-title", Label).update(fit_title(text, kind, self.content_size.width))
+
+    def on_resize(self, event: Resize) -> None:
+        self._draw_title()  # the fit depends on the width
 
     def _weights_note(self) -> str:
         """Whose weights drew the grid (masks and positions need none), first: a narrow title cuts its end.

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.cells import cell_len, set_cell_size
+
 from tui_lab.analysis.attention_pattern import allowed, attended_pairs, pattern_name
 from tui_lab.app import grids
 from tui_lab.app.grids import GridSpec
@@ -27,6 +29,10 @@ KIND_TITLES = {
     "pos-learned": "positions: learned table (live model)",
 }
 ATTENTION_KINDS = ("encoder-self", "decoder-self", "cross", "copy")
+# A title line's name for a kind when the whole one does not fit: the kind picker just above names it in full.
+SHORT_KINDS = {"encoder-self": "encoder self", "decoder-self": "decoder self", "cross": "cross-attention",
+               "copy": "copy"}
+ELLIPSIS = "…"
 MASKS = ("mask-causal", "mask-padding", "mask-both", "mask-local", "pos-sinusoidal")
 EXAMPLE_WINDOW, EXAMPLE_GLOBAL = 3, 1  # what mask-local draws for a model with full attention
 POS_ROWS = 64
@@ -75,6 +81,19 @@ def local_spec(tokens: list[str], pattern: Pattern, causal: bool) -> GridSpec:
     title = (f"mask: {pairs} of {full} pairs ({share}) vs full {'causal' if causal else 'bidirectional'} · "
              f"{lead}: {pattern_name(p.window, p.global_tokens)}")
     return GridSpec(title, values, tokens, tokens, blocked, 0.0, 1.0)
+
+
+def fit_title(title: str, kind: str, width: int) -> str:
+    """`title` within `width` cells: first the kind's short name, then cut with an ellipsis (never silently).
+
+    A width of 0 (not laid out yet) keeps the whole title."""
+    if width <= 0 or cell_len(title) <= width:
+        return title
+    if kind in SHORT_KINDS:
+        title = title.replace(KIND_TITLES[kind], SHORT_KINDS[kind], 1)
+    if cell_len(title) <= width:
+        return title
+    return set_cell_size(title, width - 1).rstrip(" ·") + ELLIPSIS
 
 
 def mean_of_heads(heads: list) -> list[list[float]]:

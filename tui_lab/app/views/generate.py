@@ -8,6 +8,11 @@ row per new token, as the KV cache does: the row is the new token's attention ov
 (last layer, mean of heads; cross-attention over the source for an encoder-decoder). Columns are the
 whole context (prompt, then each generated token), labelled; keys a row could not see (not generated
 yet, or slid out of a learned-position window) are drawn masked.
+
+An encoder-decoder with a tokenizer (a Marian translator from Hugging Face, the shipped numbers-de toy)
+translates: the prompt is the source sentence (by default seed 000's English 'seen' sentence, as the Attention
+view picks it, or the toy's held-out number), the translation streams token by token under it, and the grid
+is the cross-attention of each translated token over the source (target x source), growing a row per token.
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ from textual.widgets import Button, Input, Label, Static
 
 from tui_lab.app import generate_jobs as jobs
 from tui_lab.app.guard import guarded
+from tui_lab.app.origin import describe_origin
+from tui_lab.app.tour.examples import TOY_DE, numbers_pair
 from tui_lab.app.views import generate_versus as versus
+from tui_lab.app.views.attention_inputs import SOURCE_TEXT
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.app.widgets.token_stream import Token, TokenStream, describe, legend
@@ -36,6 +44,7 @@ FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top
 # Shown only for the models they apply to: a NAT model decodes in one pass (no beam, no cache) and takes a length.
 ONLY_FOR = {"beam_size": "gen-at-only", "nat_length": "gen-nat-only"}
 OPTIONAL = ("top_k", "top_p", "nat_length")  # empty means unset
+ARROW = "→"  # between the source and its translation in the completion
 
 
 class GenerateView(Vertical):
@@ -54,6 +63,9 @@ class GenerateView(Vertical):
     GenerateView #gen-versus.-shown { display: block; height: 7; }
     GenerateView #gen-vs-row { height: 1; margin-top: 1; }
     GenerateView #gen-vs { width: 1fr; }
+    GenerateView #gen-prompt-label { display: none; padding: 0 1 0 0; color: $text-muted; }
+    GenerateView.-translate #gen-prompt-label { display: block; }
+    GenerateView.-hf #gen-vs-row { display: none; }
     """
     BINDINGS = [
         Binding("g", "generate", "generate"),
@@ -78,9 +90,11 @@ class GenerateView(Vertical):
         self.cut = False  # top-k/top-p sampling: the candidates' probabilities are after the cut
         self.partners: dict[str, Any] = {}  # the second model of the side by side, loaded once per `vs` text
         self.versus_done: set[str] = set()
+        self.translating = False  # an encoder-decoder with a tokenizer: the prompt is a source to translate
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
+            yield Label("source", id="gen-prompt-label")  # shown while the live model translates
             yield Input(DEFAULT_PROMPT, placeholder="prompt (the source, for an encoder-decoder)", id="gen-prompt",
                         compact=True)
             yield Button("Generate g", id="gen-go", variant="primary", compact=True)
@@ -142,16 +156,31 @@ class GenerateView(Vertical):
         config = live.model.config if live.ready else None
         self.set_class(config is not None and config.decoder_mode != "autoregressive", "-nat")
         self.set_class(config is not None and config.family == "encoder-decoder", "-encdec")
+        self.translating = translates(live)
+        self.set_class(self.translating, "-translate")
+        # Side by side is the lab's AT vs NAT on its own toys; a Hugging Face translator has no partner there.
+        self.set_class(self.translating and describe_origin(live.origin).kind == "hf", "-hf")
+        self._default_prompt()
+        self.query_one("#gen-go", Button).label = "Translate g" if self.translating else "Generate g"
         if not live.ready:
             text = f"the live model is not ready ({live.status})"
         elif live.tokenizer is None:
             text = (f"{live.origin}: no tokenizer, so the byte fallback (UTF-8 bytes mod the vocab); random weights "
                     "make noise: train it (4) for words")
+        elif self.translating:
+            text = (f"translates: type the source sentence, its translation streams token by token; "
+                    f"{live.tokenizer.kind}, vocab {live.tokenizer.vocab_size}{banned_text(live)}")
         else:
             text = f"{live.origin}: {live.tokenizer.kind} tokenizer, vocab {live.tokenizer.vocab_size}"
         if config is not None and self.has_class("-nat"):
             text += f"; {config.decoder_mode}: one decoder pass"
         self.query_one("#gen-note", Static).update(text)
+
+    def _default_prompt(self) -> None:
+        """An untouched prompt follows the live model: a sentence to translate, or text to continue."""
+        prompt = self.query_one("#gen-prompt", Input)
+        if prompt.value in (DEFAULT_PROMPT, SOURCE_TEXT, numbers_pair()[0]):
+            prompt.value = default_prompt(self.app.live) if self.translating else DEFAULT_PROMPT
 
     # -- settings ------------------------------------------------------------------------------------
     def settings(self) -> GenerationSettings:
@@ -187,7 +216,7 @@ class GenerateView(Vertical):
         self.query_one(versus.VersusPanel).remove_class("-shown")
         self.sampling = sampling_text(s)
         self.cut = s.beam_size == 1 and s.temperature > 0 and bool(s.top_k or s.top_p)
-        self.query_one(TokenStream).start(prompt if model.config.family == "decoder-only" else f"[{prompt}] -> ")
+        self.query_one(TokenStream).start(stream_prefix(prompt, model.config.family, self.translating))
         self._describe()
         tokenizer, job = self.app.live.tokenizer, self.job
         self.run_worker(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s), thread=True,
@@ -213,6 +242,8 @@ class GenerateView(Vertical):
         s, model = self.settings(), self._model()
         if model.config.family != "encoder-decoder":
             raise ValueError("side by side: the live model is decoder-only; it needs an encoder-decoder (AT or NAT)")
+        if self.has_class("-hf"):
+            raise ValueError("side by side: puts the lab's own AT and NAT models together, not a Hugging Face one")
         prompt, spec = self.query_one("#gen-prompt", Input).value, self.query_one("#gen-vs", Input).value
         self._begin()
         self.versus_done = set()
@@ -281,6 +312,8 @@ class GenerateView(Vertical):
             self.context, self.cross, self.copy = list(message.context), message.cross, message.copy
             what = "cross-attention: new tokens x source" if self.cross else \
                 "attention: new tokens x context (a row per step, like the KV cache)"
+            if self.cross and self.translating:
+                what = "cross-attention: target x source"
             if self.copy:
                 what = "copy: (1-p_gen) x attention over the source; row: token p_gen"
             self.query_one("#gen-att-box").border_title = what
@@ -311,8 +344,9 @@ class GenerateView(Vertical):
             grid.append([math.nan] * start + row[len(row) - (end - start):] + [math.nan] * (width - end))
             mask.append([not start <= c < end for c in range(width)])
         masked = mask if any(any(m) for m in mask) else None
+        axes = ("translation", "source") if self.cross and self.translating else ("new token", "context")
         self.query_one("#gen-att", Heatmap).set_grid(grid, self.row_labels, self.context, lo=0.0, mask=masked,
-                                                     axes=("new token", "context"))
+                                                     axes=axes)
 
     def on_finished(self, message: jobs.Finished) -> None:
         if message.job == self.job:
@@ -340,6 +374,32 @@ class GenerateView(Vertical):
         if message.job == self.job:
             self.running = False
             self.notify(message.error, title="generate", severity="error", timeout=8)
+
+
+def translates(live: Any) -> bool:
+    """An encoder-decoder with a tokenizer reads the prompt as a sentence to translate (random weights have
+    only the byte fallback, which hashes text: nothing to translate)."""
+    return live.ready and live.config.family == "encoder-decoder" and live.tokenizer is not None
+
+
+def default_prompt(live: Any) -> str:
+    """What a translator starts with: the shipped numbers-de toy its held-out number (the words it knows),
+    any other seed 000's English sentence, 'I have seen the film today' (the 'gesehen' <-> 'seen' one)."""
+    return numbers_pair()[0] if live.config.name == TOY_DE else SOURCE_TEXT
+
+
+def stream_prefix(prompt: str, family: str, translating: bool) -> str:
+    """What the completion shows before the new tokens: a decoder-only model continues its prompt; an
+    encoder-decoder writes a target for its source, on the next line when it translates."""
+    if family == "decoder-only":
+        return prompt
+    return f"{prompt} {ARROW}\n" if translating else f"[{prompt}] -> "
+
+
+def banned_text(live: Any) -> str:
+    """'; never writes <pad>' for the tokens the folder's generation config bans (`model.banned_ids`)."""
+    ids = list(getattr(live.model, "banned_ids", ()))
+    return f"; never writes {' '.join(live.tokenizer.token_strings(ids))}" if ids else ""
 
 
 def row_label(label: str, p_gen: float | None) -> str:

@@ -101,9 +101,11 @@ def parse_lengths(text: str) -> tuple[int, ...]:
 
 
 class SpeedView(Vertical):
-    # Short descriptions: at 80 columns the footer keeps room for the view keys (their checkboxes say the rest).
-    BINDINGS = [Binding("r", "run", "run"), Binding("x", "cancel", "cancel"), Binding("l", "log", "log"),
-                Binding("d", "demo", "demo"), Binding("k", "kv_heads", "MHA/GQA")]
+    # Two keys on the footer: at 80 columns it keeps room for f1..f7 and "q quit" (the button and checkboxes
+    # name x, l and d).
+    BINDINGS = [Binding("r", "run", "run"), Binding("x", "cancel", "cancel", show=False),
+                Binding("l", "log", "log", show=False), Binding("d", "demo", "demo", show=False),
+                Binding("k", "kv_heads", "MHA/GQA")]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -37,7 +37,7 @@ class TourView(Vertical):
     BINDINGS = [
         Binding("n,right", "next", "next"),
         Binding("p,left", "back", "back"),
-        Binding("g,enter", "go", "open view"),
+        Binding("g,enter", "go", "open"),  # short: at 80 columns the footer keeps f1..f7 and q
     ]
     can_focus = True
 

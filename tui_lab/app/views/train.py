@@ -1,7 +1,7 @@
 """Train: pick data, start/pause/step/stop, and watch loss, learning rate, gradients and samples move.
 
 The run trains the app's ONE live model: a fresh model of the live config (refit to the tokenizer's
-vocab, which the status line says) or, with "continue live weights", the live weights themselves; when
+vocab, which the status line says) or, with "continue live model", the live weights themselves; when
 the run ends (done, stopped, or a non-finite loss) its last good weights become the live model. Events
 arrive as messages; widgets are redrawn by a timer at most REDRAW_HZ times a second, so a fast run
 cannot flood the UI, and plots get downsampled curves (runs.MAX_PLOT_POINTS per line).
@@ -46,13 +46,13 @@ COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
 class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
     BINDINGS = [
-        # Short descriptions, the rarer keys off the footer (their buttons name them): at 80 columns the footer
-        # still has room for the view keys.
+        # Two keys on the footer, the rest off it (the form's buttons name every key: "Step n", "Stop x"...): at 80
+        # columns the footer still has room for f1..f7 and "q quit" (tests/test_app_80x24_cuts.py).
         Binding("g", "start", "start"),
         Binding("p", "pause", "pause"),
-        Binding("n", "step", "step"),
-        Binding("x", "stop", "stop"),
-        Binding("w", "save", "save"),
+        Binding("n", "step", "step", show=False),
+        Binding("x", "stop", "stop", show=False),
+        Binding("w", "save", "save", show=False),
         Binding("o", "load", "load", show=False),
         Binding("c", "export_csv", "CSV", show=False),
         Binding("v", "overlay", "overlay runs", show=False),

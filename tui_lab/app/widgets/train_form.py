@@ -94,7 +94,8 @@ class TrainForm(VerticalScroll):
         with Horizontal(classes="tf-row", id="tf-row-guided"):
             yield Label("guided att", classes="tf-name")
             yield Input(value="0", id="tf-guided", compact=True)
-        yield OnOffCheckbox("continue live weights", id="tf-continue", compact=True)
+        # 19 characters at most: the compact form (80 columns) has 23 for the box and its label
+        yield OnOffCheckbox("continue live model", id="tf-continue", compact=True)
         with Horizontal(classes="tf-buttons"):
             yield Button("Start g", id="tf-start", variant="success", compact=True)
             yield Button("Pause p", id="tf-pause", compact=True)
