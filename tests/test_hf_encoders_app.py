@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+from cli_support import run_cli
 from hf_family_fixtures import save_bert, save_vit, save_wordpiece
 from test_app_support import app_for, screen_lines, wait_ready
 
@@ -16,10 +15,9 @@ pytest.importorskip("transformers")
 
 
 @pytest.mark.parametrize("save", [save_bert, save_vit], ids=["bert", "vit"])
-def test_info_counts_the_folder(tmp_path, save):
+def test_info_counts_the_folder(tmp_path, save, capsys):
     reference = save(tmp_path)
-    out = subprocess.run([sys.executable, "-m", "tui_lab.cli", "info", "--from-hf", str(tmp_path), "--json"],
-                         capture_output=True, text=True)
+    out = run_cli(capsys, "info", "--from-hf", str(tmp_path), "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["config"]["family"] == "encoder-only"

@@ -6,6 +6,7 @@ import json
 
 import pytest
 import torch
+from cli_support import run_cli
 from hf_family_fixtures import CAUSAL, missing_axes, save_causal, save_marian
 
 from tui_lab.analysis import count_params
@@ -157,27 +158,20 @@ def test_marian_sentencepiece_folder_loads_without_a_tokenizer(tmp_path):
     assert loaded.tokenizer is None and "sentencepiece" in loaded.label and "Marian" in loaded.label
 
 
-def _cli(*args):
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "tui_lab.cli", *args], capture_output=True, text=True)
-
-
-def test_every_command_takes_a_family_folder(tmp_path):
+def test_every_command_takes_a_family_folder(tmp_path, capsys):
     llama, marian = tmp_path / "llama", tmp_path / "marian"
     save_causal("llama", llama)
     save_marian(marian, bias=False)
     for folder, family in ((llama, "decoder-only"), (marian, "encoder-decoder")):
-        info = _cli("info", "--from-hf", str(folder), "--json")
+        info = run_cli(capsys, "info", "--from-hf", str(folder), "--json")
         assert info.returncode == 0, info.stderr
         data = json.loads(info.stdout)
         assert data["config"]["family"] == family
         assert data["total_params"] == count_params(hf_config(folder)).total
-        out = _cli("generate", "--from-hf", str(folder), "--prompt", "hi", "--max-new-tokens", "3",
+        out = run_cli(capsys, "generate", "--from-hf", str(folder), "--prompt", "hi", "--max-new-tokens", "3",
                    "--temperature", "0", "--json")
         assert out.returncode == 0, out.stderr
-    train = _cli("train", "--from-hf", str(llama), "--steps", "1")
+    train = run_cli(capsys, "train", "--from-hf", str(llama), "--steps", "1")
     assert train.returncode == 2 and "no tokenizer.json; fine-tuning needs the model's own tokenizer" in train.stderr
-    train = _cli("train", "--from-hf", str(marian), "--steps", "1")
+    train = run_cli(capsys, "train", "--from-hf", str(marian), "--steps", "1")
     assert train.returncode == 2 and "encoder-decoder models are not fine-tuned here" in train.stderr

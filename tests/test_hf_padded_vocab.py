@@ -7,6 +7,7 @@ import json
 
 import pytest
 import torch
+from cli_support import run_cli
 from hf_family_fixtures import save_causal
 
 from tui_lab.generation import generate
@@ -48,13 +49,9 @@ def test_the_padding_ids_would_win_without_the_limit(padded):
         tokenizer.decode(out[0].tolist())  # decodes: no "outside the vocabulary"
 
 
-def test_generate_from_the_folder_on_the_command_line(padded):
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, "-m", "tui_lab.cli", "generate", "--from-hf", str(padded), "--prompt",
-                          "w1x2", "--max-new-tokens", "6", "--temperature", "1.0", "--json"],
-                         capture_output=True, text=True)
+def test_generate_from_the_folder_on_the_command_line(padded, capsys):
+    out = run_cli(capsys, "generate", "--from-hf", str(padded), "--prompt", "w1x2", "--max-new-tokens", "6",
+                  "--temperature", "1.0", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["new_tokens"] == 6 and all(i < TOKENS for i in data["ids"]), data

@@ -119,10 +119,14 @@ def test_a_prompt_longer_than_the_window_leaves_no_default_length():
 
 def test_bench_generate_says_when_a_length_slid(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # rich wraps at the terminal's width; keep the table's rows whole
-    assert main(["bench", "generate", "--preset", "gpt2-toy", "--new-tokens", "2", "250", "--repeats", "1"]) == 0
+    # A long prompt slides past max_len in a few steps: 26 uncached steps over a ~256-token window cost a
+    # fifth of 250 steps from a 16-token prompt (the default), on the same sliding code.
+    bench = ["bench", "generate", "--preset", "gpt2-toy", "--prompt-len", "240", "--repeats", "1", "--new-tokens"]
+    assert main([*bench, "2", "26"]) == 0
     out = capsys.readouterr().out
-    assert "250 (slid)" in out and "slid: 250 new tokens after a 16-token prompt pass max_len 256" in out
-    assert main(["bench", "generate", "--preset", "gpt2-toy", "--new-tokens", "250", "--repeats", "1", "--json"]) == 0
+    assert "26 (slid)" in out and "slid: 26 new tokens after a 240-token prompt pass max_len 256" in out
+    assert "2 (slid)" not in out  # 240 + 2 fits
+    assert main([*bench, "26", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["runs"][0]["slid"] and data["runs"][0]["slid_steps"] == 9 and data["max_len"] == 256
     assert data["notes"] and data["threads"] == {"cached": 1, "uncached": 1}  # OMP_NUM_THREADS=1 in tests
