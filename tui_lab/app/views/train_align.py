@@ -1,7 +1,7 @@
 """The Train view's alignment panel: the held-out example's cross-attention forming, this run beside the last.
 
 Seed 002 (section 4, Tips 2): guided attention pulls cross-attention toward a monotonic diagonal. To see what
-it does, a person trains the same task twice (guided att 0, then e.g. 1): the previous run's last grid stays
+it does, a person trains the same task twice (guidance 0, then e.g. 1): the previous run's last grid stays
 on the right while this run's forms on the left. On copy the guided run turns diagonal sooner; on numbers-de,
 whose German puts units before tens ("twenty one" -> "einundzwanzig"), the prior fights the task.
 A mixin of TrainView (which provides `store` and `query_one`).

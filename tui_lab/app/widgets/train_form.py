@@ -92,7 +92,7 @@ class TrainForm(VerticalScroll):
             yield Label("sampling", classes="tf-name")
             yield Select([(s, s) for s in SAMPLING], value="none", allow_blank=False, id="tf-sampling", compact=True)
         with Horizontal(classes="tf-row", id="tf-row-guided"):
-            yield Label("guided att", classes="tf-name")
+            yield Label("guidance", classes="tf-name")  # guided attention: 10 columns, no room for more
             yield Input(value="0", id="tf-guided", compact=True)
         # 19 characters at most: the compact form (80 columns) has 23 for the box and its label
         yield OnOffCheckbox("continue live model", id="tf-continue", compact=True)
@@ -179,7 +179,7 @@ class TrainForm(VerticalScroll):
         extra["tokenizer"] = self.query_one("#tf-tokenizer", Select).value
         if task is not None:
             extra["scheduled_sampling"] = self.query_one("#tf-sampling", Select).value
-            extra["guided_attention"] = _number("guided att", self.query_one("#tf-guided", Input).value.strip(), float)
+            extra["guided_attention"] = _number("guidance", self.query_one("#tf-guided", Input).value.strip(), float)
         if self.query_one("#tf-data", Select).value == "file" and self.objective != "image":
             path = self.query_one("#tf-file", Input).value.strip()
             if not path:
