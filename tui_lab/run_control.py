@@ -36,3 +36,19 @@ class RunControl:
         """Block while paused; returns at once when running or stopped."""
         while not self._running.wait(poll_s):
             pass
+
+
+class Controlled:
+    """pause / resume / stop forwarded to `self.control`: the trainer, its process handle and the app's session
+    each hold a RunControl and answer the same three calls."""
+
+    control: RunControl
+
+    def pause(self) -> None:
+        self.control.pause()
+
+    def resume(self) -> None:
+        self.control.resume()
+
+    def stop(self) -> None:
+        self.control.stop()

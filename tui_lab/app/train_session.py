@@ -29,6 +29,7 @@ from textual.worker import Worker, get_current_worker
 from tui_lab.app.threads import train_threads
 from tui_lab.config import ModelConfig
 from tui_lab.errors import one_line
+from tui_lab.run_control import Controlled
 from tui_lab.train.process import SharedRunControl
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ class LiveWeights:
     tokenizer: Any
 
 
-class TrainSession:
+class TrainSession(Controlled):
     """UI-thread handle on one run. `start(app)` launches the reader worker; control methods are thread-safe."""
 
     def __init__(self, run: int, model_config: ModelConfig, train: TrainConfig | tuple[str | None, dict[str, Any]],
@@ -166,15 +167,6 @@ class TrainSession:
     def snapshot(self) -> Snapshot | None:
         """The last consistent weights the trainer process handed back (kept when it dies)."""
         return self.process.snapshot if self.process is not None else None
-
-    def pause(self) -> None:
-        self.control.pause()
-
-    def resume(self) -> None:
-        self.control.resume()
-
-    def stop(self) -> None:
-        self.control.stop()
 
     def close(self) -> None:
         """Stop the run and end its process, without waiting (the process may still be starting)."""

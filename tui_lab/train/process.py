@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tui_lab.run_control import RunControl
+from tui_lab.run_control import Controlled, RunControl
 from tui_lab.train import process_messages as msg
 from tui_lab.train.process_child import TrainerSpec
 
@@ -118,7 +118,7 @@ class Snapshot:
     state: dict[str, Any]  # name -> CPU tensor owned by the parent (never written again)
 
 
-class TrainerProcess:
+class TrainerProcess(Controlled):
     """Parent-side handle on one trainer process. Thread-safe: one thread may poll while another saves."""
 
     def __init__(self, spec: TrainerSpec, control: SharedRunControl | None = None) -> None:
@@ -184,16 +184,7 @@ class TrainerProcess:
                 return f"killed by signal {-code}"
         return f"exit code {code}"
 
-    # -- control -----------------------------------------------------------------------------------
-    def pause(self) -> None:
-        self.control.pause()
-
-    def resume(self) -> None:
-        self.control.resume()
-
-    def stop(self) -> None:
-        self.control.stop()
-
+    # -- control (pause / resume / stop: Controlled) ------------------------------------------------
     def step(self) -> None:
         """One optimizer step (and its evaluation when due), while paused; ignored otherwise."""
         self._commands.put(("step",))

@@ -28,7 +28,7 @@ from tui_lab.devices import pick_device
 from tui_lab.hardware import matmul_peak_flops
 from tui_lab.model import build_model
 from tui_lab.model.moe import record_routing
-from tui_lab.run_control import RunControl
+from tui_lab.run_control import Controlled, RunControl
 from tui_lab.train import distributed
 from tui_lab.train.config import TrainConfig
 from tui_lab.train.evaluation import EvaluationMixin
@@ -49,7 +49,7 @@ from tui_lab.train.setup import as_source, fit_model_config, given_config, make_
 from tui_lab.train.sources import build_source
 
 
-class Trainer(RunLoopMixin, EvaluationMixin):
+class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
     def __init__(self, model_config: ModelConfig | None, train_config: TrainConfig, device: str | None = "cpu",
                  on_event: Callable[[Event], None] | None = None, data: Any = None, tokenizer: Any = None,
                  peak_flops: float | None = None, model: nn.Module | None = None) -> None:
@@ -107,16 +107,6 @@ class Trainer(RunLoopMixin, EvaluationMixin):
             self._cpu_rng = torch.get_rng_state()
             if cuda:
                 self._device_rng = torch.cuda.get_rng_state(self.device)
-
-    # -- control (thread-safe) ---------------------------------------------------------------------
-    def pause(self) -> None:
-        self.control.pause()
-
-    def resume(self) -> None:
-        self.control.resume()
-
-    def stop(self) -> None:
-        self.control.stop()
 
     @property
     def peak_flops(self) -> float:
