@@ -26,6 +26,7 @@ from tui_lab.app.widgets.compare import compare_table
 from tui_lab.app.widgets.config_form import ConfigForm
 from tui_lab.app.widgets.confirm_apply import ConfirmApply
 from tui_lab.app.widgets.ffn_rank import FFNRankNote
+from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.model_diagram import ModelDiagram
 from tui_lab.app.widgets.param_bars import ParamBars
 from tui_lab.config import ModelConfig
@@ -112,11 +113,11 @@ class ArchitectureView(Vertical):
                 # Batch and lengths above the tabs: the summary's memory, the shapes and the diagram all use them.
                 with Horizontal(id="shape-inputs"):
                     yield Label("batch N", id="shape-batch-label")
-                    yield Input(str(DEFAULT_BATCH), id="shape-batch", compact=True)
+                    yield FieldInput(str(DEFAULT_BATCH), id="shape-batch", compact=True)
                     yield Label("length L", id="shape-seq-label")
-                    yield Input(str(DEFAULT_LENGTH), id="shape-seq", compact=True)
+                    yield FieldInput(str(DEFAULT_LENGTH), id="shape-seq", compact=True)
                     yield Label("source S", id="shape-src-label")
-                    yield Input(str(DEFAULT_LENGTH), id="shape-src", compact=True)
+                    yield FieldInput(str(DEFAULT_LENGTH), id="shape-src", compact=True)
                 yield Label("", id="shape-error", classes="field-error")
                 with TabbedContent(id="arch-tabs"):
                     with TabPane("Summary", id="arch-summary"):

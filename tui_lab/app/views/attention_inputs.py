@@ -18,6 +18,7 @@ from tui_lab.app.origin import describe_origin
 from tui_lab.app.tour.examples import ENGLISH_SENTENCE, TOY_DE, TOY_EN, numbers_pair, previous_token_meta
 from tui_lab.app.views import attention_capture as work
 from tui_lab.app.views.attention_mlm import MLM_TEXT, is_mlm, mlm_ids
+from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.data.masking import TYPED_MASK
 
 SOURCE_TEXT = "I have seen the film today"
@@ -32,9 +33,9 @@ class Inputs:
     def compose_inputs(self) -> ComposeResult:
         with Horizontal(id="att-inputs"):
             yield Label("source", id="att-src-label", classes="att-input-label")
-            yield Input(placeholder="sentence (source)", id="att-src", compact=True)
+            yield FieldInput(placeholder="sentence (source)", id="att-src", compact=True)
             yield Label("target", id="att-tgt-label", classes="att-input-label")
-            yield Input(placeholder="target", id="att-tgt", compact=True)
+            yield FieldInput(placeholder="target", id="att-tgt", compact=True)
             yield Button("Run", id="att-run", variant="primary", compact=True)
 
     def _set_defaults(self) -> None:

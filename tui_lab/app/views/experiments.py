@@ -24,6 +24,7 @@ from textual.widgets import Button, ContentSwitcher, DataTable, Input, Label, Op
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.views import experiments_draw as draw
+from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
@@ -90,7 +91,7 @@ class ExperimentsView(Vertical):
             with Vertical(id="ex-main"):
                 yield Static("", id="ex-lesson")
                 with Horizontal(id="ex-inputs"):
-                    yield Input(placeholder="option=value; ... (empty: defaults)", id="ex-options", compact=True)
+                    yield FieldInput(placeholder="option=value; ... (empty: defaults)", id="ex-options", compact=True)
                     yield OnOffCheckbox("quick k", id="ex-quick", compact=True)
                     yield Button("Run r", id="ex-run", variant="primary", compact=True)
                     yield Button("Cancel x", id="ex-cancel", variant="error", compact=True)
@@ -99,11 +100,11 @@ class ExperimentsView(Vertical):
                     yield Select([(f, f) for f in draw.sweep_fields()], value="positions", allow_blank=False,
                                  id="ex-field", compact=True)
                     yield Label("values", classes="ex-name")
-                    yield Input(draw.sweep_values("positions"), id="ex-values", compact=True)
+                    yield FieldInput(draw.sweep_values("positions"), id="ex-values", compact=True)
                     yield Label("seeds", classes="ex-name")
-                    yield Input("0", id="ex-seeds", compact=True)
+                    yield FieldInput("0", id="ex-seeds", compact=True)
                 with Horizontal(id="ex-state"):
-                    yield ProgressBar(id="ex-progress", show_eta=False)
+                    yield ProgressBar(total=1, id="ex-progress", show_eta=False)
                     yield Static("", id="ex-status")
                 yield Static("", id="ex-summary")
                 yield Select([], prompt="no results yet", id="ex-figure", compact=True)

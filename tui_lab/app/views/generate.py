@@ -32,6 +32,7 @@ from tui_lab.app.origin import describe_origin
 from tui_lab.app.tour.examples import TOY_DE, numbers_pair
 from tui_lab.app.views import generate_versus as versus
 from tui_lab.app.views.attention_inputs import SOURCE_TEXT
+from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.app.widgets.token_stream import Token, TokenStream, describe, legend
@@ -95,7 +96,7 @@ class GenerateView(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
             yield Label("source", id="gen-prompt-label")  # shown while the live model translates
-            yield Input(DEFAULT_PROMPT, placeholder="prompt (the source, for an encoder-decoder)", id="gen-prompt",
+            yield FieldInput(DEFAULT_PROMPT, placeholder="prompt (the source, for an encoder-decoder)", id="gen-prompt",
                         compact=True)
             yield Button("Generate g", id="gen-go", variant="primary", compact=True)
             yield Button("Compare m", id="gen-compare-go", compact=True)
@@ -104,11 +105,11 @@ class GenerateView(Vertical):
             for title, name, value in FIELDS:
                 only = ONLY_FOR.get(name, "")
                 yield Label(title, classes=f"gen-name {only}")
-                yield Input(value, id=f"gen-{name}", classes=f"gen-field {only}", compact=True)
+                yield FieldInput(value, id=f"gen-{name}", classes=f"gen-field {only}", compact=True)
             yield OnOffCheckbox("cache", True, id="gen-cache", compact=True, classes="gen-at-only")
         with Horizontal(id="gen-vs-row"):  # encoder-decoders: a second model to put beside the live one
             yield Label("vs", classes="gen-name")
-            yield Input(versus.DEFAULT_PARTNER, placeholder="checkpoint folder or shipped toy", id="gen-vs",
+            yield FieldInput(versus.DEFAULT_PARTNER, placeholder="checkpoint folder or shipped toy", id="gen-vs",
                         compact=True)
             yield Button("Side by side v", id="gen-vs-go", compact=True)
         yield Static("", id="gen-note")

@@ -28,6 +28,7 @@ from textual.worker import get_current_worker
 from tui_lab.app.guard import guarded
 from tui_lab.app.views import speed_draw as draw
 from tui_lab.app.views.speed_gqa import KVPanel
+from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.config import ModelConfig  # torch-free
@@ -125,18 +126,18 @@ class SpeedView(Vertical):
     def _compose_cache(self) -> ComposeResult:
         with Horizontal(id="sp-inputs"):
             yield Label("prompt", classes="sp-name")
-            yield Input("16", id="sp-prompt", classes="sp-field", compact=True)
+            yield FieldInput("16", id="sp-prompt", classes="sp-field", compact=True)
             yield Label("new tokens", classes="sp-name")
-            yield Input("", placeholder="fit max_len", id="sp-lengths", compact=True)
+            yield FieldInput("", placeholder="fit max_len", id="sp-lengths", compact=True)
             yield Label("repeats", classes="sp-name")
-            yield Input("3", id="sp-repeats", classes="sp-field", compact=True)
+            yield FieldInput("3", id="sp-repeats", classes="sp-field", compact=True)
             yield Button("Run r", id="sp-run", variant="primary", compact=True)
             yield Button("Cancel x", id="sp-cancel", variant="error", compact=True)
         with Horizontal(id="sp-options"):
             yield OnOffCheckbox(f"demo model d ({DEMO.d_model}x{DEMO.decoder_layers}, window {DEMO.max_len})",
                                 id="sp-demo", compact=True)
             yield OnOffCheckbox("log scale l", id="sp-log", compact=True)
-            yield ProgressBar(id="sp-progress", show_eta=True)
+            yield ProgressBar(total=1, id="sp-progress", show_eta=True)
         yield Static("cached vs uncached greedy generation: press r", id="sp-summary")
         yield LinePlot("per-token latency vs position", "new token", "ms/token", id="sp-plot")
         yield Static("", id="sp-analysis")

@@ -18,6 +18,7 @@ from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from tui_lab.analysis.format import fmt_bytes
+from tui_lab.app.widgets.field_input import FieldInput
 
 COLUMNS = ("attention", "kv heads", "KV/token", "KV cache", "ms/step", "tok/s", "vs MHA")
 FIELDS = (("prompt", "kv-prompt", "64"), ("new", "kv-new", "64"), ("repeats", "kv-repeats", "3"),
@@ -113,10 +114,10 @@ class KVPanel(Vertical):
         with Horizontal(id="kv-inputs"):
             for title, wid, value in FIELDS:
                 yield Label(title, classes="kv-name")
-                yield Input(value, id=wid, compact=True)
+                yield FieldInput(value, id=wid, compact=True)
             yield Button("Run r", id="kv-run", variant="primary", compact=True)
             yield Button("Cancel x", id="kv-cancel", variant="error", compact=True)
-        yield ProgressBar(id="kv-progress", show_eta=True)
+        yield ProgressBar(total=1, id="kv-progress", show_eta=True)
         yield Static("MHA vs GQA vs MQA: the live model's width built 3 times, cached generation: press r",
                      id="kv-summary")
         yield DataTable(id="kv-table", zebra_stripes=True, cursor_type="row")

@@ -77,7 +77,8 @@ class TrainView(TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
         yield TrainForm(id="tr-form")
         with Vertical(id="tr-main"):
             yield Static("", id="tr-status")
-            yield ProgressBar(id="tr-progress", show_eta=False)  # the status line has the ETA of the steps
+            # total=1 until a run: a bar without a total animates at 15 frames/s, idle CPU for nothing
+            yield ProgressBar(total=1, id="tr-progress", show_eta=False)  # the status line has the ETA
             yield LinePlot("loss", "step", "", id="tr-loss")
             with Horizontal(id="tr-lower"):
                 with Vertical(id="tr-lr-box", classes="tr-panel"):

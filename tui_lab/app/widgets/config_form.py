@@ -15,6 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Switch
 
+from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.config import AXES, CHOICES, ModelConfig, parse_value
 
 # The sizes, then every axis in the config's table: a select per string axis, a switch per true/false
@@ -83,7 +84,7 @@ class ConfigForm(Vertical):
                           classes="field-editor", compact=True)
         if name in SWITCH_FIELDS:
             return Switch(value=value, id=f"f-{name}", classes="field-editor")
-        return Input(str(value), id=f"f-{name}", classes="field-editor", compact=True)
+        return FieldInput(str(value), id=f"f-{name}", classes="field-editor", compact=True)
 
     # -- reading and writing -----------------------------------------------------------------------
     def load(self, config: ModelConfig) -> None:

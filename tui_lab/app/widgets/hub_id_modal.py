@@ -11,6 +11,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label
 
+from tui_lab.app.widgets.field_input import FieldInput
+
 
 @dataclass(frozen=True)
 class HubRequest:
@@ -39,7 +41,7 @@ class HubIdModal(ModalScreen["HubRequest | None"]):
         with Vertical():
             yield Label("Open a Hugging Face model: a model id (gpt2, gpt2-medium, distilgpt2) or a folder.\n"
                         "A model not in the local cache shows its files and size before anything downloads.")
-            yield Input(placeholder="gpt2", id="hub-id")
+            yield FieldInput(placeholder="gpt2", id="hub-id")
             yield Checkbox("accept pickle weights (pytorch_model.bin, read with weights_only)",
                            value=self.allow_pickle, id="hub-pickle")
             with Horizontal():

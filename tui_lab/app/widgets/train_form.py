@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Label, Select
 
+from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 
 SCHEDULES = ("noam", "cosine", "constant")  # == tui_lab.train.config.SCHEDULES
@@ -73,7 +74,7 @@ class TrainForm(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Label("", id="tf-objective")
         yield Select(DATA_CHOICES, value="corpus", allow_blank=False, id="tf-data", compact=True)
-        yield Input(placeholder="path of a UTF-8 text file", id="tf-file", compact=True)
+        yield FieldInput(placeholder="path of a UTF-8 text file", id="tf-file", compact=True)
         with Horizontal(classes="tf-row"):
             yield Label("tokenizer", classes="tf-name")
             yield Select([(t, t) for t in TOKENIZERS], value="char", allow_blank=False, id="tf-tokenizer",
@@ -82,7 +83,7 @@ class TrainForm(VerticalScroll):
         for title, name in FIELDS:
             with Horizontal(classes="tf-row", id=f"tf-row-{name}"):
                 yield Label(title, classes="tf-name")
-                yield Input(id=f"tf-{name}", compact=True)
+                yield FieldInput(id=f"tf-{name}", compact=True)
         with Horizontal(classes="tf-row"):
             yield Label("schedule", classes="tf-name")
             yield Select([(s, s) for s in SCHEDULES], value="cosine", allow_blank=False, id="tf-schedule",
@@ -93,7 +94,7 @@ class TrainForm(VerticalScroll):
             yield Select([(s, s) for s in SAMPLING], value="none", allow_blank=False, id="tf-sampling", compact=True)
         with Horizontal(classes="tf-row", id="tf-row-guided"):
             yield Label("guidance", classes="tf-name")  # guided attention: 10 columns, no room for more
-            yield Input(value="0", id="tf-guided", compact=True)
+            yield FieldInput(value="0", id="tf-guided", compact=True)
         # 19 characters at most: the compact form (80 columns) has 23 for the box and its label
         yield OnOffCheckbox("continue live model", id="tf-continue", compact=True)
         with Horizontal(classes="tf-buttons"):
@@ -102,7 +103,7 @@ class TrainForm(VerticalScroll):
         with Horizontal(classes="tf-buttons"):
             yield Button("Step n", id="tf-step", compact=True)
             yield Button("Stop x", id="tf-stop", variant="error", compact=True)
-        yield Input(placeholder="checkpoint folder", id="tf-folder", compact=True, classes="tf-gap")
+        yield FieldInput(placeholder="checkpoint folder", id="tf-folder", compact=True, classes="tf-gap")
         with Horizontal(classes="tf-buttons"):
             yield Button("Save w", id="tf-save", compact=True)
             yield Button("Load o", id="tf-load", compact=True)

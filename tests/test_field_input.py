@@ -1,0 +1,83 @@
+"""A form field's keystrokes repaint the field, not the whole screen; long text still scrolls into view.
+
+Textual's Input lays out every widget on the screen at each key (its `virtual_size` is a layout reactive);
+FieldInput does not (tui_lab/app/widgets/field_input.py). The layout pass is counted at the screen."""
+
+from __future__ import annotations
+
+import pytest
+from test_app_support import app_for, screen_lines, wait_for
+from textual.app import App
+from textual.screen import Screen
+from textual.widgets import Input
+
+from tui_lab.app.widgets.field_input import FieldInput
+
+
+@pytest.fixture
+def layouts(monkeypatch):
+    """How many times a screen laid out its widgets (Textual's private hook: skip if it moved)."""
+    if not hasattr(Screen, "_refresh_layout"):
+        pytest.skip("Textual no longer has Screen._refresh_layout")
+    count = [0]
+    original = Screen._refresh_layout
+
+    def counted(self, *args, **kwargs):
+        count[0] += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Screen, "_refresh_layout", counted)
+    return count
+
+
+class Form(App):
+    CSS = "Input { width: 20; }"
+
+    def __init__(self, field: type[Input]) -> None:
+        super().__init__()
+        self.field = field
+
+    def compose(self):
+        yield self.field(id="box", compact=True)
+
+
+async def _typed(app, pilot, layouts, text: str) -> int:
+    app.query_one("#box").focus()
+    await pilot.pause()
+    before = layouts[0]
+    await pilot.press(*text)
+    await pilot.pause()
+    return layouts[0] - before
+
+
+@pytest.mark.parametrize("field, relayouts", [(Input, True), (FieldInput, False)])
+async def test_typing_lays_out_the_screen_only_with_textuals_input(layouts, field, relayouts):
+    app = Form(field)
+    async with app.run_test(size=(40, 5)) as pilot:
+        count = await _typed(app, pilot, layouts, "abcdef")
+        assert (count >= 6) if relayouts else (count == 0), count
+
+
+async def test_long_text_scrolls_so_the_cursor_end_shows(layouts):
+    app = Form(FieldInput)
+    async with app.run_test(size=(40, 5)) as pilot:
+        await _typed(app, pilot, layouts, "0123456789abcdefghijKLMNOPQRST")
+        first = screen_lines(app)[0]
+        assert "KLMNOPQRST" in first and "0123" not in first, first
+
+
+async def test_typing_in_the_train_form_lays_out_nothing_and_shows_the_text(layouts):
+    app = app_for("--preset", "gpt2-toy", build=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: bool(app.query("#view-train")))
+        app.show_view("train")
+        await pilot.pause()
+        box = app.query_one("#tf-folder", Input)
+        box.focus()
+        box.value = ""
+        await pilot.pause()
+        before = layouts[0]
+        await pilot.press(*"runs/x")
+        await pilot.pause()
+        assert layouts[0] == before
+        assert any("runs/x" in line for line in screen_lines(app))
