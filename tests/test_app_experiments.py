@@ -5,10 +5,12 @@ cancel; a bad option is one line and nothing runs."""
 from __future__ import annotations
 
 import json
+import threading
 
 from test_app_support import app_for, screen_text, wait_for, wait_ready
 from textual.widgets import Input, OptionList, Select
 
+from tui_lab.app.views import experiments as experiments_view
 from tui_lab.app.views import experiments_draw as draw
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
@@ -54,34 +56,59 @@ async def test_order_blindness_runs_in_the_background_shows_sentences_grid_and_e
         assert data["scalars"]["with_positions_max_diff"] > 1e-2
 
 
-async def test_sweep_picker_fills_values_queues_runs_and_cancel_empties_the_queue():
+def gate_runs(monkeypatch) -> list[threading.Event]:
+    """Each run waits in its worker until the test opens its gate (gates[job]): the first run is still going
+    however fast its steps are, so a short sweep can be queued behind it and cancelled without a race."""
+    gates = [threading.Event() for _ in range(4)]  # made up front: the worker threads only wait on them
+    real = experiments_view.run_job
+
+    def gated(poster, job, *args):
+        gates[job].wait(60)
+        real(poster, job, *args)
+
+    monkeypatch.setattr(experiments_view, "run_job", gated)
+    return gates
+
+
+async def test_sweep_picker_fills_values_queues_runs_and_cancel_empties_the_queue(monkeypatch):
+    gates = gate_runs(monkeypatch)
     app = app_for("--preset", "gpt2-toy")
-    async with app.run_test(size=(160, 48)) as pilot:
-        view = await open_view(pilot)
-        app.query_one("#ex-list", OptionList).highlighted = names().index("sweep")
-        await pilot.pause()
-        assert app.query_one("#ex-sweep").display
-        app.query_one("#ex-field", Select).value = "norm"
-        await pilot.pause()
-        assert app.query_one("#ex-values", Input).value == ",".join(CHOICES["norm"])  # filled from the axis
-        app.query_one("#ex-values", Input).value = "layernorm,rmsnorm"  # two runs are enough to watch
-        app.query_one("#ex-options", Input).value = "steps=1500; d_model=16; layers=1; batch_size=2; seq_len=8"
-        app.query_one("#ex-list", OptionList).focus()
-        await pilot.pause()
-        await pilot.press("r")
-        await pilot.press("r")  # queued behind the first (1,500 tiny steps: a run lasts seconds, not less)
-        assert view.running == "sweep" and len(view.queue) == 1, str(app.query_one("#ex-status").render())
-        await wait_for(pilot, lambda: view.result is not None and len(view.result.tables["runs"].rows) == 2, 120)
-        await pilot.pause()
-        plot = app.query_one("#ex-plot", LinePlot)
-        app.query_one("#ex-figure", Select).value = "plot:loss"
-        await pilot.pause()
-        assert [line.label for line in plot.lines] == ["norm=layernorm", "norm=rmsnorm"]
-        await wait_for(pilot, lambda: view.job == 2, 60)  # the queued run started
-        await pilot.press("x")
-        await wait_for(pilot, lambda: view.running is None, 60)
-        assert not view.queue
-        assert "cancelled" in screen_text(app) or view.result is not None
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            view = await open_view(pilot)
+            app.query_one("#ex-list", OptionList).highlighted = names().index("sweep")
+            await pilot.pause()
+            assert app.query_one("#ex-sweep").display
+            app.query_one("#ex-field", Select).value = "norm"
+            await pilot.pause()
+            assert app.query_one("#ex-values", Input).value == ",".join(CHOICES["norm"])  # filled from the axis
+            app.query_one("#ex-values", Input).value = "layernorm,rmsnorm"  # two runs are enough to watch
+            app.query_one("#ex-options", Input).value = "steps=100; d_model=16; layers=1; batch_size=2; seq_len=8"
+            app.query_one("#ex-list", OptionList).focus()
+            await pilot.pause()
+            await pilot.press("r")
+            await pilot.press("r")  # queued behind the first (held at its gate)
+            assert view.running == "sweep" and len(view.queue) == 1, str(app.query_one("#ex-status").render())
+            gates[1].set()
+            await wait_for(pilot, lambda: view.result is not None and len(view.result.tables["runs"].rows) == 2, 120)
+            await pilot.pause()
+            plot = app.query_one("#ex-plot", LinePlot)
+            app.query_one("#ex-figure", Select).value = "plot:loss"
+            await pilot.pause()
+            assert [line.label for line in plot.lines] == ["norm=layernorm", "norm=rmsnorm"]
+            await wait_for(pilot, lambda: view.job == 2, 60)  # the queued run started
+            await pilot.press("r")  # a third, queued behind the second
+            assert len(view.queue) == 1
+            await pilot.press("x")
+            assert not view.queue  # emptied at once
+            gates[2].set()  # the second run starts with its stop already asked for
+            await wait_for(pilot, lambda: view.running is None, 60)
+            await pilot.pause()
+            assert view.job == 2 and not view.queue  # the third never started
+            assert "sweep cancelled; the queue was emptied" in screen_text(app)
+    finally:
+        for gate in gates:  # a failed assertion must not leave a worker waiting
+            gate.set()
 
 
 async def test_a_bad_option_is_one_line_and_nothing_runs():
