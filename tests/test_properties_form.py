@@ -12,7 +12,7 @@ import dataclasses
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_app_support import SIZE, app_for
+from test_app_support import app_for
 from textual.widgets import Button, Input, Label, Static
 
 from tui_lab.analysis import count_params
@@ -64,7 +64,7 @@ async def test_any_text_in_a_field_is_counted_or_refused_in_one_line():
     # One app for every example (an app takes seconds to start here): Hypothesis runs in a thread and
     # hands each example to the app's event loop, where Pilot types it.
     app = app_for("--preset", "gpt2-toy", build=False)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:  # the app's own size; a bigger screen only costs renders
         await pilot.pause()
         loop = asyncio.get_running_loop()
 
