@@ -94,7 +94,7 @@ async def test_screenshots_of_train_generate_and_speed(tmp_path, monkeypatch):
         # minute on 2 cores). A plain test run: the live toy at short lengths, a check, not a benchmark.
         if speed.demo != (FOLDER is not None):
             await pilot.press("d")
-        app.query_one("#sp-lengths", Input).value = "128, 256, 512" if FOLDER else "32, 64, 128"
+        app.query_one("#sp-lengths", Input).value = "128, 256, 512" if FOLDER else "16, 32"
         # One timed run per length in a plain run: only the agreement ("identical") is checked; the README's
         # picture keeps 3 (its spread dots). Each repeat is both paths at every length (~4 s CPU).
         app.query_one("#sp-repeats", Input).value = "3" if FOLDER else "1"
@@ -108,7 +108,8 @@ async def test_screenshots_of_train_generate_and_speed(tmp_path, monkeypatch):
         for name, value in {"steps": "60", "batch_size": "8", "seq_len": "64"}.items():
             app.query_one(f"#tf-{name}", Input).value = value
         train.action_start()
-        await wait_for(pilot, lambda: len(train.store.current.train_loss) >= 25, 240)
+        # The README's picture: a curve worth looking at; a plain run: a few steps put tokens/s on screen.
+        await wait_for(pilot, lambda: len(train.store.current.train_loss) >= (25 if FOLDER else 3), 240)
         train.action_pause()
         await pilot.pause(1.2)  # the plots redraw at 1 Hz
         assert "tokens/s" in keep(app, "train")
