@@ -62,9 +62,9 @@ def gate_runs(monkeypatch) -> list[threading.Event]:
     gates = [threading.Event() for _ in range(4)]  # made up front: the worker threads only wait on them
     real = experiments_view.run_job
 
-    def gated(poster, job, *args):
-        gates[job].wait(60)
-        real(poster, job, *args)
+    def gated(poster, *args):
+        gates[poster.job].wait(60)
+        return real(poster, *args)
 
     monkeypatch.setattr(experiments_view, "run_job", gated)
     return gates
