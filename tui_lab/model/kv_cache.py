@@ -60,15 +60,18 @@ class WindowKV:
         length, end = k.shape[-2], start + k.shape[-2]
         if self.limit is not None and end > self.limit:
             raise ValueError(f"KV cache holds {self.limit} tokens; asked to write up to {end}")
+        if length == 1:  # a decode step: plain slot arithmetic, no index tensors (this runs every token)
+            slot = start if start < self.sinks else self.sinks + (start - self.sinks) % self.window
+            self.k[:, :, slot], self.v[:, :, slot], self.pos[slot] = k[:, :, 0], v[:, :, 0], start
+            return self.k, self.v, self.pos
         new_pos = torch.arange(start, end, device=self.pos.device)
-        out = None if length == 1 else (torch.cat([self.k, k], 2), torch.cat([self.v, v], 2),
-                                        torch.cat([self.pos, new_pos]))
+        out = torch.cat([self.k, k], 2), torch.cat([self.v, v], 2), torch.cat([self.pos, new_pos])
         keep = (new_pos < self.sinks) | (new_pos >= end - self.window)  # what later queries can still see
         slots = self._slots(new_pos[keep])
         self.k.index_copy_(2, slots, k[:, :, keep])
         self.v.index_copy_(2, slots, v[:, :, keep])
         self.pos[slots] = new_pos[keep]
-        return out if out is not None else (self.k, self.v, self.pos)
+        return out
 
 
 class KVCache:
