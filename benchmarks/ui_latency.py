@@ -2,9 +2,10 @@
 
 Drives the real app headless (`App.run_test`) with training running (not paused) on the Train view,
 types keys into an Input and times each from the key event to the first screen update that shows it
-(the compositor's `_display` call). The same TrainConfig then runs headless in a subprocess, before and
-after the in-app run (the machine is shared: the two headless runs bracket the in-app one). The last
-line is one JSON object: {"p95_ms", "in_app_tokens_per_s", "headless_tokens_per_s", "app_cpu", ...}.
+(the compositor's `_display` call). The same TrainConfig runs headless in a subprocess before and after
+each in-app run, `--rounds` times in one app (headless, app, headless, app, ..., headless): each in-app
+run is compared with the two headless runs beside it, and the median over rounds is the ratio. The last
+line is one JSON object: {"ratio", "ratios", "p95_ms", "in_app_tokens_per_s", "headless_tokens_per_s", ...}.
 
 The ratio swings with whatever else the cores run; what the app itself takes from training does not:
 `app_cpu` is the app process's own CPU seconds per wall second over the measured window (from the first
@@ -17,7 +18,7 @@ Both sides compare the same number: the median over steps (after the first WARMU
 own rate, `tokens / step_s` from its StepEvent (the event's `tokens_per_s` is a running mean since the
 first step, docs/CONTRACTS.md, which would carry the warm-up steps along).
 
-    .venv/bin/python benchmarks/ui_latency.py [--steps 40] [--keys 60] [--profile]
+    .venv/bin/python benchmarks/ui_latency.py [--steps 40] [--keys 60] [--rounds 3] [--profile]
 """
 
 from __future__ import annotations
@@ -129,48 +130,53 @@ class CpuWindow:
         return out.getvalue()
 
 
-async def in_app(fields: dict, keys: int, watch: float = 0.0, profile: bool = False) -> tuple[list, list, dict]:
-    """(key-to-screen latencies in ms, per-step tokens/s, the app's CPU) with training running: `watch` seconds
-    with nobody typing (the "watching" window), then `keys` keys (the "typing" window)."""
-    app = make_app(["--preset", "gpt2-toy"])
-    painted: list[tuple[float, int]] = []  # (time, length of the typed text when the screen was updated)
-    steps: list = []  # the step events the Train view received
-    seen: set[int] = set()
+class AppUnderTest:
+    """One app on the Train view for every round: each round starts a run, watches, types, stops it."""
 
-    def hook(message) -> None:
+    def __init__(self, app, pilot, fields: dict) -> None:
+        self.app, self.pilot, self.fields = app, pilot, fields
+        self.painted: list[tuple[float, int]] = []  # (time, length of the typed text when the screen was updated)
+        self.steps: list = []  # the step events of the run in progress
+        self.shown = asyncio.Event()
+        self.wanted = 0
+
+    def hook(self, message) -> None:
         event = getattr(message, "event", None)
         if type(message).__name__ == "TrainEvent" and getattr(event, "kind", "") == "step" and \
-                event.step not in seen:  # the hook sees a message again at each widget it bubbles through
-            seen.add(event.step)
-            steps.append(event)
+                all(e.step != event.step for e in self.steps[-3:]):  # the hook sees a message at each hop
+            self.steps.append(event)
 
-    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+    async def open(self) -> None:
+        app = self.app
         while not app.query("#view-train"):
-            await pilot.pause(0.05)
+            await self.pilot.pause(0.05)
         app.show_view("train")
-        await pilot.pause()
-        view = app.view("train")
-        for name, value in fields.items():
+        await self.pilot.pause()
+        self.view = app.view("train")
+        for name, value in self.fields.items():
             inputs = app.query(f"#tf-{name}")
             if inputs:
                 inputs.first().value = str(value)
-        box = app.query_one("#tf-folder")
-        box.focus()
+        self.box = app.query_one("#tf-folder")
         display = app._display
-
-        shown_event = asyncio.Event()
-        wanted = [0]
 
         def spy(screen, renderable):  # the compositor hands a frame to the terminal
             if renderable is not None:
-                painted.append((time.perf_counter(), len(box.value)))
-                if wanted[0] and len(box.value) >= wanted[0]:
-                    shown_event.set()  # wakes the typist without polling (polling would hold the GIL)
+                self.painted.append((time.perf_counter(), len(self.box.value)))
+                if self.wanted and len(self.box.value) >= self.wanted:
+                    self.shown.set()  # wakes the typist without polling (polling would hold the GIL)
             return display(screen, renderable)
 
         app._display = spy
+
+    async def run(self, keys: int, watch: float, profile: bool) -> tuple[list, list, dict]:
+        """(key-to-screen latencies in ms, per-step tokens/s, the app's CPU) for one run: `watch` seconds with
+        nobody typing (the "watching" window), then `keys` keys (the "typing" window)."""
+        app, view = self.app, self.view
+        self.steps = []
+        self.box.focus()
         view.action_start()
-        while len(view.store.current.train_loss) < WARMUP_STEPS:
+        while len(self.steps) < WARMUP_STEPS:
             if isinstance(app.screen, ConfirmLongRun):  # a long --steps on a slow (or busy) machine asks first
                 app.screen.dismiss(True)
             await asyncio.sleep(0.1)
@@ -178,43 +184,80 @@ async def in_app(fields: dict, keys: int, watch: float = 0.0, profile: bool = Fa
         cpu, windows = {}, {}
         if watch > 0:  # the run on screen, nobody typing: what displaying the run costs
             window = windows["watching"] = CpuWindow(pid, profile)
-            first = len(steps)
+            first = len(self.steps)
             window.begin()
             await asyncio.sleep(watch)
-            cpu["watching"] = window.end(len(steps) - first)
+            cpu["watching"] = window.end(len(self.steps) - first)
         if keys:
             window = windows["typing"] = CpuWindow(pid, profile)
-            first = len(steps)
+            first = len(self.steps)
             window.begin()
-        box.value = ""  # an Input selects its text when focused: the first key would replace it, not add to it
-        latencies = []
-        for i in range(keys):
-            if view.session.ended:
-                break
-            want, sent = len(box.value) + 1, time.perf_counter()
-            wanted[0] = want
-            shown_event.clear()
-            app._driver.send_message(events.Key("a", "a"))
-            await asyncio.wait_for(shown_event.wait(), timeout=10)
-            wanted[0] = 0
-            shown = next(t for t, n in painted if t >= sent and n >= want)
-            latencies.append((shown - sent) * 1000)
-            await asyncio.sleep(0.05 + 0.1 * (i % 3))  # a person types irregularly
-        rates = [e.tokens / e.step_s for e in steps if e.step > WARMUP_STEPS]
+        latencies = await self._type(keys)
+        rates = [e.tokens / e.step_s for e in self.steps if e.step > WARMUP_STEPS]
         if keys:
-            cpu["typing"] = window.end(len(steps) - first)
+            cpu["typing"] = window.end(len(self.steps) - first)
         if profile:
             cpu["profile"] = "\n".join(f"== while {name} ==\n{w.report()}" for name, w in windows.items())
         view.action_stop()
         while view.training:
             await asyncio.sleep(0.1)
-    return latencies, rates, cpu
+        app.set_focus(None)  # idle between rounds: no cursor blinking while the headless run measures
+        return latencies, rates, cpu
+
+    async def _type(self, keys: int) -> list[float]:
+        self.box.value = ""  # an Input selects its text when focused: the first key would replace it, not add
+        latencies = []
+        for i in range(keys):
+            if self.view.session.ended:
+                break
+            want, sent = len(self.box.value) + 1, time.perf_counter()
+            self.wanted = want
+            self.shown.clear()
+            self.app._driver.send_message(events.Key("a", "a"))
+            await asyncio.wait_for(self.shown.wait(), timeout=10)
+            self.wanted = 0
+            shown = next(t for t, n in self.painted if t >= sent and n >= want)
+            latencies.append((shown - sent) * 1000)
+            await asyncio.sleep(0.05 + 0.1 * (i % 3))  # a person types irregularly
+        return latencies
+
+
+async def rounds(fields: dict, args) -> dict:
+    """Headless, in app, headless, in app, ..., headless: each in-app run is compared with the two headless
+    runs beside it (a process's own rate swings ~15% from one start to the next on this machine, so one
+    pair decides nothing: the median over rounds does)."""
+    out = {"headless": [], "in_app": [], "latencies": [], "cpu": []}
+    probe = AppUnderTest(None, None, fields)
+    app = make_app(["--preset", "gpt2-toy"])
+    async with app.run_test(size=(120, 40), message_hook=probe.hook) as pilot:
+        probe.app, probe.pilot = app, pilot
+        await probe.open()
+        for r in range(args.rounds):
+            if not args.app_only:
+                out["headless"].append(await asyncio.to_thread(headless, fields))
+            latencies, rates, cpu = await probe.run(args.keys, args.watch, args.profile and r == 0)
+            out["latencies"] += latencies
+            out["in_app"].append(statistics.median(rates) if rates else 0.0)
+            out["cpu"].append(cpu)
+        if not args.app_only:
+            out["headless"].append(await asyncio.to_thread(headless, fields))
+            out["headless_same_threads"] = await asyncio.to_thread(headless, fields, train_threads())
+    return out
+
+
+def _print_cpu(cpu: dict) -> None:
+    for name, window in cpu.items():
+        print(f"app CPU while {name}: {window['app_cpu']:.1%} of a core over {window['window_s']} s and "
+              f"{window['steps']} steps ({window['app_cpu_ms_per_step']} ms a step); trainer process "
+              f"{window['child_cpu']:.0%}; by thread: "
+              + ", ".join(f"{k} {v:.1%}" for k, v in window["app_cpu_threads"].items()))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--keys", type=int, default=60)
+    parser.add_argument("--rounds", type=int, default=3, help="in-app runs, each between two headless runs")
     parser.add_argument("--watch", type=float, default=0.0,
                         help="seconds of training on screen with nobody typing, measured before the keys")
     parser.add_argument("--batch-size", type=int, default=APP_LM["batch_size"])
@@ -226,33 +269,35 @@ def main() -> None:
     fields = {k: APP_LM[k] for k in ("lr", "schedule")} | {
         "batch_size": args.batch_size, "seq_len": args.seq_len, "steps": args.steps, "eval_every": 0, "sample_every": 0}
     load = os.getloadavg()
-    before = 0.0 if args.app_only else headless(fields)
-    latencies, rates, cpu = asyncio.run(in_app(fields, args.keys, args.watch, args.profile))
-    if "profile" in cpu:
-        print(cpu.pop("profile"))
-    result = {"keys": len(latencies), "load_1min": round(load[0], 2)} | cpu
+    out = asyncio.run(rounds(fields, args))
+    for r, cpu in enumerate(out["cpu"]):
+        if "profile" in cpu:
+            print(cpu.pop("profile"))
+        print(f"-- round {r + 1}")
+        _print_cpu(cpu)
+    result = {"keys": len(out["latencies"]), "load_1min": round(load[0], 2), "rounds": args.rounds,
+              "cpu": out["cpu"]}
     print(f"load average {load[0]:.2f} (cores {os.cpu_count()})")
-    for name, window in cpu.items():
-        print(f"app CPU while {name}: {window['app_cpu']:.1%} of a core over {window['window_s']} s and "
-              f"{window['steps']} steps ({window['app_cpu_ms_per_step']} ms a step); trainer process "
-              f"{window['child_cpu']:.0%}; by thread: "
-              + ", ".join(f"{k} {v:.1%}" for k, v in window["app_cpu_threads"].items()))
+    latencies = out["latencies"]
     if latencies:
-        p95 = statistics.quantiles(latencies, n=20)[-1] if len(latencies) >= 2 else float("nan")
+        p95 = statistics.quantiles(latencies, n=20, method="inclusive")[-1] if len(latencies) >= 2 else float("nan")
         print(f"keys {len(latencies)}, median {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms, "
               f"max {max(latencies):.1f} ms")
         result["p95_ms"] = round(p95, 1)
-    inside = statistics.median(rates) if rates else 0.0
-    result["in_app_tokens_per_s"] = round(inside, 1)
+    inside = out["in_app"]
+    result["in_app_tokens_per_s"] = [round(x, 1) for x in inside]
     if not args.app_only:
-        after = headless(fields)
-        same_threads = headless(fields, train_threads())
-        head = (before + after) / 2
-        print(f"training tokens/s: in app {inside:,.0f} (median of {len(rates)} steps), headless {before:,.0f} "
-              f"before and {after:,.0f} after: {inside / head:.0%} of headless; headless with the app's "
-              f"{train_threads()} thread(s): {same_threads:,.0f}")
-        result |= {"headless_tokens_per_s": round(head, 1), "ratio": round(inside / head, 3),
-                   "headless_same_threads_tokens_per_s": round(same_threads, 1)}
+        head = out["headless"]
+        ratios = [x / ((head[r] + head[r + 1]) / 2) for r, x in enumerate(inside)]
+        for r, x in enumerate(inside):
+            print(f"round {r + 1}: in app {x:,.0f} tokens/s (median step), headless {head[r]:,.0f} before and "
+                  f"{head[r + 1]:,.0f} after: {ratios[r]:.0%}")
+        print(f"in app / headless: median {statistics.median(ratios):.0%} over {len(ratios)} rounds "
+              f"({', '.join(f'{q:.2f}' for q in ratios)}); headless with the app's {train_threads()} thread(s): "
+              f"{out['headless_same_threads']:,.0f}")
+        result |= {"headless_tokens_per_s": [round(h, 1) for h in head], "ratios": [round(q, 3) for q in ratios],
+                   "ratio": round(statistics.median(ratios), 3),
+                   "headless_same_threads_tokens_per_s": round(out["headless_same_threads"], 1)}
     print(json.dumps(result))
 
 
