@@ -133,10 +133,12 @@ class SelfAttention(nn.Module):
         if self.positions == "rope":
             cos, sin = self._rope_table(end, q)
             q, k = apply_rope(q, cos[start:end], sin[start:end]), apply_rope(k, cos[start:end], sin[start:end])
-        k_pos = None  # the keys' absolute positions; None: 0..S-1 (a rolling window cache says otherwise)
+        rolled = None  # the keys' absolute positions when a rolling window cache holds them out of order
         if cache is not None:
-            k, v, k_pos = cache.append(k, v, start)  # (N, K, S, D): start + L, or the window's slots
-        k_pos = torch.arange(k.shape[-2], device=x.device) if k_pos is None else k_pos
+            k, v, rolled = cache.append(k, v, start)  # (N, K, S, D): S = start + L, or the window's slots
+        k_pos = rolled
+        if rolled is None and (self.window or self.positions == "alibi"):
+            k_pos = torch.arange(k.shape[-2], device=x.device)  # (S,) slot i holds position i
         if self.window:
             allowed = self._local(allowed, start, end, k_pos, x.device)
         bias = None
@@ -145,7 +147,7 @@ class SelfAttention(nn.Module):
             bias = alibi_bias(self.heads, q_pos, k_pos, self.causal)
         drop = self.dropout if self.training else 0.0
         out, weights = attend(q, k, v, allowed, bias, self.causal, drop, need_weights, self.scale)
-        return self.out(merge_heads(out)), _by_position(weights, k_pos, end)
+        return self.out(merge_heads(out)), weights if rolled is None else _by_position(weights, rolled, end)
 
     def _local(self, allowed: Tensor | None, start: int, end: int, k_pos: Tensor, device) -> Tensor:
         """The sliding window (and global tokens) by absolute position, so a cached step masks like a full pass."""
@@ -167,8 +169,8 @@ class SelfAttention(nn.Module):
 
 def _by_position(weights: Tensor | None, k_pos: Tensor, end: int) -> Tensor | None:
     """Weights over a rolling cache's slots (N, H, L, slots) -> over positions 0..end-1, as a full pass has them."""
-    if weights is None or (k_pos.shape[0] == end and bool((k_pos == torch.arange(end, device=k_pos.device)).all())):
-        return weights
+    if weights is None:
+        return None
     grid = weights.new_zeros(*weights.shape[:-1], end)
     seen = k_pos >= 0
     return grid.index_copy_(-1, k_pos[seen], weights[..., seen])
