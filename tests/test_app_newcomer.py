@@ -5,7 +5,7 @@ number is read from the RENDERED screen (what a person sees), and no notificatio
 from __future__ import annotations
 
 from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
-from test_app_train import TINY
+from test_app_train import start_paused, steps, train_view
 from textual.widgets import Input
 
 from tui_lab.analysis import count_params
@@ -54,17 +54,10 @@ async def test_newcomer_walk_at_80x24(tmp_path, monkeypatch):
         await shows(pilot, title[:30])
 
         await pilot.press("f4")
-        train = app.view("train")
         await wait_for(pilot, lambda: app.query_one("#tf-data").value == "numbers-de")
-        for name, value in (TINY | {"batch_size": "8", "steps": "40"}).items():
-            if app.query(f"#tf-{name}"):
-                app.query_one(f"#tf-{name}", Input).value = value
-        train.action_start(paused=True)
-        await wait_for(pilot, lambda: train.session.ready and "params" in train.message, 60)
-        for _ in range(3):
-            done = len(train.store.current.train_loss)
-            await pilot.press("n")
-            await wait_for(pilot, lambda d=done: len(train.store.current.train_loss) > d, 60)
+        train = await train_view(pilot, batch_size="8")  # TINY's 40 steps
+        await start_paused(pilot, train)
+        await steps(pilot, train, 3)
         await shows(pilot, "step 3/40")
         await pilot.press("x")
         await wait_for(pilot, lambda: app.live.origin.startswith("trained run #1") and not app.live.building, 60)

@@ -25,12 +25,13 @@ SIZE = (120, 40)
 TINY = {"steps": "40", "batch_size": "4", "seq_len": "16", "lr": "0.003"}
 
 
-async def train_view(pilot, **fields: str):
+async def train_view(pilot, fields: dict[str, str] | None = None, **more: str):
+    """The Train view shown, its form filled with TINY (or `fields`) updated by `more`."""
     app = pilot.app
     await wait_for(pilot, lambda: bool(app.query("#view-train")))
     app.show_view("train")
     await pilot.pause()
-    for name, value in (TINY | fields).items():
+    for name, value in ((TINY if fields is None else fields) | more).items():
         app.query_one(f"#tf-{name}", Input).value = value
     return app.view("train")
 
@@ -41,11 +42,17 @@ async def start_paused(pilot, view) -> None:
 
 
 async def steps(pilot, view, n: int) -> None:
+    """`n` single steps (`n`), each waited for, then the 1 Hz redraw."""
     for _ in range(n):
         before = len(view.store.current.train_loss)
         await pilot.press("n")
-        await wait_for(pilot, lambda b=before: len(view.store.current.train_loss) > b)
+        await wait_for(pilot, lambda b=before: len(view.store.current.train_loss) > b, 60)
     await pilot.pause(1.1)  # the redraw timer (1 Hz)
+
+
+async def stop(pilot, view) -> None:
+    view.action_stop()
+    await wait_for(pilot, lambda: not view.training, 60)
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,8 @@ and a few steps of that objective run from the form."""
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_text, wait_for, wait_ready
+from test_app_support import app_for, screen_text, wait_ready
+from test_app_train import start_paused, steps, stop, train_view
 from textual.widgets import Input
 
 from tui_lab.app.widgets.train_form import APP_LM, TrainForm, app_defaults
@@ -58,14 +59,8 @@ async def test_the_form_shows_the_objective_defaults_and_steps_run(preset, objec
         task, fields = form.fields()
         assert task is None and all(fields[k] == v for k, v in defaults.items() if k not in ("steps", "batch_size"))
         # A few steps of that objective (small batches: the defaults' sizes are for a real run).
-        app.query_one("#tf-batch_size", Input).value = "4"
-        view = app.view("train")
-        view.action_start(paused=True)
-        await wait_for(pilot, lambda: view.session.ready and "params" in view.message, 120)
-        for _ in range(2):
-            before = len(view.store.current.train_loss)
-            await pilot.press("n")
-            await wait_for(pilot, lambda b=before: len(view.store.current.train_loss) > b, 60)
+        view = await train_view(pilot, {"batch_size": "4"})
+        await start_paused(pilot, view)
+        await steps(pilot, view, 2)
         assert len(view.store.current.train_loss) == 2
-        view.action_stop()
-        await wait_for(pilot, lambda: not view.training, 60)
+        await stop(pilot, view)

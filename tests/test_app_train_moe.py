@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import pytest
 from test_app_support import app_for, screen_text, wait_for
-from textual.widgets import Input
+from test_app_train import start_paused, steps, stop, train_view
 
 from tui_lab import load_preset
 from tui_lab.analysis import count_params
 from tui_lab.app.widgets.heatmap import Heatmap
-
-TINY = {"steps": "40", "batch_size": "4", "seq_len": "16", "lr": "0.003"}
 
 
 @pytest.fixture(autouse=True)
@@ -34,19 +32,9 @@ async def test_architecture_shows_total_and_active_parameters():
 async def test_train_view_draws_expert_load_and_the_aux_loss_at_80x24():
     app = app_for("--preset", "moe-toy")
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: bool(app.query("#view-train")))
-        app.show_view("train")
-        await pilot.pause()
-        for name, value in TINY.items():
-            app.query_one(f"#tf-{name}", Input).value = value
-        view = app.view("train")
-        view.action_start(paused=True)
-        await wait_for(pilot, lambda: view.session.ready and "params" in view.message, 120)
-        for _ in range(2):
-            before = len(view.store.current.train_loss)
-            await pilot.press("n")
-            await wait_for(pilot, lambda b=before: len(view.store.current.train_loss) > b, 60)
-        await pilot.pause(1.2)  # the 1 Hz redraw
+        view = await train_view(pilot)
+        await start_paused(pilot, view)
+        await steps(pilot, view, 2)  # then the 1 Hz redraw
         heatmap = app.query_one("#tr-experts", Heatmap)
         assert heatmap.shape == (4, 4)  # layers x experts
         assert all(sum(row) == 4 * 16 * 2 for row in heatmap.values)  # 64 tokens a layer, each to 2 experts
@@ -54,5 +42,4 @@ async def test_train_view_draws_expert_load_and_the_aux_loss_at_80x24():
         screen = screen_text(app)
         assert f"aux {view.stats['aux']:.4f}" in screen and "loss" in screen
         assert "experts, step 2: tokens routed, top-2 of 4" in screen and "layer 0" in screen and "e3" in screen
-        view.action_stop()
-        await wait_for(pilot, lambda: not view.training, 60)
+        await stop(pilot, view)

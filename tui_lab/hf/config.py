@@ -72,20 +72,20 @@ def model_config_from_hf(hf: dict[str, Any], name: str = "gpt2") -> ModelConfig:
     model_type = hf.get("model_type")
     if model_type != "gpt2":
         raise ValueError(f"config.json: model_type is {model_type!r}; only 'gpt2' checkpoints can be loaded")
-    get = {**HF_DEFAULTS, **{k: v for k, v in hf.items() if k in HF_DEFAULTS}}
+    get = with_defaults(hf, HF_DEFAULTS)
     for field, (bad, what) in UNSUPPORTED_FLAGS.items():
         if get[field] == bad:
             raise ValueError(f"config.json: {field} is {bad}; our model has no {what}")
-    sizes = {k: _positive_int(k, get[k]) for k in ("vocab_size", "n_positions", "n_embd", "n_layer", "n_head")}
-    if sizes["n_embd"] % sizes["n_head"]:
-        raise ValueError(f"config.json: n_embd ({sizes['n_embd']}) must be divisible by n_head ({sizes['n_head']})")
+    sizes = positive_ints(get, ("vocab_size", "n_positions", "n_embd", "n_layer", "n_head"))
+    check_divisible(sizes, "n_embd", "n_head")
     d_ff = 4 * sizes["n_embd"] if get["n_inner"] is None else _positive_int("n_inner", get["n_inner"])
+    activation = hf_activation("activation_function", get["activation_function"])
     return ModelConfig(
         name=name, family="decoder-only", encoder_layers=0, decoder_layers=sizes["n_layer"],
         d_model=sizes["n_embd"], heads=sizes["n_head"], d_ff=d_ff, vocab=sizes["vocab_size"],
         max_len=sizes["n_positions"], norm="layernorm", norm_position="pre",
         norm_eps=_number("layer_norm_epsilon", get["layer_norm_epsilon"], low=0.0, low_open=True),
-        positions="learned", activation=_activation(get["activation_function"]), embedding_scale="none",
+        positions="learned", activation=activation, embedding_scale="none",
         tie_embeddings=_bool("tie_word_embeddings", get["tie_word_embeddings"]), bias=True, final_norm=True,
         dropout=_number("resid_pdrop", get["resid_pdrop"], low=0.0, high=1.0), source=f"Hugging Face {name}",
     )
@@ -122,11 +122,28 @@ def check_exportable(config: ModelConfig) -> None:
                          f"{', '.join(ACTIVATIONS_TO_HF)} (GPT-2's MLP is up, activation, down; no gate)")
 
 
-def _activation(name: Any) -> str:
-    if name not in ACTIVATIONS_FROM_HF:
-        raise ValueError(f"config.json: activation_function {name!r} is not supported "
-                         f"(supported: {', '.join(ACTIVATIONS_FROM_HF)})")
-    return ACTIVATIONS_FROM_HF[name]
+# The checks every HF family's config reader shares (gpt2 here, encoders, marian, llama), each failing with
+# one line that names the config.json key and the rule.
+def with_defaults(hf: dict[str, Any], defaults: dict[str, Any], drop_none: bool = False) -> dict[str, Any]:
+    """The keys we read: the file's value, else the Config class's default (`drop_none`: a null reads as absent,
+    for families whose Config classes treat it so)."""
+    return {**defaults, **{k: v for k, v in hf.items() if k in defaults and not (drop_none and v is None)}}
+
+
+def positive_ints(get: dict[str, Any], keys: tuple[str, ...]) -> dict[str, int]:
+    return {k: _positive_int(k, get[k]) for k in keys}
+
+
+def check_divisible(sizes: dict[str, int], field: str, by: str) -> None:
+    if sizes[field] % sizes[by]:
+        raise ValueError(f"config.json: {field} ({sizes[field]}) must be divisible by {by} ({sizes[by]})")
+
+
+def hf_activation(field: str, name: Any, table: dict[str, str] = ACTIVATIONS_FROM_HF) -> str:
+    """Our activation for an HF name in `table`."""
+    if name not in table:
+        raise ValueError(f"config.json: {field} {name!r} is not supported (supported: {', '.join(table)})")
+    return table[name]
 
 
 def _positive_int(field: str, value: Any) -> int:

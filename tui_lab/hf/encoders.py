@@ -13,7 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from tui_lab.config import ModelConfig
-from tui_lab.hf.config import ACTIVATIONS_FROM_HF, _bool, _number, _positive_int
+from tui_lab.hf.config import (
+    _bool,
+    _number,
+    _positive_int,
+    check_divisible,
+    hf_activation,
+    positive_ints,
+    with_defaults,
+)
 from tui_lab.hf.slots import Slot, linear, norm
 
 # Each Config class's defaults for the keys we read, so a sparse config.json means what transformers reads.
@@ -29,10 +37,6 @@ VIT_DEFAULTS = {**_COMMON, "hidden_dropout_prob": 0.0, "image_size": 224, "patch
 HEADS = {"bert": ("BertForMaskedLM", "BertForPreTraining"), "vit": ("ViTForImageClassification",)}
 
 
-def _get(hf: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
-    return {**defaults, **{k: v for k, v in hf.items() if k in defaults and v is not None}}
-
-
 def _check_head(hf: dict[str, Any]) -> None:
     kind, arch = hf["model_type"], hf.get("architectures")
     if isinstance(arch, list) and arch and not set(arch) & set(HEADS[kind]):
@@ -42,25 +46,20 @@ def _check_head(hf: dict[str, Any]) -> None:
 
 def _stack(get: dict[str, Any]) -> dict[str, Any]:
     """The fields BERT and ViT share: sizes, activation, norm eps, dropout."""
-    size = {k: _positive_int(k, get[k]) for k in ("hidden_size", "num_hidden_layers", "num_attention_heads",
-                                                   "intermediate_size")}
-    if size["hidden_size"] % size["num_attention_heads"]:
-        raise ValueError(f"config.json: hidden_size ({size['hidden_size']}) must be divisible by "
-                         f"num_attention_heads ({size['num_attention_heads']})")
-    if get["hidden_act"] not in ACTIVATIONS_FROM_HF:
-        raise ValueError(f"config.json: hidden_act {get['hidden_act']!r} is not supported "
-                         f"(supported: {', '.join(ACTIVATIONS_FROM_HF)})")
+    size = positive_ints(get, ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"))
+    check_divisible(size, "hidden_size", "num_attention_heads")
+    activation = hf_activation("hidden_act", get["hidden_act"])
     return dict(family="encoder-only", encoder_layers=size["num_hidden_layers"], decoder_layers=0,
                 d_model=size["hidden_size"], heads=size["num_attention_heads"], d_ff=size["intermediate_size"],
                 norm="layernorm", norm_eps=_number("layer_norm_eps", get["layer_norm_eps"], low=0.0, low_open=True),
-                positions="learned", activation=ACTIVATIONS_FROM_HF[get["hidden_act"]], embedding_scale="none",
+                positions="learned", activation=activation, embedding_scale="none",
                 bias=True, dropout=_number("hidden_dropout_prob", get["hidden_dropout_prob"], low=0.0, high=1.0))
 
 
 def bert_config(hf: dict[str, Any], name: str) -> ModelConfig:
     """Our ModelConfig for a BERT config.json, or a one-line ValueError naming the HF key."""
     _check_head(hf)
-    get = _get(hf, BERT_DEFAULTS)
+    get = with_defaults(hf, BERT_DEFAULTS, drop_none=True)
     if get["position_embedding_type"] != "absolute":
         raise ValueError(f"config.json: position_embedding_type {get['position_embedding_type']!r} is not "
                          "supported (absolute only)")
@@ -80,12 +79,12 @@ def bert_config(hf: dict[str, Any], name: str) -> ModelConfig:
 def vit_config(hf: dict[str, Any], name: str) -> ModelConfig:
     """Our ModelConfig for a ViT config.json, or a one-line ValueError naming the HF key."""
     _check_head(hf)
-    get = _get(hf, VIT_DEFAULTS)
+    get = with_defaults(hf, VIT_DEFAULTS, drop_none=True)
     if not _bool("qkv_bias", get["qkv_bias"]):
         raise ValueError("config.json: qkv_bias is false; our ViT has biases on q, k and v like every other Linear")
-    image, patch = _positive_int("image_size", get["image_size"]), _positive_int("patch_size", get["patch_size"])
-    if image % patch:
-        raise ValueError(f"config.json: image_size ({image}) must be divisible by patch_size ({patch})")
+    patches = positive_ints(get, ("image_size", "patch_size"))
+    check_divisible(patches, "image_size", "patch_size")
+    image, patch = patches["image_size"], patches["patch_size"]
     return ModelConfig(
         name=name, **_stack(get), vocab=0, max_len=(image // patch) ** 2 + 1, norm_position="pre",
         final_norm=True, tie_embeddings=False, input="patches", image_size=image, patch_size=patch,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tui_lab.config import ModelConfig, field_names
-from tui_lab.hf.config import _bool, _number, _positive_int
+from tui_lab.hf.config import _bool, _number, _positive_int, check_divisible, positive_ints, with_defaults
 from tui_lab.hf.slots import Slot, linear, norm
 
 # Each model type's defaults for the keys we read (its transformers Config class), so a sparse
@@ -40,13 +40,11 @@ LABELS = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "mixtral": "
 def config_from_hf(hf: dict[str, Any], name: str) -> ModelConfig:
     """Our ModelConfig for a llama/mistral/qwen2/mixtral config.json, or one line naming the HF key."""
     kind = hf["model_type"]
-    get = {**DEFAULTS[kind], **{k: v for k, v in hf.items() if k in DEFAULTS[kind]}}
-    size = {k: _positive_int(k, get[k]) for k in ("vocab_size", "hidden_size", "intermediate_size",
-                                                   "num_hidden_layers", "num_attention_heads",
-                                                   "max_position_embeddings")}
+    get = with_defaults(hf, DEFAULTS[kind])
+    size = positive_ints(get, ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+                               "num_attention_heads", "max_position_embeddings"))
+    check_divisible(size, "hidden_size", "num_attention_heads")
     e, heads = size["hidden_size"], size["num_attention_heads"]
-    if e % heads:
-        raise ValueError(f"config.json: hidden_size ({e}) must be divisible by num_attention_heads ({heads})")
     if get["head_dim"] not in (None, e // heads):
         raise ValueError(f"config.json: head_dim ({get['head_dim']}) must be hidden_size / num_attention_heads "
                          f"({e // heads}); our attention has no separate head size")

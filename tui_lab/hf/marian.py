@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from tui_lab.config import ModelConfig
-from tui_lab.hf.config import ACTIVATIONS_FROM_HF, _bool, _number, _positive_int
+from tui_lab.hf.config import (
+    ACTIVATIONS_FROM_HF,
+    _bool,
+    _number,
+    check_divisible,
+    hf_activation,
+    positive_ints,
+    with_defaults,
+)
 from tui_lab.hf.slots import Slot, linear, norm
 
 # MarianConfig's defaults for the keys we read.
@@ -34,14 +42,13 @@ MUST_BE = {"normalize_before": False, "add_final_layer_norm": False, "normalize_
 
 def config_from_hf(hf: dict[str, Any], name: str) -> ModelConfig:
     """Our ModelConfig for a Marian config.json, or a one-line ValueError naming the HF key."""
-    get = {**DEFAULTS, **{k: v for k, v in hf.items() if k in DEFAULTS}}
+    get = with_defaults(hf, DEFAULTS)
     for key, wanted in MUST_BE.items():
         if _bool(key, get[key]) != wanted:
             raise ValueError(f"config.json: {key} is {get[key]}; Marian here needs {wanted}")
-    size = {k: _positive_int(k, get[k]) for k in ("vocab_size", "max_position_embeddings", "d_model",
-                                                   "encoder_layers", "decoder_layers", "encoder_ffn_dim",
-                                                   "decoder_ffn_dim", "encoder_attention_heads",
-                                                   "decoder_attention_heads")}
+    size = positive_ints(get, ("vocab_size", "max_position_embeddings", "d_model", "encoder_layers",
+                               "decoder_layers", "encoder_ffn_dim", "decoder_ffn_dim", "encoder_attention_heads",
+                               "decoder_attention_heads"))
     for enc, dec in (("encoder_ffn_dim", "decoder_ffn_dim"), ("encoder_attention_heads", "decoder_attention_heads")):
         if size[enc] != size[dec]:
             raise ValueError(f"config.json: {dec} ({size[dec]}) must equal {enc} ({size[enc]}); "
@@ -49,18 +56,14 @@ def config_from_hf(hf: dict[str, Any], name: str) -> ModelConfig:
     if get["decoder_vocab_size"] not in (None, size["vocab_size"]):
         raise ValueError(f"config.json: decoder_vocab_size ({get['decoder_vocab_size']}) must equal vocab_size "
                          f"({size['vocab_size']}); source and target share one embedding here")
-    if size["d_model"] % size["encoder_attention_heads"]:
-        raise ValueError(f"config.json: d_model ({size['d_model']}) must be divisible by "
-                         f"encoder_attention_heads ({size['encoder_attention_heads']})")
-    if get["activation_function"] not in ACTIVATIONS:
-        raise ValueError(f"config.json: activation_function {get['activation_function']!r} is not supported "
-                         f"(supported: {', '.join(ACTIVATIONS)})")
+    check_divisible(size, "d_model", "encoder_attention_heads")
+    activation = hf_activation("activation_function", get["activation_function"], ACTIVATIONS)
     return ModelConfig(
         name=name, family="encoder-decoder", encoder_layers=size["encoder_layers"],
         decoder_layers=size["decoder_layers"], d_model=size["d_model"], heads=size["encoder_attention_heads"],
         d_ff=size["encoder_ffn_dim"], vocab=size["vocab_size"], max_len=size["max_position_embeddings"],
         norm="layernorm", norm_position="post", norm_eps=1e-5, positions="sinusoidal_halves",
-        activation=ACTIVATIONS[get["activation_function"]],
+        activation=activation,
         embedding_scale="sqrt_d_model" if _bool("scale_embedding", get["scale_embedding"]) else "none",
         tie_embeddings=True, bias=True, final_norm=False,
         dropout=_number("dropout", get["dropout"], low=0.0, high=1.0), source=f"Hugging Face {name} (Marian)",

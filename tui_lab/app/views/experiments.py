@@ -19,9 +19,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.widgets import Button, ContentSwitcher, DataTable, Input, Label, OptionList, ProgressBar, Select, Static
 
+from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobProgress, JobView
 from tui_lab.app.guard import guarded
 from tui_lab.app.views import experiments_draw as draw
 from tui_lab.app.widgets.field_input import FieldInput
@@ -29,25 +29,11 @@ from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.experiments import registry
-from tui_lab.run_control import RunControl
 
 
-class ExperimentProgress(Message):
-    def __init__(self, job: int, fraction: float, text: str, partial: Any = None) -> None:
-        super().__init__()
-        self.job, self.fraction, self.text, self.partial = job, fraction, text, partial
-
-
-class ExperimentDone(Message):
-    def __init__(self, job: int, result: Any = None, error: str | None = None, cancelled: bool = False) -> None:
-        super().__init__()
-        self.job, self.result, self.error, self.cancelled = job, result, error, cancelled
-
-
-def run_job(poster: Any, job: int, name: str, options: dict[str, Any], control: RunControl) -> None:
+def run_job(poster: JobPoster, name: str, options: dict[str, Any]) -> Any:
     """Worker thread: run one experiment on one torch thread fewer than the cores (the UI keeps one: an
     OpenMP pool spinning on every core beside the UI collapses throughput, docs/REFERENCE), posting progress."""
-    from tui_lab.errors import one_line
     from tui_lab.experiments import Cancelled
     from tui_lab.generation.threads import torch_threads
 
@@ -57,30 +43,27 @@ def run_job(poster: Any, job: int, name: str, options: dict[str, Any], control: 
         now = time.monotonic()
         if partial is not None or now - last[0] > 0.2:  # a few posts a second; every partial result
             last[0] = now
-            poster.post_message(ExperimentProgress(job, fraction, text, partial))
+            poster.progress(fraction, 1.0, text, partial)
 
     try:
         with torch_threads(max(1, (os.cpu_count() or 2) - 1)):
-            result = registry.get(name).run(options, progress, lambda: control.stopped)
-        poster.post_message(ExperimentDone(job, result))
+            return registry.get(name).run(options, progress, lambda: poster.stopped)
     except Cancelled:
-        poster.post_message(ExperimentDone(job, cancelled=True))
-    except Exception as err:  # noqa: BLE001 - shown, never a crash
-        poster.post_message(ExperimentDone(job, error=one_line(err)))
+        raise JobCancelled from None
 
 
-class ExperimentsView(Vertical):
+class ExperimentsView(JobView):
     # x, k and e stay off the footer (the Cancel button, the quick checkbox and a finished run's status line name
     # them) so that f1..f7 and q fit at 80 columns.
     BINDINGS = [Binding("r", "run", "run/queue"), Binding("x", "cancel", "cancel", show=False),
                 Binding("e", "export", "export", show=False), Binding("f", "next_figure", "figure"),
                 Binding("k", "quick", "quick", show=False)]
+    # Not exclusive: `r` while one runs queues the next (`running` holds the name of the one running).
+    JOB_GROUP, JOB_EXCLUSIVE, JOB_PROGRESS = "experiments", False, "#ex-progress"
+    JOB_BUTTONS = {"ex-run": "action_run", "ex-cancel": "action_cancel"}
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.job = 0
-        self.running: str | None = None  # the name of the experiment running
-        self.control = RunControl()
         self.queue: deque[tuple[str, dict[str, Any]]] = deque()
         self.result: Any = None
         self.selected = registry.names()[0]
@@ -166,52 +149,35 @@ class ExperimentsView(Vertical):
         self._start(name, options)
 
     def _start(self, name: str, options: dict[str, Any]) -> None:
-        self.job += 1
-        self.running, self.control = name, RunControl()
-        self.query_one("#ex-progress", ProgressBar).update(total=1.0, progress=0.0)
+        self.start_job(lambda poster: run_job(poster, name, options), total=1.0, label=name)
         self._status(f"{name}: starting")
-        job, control = self.job, self.control
-        self.run_worker(lambda: run_job(self, job, name, options, control), thread=True, group="experiments",
-                        exit_on_error=False)
 
     def action_cancel(self) -> None:
         if self.running:
             self.queue.clear()
-            self.control.stop()
+            self.cancel_job()
             self._status(f"cancelling {self.running} (it stops between steps)...")
 
     def action_quick(self) -> None:
         box = self.query_one("#ex-quick", OnOffCheckbox)
         box.value = not box.value
 
-    @on(Button.Pressed)
-    def _button(self, event: Button.Pressed) -> None:
-        actions = {"ex-run": self.action_run, "ex-cancel": self.action_cancel}
-        if event.button.id in actions:
-            event.stop()
-            actions[event.button.id]()
-
-    def on_experiment_progress(self, message: ExperimentProgress) -> None:
-        if message.job != self.job:
-            return
-        self.query_one("#ex-progress", ProgressBar).update(total=1.0, progress=message.fraction)
+    def job_progress(self, message: JobProgress) -> None:
+        super().job_progress(message)
         waiting = f" ({len(self.queue)} queued)" if self.queue else ""
         self._status(f"{self.running}: {message.text}{waiting}")
-        if message.partial is not None and message.fraction < 1.0:
+        if message.partial is not None and message.done < 1.0:
             self._show(message.partial)
 
-    def on_experiment_done(self, message: ExperimentDone) -> None:
-        if message.job != self.job:
-            return
-        name, self.running = self.running, None
-        if message.error:
-            self._status(f"{name} failed: {message.error}")
-            self.notify(message.error, title=name, severity="error")
-        elif message.cancelled:
+    def job_finished(self, done: JobDone, name: Any) -> None:
+        if done.error:
+            self._status(f"{name} failed: {done.error}")
+            self.notify(done.error, title=name, severity="error")
+        elif done.cancelled:
             self._status(f"{name} cancelled; the queue was emptied")
         else:
-            self._status(f"{name} done in {message.result.seconds:.1f} s; e exports it")
-            self._show(message.result)
+            self._status(f"{name} done in {done.result.seconds:.1f} s; e exports it")
+            self._show(done.result)
         if self.queue:
             self._start(*self.queue.popleft())
 

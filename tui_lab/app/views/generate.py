@@ -13,11 +13,13 @@ An encoder-decoder with a tokenizer (a Marian translator from Hugging Face, the 
 translates: the prompt is the source sentence (by default seed 000's English 'seen' sentence, as the Attention
 view picks it, or the toy's held-out number), the translation streams token by token under it, and the grid
 is the cross-attention of each translated token over the source (target x source), growing a row per token.
+
+How the view follows the live model is in `generate_live`; what it does with the workers' messages is in
+`generate_stream`; the side by side is `generate_versus`.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from textual import on
@@ -28,27 +30,23 @@ from textual.widgets import Button, Input, Label, Static
 
 from tui_lab.app import generate_jobs as jobs
 from tui_lab.app.guard import guarded
-from tui_lab.app.origin import describe_origin
-from tui_lab.app.tour.examples import TOY_DE, numbers_pair
 from tui_lab.app.views import generate_versus as versus
-from tui_lab.app.views.attention_inputs import SOURCE_TEXT
+from tui_lab.app.views.generate_live import DEFAULT_PROMPT, GenerateLiveModel
+from tui_lab.app.views.generate_stream import GenerateStream, sampling_text, stream_prefix
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.toggle import OnOffCheckbox
-from tui_lab.app.widgets.token_stream import Token, TokenStream, describe, legend
+from tui_lab.app.widgets.token_stream import TokenStream, describe, legend
 from tui_lab.generation.settings import GenerationSettings
 
-# A prompt the default model (the shipped English toy) continues with words; meta.json has its sample.
-DEFAULT_PROMPT = "In the morning, Anna walked to"
 FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top_p", ""), ("beam", "beam_size", "1"),
           ("max", "max_new_tokens", "48"), ("nat-len", "nat_length", ""))
 # Shown only for the models they apply to: a NAT model decodes in one pass (no beam, no cache) and takes a length.
 ONLY_FOR = {"beam_size": "gen-at-only", "nat_length": "gen-nat-only"}
 OPTIONAL = ("top_k", "top_p", "nat_length")  # empty means unset
-ARROW = "→"  # between the source and its translation in the completion
 
 
-class GenerateView(Vertical):
+class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
     DEFAULT_CSS = """
     GenerateView #gen-compare { display: none; }
     GenerateView #gen-compare.-shown { display: block; }
@@ -152,37 +150,6 @@ class GenerateView(Vertical):
                 ("Generate: show token probabilities", "y", self.action_probs),
                 ("Generate: a token's probability and top-5", "down, then left/right", self.action_focus_completion)]
 
-    def _note_model(self) -> None:
-        live = self.app.live
-        config = live.model.config if live.ready else None
-        self.set_class(config is not None and config.decoder_mode != "autoregressive", "-nat")
-        self.set_class(config is not None and config.family == "encoder-decoder", "-encdec")
-        self.translating = translates(live)
-        self.set_class(self.translating, "-translate")
-        # Side by side is the lab's AT vs NAT on its own toys; a Hugging Face translator has no partner there.
-        self.set_class(self.translating and describe_origin(live.origin).kind == "hf", "-hf")
-        self._default_prompt()
-        self.query_one("#gen-go", Button).label = "Translate g" if self.translating else "Generate g"
-        if not live.ready:
-            text = f"the live model is not ready ({live.status})"
-        elif live.tokenizer is None:
-            text = (f"{live.origin}: no tokenizer, so the byte fallback (UTF-8 bytes mod the vocab); random weights "
-                    "make noise: train it (4) for words")
-        elif self.translating:
-            text = (f"translates: type the source sentence, its translation streams token by token; "
-                    f"{live.tokenizer.kind}, vocab {live.tokenizer.vocab_size}{banned_text(live)}")
-        else:
-            text = f"{live.origin}: {live.tokenizer.kind} tokenizer, vocab {live.tokenizer.vocab_size}"
-        if config is not None and self.has_class("-nat"):
-            text += f"; {config.decoder_mode}: one decoder pass"
-        self.query_one("#gen-note", Static).update(text)
-
-    def _default_prompt(self) -> None:
-        """An untouched prompt follows the live model: a sentence to translate, or text to continue."""
-        prompt = self.query_one("#gen-prompt", Input)
-        if prompt.value in (DEFAULT_PROMPT, SOURCE_TEXT, numbers_pair()[0]):
-            prompt.value = default_prompt(self.app.live) if self.translating else DEFAULT_PROMPT
-
     # -- settings ------------------------------------------------------------------------------------
     def settings(self) -> GenerationSettings:
         """The form's values; ValueError naming the field when one is not a number or out of range."""
@@ -200,12 +167,6 @@ class GenerateView(Vertical):
                     from None
         values["use_cache"] = self.query_one("#gen-cache", OnOffCheckbox).value
         return GenerationSettings(**values)  # the core's one check of the ranges
-
-    def _model(self) -> Any:
-        live = self.app.live
-        if not live.ready:
-            raise ValueError(f"the live model is not ready yet ({live.status})")
-        return live.model
 
     # -- actions -------------------------------------------------------------------------------------
     @guarded
@@ -306,113 +267,3 @@ class GenerateView(Vertical):
         if event.button.id in actions:
             event.stop()
             actions[event.button.id]()
-
-    # -- messages from the worker ----------------------------------------------------------------------
-    def on_started(self, message: jobs.Started) -> None:
-        if message.job == self.job:
-            self.context, self.cross, self.copy = list(message.context), message.cross, message.copy
-            what = "cross-attention: new tokens x source" if self.cross else \
-                "attention: new tokens x context (a row per step, like the KV cache)"
-            if self.cross and self.translating:
-                what = "cross-attention: target x source"
-            if self.copy:
-                what = "copy: (1-p_gen) x attention over the source; row: token p_gen"
-            self.query_one("#gen-att-box").border_title = what
-
-    def on_new_token(self, message: jobs.NewToken) -> None:
-        if message.job != self.job:
-            return
-        stream = self.query_one(TokenStream)
-        stream.add(Token(message.token_id, message.label, message.prob, message.candidates), message.text)
-        if stream.cursor is None:  # the read-out and the scroll follow the newest token until the cursor moves
-            self._describe()
-            self.query_one("#gen-out-scroll").scroll_end(animate=False)
-        if message.row is not None:
-            self.rows.append((len(self.context), message.row))
-            self.row_labels.append(row_label(message.label, message.p_gen))
-        if not self.cross:
-            self.context.append(message.label)
-        if message.row is not None:
-            self._draw_grid()
-
-    def _draw_grid(self) -> None:
-        """One row per new token over the whole context; a row's keys end where the context ended when it
-        was computed, and a sliding window (learned positions) starts them later."""
-        width = len(self.context)
-        grid, mask = [], []
-        for end, row in self.rows:
-            start = max(0, end - len(row))
-            grid.append([math.nan] * start + row[len(row) - (end - start):] + [math.nan] * (width - end))
-            mask.append([not start <= c < end for c in range(width)])
-        masked = mask if any(any(m) for m in mask) else None
-        axes = ("translation", "source") if self.cross and self.translating else ("new token", "context")
-        self.query_one("#gen-att", Heatmap).set_grid(grid, self.row_labels, self.context, lo=0.0, mask=masked,
-                                                     axes=axes)
-
-    def on_finished(self, message: jobs.Finished) -> None:
-        if message.job == self.job:
-            self.running = False
-            note = message.note + (" - stopped" if message.cancelled else "")
-            self.query_one(TokenStream).finish(message.text, note)
-
-    def on_compare_result(self, message: jobs.CompareResult) -> None:
-        if message.job != self.job:
-            return
-        self.results[message.mode] = message.text
-        self.query_one(f"#gen-mode-{message.mode}", Static).update(f"{message.text}\n[dim]{message.seconds:.2f} s[/]")
-        if len(self.results) == len(jobs.MODES):
-            self.running = False
-
-    def on_versus_result(self, message: versus.VersusResult) -> None:
-        if message.job != self.job:
-            return
-        self.query_one(versus.VersusPanel).show(message)
-        self.versus_done.add(message.side)
-        if self.versus_done == set(versus.SIDES):
-            self.running = False
-
-    def on_generate_failed(self, message: jobs.GenerateFailed) -> None:
-        if message.job == self.job:
-            self.running = False
-            self.notify(message.error, title="generate", severity="error", timeout=8)
-
-
-def translates(live: Any) -> bool:
-    """An encoder-decoder with a tokenizer reads the prompt as a sentence to translate (random weights have
-    only the byte fallback, which hashes text: nothing to translate)."""
-    return live.ready and live.config.family == "encoder-decoder" and live.tokenizer is not None
-
-
-def default_prompt(live: Any) -> str:
-    """What a translator starts with: the shipped numbers-de toy its held-out number (the words it knows),
-    any other seed 000's English sentence, 'I have seen the film today' (the 'gesehen' <-> 'seen' one)."""
-    return numbers_pair()[0] if live.config.name == TOY_DE else SOURCE_TEXT
-
-
-def stream_prefix(prompt: str, family: str, translating: bool) -> str:
-    """What the completion shows before the new tokens: a decoder-only model continues its prompt; an
-    encoder-decoder writes a target for its source, on the next line when it translates."""
-    if family == "decoder-only":
-        return prompt
-    return f"{prompt} {ARROW}\n" if translating else f"[{prompt}] -> "
-
-
-def banned_text(live: Any) -> str:
-    """'; never writes <pad>' for the tokens the folder's generation config bans (`model.banned_ids`)."""
-    ids = list(getattr(live.model, "banned_ids", ()))
-    return f"; never writes {' '.join(live.tokenizer.token_strings(ids))}" if ids else ""
-
-
-def row_label(label: str, p_gen: float | None) -> str:
-    """A grid row's label; a copy model's says how much of the token was generated (p_gen) vs copied."""
-    return label if p_gen is None else f"{label} {p_gen:.2f}"
-
-
-def sampling_text(s: GenerationSettings) -> str:
-    """What the candidates' probabilities are: the distribution the token was drawn from."""
-    if s.beam_size > 1:
-        return "beam search"
-    if s.temperature == 0:
-        return "greedy, at T 1"
-    cuts = "".join(f", {name} {value:g}" for name, value in (("top-k", s.top_k), ("top-p", s.top_p)) if value)
-    return f"T {s.temperature:g}{cuts}"

@@ -15,16 +15,15 @@ a divisor and 1, cached generation side by side; `r` and `x` then run and cancel
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
-from textual.worker import get_current_worker
 
+from tui_lab.app.background_job import JobDone, JobPoster, JobView
 from tui_lab.app.guard import guarded
 from tui_lab.app.views import speed_draw as draw
 from tui_lab.app.views.speed_gqa import KVPanel
@@ -45,38 +44,25 @@ DEMO = ModelConfig(name="speed-demo", d_model=128, heads=4, d_ff=512, decoder_la
 DEMO_LENGTHS = (512,)
 
 
-class SpeedProgress(Message):
-    def __init__(self, job: int, done: int, total: int) -> None:
-        super().__init__()
-        self.job, self.done, self.total = job, done, total
+class Measured(NamedTuple):
+    report: Any
+    config: Any  # the config of the model measured
+    peaks: dict[str, float]
 
 
-class SpeedDone(Message):
-    def __init__(self, job: int, report: Any = None, error: str | None = None, config: Any = None,
-                 peaks: dict[str, float] | None = None) -> None:
-        super().__init__()
-        self.job, self.report, self.error = job, report, error
-        self.config, self.peaks = config, peaks or {}
-
-
-def measure(poster: Any, job: int, model: Any, device: str, prompt_len: int, lengths: tuple[int, ...],
-            repeats: int) -> None:
+def measure(poster: JobPoster, model: Any, device: str, prompt_len: int, lengths: tuple[int, ...],
+            repeats: int) -> Measured:
     """Worker thread: run the comparison (building the demo model first when `model` is a ModelConfig), then
-    the matmul peak on each path's thread count; post progress and the report (or the error)."""
-    try:
-        from tui_lab.generation.speed import compare_generation
+    the matmul peak on each path's thread count."""
+    from tui_lab.generation.speed import compare_generation
 
-        worker = get_current_worker()
-        if isinstance(model, ModelConfig):
-            from tui_lab.loading import load_model
+    if isinstance(model, ModelConfig):
+        from tui_lab.loading import load_model
 
-            model = load_model("config", model, device=device, seed=0).model  # fixed weights: runs compare
-        report = compare_generation(model, prompt_len, lengths, repeats,
-                                    on_progress=lambda d, t: poster.post_message(SpeedProgress(job, d, t)),
-                                    should_stop=lambda: worker.is_cancelled)
-        poster.post_message(SpeedDone(job, report, config=model.config, peaks=_peaks(report)))
-    except Exception as err:  # noqa: BLE001 - shown, never a crash
-        poster.post_message(SpeedDone(job, error=str(err).strip().splitlines()[0] if str(err) else repr(err)))
+        model = load_model("config", model, device=device, seed=0).model  # fixed weights: runs compare
+    report = compare_generation(model, prompt_len, lengths, repeats, on_progress=poster.progress,
+                                should_stop=lambda: poster.stopped)
+    return Measured(report, model.config, _peaks(report))
 
 
 def _peaks(report: Any) -> dict[str, float]:
@@ -101,17 +87,17 @@ def parse_lengths(text: str) -> tuple[int, ...]:
     return lengths
 
 
-class SpeedView(Vertical):
+class SpeedView(JobView):
     # Two keys on the footer: at 80 columns it keeps room for f1..f7 and "q quit" (the button and checkboxes
     # name x, l and d).
     BINDINGS = [Binding("r", "run", "run"), Binding("x", "cancel", "cancel", show=False),
                 Binding("l", "log", "log", show=False), Binding("d", "demo", "demo", show=False),
                 Binding("k", "kv_heads", "MHA/GQA")]
+    JOB_GROUP, JOB_PROGRESS = "speed", "#sp-progress"
+    JOB_BUTTONS = {"sp-run": "action_run", "sp-cancel": "action_cancel"}
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.job = 0
-        self.running = False
         self.report: Any = None
         self.config: Any = None  # the config of the model measured (the demo's or the live one's)
         self.peaks: dict[str, float] = {}
@@ -214,47 +200,30 @@ class SpeedView(Vertical):
         # Empty: the demo's length, or the core's lengths that fit the model's max_len after the prompt.
         lengths = parse_lengths(text) if text.strip() else DEMO_LENGTHS if demo else default_lengths(
             config, prompt_len, 128)
-        self.job += 1
-        self.running, self.report = True, None
-        self.query_one("#sp-progress", ProgressBar).update(total=len(lengths) * 2 * (repeats + 1), progress=0)
+        self.report = None
         training = getattr(self.app.view("train"), "training", False) if self.app.query("#view-train") else False
         busy = " - training is running too, so both share the CPU" if training else ""
         what = (f"the demo model (d_model {DEMO.d_model}, {DEMO.decoder_layers} layers, random weights; the live "
                 f"model is unchanged)" if demo else live.origin)
         self._summary(f"measuring {what} on {live.device}{busy}...")
-        model, device, job = DEMO if demo else live.model, live.device, self.job
+        model, device = DEMO if demo else live.model, live.device
         self.measured_demo = demo
-        self.run_worker(lambda: measure(self, job, model, device, prompt_len, lengths, repeats), thread=True,
-                        group="speed", exclusive=True, exit_on_error=False)
+        self.start_job(lambda poster: measure(poster, model, device, prompt_len, lengths, repeats),
+                       total=len(lengths) * 2 * (repeats + 1))
 
     def action_cancel(self) -> None:
         if self.kv_shown:
             self.query_one(KVPanel).cancel()
-        elif self.running:
-            self.workers.cancel_group(self, "speed")
+        elif self.cancel_job():
             self._summary("cancelling...")
 
-    @on(Button.Pressed)
-    def _button(self, event: Button.Pressed) -> None:
-        actions = {"sp-run": self.action_run, "sp-cancel": self.action_cancel}
-        if event.button.id in actions:
-            event.stop()
-            actions[event.button.id]()
-
-    def on_speed_progress(self, message: SpeedProgress) -> None:
-        if message.job == self.job:
-            self.query_one("#sp-progress", ProgressBar).update(total=message.total, progress=message.done)
-
-    def on_speed_done(self, message: SpeedDone) -> None:
-        if message.job != self.job:
+    def job_finished(self, done: JobDone, label: Any) -> None:
+        if done.error:
+            self._summary(f"failed: {done.error}")
+            self.notify(done.error, title="speed", severity="error")
             return
-        self.running = False
-        if message.error:
-            self._summary(f"failed: {message.error}")
-            self.notify(message.error, title="speed", severity="error")
-            return
-        self.report, self.config, self.peaks = message.report, message.config, message.peaks
-        self._show(message.report)
+        self.report, self.config, self.peaks = done.result
+        self._show(self.report)
 
     def _show(self, report: Any) -> None:
         table = self.query_one("#sp-table", DataTable)

@@ -12,12 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.message import Message
+from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
-from textual.worker import get_current_worker
 
 from tui_lab.analysis.format import fmt_bytes
+from tui_lab.app.background_job import JobDone, JobPoster, JobView
 from tui_lab.app.widgets.field_input import FieldInput
 
 COLUMNS = ("attention", "kv heads", "KV/token", "KV cache", "ms/step", "tok/s", "vs MHA")
@@ -25,32 +24,12 @@ FIELDS = (("prompt", "kv-prompt", "64"), ("new", "kv-new", "64"), ("repeats", "k
           ("batch", "kv-batch", "4"))
 
 
-class KvProgress(Message):
-    def __init__(self, job: int, done: int, total: int) -> None:
-        super().__init__()
-        self.job, self.done, self.total = job, done, total
+def measure_kv(poster: JobPoster, config: Any, device: str, sizes: dict[str, int]) -> Any:
+    """Worker thread: build the three models and time them."""
+    from tui_lab.generation.gqa_speed import compare_kv_heads
 
-
-class KvDone(Message):
-    def __init__(self, job: int, report: Any = None, error: str | None = None) -> None:
-        super().__init__()
-        self.job, self.report, self.error = job, report, error
-
-
-def measure_kv(poster: Any, job: int, config: Any, device: str, sizes: dict[str, int]) -> None:
-    """Worker thread: build the three models and time them; post progress, then the report (or the error)."""
-    try:
-        from tui_lab.generation.gqa_speed import compare_kv_heads
-
-        worker = get_current_worker()
-        report = compare_kv_heads(config, device, sizes["prompt"], sizes["new"], sizes["repeats"], sizes["batch"],
-                                  on_progress=lambda d, t: poster.post_message(KvProgress(job, d, t)),
-                                  should_stop=lambda: worker.is_cancelled)
-        poster.post_message(KvDone(job, report))
-    except Exception as err:  # noqa: BLE001 - shown as one line, never a crash
-        from tui_lab.errors import one_line
-
-        poster.post_message(KvDone(job, error=one_line(err)))
+    return compare_kv_heads(config, device, sizes["prompt"], sizes["new"], sizes["repeats"], sizes["batch"],
+                            on_progress=poster.progress, should_stop=lambda: poster.stopped)
 
 
 def table_rows(report: Any) -> list[tuple[str, ...]]:
@@ -88,7 +67,7 @@ def parse_sizes(values: dict[str, str]) -> dict[str, int]:
     return sizes
 
 
-class KVPanel(Vertical):
+class KVPanel(JobView):
     """Fields, Run/Cancel, a progress bar, one summary line, the three rows and what a step reads."""
 
     DEFAULT_CSS = """
@@ -103,11 +82,11 @@ class KVPanel(Vertical):
     KVPanel #kv-note { color: $text-muted; }
     KVPanel #kv-table { height: auto; }
     """
+    JOB_GROUP, JOB_PROGRESS = "speed-kv", "#kv-progress"
+    JOB_BUTTONS = {"kv-run": "run", "kv-cancel": "cancel"}
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.job = 0
-        self.running = False
         self.report: Any = None
 
     def compose(self) -> ComposeResult:
@@ -140,40 +119,23 @@ class KVPanel(Vertical):
         except ValueError as err:
             self._say(f"not run: {err}")
             return
-        self.job += 1
-        self.running, self.report = True, None
+        self.report = None
         kinds = ", ".join(f"{name} {k}" for name, k in kv_choices(config))
-        self.query_one("#kv-progress", ProgressBar).update(total=len(kv_choices(config)) * (sizes["repeats"] + 1),
-                                                          progress=0)
         self._say(f"measuring d_model {config.d_model}, {config.decoder_layers} layers, {config.heads} heads with "
                   f"kv heads {kinds} on {live.device}...")
-        job, device = self.job, live.device
-        self.run_worker(lambda: measure_kv(self, job, config, device, sizes), thread=True, group="speed-kv",
-                        exclusive=True, exit_on_error=False)
+        device = live.device
+        self.start_job(lambda poster: measure_kv(poster, config, device, sizes),
+                       total=len(kv_choices(config)) * (sizes["repeats"] + 1))
 
     def cancel(self) -> None:
-        if self.running:
-            self.workers.cancel_group(self, "speed-kv")
+        if self.cancel_job():
             self._say("cancelling...")
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        actions = {"kv-run": self.run, "kv-cancel": self.cancel}
-        if event.button.id in actions:
-            event.stop()
-            actions[event.button.id]()
-
-    def on_kv_progress(self, message: KvProgress) -> None:
-        if message.job == self.job:
-            self.query_one("#kv-progress", ProgressBar).update(total=message.total, progress=message.done)
-
-    def on_kv_done(self, message: KvDone) -> None:
-        if message.job != self.job:
+    def job_finished(self, done: JobDone, label: Any) -> None:
+        if done.error:
+            self._say(f"failed: {done.error}")
             return
-        self.running = False
-        if message.error:
-            self._say(f"failed: {message.error}")
-            return
-        self.report = report = message.report
+        self.report = report = done.result
         table = self.query_one("#kv-table", DataTable)
         table.clear()
         for row in table_rows(report):

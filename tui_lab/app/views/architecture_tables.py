@@ -1,0 +1,78 @@
+"""The Architecture view's read-outs as Rich tables and cells: pure arithmetic on the config, no Textual.
+
+The summary's FLOPs and memory, the KV cache with MHA, GQA and MQA side by side, the paper's rounded figure
+beside the exact count, and the Shapes tab's narrow cells. Nothing here needs torch, so the page follows
+every keystroke before torch has loaded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rich.table import Table
+
+from tui_lab.analysis import count_params, flops_per_token, memory
+from tui_lab.analysis.cost import kv_cache_variants
+from tui_lab.analysis.format import fmt_bytes, fmt_count
+from tui_lab.config import ModelConfig
+from tui_lab.presets import load_preset
+
+PAPER_PRESET = "transformer-2017-base"
+
+
+def paper_note(config: ModelConfig) -> str:
+    """For the 2017 base: the paper's rounded figure next to the exact count, never in place of it."""
+    try:
+        base = load_preset(PAPER_PRESET)
+    except ValueError:
+        return ""
+    if dataclasses.replace(config, name=base.name) != base:
+        return ""
+    return (f'Vaswani et al. (2017, Table 3) give "65M" for the base model; counted here, with a shared '
+            f"37,000-token embedding and every bias: {count_params(config).total:,}.")
+
+
+def summary_text(config: ModelConfig, batch: int, seq_len: int) -> Table:
+    """FLOPs and memory as a grid; the third column explains and is the first to be cut when narrow."""
+    mem = memory(config, batch=batch, seq_len=seq_len)
+    flops = flops_per_token(config, seq_len)
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(no_wrap=True, min_width=13)
+    table.add_column(justify="right", no_wrap=True, min_width=10)
+    table.add_column(style="dim", no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_row("FLOPs / token", f"{fmt_count(flops)}", f"{flops:,} forward, context {seq_len}")
+    table.add_row("weights", fmt_bytes(mem.weights), "fp32")
+    table.add_row("training", fmt_bytes(mem.training), "AdamW: weights + grads + 2 moments")
+    table.add_row("activations", fmt_bytes(mem.activations), f"batch {batch} x {seq_len} tokens")
+    table.add_row("KV / token", fmt_bytes(mem.kv_cache_per_token), "2 x layers x kv heads x d_head x 4 B")
+    table.add_row("KV cache full", fmt_bytes(mem.kv_cache_full), f"{config.max_len:,} tokens, one sequence")
+    return table
+
+
+def kv_table(config: ModelConfig) -> Table:
+    """KV cache bytes with MHA, GQA and MQA side by side, the rest of the config unchanged; ours marked *.
+
+    One row per variant so that it fits the narrow right panel at 80 columns."""
+    table = Table(title="KV cache, fp32: MHA / GQA / MQA", title_justify="left", box=None, padding=(0, 1),
+                  show_edge=False, title_style="bold")
+    table.add_column("", no_wrap=True)
+    table.add_column("kv heads", justify="right", no_wrap=True)
+    table.add_column("per token", justify="right", no_wrap=True)
+    table.add_column(f"{config.max_len:,} tok", justify="right", no_wrap=True)
+    for v in kv_cache_variants(config):
+        table.add_row(f"{v.name}{' *' if v.current else ''}", f"{v.kv_heads}", fmt_bytes(v.per_token),
+                      fmt_bytes(v.full))
+    return table
+
+
+def short_path(path: str, depth: int) -> str:
+    """A layer's own rows without the layer's name ("decoder.3.ffn.up" -> "  ffn.up"): narrow, still unique
+    in order, since the layer's row ("decoder.3") comes right before them."""
+    if depth < 2:
+        return path
+    return "  " + ".".join(path.split(".")[2:])
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ",".join(str(n) for n in shape) + ")"  # no spaces: the column fits at 80x24
+
