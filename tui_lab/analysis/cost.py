@@ -50,7 +50,7 @@ class Memory:
     training: int  # weights + gradients + AdamW's two moments
     activations: int  # saved for backward, one batch
     kv_cache_per_token: int
-    kv_cache_full: int  # for max_len tokens, one sequence
+    kv_cache_full: int  # for max_len tokens, one sequence (at most window + global tokens with a window)
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
@@ -59,14 +59,30 @@ class Memory:
 def memory(c: ModelConfig, batch: int = 1, seq_len: int = 128, dtype: str = "float32") -> Memory:
     b = DTYPE_BYTES[dtype]
     params = count_params(c).total
-    kv_token = 2 * c.decoder_layers * c.n_kv_heads * c.d_head * b  # grouped-query: K heads, not H
+    kv_token = kv_bytes_per_token(c, dtype)
     return Memory(
         weights=params * b,
         training=params * (b + b + 8),  # fp32 moments, as torch's AdamW keeps them in the param dtype
         activations=activation_bytes(c, batch, seq_len, b),
         kv_cache_per_token=kv_token,
-        kv_cache_full=kv_token * c.max_len,
+        kv_cache_full=kv_token * kv_cache_tokens(c, c.max_len),
     )
+
+
+def kv_bytes_per_token(c: ModelConfig, dtype: str = "float32") -> int:
+    """K and V of one position in every decoder layer; grouped-query attention stores K heads, not H."""
+    return 2 * c.decoder_layers * c.n_kv_heads * c.d_head * DTYPE_BYTES[dtype]
+
+
+def kv_cache_tokens(c: ModelConfig, tokens: int) -> int:
+    """Positions a layer's KV cache holds for a run of `tokens`: all of them, or with a sliding window
+    (Mistral's rolling buffer, `model.kv_cache.WindowKV`) at most the window plus the global tokens."""
+    return min(tokens, c.attention_window + c.global_tokens) if c.attention_window else tokens
+
+
+def kv_cache_bytes(c: ModelConfig, tokens: int, batch: int = 1, dtype: str = "float32") -> int:
+    """The KV cache `model.new_cache(batch, tokens)` allocates: bounded by the window for window layers."""
+    return kv_bytes_per_token(c, dtype) * batch * kv_cache_tokens(c, tokens)
 
 
 def activation_bytes(c: ModelConfig, batch: int, seq_len: int, b: int) -> int:
@@ -149,7 +165,7 @@ class KVVariant:
     name: str  # "MHA", "GQA" or "MQA"
     kv_heads: int
     per_token: int  # bytes of K and V for one token, every decoder layer
-    full: int  # for max_len tokens, one sequence
+    full: int  # for max_len tokens, one sequence (a sliding window's rolling buffer when it has one)
     current: bool  # the config's own choice
 
 
@@ -173,5 +189,5 @@ def kv_cache_variants(c: ModelConfig, dtype: str = "float32") -> list[KVVariant]
         if k is None or (name == "MQA" and c.heads == 1):
             continue
         per_token = memory(c.replace(kv_heads=k), dtype=dtype).kv_cache_per_token
-        out.append(KVVariant(name, k, per_token, per_token * c.max_len, k == own))
+        out.append(KVVariant(name, k, per_token, per_token * kv_cache_tokens(c, c.max_len), k == own))
     return out

@@ -6,7 +6,8 @@ fixed seed (the time of a step does not depend on them). Each fills its KV cache
 decodes one token at a time through the cache, greedily; every decode step is timed (CUDA synchronised at
 each mark) and the median step gives tokens/s = batch / median. The three take turns within each repeat,
 in a rotated order, so load that comes and goes on a shared machine weighs on all three alike and no model
-always goes first. KV bytes are read from the cache's buffers beside `analysis.memory`'s prediction.
+always goes first. KV bytes are read from the cache's buffers beside `analysis.cost.kv_cache_bytes`'s
+prediction (bounded by the window for a sliding-window model: its cache is a rolling buffer).
 
 The same function serves the Speed view's "MHA vs GQA vs MQA" panel and `benchmarks/gqa_speed.py`.
 """
@@ -21,7 +22,7 @@ from typing import Any
 
 import torch
 
-from tui_lab.analysis.cost import DTYPE_BYTES, example_kv_heads, memory
+from tui_lab.analysis.cost import DTYPE_BYTES, example_kv_heads, kv_cache_bytes, memory
 from tui_lab.config import ModelConfig
 from tui_lab.generation.threads import decode_threads, torch_threads
 
@@ -36,6 +37,7 @@ class KVRow:
     kv_heads: int
     kv_bytes_per_token: int  # analysis.memory, in the model's dtype: 2 x layers x kv heads x d_head x bytes
     cache_bytes: int = 0  # measured: the cache's K and V buffers for batch x (prompt + new) positions
+    predicted_bytes: int = 0  # analysis.cost.kv_cache_bytes: per token x batch x positions kept (window-bounded)
     step_s: list[float] = field(default_factory=list, repr=False)  # every timed decode step, all repeats
 
     @property
@@ -69,7 +71,8 @@ class KVReport:
                 "new_tokens": self.new_tokens, "repeats": self.repeats, "threads": self.threads,
                 "cancelled": self.cancelled,
                 "rows": [{"name": r.name, "kv_heads": r.kv_heads, "kv_bytes_per_token": r.kv_bytes_per_token,
-                          "cache_bytes": r.cache_bytes, "median_step_ms": r.median_step_s * 1e3,
+                          "cache_bytes": r.cache_bytes,
+                          "predicted_bytes": r.predicted_bytes, "median_step_ms": r.median_step_s * 1e3,
                           "p10_step_ms": r.spread_s()[0] * 1e3, "p90_step_ms": r.spread_s()[1] * 1e3,
                           "tokens_per_s": r.tokens_per_s(self.batch), "steps": len(r.step_s)} for r in self.rows]}
 
@@ -124,7 +127,8 @@ def compare_kv_heads(config: ModelConfig, device: str = "cpu", prompt_len: int =
     p = next(models[0].parameters())
     dtype = str(p.dtype).removeprefix("torch.")
     report = KVReport(str(p.device), variants[0][1], batch, prompt_len, new_tokens, repeats, threads)
-    report.rows = [KVRow(name, c.n_kv_heads, _kv_per_token(c, dtype)) for name, c in variants]
+    report.rows = [KVRow(name, c.n_kv_heads, _kv_per_token(c, dtype), predicted_bytes=_kv_bytes(
+        c, prompt_len + new_tokens, batch, dtype)) for name, c in variants]
     prompt = torch.randint(config.vocab, (batch, prompt_len), generator=torch.Generator().manual_seed(seed))
     timer = _Timer(prompt.to(p.device), should_stop, on_progress, total=len(models) * (repeats + 1))
     report.threads = decode_threads(models[0], True, batch) if threads is None else threads
@@ -143,6 +147,10 @@ def compare_kv_heads(config: ModelConfig, device: str = "cpu", prompt_len: int =
 
 def _kv_per_token(c: ModelConfig, dtype: str) -> int:
     return memory(c, dtype=dtype if dtype in DTYPE_BYTES else "float32").kv_cache_per_token
+
+
+def _kv_bytes(c: ModelConfig, tokens: int, batch: int, dtype: str) -> int:
+    return kv_cache_bytes(c, tokens, batch, dtype if dtype in DTYPE_BYTES else "float32")
 
 
 def _rotated(n: int, start: int) -> list[int]:

@@ -133,25 +133,30 @@ class SelfAttention(nn.Module):
         if self.positions == "rope":
             cos, sin = self._rope_table(end, q)
             q, k = apply_rope(q, cos[start:end], sin[start:end]), apply_rope(k, cos[start:end], sin[start:end])
+        rolled = None  # the keys' absolute positions when a rolling window cache holds them out of order
         if cache is not None:
-            k, v = cache.append(k, v, start)  # (N, K, start + L, D)
+            k, v, rolled = cache.append(k, v, start)  # (N, K, S, D): S = start + L, or the window's slots
+        k_pos = rolled
+        if rolled is None and (self.window or self.positions == "alibi"):
+            k_pos = torch.arange(k.shape[-2], device=x.device)  # (S,) slot i holds position i
         if self.window:
-            allowed = self._local(allowed, start, end, k.shape[-2], x.device)
+            allowed = self._local(allowed, start, end, k_pos, x.device)
         bias = None
         if self.positions == "alibi":
             q_pos = torch.arange(start, end, device=x.device)
-            bias = alibi_bias(self.heads, q_pos, torch.arange(k.shape[-2], device=x.device), self.causal)
+            bias = alibi_bias(self.heads, q_pos, k_pos, self.causal)
         drop = self.dropout if self.training else 0.0
         out, weights = attend(q, k, v, allowed, bias, self.causal, drop, need_weights, self.scale)
-        return self.out(merge_heads(out)), weights
+        return self.out(merge_heads(out)), weights if rolled is None else _by_position(weights, rolled, end)
 
-    def _local(self, allowed: Tensor | None, start: int, end: int, k_len: int, device) -> Tensor:
+    def _local(self, allowed: Tensor | None, start: int, end: int, k_pos: Tensor, device) -> Tensor:
         """The sliding window (and global tokens) by absolute position, so a cached step masks like a full pass."""
-        q_pos, k_pos = torch.arange(start, end, device=device), torch.arange(k_len, device=device)
+        q_pos = torch.arange(start, end, device=device)
         local = combine(allowed, local_mask(q_pos, k_pos, self.window, self.causal, self.global_tokens))
         # A padded query whose window holds only padding would have no key at all (softmax of nothing is NaN,
         # and NaN values leak through the next layer's zero weights): it always sees itself; the loss ignores it.
-        return local | (q_pos[:, None] == k_pos[None, :])
+        # An empty slot of a rolling cache (position -1) is never seen.
+        return (local | (q_pos[:, None] == k_pos[None, :])) & (k_pos >= 0)
 
     def _rope_table(self, length: int, like: Tensor) -> tuple[Tensor, Tensor]:
         """RoPE's cos/sin for positions 0..length-1, computed once and reused by every step."""
@@ -160,6 +165,15 @@ class SelfAttention(nn.Module):
             with torch.inference_mode(False), torch.no_grad():  # a table made while generating serves training too
                 self._rope = rope_angles(like.shape[-1], torch.arange(size, device=like.device), self.rope_base)
         return self._rope
+
+
+def _by_position(weights: Tensor | None, k_pos: Tensor, end: int) -> Tensor | None:
+    """Weights over a rolling cache's slots (N, H, L, slots) -> over positions 0..end-1, as a full pass has them."""
+    if weights is None:
+        return None
+    grid = weights.new_zeros(*weights.shape[:-1], end)
+    seen = k_pos >= 0
+    return grid.index_copy_(-1, k_pos[seen], weights[..., seen])
 
 
 class CrossAttention(nn.Module):

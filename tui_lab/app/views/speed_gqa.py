@@ -48,10 +48,10 @@ def table_rows(report: Any) -> list[tuple[str, ...]]:
 
 def read_note(report: Any) -> str:
     """What one decode step reads at the run's mid-point: every weight once, and the whole KV cache so far."""
-    from tui_lab.analysis.cost import memory
+    from tui_lab.analysis.cost import kv_cache_tokens, memory
 
     weights = memory(report.config).weights
-    tokens = report.batch * (report.prompt_len + report.new_tokens // 2)
+    tokens = report.batch * kv_cache_tokens(report.config, report.prompt_len + report.new_tokens // 2)  # window-bounded
     caches = " / ".join(f"{r.name} {fmt_bytes(r.kv_bytes_per_token * tokens)}" for r in report.rows)
     return f"a step reads {fmt_bytes(weights)} of weights and the cache: {caches}"
 
