@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 BARE_TEXT = "bare Textual app: first frame"
-FORM_LAST_FIELD = "decoder_mode"  # the Architecture form's last row visible at 80 x 24 (more axes pushed final_norm below)
+FORM_LAST_FIELD = "decoder_mode"  # the form's last row visible at 80 x 24 (new axes pushed final_norm below)
 BARE_APP = f'''
 from textual.app import App
 from textual.widgets import Footer, Header, Static

@@ -133,8 +133,8 @@ class CpuWindow:
 class AppUnderTest:
     """One app on the Train view for every round: each round starts a run, watches, types, stops it."""
 
-    def __init__(self, app, pilot, fields: dict) -> None:
-        self.app, self.pilot, self.fields = app, pilot, fields
+    def __init__(self, app, fields: dict) -> None:
+        self.app, self.fields = app, fields
         self.painted: list[tuple[float, int]] = []  # (time, length of the typed text when the screen was updated)
         self.steps: list = []  # the step events of the run in progress
         self.shown = asyncio.Event()
@@ -146,12 +146,12 @@ class AppUnderTest:
                 all(e.step != event.step for e in self.steps[-3:]):  # the hook sees a message at each hop
             self.steps.append(event)
 
-    async def open(self) -> None:
+    async def open(self, pilot) -> None:
         app = self.app
         while not app.query("#view-train"):
-            await self.pilot.pause(0.05)
+            await pilot.pause(0.05)
         app.show_view("train")
-        await self.pilot.pause()
+        await pilot.pause()
         self.view = app.view("train")
         for name, value in self.fields.items():
             inputs = app.query(f"#tf-{name}")
@@ -227,11 +227,9 @@ async def rounds(fields: dict, args) -> dict:
     runs beside it (a process's own rate swings ~15% from one start to the next on this machine, so one
     pair decides nothing: the median over rounds does)."""
     out = {"headless": [], "in_app": [], "latencies": [], "cpu": []}
-    probe = AppUnderTest(None, None, fields)
-    app = make_app(["--preset", "gpt2-toy"])
-    async with app.run_test(size=(120, 40), message_hook=probe.hook) as pilot:
-        probe.app, probe.pilot = app, pilot
-        await probe.open()
+    probe = AppUnderTest(make_app(["--preset", "gpt2-toy"]), fields)
+    async with probe.app.run_test(size=(120, 40), message_hook=probe.hook) as pilot:
+        await probe.open(pilot)
         for r in range(args.rounds):
             if not args.app_only:
                 out["headless"].append(await asyncio.to_thread(headless, fields))

@@ -188,6 +188,6 @@ def kv_cache_variants(c: ModelConfig, dtype: str = "float32") -> list[KVVariant]
     for name, k in choices:
         if k is None or (name == "MQA" and c.heads == 1):
             continue
-        per_token = memory(c.replace(kv_heads=k), dtype=dtype).kv_cache_per_token
+        per_token = kv_bytes_per_token(c.replace(kv_heads=k), dtype)
         out.append(KVVariant(name, k, per_token, per_token * kv_cache_tokens(c, c.max_len), k == own))
     return out

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from tui_lab.analysis.cost import DTYPE_BYTES, example_kv_heads, kv_cache_bytes, memory
+from tui_lab.analysis.cost import DTYPE_BYTES, example_kv_heads, kv_bytes_per_token, kv_cache_bytes
 from tui_lab.config import ModelConfig
 from tui_lab.generation.threads import decode_threads, torch_threads
 
@@ -35,7 +35,7 @@ class KVRow:
 
     name: str  # "MHA", "GQA" or "MQA"
     kv_heads: int
-    kv_bytes_per_token: int  # analysis.memory, in the model's dtype: 2 x layers x kv heads x d_head x bytes
+    kv_bytes_per_token: int  # analysis.cost.kv_bytes_per_token in the model's dtype: 2 x layers x kv heads x d_head x B
     cache_bytes: int = 0  # measured: the cache's K and V buffers for batch x (prompt + new) positions
     predicted_bytes: int = 0  # analysis.cost.kv_cache_bytes: per token x batch x positions kept (window-bounded)
     step_s: list[float] = field(default_factory=list, repr=False)  # every timed decode step, all repeats
@@ -146,11 +146,16 @@ def compare_kv_heads(config: ModelConfig, device: str = "cpu", prompt_len: int =
 
 
 def _kv_per_token(c: ModelConfig, dtype: str) -> int:
-    return memory(c, dtype=dtype if dtype in DTYPE_BYTES else "float32").kv_cache_per_token
+    return kv_bytes_per_token(c, _analysed(dtype))
 
 
 def _kv_bytes(c: ModelConfig, tokens: int, batch: int, dtype: str) -> int:
-    return kv_cache_bytes(c, tokens, batch, dtype if dtype in DTYPE_BYTES else "float32")
+    return kv_cache_bytes(c, tokens, batch, _analysed(dtype))
+
+
+def _analysed(dtype: str) -> str:
+    """The model's dtype as the analysis names it (fp32 for one it has no size for)."""
+    return dtype if dtype in DTYPE_BYTES else "float32"
 
 
 def _rotated(n: int, start: int) -> list[int]:

@@ -19,7 +19,8 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from tui_lab.analysis import count_params, flops_per_token, memory
+from tui_lab.analysis import count_params, flops_per_token
+from tui_lab.analysis.cost import kv_bytes_per_token
 from tui_lab.analysis.format import fmt_bytes, fmt_count
 from tui_lab.config import ModelConfig, field_names
 
@@ -71,7 +72,7 @@ def cost_rows(a: ModelConfig, b: ModelConfig, context: int) -> list[CostRow]:
 
 
 def _kv(c: ModelConfig) -> int:
-    return memory(c).kv_cache_per_token  # fp32, every decoder layer: 2 x layers x kv heads x d_head x 4 B
+    return kv_bytes_per_token(c)  # fp32, every decoder layer: 2 x layers x kv heads x d_head x 4 B
 
 
 def _kv_text(c: ModelConfig, per_token: int) -> str:
