@@ -39,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tui_lab.app.priority import spawn, thread_nice  # noqa: E402
 from tui_lab.app.threads import configure_openmp, train_threads  # noqa: E402
 
 configure_openmp()  # as `tui-lab` does before torch is imported
@@ -139,6 +140,7 @@ class AppUnderTest:
         self.steps: list = []  # the step events of the run in progress
         self.shown = asyncio.Event()
         self.wanted = 0
+        self.trainer_nice: int | None = None
 
     def hook(self, message) -> None:
         event = getattr(message, "event", None)
@@ -181,6 +183,7 @@ class AppUnderTest:
                 app.screen.dismiss(True)
             await asyncio.sleep(0.1)
         pid = view.session.process._process.pid  # noqa: SLF001 - the trainer child, for its CPU
+        self.trainer_nice = os.getpriority(os.PRIO_PROCESS, pid)
         cpu, windows = {}, {}
         if watch > 0:  # the run on screen, nobody typing: what displaying the run costs
             window = windows["watching"] = CpuWindow(pid, profile)
@@ -232,14 +235,15 @@ async def rounds(fields: dict, args) -> dict:
         await probe.open(pilot)
         for r in range(args.rounds):
             if not args.app_only:
-                out["headless"].append(await asyncio.to_thread(headless, fields))
+                out["headless"].append(await asyncio.to_thread(spawn, lambda: headless(fields)))
             latencies, rates, cpu = await probe.run(args.keys, args.watch, args.profile and r == 0)
             out["latencies"] += latencies
             out["in_app"].append(statistics.median(rates) if rates else 0.0)
             out["cpu"].append(cpu)
         if not args.app_only:
-            out["headless"].append(await asyncio.to_thread(headless, fields))
-            out["headless_same_threads"] = await asyncio.to_thread(headless, fields, train_threads())
+            out["headless"].append(await asyncio.to_thread(spawn, lambda: headless(fields)))
+            out["headless_same_threads"] = await asyncio.to_thread(spawn, lambda: headless(fields, train_threads()))
+        out["nice"] = {"ui": thread_nice(), "trainer": probe.trainer_nice}
     return out
 
 
@@ -275,7 +279,9 @@ def main() -> None:
         _print_cpu(cpu)
     result = {"keys": len(out["latencies"]), "load_1min": round(load[0], 2), "rounds": args.rounds,
               "cpu": out["cpu"]}
-    print(f"load average {load[0]:.2f} (cores {os.cpu_count()})")
+    print(f"load average {load[0]:.2f} (cores {os.cpu_count()}); nice: UI thread {out['nice']['ui']}, "
+          f"trainer {out['nice']['trainer']}")
+    result["nice"] = out["nice"]
     latencies = out["latencies"]
     if latencies:
         p95 = statistics.quantiles(latencies, n=20, method="inclusive")[-1] if len(latencies) >= 2 else float("nan")

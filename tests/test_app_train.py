@@ -7,6 +7,7 @@ equal a headless Trainer's of the same config and seed, step for step."""
 from __future__ import annotations
 
 import csv
+import os
 
 import pytest
 import torch
@@ -14,6 +15,7 @@ from test_app_support import app_for, wait_for
 from textual.widgets import Input
 
 from tui_lab import load_preset
+from tui_lab.app import priority
 from tui_lab.app.runs import Run, RunStore, downsample, label_runs
 from tui_lab.app.widgets import train_form
 from tui_lab.app.widgets.line_plot import LinePlot
@@ -102,6 +104,8 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         view = await train_view(pilot)
         await start_paused(pilot, view)
         assert "vocab set to" in view.message  # the char tokenizer's vocab, not the preset's 256
+        # text cursors hold still while a run trains (a blink is a frame taken from the trainer), and blink after
+        await wait_for(pilot, lambda: not any(field.cursor_blink for field in app.screen.query(Input)), 5)
         await steps(pilot, view, 3)
         assert [s for s, _ in view.store.current.train_loss] == [1, 2, 3]
         await wait_for(pilot, lambda: app.query_one("#tr-loss", LinePlot).points == 3)  # redrawn by a 1 Hz timer
@@ -128,6 +132,10 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         app.query_one("#tf-lr", Input).value = "0.001"
         await start_paused(pilot, view)
         await steps(pilot, view, 1)
+        if priority.supported():  # the second run too starts at the app's priority; the UI thread sits below
+            trainer = os.getpriority(os.PRIO_PROCESS, view.session.process._process.pid)
+            assert trainer == priority.spawner_nice()
+            assert priority.thread_nice() == min(19, trainer + priority.ui_nice())
         await pilot.press("v")
 
         def labels() -> list[str]:
@@ -136,6 +144,7 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         await wait_for(pilot, lambda: "#1 lr=0.003" in labels() and "#2 lr=0.001" in labels())
         view.action_stop()
         await wait_for(pilot, lambda: not view.training)
+        await wait_for(pilot, lambda: all(field.cursor_blink for field in app.screen.query(Input)), 5)
 
 
 async def test_non_finite_loss_stops_with_a_message_and_keeps_the_last_good_weights():

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
+from tui_lab.app import priority
 from tui_lab.app.threads import train_threads
 from tui_lab.app.train_messages import Alignment, Estimate, TrainEnded, TrainEvent, TrainFailed, TrainReady
 from tui_lab.config import ModelConfig
@@ -103,6 +104,7 @@ class TrainSession(Controlled):
     def start(self, app: Any) -> Worker:
         """`app`: the widget that receives the messages and owns the worker (the Train view)."""
         self._poster = app
+        priority.yield_to_training()  # before the worker exists: it reads messages, UI-side work
         self.worker = app.run_worker(self._work, name=f"train run {self.run}", group="train", thread=True,
                                      exit_on_error=False)
         return self.worker
@@ -146,7 +148,7 @@ class TrainSession(Controlled):
                            live.config if live else None, state, live.tokenizer if live else None, ALIGN_EVERY_S)
         self.process = process = TrainerProcess(spec, self.control)
         try:
-            process.start()
+            priority.spawn(process.start)  # the trainer starts at the app's original priority
         except Exception as err:  # noqa: BLE001 - a run that cannot start is a message, never a crash
             self._fail(one_line(err))
             return

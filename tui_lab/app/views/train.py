@@ -85,7 +85,7 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
                     yield Heatmap(id="tr-experts")
 
     def on_mount(self) -> None:
-        self.set_interval(1 / REDRAW_HZ, self._redraw)
+        self.set_interval(1 / REDRAW_HZ, self._tick)
         self.query_one("#tr-align-box").display = False
         self.query_one("#tr-experts-box").display = False
         self._show_panel()

@@ -12,7 +12,7 @@ whose content is the same as last time.
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import ProgressBar, Static
+from textual.widgets import Input, ProgressBar, Static
 
 from tui_lab.app.runs import downsample
 from tui_lab.app.views.train_experts import draw_expert_load
@@ -21,13 +21,30 @@ from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import Line, LinePlot
 
 LR_REDRAW_EVERY = 4  # the lr curve is fixed; only its step marker moves
+# While a run trains, the loss plot redraws at most at this share of the UI thread's time: each drawing took
+# 20-30 ms on the 2-core machine (the plots were ~3% of a core, more than the rest of the view), and every
+# millisecond the UI thread takes stalls both of the trainer's OpenMP threads (tui_lab/app/priority.py).
+PLOT_SHARE = 0.015
 
 
 class TrainDrawing:
     _redraws = 0
     _drawn: dict | None = None  # what each widget shows now, to skip the ones that would not change
+    _blinking = True
 
-    def _redraw(self) -> None:
+    def _tick(self) -> None:
+        self._blink(not self.training)
+        self._redraw(paced=True)
+
+    def _blink(self, on: bool) -> None:
+        """Text cursors stay lit, without blinking, while a run trains: each blink is a frame (~1% of a core)."""
+        if on != self._blinking:
+            self._blinking = on
+            for field in self.screen.query(Input):
+                field.cursor_blink = on
+
+    def _redraw(self, paced: bool = False) -> None:
+        """Draw what changed; `paced` (the timer's ticks) lets the loss plot wait for its share of time."""
         if not self.dirty or not self.is_on_screen:
             return  # another view is in front: the tick after it comes back draws (view_activated)
         self.dirty = False
@@ -36,8 +53,11 @@ class TrainDrawing:
         self._status()
         loss = self._loss_key()
         if drawn.get("loss") != loss:
-            drawn["loss"] = loss
-            self._draw_loss()
+            if not (paced and self.training) or self.query_one("#tr-loss", LinePlot).due(PLOT_SHARE):
+                drawn["loss"] = loss
+                self._draw_loss()
+            else:
+                self.dirty = True  # new points wait for a later tick
         self._redraws += 1
         if (self._redraws % LR_REDRAW_EVERY == 1 or not self.training) and \
                 drawn.get("lr") != (s.get("step"), id(s.get("lr_curve"))):

@@ -4,12 +4,17 @@ textual-plotext rebuilds the whole figure on every refresh, so callers hand over
 series (`tui_lab.app.runs.downsample`) and call `set_lines` at most a few times a second. Plotext is
 not thread-safe: only the UI thread may call these methods. `set_log` switches the y axis to a log scale
 (latencies that differ 100x then both show their shape).
+
+`cost_s` is what the last drawing took on the UI thread (the figure's data, then plotext's build and the
+text Textual paints, which happen at the next frame), so a caller can pace redraws by it (`due`).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
+from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 COLOURS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red", "white")
@@ -36,6 +41,8 @@ class LinePlot(PlotextPlot):
         self.ylog = False
         self.ymax: float | None = None  # the top of the y axis when set: outliers above it sit off the plot
         self.points = 0  # points drawn, summed over lines (tests and the benchmark read it)
+        self.cost_s = 0.0  # the last drawing's UI-thread time: set_lines plus the render that followed it
+        self._set_at = float("-inf")  # when set_lines last ran (time.monotonic)
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -47,8 +54,21 @@ class LinePlot(PlotextPlot):
         if title is not None:
             self.title = title
         self.points = sum(len(line.xs) for line in self.lines)
+        start = time.perf_counter()
         self._draw()
+        self.cost_s = time.perf_counter() - start
+        self._set_at = time.monotonic()
         self.refresh()
+
+    def due(self, share: float) -> bool:
+        """True when a redraw now keeps the plot's drawing under `share` of the UI thread's time."""
+        return time.monotonic() >= self._set_at + self.cost_s / share
+
+    def render(self) -> RenderResult:
+        start = time.perf_counter()
+        rendered = super().render()
+        self.cost_s += time.perf_counter() - start
+        return rendered
 
     def set_log(self, on: bool) -> None:
         """A log y axis (values must be > 0; a line with a value <= 0 is left out while it is on)."""
