@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -86,6 +88,12 @@ class TuiLabApp(App):
         self.hf_options: dict[str, bool] = {}  # --download / --allow-pickle for from_hf (cli/launch.py sets them)
         self._origin = origin or f"preset {config.name}"
         self._build_on_start = build
+        self.last_key_at = float("-inf")  # time.monotonic() of the last key (views hold costly redraws meanwhile)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.last_key_at = time.monotonic()
+        await super().on_event(event)
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -2,13 +2,17 @@
 
 On 2 cores the trainer's two OpenMP threads stall together whenever the UI thread takes one core (the
 other waits at the next barrier), so ~10% of a core of UI work cost the trainer 10-15% of its speed
-(benchmarks/ui_latency.py). A UI thread a few nice levels below the trainer leaves the trainer a core it
-needs and runs in the gaps (the trainer's single-threaded Python between ops), which measured in-app /
-headless UI_NICE_MEASURED.
+(benchmarks/ui_latency.py). With the UI thread UI_NICE levels below the trainer, the trainer keeps its
+cores and the UI thread runs mostly in their gaps (the trainer's single-threaded Python between ops).
+Measured on the 2-core AMD machine (in-app / headless tokens/s, median over rounds, key-to-screen p95):
+neither lever alone reaches 0.90 reliably. Nice 5 with the old drawing 0.91 (p95 40 ms), nice 7 0.92 (p95
+49 ms; nice 10 earlier 0.93-0.96 at p95 80 ms, over the 50 ms target); the Train view drawing less while a
+run trains (tui_lab/app/views/train_draw.py) at nice 0: 0.90 over 10 rounds (p95 35 ms). Both together,
+nice 5: 0.96 over 10 rounds (p95 37 ms).
 
 Linux raises a thread's nice value for that thread alone, but an unprivileged process can never lower it
 again, and a thread or child process inherits the nice value of the thread that creates it. So the
-trainer process is started from the `Spawner`, a thread created before the UI thread is lowered: every
+trainer process is started from the spawner, a thread created before the UI thread is lowered: every
 run's trainer starts at the app's original priority, however often the UI thread has yielded since.
 Elsewhere (macOS, Windows) nothing changes: those kernels have no per-thread nice value.
 """

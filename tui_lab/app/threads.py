@@ -17,6 +17,9 @@ that bracket them in every run, before and after the move (the headless side, ru
 spin, suffers more from the other load), so on this machine the ratio cannot separate the two designs; the
 process removes the GIL cost by construction. Key-to-screen p95 stayed in the same range (48-90 ms under
 that load, 25-43 ms measured earlier on a quiet machine).
+
+What lifted the ratio past 0.90 afterwards: the UI thread yields to the trainer (tui_lab/app/priority.py) and
+the Train view draws less while a run trains (tui_lab/app/views/train_draw.py).
 """
 
 from __future__ import annotations
