@@ -81,3 +81,23 @@ def test_an_unreadable_or_nonsense_cache_is_measured_again_and_rewritten(private
 def test_an_explicit_size_measures_and_keeps_nothing(private_cache):
     matmul_peak_flops("cpu", size=64, repeats=1)
     assert not (private_cache / hardware.PEAK_FILE).exists()
+
+
+def test_remeasuring_keeps_the_higher_peak(private_cache, monkeypatch):
+    key = hardware.peak_key("cpu", torch.float32)
+    hardware._write_peak(key, 3e10, 1024)  # measured under load
+    calls = _count_measures(monkeypatch, flops=2.5e11)
+    assert hardware.remeasure_peak("cpu") == 2.5e11 and matmul_peak_flops("cpu") == 2.5e11
+    assert json.loads((private_cache / hardware.PEAK_FILE).read_text())[key]["flops"] == 2.5e11
+    calls = _count_measures(monkeypatch, flops=1e11)  # a later measurement under load never lowers it
+    assert hardware.remeasure_peak("cpu") == 2.5e11 and len(calls) == 1
+
+
+def test_the_cpu_key_names_its_matmul_units():
+    name = hardware.device_name("cpu")
+    flags = next((line.split() for line in open("/proc/cpuinfo") if line.startswith("flags")), []) \
+        if hardware.Path("/proc/cpuinfo").exists() else []
+    if "avx512f" in flags:
+        assert name.endswith(("avx512", "amx"))
+    elif "avx2" in flags:
+        assert name.endswith("avx2")

@@ -50,3 +50,20 @@ def test_the_peak_is_not_measured_while_building_only_at_the_first_step(monkeypa
     event = trainer.step()
     trainer.step()
     assert calls == ["cpu"] and event.mfu > 0
+
+
+def test_a_kept_peak_below_what_training_achieves_is_measured_again_once(tmp_path, monkeypatch):
+    from tui_lab import hardware
+
+    monkeypatch.setenv("TUI_LAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(hardware, "_PEAKS", {})
+    key = hardware.peak_key("cpu", torch.float32)
+    hardware._write_peak(key, 1e6, 1024)  # kept from a launch on a loaded (or another) machine
+    trainer = Trainer(tiny_lm(), lm_config(steps=4), data=small_lm_data())
+    events = [trainer.step() for _ in range(3)]
+    assert all(0 < e.mfu <= 1 for e in events)  # never over 100%: the peak was measured again
+    assert hardware.matmul_peak_flops("cpu") > 1e8 and trainer.peak_flops == hardware.matmul_peak_flops("cpu")
+    calls = []
+    monkeypatch.setattr(hardware, "_measure", lambda *a: calls.append(a) or 1.0)
+    trainer.step()
+    assert calls == []  # once per run

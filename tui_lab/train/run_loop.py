@@ -63,6 +63,7 @@ class RunLoopMixin:
         w = self._window
         if not w["seconds"]:
             return 0.0, None
+        self._check_peak(w["flops"] / w["seconds"] / self.dist.world)
         return w["tokens"] / w["seconds"], w["flops"] / w["seconds"] / (self.peak_flops * self.dist.world)
 
     def _announce(self) -> None:

@@ -25,7 +25,7 @@ from torch import nn
 from tui_lab.analysis.cost import training_flops_per_token
 from tui_lab.config import ModelConfig
 from tui_lab.devices import pick_device
-from tui_lab.hardware import matmul_peak_flops
+from tui_lab.hardware import matmul_peak_flops, remeasure_peak
 from tui_lab.model import build_model
 from tui_lab.model.moe import record_routing
 from tui_lab.run_control import Controlled, RunControl
@@ -72,6 +72,7 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
         self.data_gen = torch.Generator().manual_seed(c.seed)
         self.step_count = 0
         self._peak = peak_flops  # measured (or read from the cache) at the first step, never while building
+        self._peak_checked = peak_flops is not None  # a given peak is the caller's; a kept one is checked once
         self.flops_per_token = training_flops_per_token(self.model_config,
                                                         self.source.context() or self.model_config.max_len)
         self.last_loss: float | None = None
@@ -113,6 +114,13 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
         if self._peak is None:
             self._peak = matmul_peak_flops(self.device)
         return self._peak
+
+    def _check_peak(self, flops_per_s: float) -> None:
+        """Achieved FLOP/s above the kept peak means that peak was measured under load (or on another
+        machine): measure it again, once per run, and keep the higher figure."""
+        if not self._peak_checked and flops_per_s > self.peak_flops:
+            self._peak_checked = True
+            self._peak = remeasure_peak(self.device)
 
     @property
     def is_seq2seq(self) -> bool:
