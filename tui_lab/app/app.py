@@ -70,6 +70,9 @@ def _view_bindings() -> list[Binding]:
     return keys
 
 
+TABS_WIDTH = sum(len(f"{i + 1} {spec.title}") + 2 for i, spec in enumerate(VIEWS))  # labels and their padding
+
+
 class TuiLabApp(App):
     CSS_PATH = "tui_lab.tcss"
     TITLE = "tui-lab"
@@ -89,6 +92,10 @@ class TuiLabApp(App):
         self._origin = origin or f"preset {config.name}"
         self._build_on_start = build
         self.last_key_at = float("-inf")  # time.monotonic() of the last key (views hold costly redraws meanwhile)
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Every tab on one line at 80 columns: without the space after each label the bar needs 75, not 82.
+        self.query_one("#views", TabbedContent).set_class(event.size.width < TABS_WIDTH, "-narrow-tabs")
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
