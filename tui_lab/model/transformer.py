@@ -15,7 +15,7 @@ from torch import Tensor, nn
 from tui_lab.config import ModelConfig
 from tui_lab.model.attention import AttentionCapture
 from tui_lab.model.batchnorm import with_keep
-from tui_lab.model.blocks import DecoderBlock, EncoderBlock, make_norm
+from tui_lab.model.blocks import DecoderBlock, EncoderBlock, dropped, make_norm
 from tui_lab.model.copy import CopyGate, copy_capture
 from tui_lab.model.heads import make_head
 from tui_lab.model.kv_cache import KVCache
@@ -75,7 +75,7 @@ class Transformer(nn.Module):
             x = x + self.pos_embed(start, x.shape[1])
         if self.embed_norm is not None:
             x = self.embed_norm(x)
-        return self.embed_drop(x)
+        return dropped(self.embed_drop, x)
 
     def encode(self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False,
                token_type_ids: Tensor | None = None):
