@@ -14,6 +14,10 @@ UI thread, the worker reading the trainer's messages, the queue's threads), `chi
 process's. `--profile` adds the UI thread's costliest functions (cProfile, which slows what it watches:
 read its shares, not the totals).
 
+Priority: the app lowers its UI thread while a run trains (tui_lab/app/priority.py; `TUI_LAB_UI_NICE=0` turns it
+off, for comparison) and starts each trainer from its spawner thread, kept at the original priority; the headless
+runs start from that thread too, so both sides train at the same nice value (the report prints both).
+
 Both sides compare the same number: the median over steps (after the first WARMUP_STEPS) of each step's
 own rate, `tokens / step_s` from its StepEvent (the event's `tokens_per_s` is a running mean since the
 first step, docs/CONTRACTS.md, which would carry the warm-up steps along).
