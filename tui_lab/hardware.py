@@ -7,6 +7,7 @@ the user's cache folder and read back by later launches, so MFU does not move be
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -53,7 +54,7 @@ def matmul_peak_flops(device: str = "cpu", dtype: torch.dtype = torch.float32, s
     if key not in _PEAKS:
         peak = _read_peak(key)
         if peak is None:
-            n = 4096 if str(device).startswith("cuda") else 1024
+            n = _peak_size(device)
             peak = _write_peak(key, _measure(torch.device(device), dtype, n, repeats), n)
         _PEAKS[key] = peak
     return _PEAKS[key]
@@ -63,11 +64,16 @@ def remeasure_peak(device: str = "cpu", dtype: torch.dtype = torch.float32) -> f
     """Measure the kept peak again and keep the higher figure (a matmul measured under load is slow, never
     fast), for a caller that saw work run faster than the kept peak allows (MFU over 100%)."""
     key = peak_key(device, dtype)
-    n = 4096 if str(device).startswith("cuda") else 1024
+    n = _peak_size(device)
     measured = _measure(torch.device(device), dtype, n, 5)
     kept = _read_peak(key) or 0.0
     _PEAKS[key] = _write_peak(key, measured, n) if measured > kept else kept
     return _PEAKS[key]
+
+
+def _peak_size(device: str) -> int:
+    """The square matmul a kept peak is measured on."""
+    return 4096 if str(device).startswith("cuda") else 1024
 
 
 def peak_key(device: str, dtype: torch.dtype) -> str:
@@ -85,24 +91,29 @@ def device_name(device: str) -> str:
     return f"{device} {platform.machine()}"
 
 
-def _cpu_model() -> str:
+@functools.cache
+def _cpuinfo() -> dict[str, str]:
+    """The first CPU's fields in /proc/cpuinfo (empty where there is none): read once per process."""
     try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
+        return {}
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition(":")
+        if sep:
+            fields.setdefault(name.strip().lower(), value.strip())
+    return fields
+
+
+def _cpu_model() -> str:
+    return _cpuinfo().get("model name") or platform.processor() or platform.machine() or "unknown"
 
 
 def _cpu_isa() -> str:
     """The widest matmul units the CPU reports: one model name ("Intel(R) Xeon(R) Processor") covers
-    machines with and without AVX-512 (measured 30 vs 250 GFLOP/s at 2 threads), so it is part of the key."""
-    try:
-        flags = next((line for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-                      .splitlines() if line.startswith("flags")), "").split()
-    except OSError:
-        return ""
+    machines with and without AVX-512, whose peaks differ several times over, so it is part of the key."""
+    flags = _cpuinfo().get("flags", "").split()
     return next((isa for flag, isa in (("amx_tile", "amx"), ("avx512f", "avx512"), ("avx2", "avx2"))
                  if flag in flags), "")
 

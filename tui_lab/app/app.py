@@ -70,7 +70,11 @@ def _view_bindings() -> list[Binding]:
     return keys
 
 
-TABS_WIDTH = sum(len(f"{i + 1} {spec.title}") + 2 for i, spec in enumerate(VIEWS))  # labels and their padding
+def _tab_label(i: int, spec: ViewSpec) -> str:
+    return f"{i + 1} {spec.title}"  # the number is the view's F-key
+
+
+TABS_WIDTH = sum(len(_tab_label(i, spec)) + 2 for i, spec in enumerate(VIEWS))  # labels and their padding
 
 
 class TuiLabApp(App):
@@ -106,7 +110,7 @@ class TuiLabApp(App):
         yield Header()
         with TabbedContent(id="views", initial=VIEWS[0].id):
             for i, spec in enumerate(VIEWS):
-                with TabPane(f"{i + 1} {spec.title}", id=spec.id):
+                with TabPane(_tab_label(i, spec), id=spec.id):
                     if i == 0:  # the views mount once this first frame is on screen (`on_ready`)
                         yield FirstFrame(self.live.config)
         yield Footer()

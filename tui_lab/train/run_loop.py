@@ -63,8 +63,9 @@ class RunLoopMixin:
         w = self._window
         if not w["seconds"]:
             return 0.0, None
-        self._check_peak(w["flops"] / w["seconds"] / self.dist.world)
-        return w["tokens"] / w["seconds"], w["flops"] / w["seconds"] / (self.peak_flops * self.dist.world)
+        per_device = w["flops"] / w["seconds"] / self.dist.world  # achieved FLOP/s of one rank's device
+        self._check_peak(per_device)
+        return w["tokens"] / w["seconds"], per_device / self.peak_flops
 
     def _announce(self) -> None:
         if self._started:

@@ -46,7 +46,7 @@ class TrainDrawing:
         self._redraw(paced=True)
 
     def _typing(self) -> bool:
-        return time.monotonic() - getattr(self.app, "last_key_at", float("-inf")) < TYPING_S
+        return time.monotonic() - self.app.last_key_at < TYPING_S
 
     def _blink(self, on: bool) -> None:
         """Text cursors stay lit, without blinking, while a run trains: each blink is a frame (~1% of a core)."""

@@ -43,6 +43,7 @@ class LinePlot(PlotextPlot):
         self.points = 0  # points drawn, summed over lines (tests and the benchmark read it)
         self.cost_s = 0.0  # the last drawing's UI-thread time: set_lines plus the render that followed it
         self._set_at = float("-inf")  # when set_lines last ran (time.monotonic)
+        self._data_s = 0.0  # set_lines' share of cost_s
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -56,7 +57,7 @@ class LinePlot(PlotextPlot):
         self.points = sum(len(line.xs) for line in self.lines)
         start = time.perf_counter()
         self._draw()
-        self.cost_s = time.perf_counter() - start
+        self._data_s = self.cost_s = time.perf_counter() - start
         self._set_at = time.monotonic()
         self.refresh()
 
@@ -67,7 +68,7 @@ class LinePlot(PlotextPlot):
     def render(self) -> RenderResult:
         start = time.perf_counter()
         rendered = super().render()
-        self.cost_s += time.perf_counter() - start
+        self.cost_s = self._data_s + time.perf_counter() - start  # a re-render (resize) replaces, never adds
         return rendered
 
     def set_log(self, on: bool) -> None:
