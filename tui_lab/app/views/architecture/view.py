@@ -1,8 +1,8 @@
 """Architecture: pick a preset, edit it, see counts, shapes, cost and the layer live; Apply rebuilds.
 
 Everything on this page is arithmetic on the config (`tui_lab.analysis`), so it follows every keystroke,
-even for 124M parameters, before torch has loaded. The right panel's drawing is `architecture_analysis`; its
-tables are `architecture_tables`.
+even for 124M parameters, before torch has loaded. The right panel's drawing is `analysis`; its
+tables are `tables`.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from textual.widgets import Button, DataTable, Input, Label, Select, Static, Tab
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.origin import describe_origin
-from tui_lab.app.views.architecture_analysis import CURRENT, DEFAULT_BATCH, DEFAULT_LENGTH, ArchitectureAnalysis
+from tui_lab.app.views.architecture.analysis import CURRENT, DEFAULT_BATCH, DEFAULT_LENGTH, ArchitectureAnalysis
+from tui_lab.app.views.architecture.config_form import ConfigForm
+from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
+from tui_lab.app.views.architecture.model_diagram import ModelDiagram
+from tui_lab.app.views.architecture.param_bars import ParamBars
 from tui_lab.app.widgets.block_diagram import BlockDiagram
-from tui_lab.app.widgets.config_form import ConfigForm
 from tui_lab.app.widgets.confirm_apply import ConfirmApply
-from tui_lab.app.widgets.ffn_rank import FFNRankNote
 from tui_lab.app.widgets.field_input import FieldInput
-from tui_lab.app.widgets.model_diagram import ModelDiagram
-from tui_lab.app.widgets.param_bars import ParamBars
 from tui_lab.config import ModelConfig
 from tui_lab.loading import shipped_for
 from tui_lab.presets import list_presets, load_preset

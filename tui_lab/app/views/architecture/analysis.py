@@ -10,12 +10,12 @@ from __future__ import annotations
 from textual.widgets import Button, DataTable, Input, Label, Select, Static, TabbedContent
 
 from tui_lab.analysis import count_params, shape_trace
-from tui_lab.app.views.architecture_tables import kv_table, paper_note, shape_text, short_path, summary_text
+from tui_lab.app.views.architecture.compare import compare_table
+from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
+from tui_lab.app.views.architecture.model_diagram import ModelDiagram
+from tui_lab.app.views.architecture.param_bars import ParamBars
+from tui_lab.app.views.architecture.tables import kv_table, paper_note, shape_text, short_path, summary_text
 from tui_lab.app.widgets.block_diagram import BlockDiagram
-from tui_lab.app.widgets.compare import compare_table
-from tui_lab.app.widgets.ffn_rank import FFNRankNote
-from tui_lab.app.widgets.model_diagram import ModelDiagram
-from tui_lab.app.widgets.param_bars import ParamBars
 from tui_lab.config import ModelConfig
 from tui_lab.presets import load_preset
 
