@@ -10,11 +10,11 @@ from textual.containers import Horizontal
 from textual.widgets import Select
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.views.attention_grids import KIND_TITLES, MASKS
+from tui_lab.app.views.attention.grids import KIND_TITLES, MASKS
 
 
 class Pickers:
-    """Needs `self.cap` (an attention_grids.Capture) and `self.redraw()` on the class it is mixed into."""
+    """Needs `self.cap` (an grids.Capture) and `self.redraw()` on the class it is mixed into."""
 
     _choices: dict[str, list]
 

@@ -1,7 +1,7 @@
 """The Attention view's drawing: the grid the pickers point at, its title, a ViT's image, every head at once.
 
 A mixin of AttentionView (which provides `cap`, `image`, `_title`, `last_export`, `choice()`, `choose()` and
-`_info()`). Which grid, its labels and its mask come from `attention_grids` (pure); this draws them, and
+`_info()`). Which grid, its labels and its mask come from `grids` (pure); this draws them, and
 writes the shown grid to JSON on `e`.
 """
 
@@ -15,11 +15,11 @@ from textual.widgets import Input, Label
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.origin import describe_origin
-from tui_lab.app.views import attention_vit as vit
-from tui_lab.app.views.attention_grids import ATTENTION_KINDS, Pattern, causal_mask, fit_title, grid_spec
+from tui_lab.app.views.attention import vit
+from tui_lab.app.views.attention.grids import ATTENTION_KINDS, Pattern, causal_mask, fit_title, grid_spec
+from tui_lab.app.views.attention.patch_image import PatchImage
+from tui_lab.app.views.attention.small_multiples import SmallMultiples
 from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.patch_image import PatchImage
-from tui_lab.app.widgets.small_multiples import SmallMultiples
 from tui_lab.paths import exports_dir
 
 

@@ -2,10 +2,10 @@
 
 Without a tokenizer (a random preset) words are split on spaces and hashed to ids (`grids.hash_ids`):
 the weights are random, so the grids show what an UNTRAINED model does. A loaded model whose tokenizer
-lacks the typed words gets text from its own data instead (`attention_capture.model_inputs`). The
+lacks the typed words gets text from its own data instead (`capture.model_inputs`). The
 capture runs in a thread worker; grids arrive as a message. `m` shows every layer x head at once.
-The inputs, the pickers and the drawing are mixins beside this file (`attention_inputs`, `attention_pickers`,
-`attention_draw`).
+The inputs, the pickers and the drawing are mixins beside this file (`inputs`, `pickers`,
+`draw`).
 """
 
 from __future__ import annotations
@@ -21,16 +21,15 @@ from textual.worker import get_current_worker
 
 from tui_lab.app import grids
 from tui_lab.app.guard import guarded
-from tui_lab.app.views import attention_capture as work
-from tui_lab.app.views import attention_mlm as mlm
-from tui_lab.app.views import attention_vit as vit
-from tui_lab.app.views.attention_draw import AttentionDrawing
-from tui_lab.app.views.attention_grids import MASKS, Capture
-from tui_lab.app.views.attention_inputs import SOURCE_TEXT, TARGET_TEXT, Inputs
-from tui_lab.app.views.attention_pickers import Pickers
+from tui_lab.app.views.attention import capture as work
+from tui_lab.app.views.attention import mlm, vit
+from tui_lab.app.views.attention.draw import AttentionDrawing
+from tui_lab.app.views.attention.grids import MASKS, Capture
+from tui_lab.app.views.attention.inputs import SOURCE_TEXT, TARGET_TEXT, Inputs
+from tui_lab.app.views.attention.patch_image import PatchImage
+from tui_lab.app.views.attention.pickers import Pickers
+from tui_lab.app.views.attention.small_multiples import SmallMultiples
 from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.patch_image import PatchImage
-from tui_lab.app.widgets.small_multiples import SmallMultiples
 from tui_lab.paths import exports_dir
 
 

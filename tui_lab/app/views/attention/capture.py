@@ -13,7 +13,7 @@ from typing import Any
 
 from textual.message import Message
 
-from tui_lab.app.views.attention_grids import POS_ROWS
+from tui_lab.app.views.attention.grids import POS_ROWS
 
 
 class Captured(Message):

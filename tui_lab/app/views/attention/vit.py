@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_lab.app.views.attention_capture import capture
+from tui_lab.app.views.attention.capture import capture
 
 IMAGE_TEXT = "0"
 
