@@ -15,9 +15,9 @@ from textual.widgets import Button, Input, Label
 
 from tui_lab.app import grids
 from tui_lab.app.origin import describe_origin
-from tui_lab.app.tour.examples import ENGLISH_SENTENCE, TOY_DE, TOY_EN, numbers_pair, previous_token_meta
 from tui_lab.app.views.attention import capture as work
 from tui_lab.app.views.attention.mlm import MLM_TEXT, is_mlm, mlm_ids
+from tui_lab.app.views.tour.examples import ENGLISH_SENTENCE, TOY_DE, TOY_EN, numbers_pair, previous_token_meta
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.data.masking import TYPED_MASK
 

@@ -15,7 +15,7 @@ from textual.widgets import Label, Static
 from textual.worker import Worker
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.tour.steps import STEPS
+from tui_lab.app.views.tour.steps import STEPS
 from tui_lab.errors import one_line
 
 WIDE = 120  # columns from which text and picture sit side by side
@@ -44,7 +44,7 @@ class TourView(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.step = 0
-        self.pictures = None  # tui_lab.app.tour.pictures.Pictures once computed
+        self.pictures = None  # tui_lab.app.views.tour.pictures.Pictures once computed
         self.shown = -1  # the step whose picture is on the page
         self.worker: Worker | None = None
 
@@ -73,7 +73,7 @@ class TourView(Vertical):
                                                     "gpt2-toy-english) for the tour's pictures...")
 
         def work() -> None:
-            from tui_lab.app.tour.pictures import compute
+            from tui_lab.app.views.tour.pictures import compute
 
             try:
                 self.post_message(PicturesReady(compute()))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui_lab.app.grids import GridSpec
-from tui_lab.app.tour.examples import (
+from tui_lab.app.views.tour.examples import (
     ENGLISH_SENTENCE,
     MASK_BATCH,
     SINE_ROWS,

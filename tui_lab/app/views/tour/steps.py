@@ -18,7 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from tui_lab.analysis import count_params
-from tui_lab.app.tour.examples import (
+from tui_lab.app.views.tour.examples import (
     ENGLISH_SENTENCE,
     MASK_BATCH,
     NUMBER,
@@ -27,8 +27,8 @@ from tui_lab.app.tour.examples import (
     numbers_pair,
     previous_token_meta,
 )
-from tui_lab.app.tour.pictures import Pictures, rnn_grids
-from tui_lab.app.tour.visuals import DecodeSteps, GridPanel, NormDiagrams, counts_table, side_by_side
+from tui_lab.app.views.tour.pictures import Pictures, rnn_grids
+from tui_lab.app.views.tour.visuals import DecodeSteps, GridPanel, NormDiagrams, counts_table, side_by_side
 from tui_lab.presets import load_preset
 
 BASE, SMALL = "transformer-2017-base", "gpt2-small"

@@ -12,7 +12,7 @@ from textual.widget import Widget
 from textual.widgets import Label, Static
 
 from tui_lab.app.grids import GridSpec
-from tui_lab.app.tour.pictures import DecodeRow
+from tui_lab.app.views.tour.pictures import DecodeRow
 from tui_lab.app.widgets.block_diagram import BlockDiagram
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.config import ModelConfig
