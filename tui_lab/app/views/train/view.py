@@ -5,7 +5,7 @@ vocab, which the status line says) or, with "continue live model", the live weig
 the run ends (done, stopped, or a non-finite loss) its last good weights become the live model. Events
 arrive as messages; widgets are redrawn by a timer at most REDRAW_HZ times a second, so a fast run
 cannot flood the UI, and plots get downsampled curves (runs.MAX_PLOT_POINTS per line). The run's messages
-are handled in `train_events`, the drawing in `train_draw`, saving and loading in `train_files`.
+are handled in `events`, the drawing in `draw`, saving and loading in `files`.
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ from textual.widgets import Button, ProgressBar, Static
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.runs import RunStore
-from tui_lab.app.train_session import LiveWeights, TrainSession
-from tui_lab.app.views.train_align import TrainAlignment, compose_alignment
-from tui_lab.app.views.train_draw import TrainDrawing
-from tui_lab.app.views.train_events import TrainMessages
-from tui_lab.app.views.train_files import TrainFiles
-from tui_lab.app.widgets.grad_norms import GradNorms
+from tui_lab.app.views.train.align import TrainAlignment, compose_alignment
+from tui_lab.app.views.train.draw import TrainDrawing
+from tui_lab.app.views.train.events import TrainMessages
+from tui_lab.app.views.train.files import TrainFiles
+from tui_lab.app.views.train.form import TrainForm
+from tui_lab.app.views.train.grad_norms import GradNorms
+from tui_lab.app.views.train.session import LiveWeights, TrainSession
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
-from tui_lab.app.widgets.train_form import TrainForm
 
 REDRAW_HZ = 1  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: 2 Hz cost training ~5%
 PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box", "tr-experts-box")

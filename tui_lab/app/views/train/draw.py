@@ -23,8 +23,8 @@ from rich.text import Text
 from textual.widgets import Input, ProgressBar, Static
 
 from tui_lab.app.runs import downsample
-from tui_lab.app.views.train_experts import draw_expert_load
-from tui_lab.app.widgets.grad_norms import GradNorms
+from tui_lab.app.views.train.experts import draw_expert_load
+from tui_lab.app.views.train.grad_norms import GradNorms
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import Line, LinePlot
 

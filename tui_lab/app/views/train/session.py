@@ -5,7 +5,7 @@ thread of the app it lost ~20% of its speed to a UI thread 8-11% busy (tui_lab/a
 worker here starts the process and reads what it streams (events, the alignment grid) and posts each as
 a message (never `call_from_thread`, which blocks the worker until the UI runs it). Pause/resume/stop act
 on a SharedRunControl created on the UI thread before the process exists, so a run can start paused
-(tests: Pilot waits for idle, which a busy worker never gives). The messages are in `train_messages`.
+(tests: Pilot waits for idle, which a busy worker never gives). The messages are in `messages`.
 
 Weights cross back only as consistent snapshots: one every SNAPSHOT_EVERY_S while it runs (kept if the
 process dies) and the final one, which becomes the live model when the run ends. A process that dies is
@@ -28,7 +28,7 @@ from textual.worker import Worker, get_current_worker
 
 from tui_lab.app import priority
 from tui_lab.app.threads import train_threads
-from tui_lab.app.train_messages import Alignment, Estimate, TrainEnded, TrainEvent, TrainFailed, TrainReady
+from tui_lab.app.views.train.messages import Alignment, Estimate, TrainEnded, TrainEvent, TrainFailed, TrainReady
 from tui_lab.config import ModelConfig
 from tui_lab.errors import one_line
 from tui_lab.run_control import Controlled
@@ -192,7 +192,7 @@ class TrainSession(Controlled):
         self.train_config = ready.train_config
         self.run_config, self.tokenizer, self._example = ready.model_config, ready.tokenizer, ready.example
         self.ready = True
-        estimate = Estimate(self.train_config.steps, ready.tokens_per_step, ready.flops_per_token, ready.peak_flops)
+        estimate = Estimate(self.config.steps, ready.tokens_per_step, ready.flops_per_token, ready.peak_flops)
         self._post(TrainReady(self.run, ready.model_config, ready.notes, ready.lr_curve, ready.params,
                               ready.continued, estimate))
 

@@ -1,6 +1,6 @@
 """The messages a training run posts to the Train view, and the estimate it asks with before a long run.
 
-Posted from the session's reader thread (`tui_lab.app.train_session`); each names its run, so a view drops
+Posted from the session's reader thread (`tui_lab.app.views.train.session`); each names its run, so a view drops
 what an older run still sends. None bubbles: only the Train view handles them, and a bubbling message
 costs a dispatch per ancestor, every step.
 """
