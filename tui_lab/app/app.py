@@ -46,7 +46,7 @@ VIEWS: list[ViewSpec] = [
     ViewSpec("attention", "Attention", "tui_lab.app.views.attention.view:AttentionView"),
     ViewSpec("tour", "Tour", "tui_lab.app.views.tour.view:TourView"),
     ViewSpec("train", "Train", "tui_lab.app.views.train.view:TrainView"),
-    ViewSpec("generate", "Generate", "tui_lab.app.views.generate:GenerateView"),
+    ViewSpec("generate", "Generate", "tui_lab.app.views.generate.view:GenerateView"),
     ViewSpec("speed", "Speed", "tui_lab.app.views.speed:SpeedView"),
     ViewSpec("experiments", "Experiments", "tui_lab.app.views.experiments:ExperimentsView"),
 ]

@@ -1,6 +1,6 @@
 """Generate: type a prompt, watch tokens stream from the live model, and compare the decoding modes.
 
-Tokens arrive one message each from a thread worker (`generate_jobs`). The completion reads as text (the
+Tokens arrive one message each from a thread worker (`jobs`). The completion reads as text (the
 prompt, then the new tokens), each token shaded by its probability on `y`; a cursor over the tokens (left/
 right, or the mouse) shows one token's probability and the top candidates of its step. The compare panel
 appears when `m` runs it, so at 80x24 the grid keeps the room. The attention grid grows one
@@ -14,8 +14,8 @@ translates: the prompt is the source sentence (by default seed 000's English 'se
 view picks it, or the toy's held-out number), the translation streams token by token under it, and the grid
 is the cross-attention of each translated token over the source (target x source), growing a row per token.
 
-How the view follows the live model is in `generate_live`; what it does with the workers' messages is in
-`generate_stream`; the side by side is `generate_versus`.
+How the view follows the live model is in `live`; what it does with the workers' messages is in
+`stream`; the side by side is `versus`.
 """
 
 from __future__ import annotations
@@ -28,15 +28,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Label, Static
 
-from tui_lab.app import generate_jobs as jobs
 from tui_lab.app.guard import guarded
-from tui_lab.app.views import generate_versus as versus
-from tui_lab.app.views.generate_live import DEFAULT_PROMPT, GenerateLiveModel
-from tui_lab.app.views.generate_stream import GenerateStream, sampling_text, stream_prefix
+from tui_lab.app.views.generate import jobs, versus
+from tui_lab.app.views.generate.live import DEFAULT_PROMPT, GenerateLiveModel
+from tui_lab.app.views.generate.stream import GenerateStream, sampling_text, stream_prefix
+from tui_lab.app.views.generate.token_stream import TokenStream, describe, legend
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.toggle import OnOffCheckbox
-from tui_lab.app.widgets.token_stream import TokenStream, describe, legend
 from tui_lab.generation.settings import GenerationSettings
 
 FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top_p", ""), ("beam", "beam_size", "1"),

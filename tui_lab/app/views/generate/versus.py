@@ -20,7 +20,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from tui_lab.app import generate_jobs as jobs
+from tui_lab.app.views.generate import jobs
 from tui_lab.config import is_nat
 from tui_lab.errors import one_line
 from tui_lab.generation.settings import GenerationSettings

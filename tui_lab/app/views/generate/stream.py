@@ -12,10 +12,9 @@ import math
 
 from textual.widgets import Static
 
-from tui_lab.app import generate_jobs as jobs
-from tui_lab.app.views import generate_versus as versus
+from tui_lab.app.views.generate import jobs, versus
+from tui_lab.app.views.generate.token_stream import Token, TokenStream
 from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.token_stream import Token, TokenStream
 from tui_lab.generation.settings import GenerationSettings
 
 ARROW = "→"  # between the source and its translation in the completion
