@@ -47,7 +47,7 @@ VIEWS: list[ViewSpec] = [
     ViewSpec("tour", "Tour", "tui_lab.app.views.tour.view:TourView"),
     ViewSpec("train", "Train", "tui_lab.app.views.train.view:TrainView"),
     ViewSpec("generate", "Generate", "tui_lab.app.views.generate.view:GenerateView"),
-    ViewSpec("speed", "Speed", "tui_lab.app.views.speed:SpeedView"),
+    ViewSpec("speed", "Speed", "tui_lab.app.views.speed.view:SpeedView"),
     ViewSpec("experiments", "Experiments", "tui_lab.app.views.experiments:ExperimentsView"),
 ]
 LIGHT, DARK = "textual-light", "textual-dark"

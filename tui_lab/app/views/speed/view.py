@@ -3,13 +3,13 @@
 `tui_lab.generation.speed.compare_generation` does the measuring (the same function as `tui-lab bench generate`);
 this view runs it in a thread worker with a progress bar and Cancel, then plots per-token latency against
 position for both paths (the median over repeats, the min and max as dots), the prediction from the FLOPs
-(`speed_draw`), the totals and the speedup, with a log y axis on `l`.
+(`draw`), the totals and the speedup, with a log y axis on `l`.
 
 The model measured is the live one, or, with "demo model" ticked, a wider random model built for the
 measurement only (the live model is untouched). On a 0.9M-parameter toy both curves are mostly per-step
 overhead, so the demo is ticked by default when the live model is narrower than it (`DEMO`).
 
-`k` swaps in the MHA vs GQA vs MQA panel (`speed_gqa`): the live model's width built with kv_heads = heads,
+`k` swaps in the MHA vs GQA vs MQA panel (`gqa`): the live model's width built with kv_heads = heads,
 a divisor and 1, cached generation side by side; `r` and `x` then run and cancel that one.
 """
 
@@ -25,8 +25,8 @@ from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 
 from tui_lab.app.background_job import JobDone, JobPoster, JobView
 from tui_lab.app.guard import guarded
-from tui_lab.app.views import speed_draw as draw
-from tui_lab.app.views.speed_gqa import KVPanel
+from tui_lab.app.views.speed import draw
+from tui_lab.app.views.speed.gqa import KVPanel
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
