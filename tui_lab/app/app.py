@@ -48,7 +48,7 @@ VIEWS: list[ViewSpec] = [
     ViewSpec("train", "Train", "tui_lab.app.views.train.view:TrainView"),
     ViewSpec("generate", "Generate", "tui_lab.app.views.generate.view:GenerateView"),
     ViewSpec("speed", "Speed", "tui_lab.app.views.speed.view:SpeedView"),
-    ViewSpec("experiments", "Experiments", "tui_lab.app.views.experiments:ExperimentsView"),
+    ViewSpec("experiments", "Experiments", "tui_lab.app.views.experiments.view:ExperimentsView"),
 ]
 LIGHT, DARK = "textual-light", "textual-dark"
 

@@ -23,7 +23,7 @@ from textual.widgets import Button, ContentSwitcher, DataTable, Input, Label, Op
 
 from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobProgress, JobView
 from tui_lab.app.guard import guarded
-from tui_lab.app.views import experiments_draw as draw
+from tui_lab.app.views.experiments import draw
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
