@@ -16,6 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Input, Label, Select, Static, TabbedContent, TabPane
 
 from tui_lab.app.guard import guarded
+from tui_lab.app.modals.confirm_apply import ConfirmApply
 from tui_lab.app.origin import describe_origin
 from tui_lab.app.views.architecture.analysis import CURRENT, DEFAULT_BATCH, DEFAULT_LENGTH, ArchitectureAnalysis
 from tui_lab.app.views.architecture.config_form import ConfigForm
@@ -23,7 +24,6 @@ from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
 from tui_lab.app.views.architecture.model_diagram import ModelDiagram
 from tui_lab.app.views.architecture.param_bars import ParamBars
 from tui_lab.app.widgets.block_diagram import BlockDiagram
-from tui_lab.app.widgets.confirm_apply import ConfirmApply
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.config import ModelConfig
 from tui_lab.loading import shipped_for

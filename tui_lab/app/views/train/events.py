@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from textual.widgets import Button
 
+from tui_lab.app.modals.confirm_run import ConfirmLongRun
 from tui_lab.app.runs import label_runs
 from tui_lab.app.views.train.messages import Alignment, TrainEnded, TrainEvent, TrainFailed, TrainReady
 from tui_lab.app.views.train.notes import confirm_text, vocab_note
-from tui_lab.app.widgets.confirm_run import ConfirmLongRun
 
 
 class TrainMessages:

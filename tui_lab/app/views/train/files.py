@@ -15,8 +15,8 @@ from typing import Any
 from textual.message import Message
 
 from tui_lab.app.guard import guarded
+from tui_lab.app.modals.quit import CANCEL, SAVE, QuitWhileTraining
 from tui_lab.app.views.train.form import TrainForm
-from tui_lab.app.widgets.quit_modal import CANCEL, SAVE, QuitWhileTraining
 
 RUNS_DIR = "runs"  # the default checkpoint folder's parent, as `tui-lab train --out runs/NAME` suggests
 

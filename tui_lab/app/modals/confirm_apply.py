@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui_lab.app.widgets.confirm import Confirm
+from tui_lab.app.modals.confirm import Confirm
 
 
 def apply_warning(origin_text: str, shipped: str | None = None) -> str:
