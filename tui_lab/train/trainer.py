@@ -31,6 +31,7 @@ from tui_lab.model.moe import record_routing
 from tui_lab.run_control import Controlled, RunControl
 from tui_lab.train import distributed
 from tui_lab.train.config import TrainConfig
+from tui_lab.train.data_source import build_source
 from tui_lab.train.evaluation import EvaluationMixin
 from tui_lab.train.events import (
     CheckpointEvent,
@@ -46,7 +47,6 @@ from tui_lab.train.run_loop import RunLoopMixin
 from tui_lab.train.scheduled_sampling import sampled_inputs, teacher_forcing
 from tui_lab.train.schedules import learning_rate
 from tui_lab.train.setup import as_source, fit_model_config, given_config, make_optimizer, starting_model
-from tui_lab.train.sources import build_source
 
 
 class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
