@@ -18,6 +18,7 @@ from tui_lab.model.batchnorm import with_keep
 from tui_lab.model.blocks import DecoderBlock, EncoderBlock, dropped, make_norm
 from tui_lab.model.copy import CopyGate, copy_capture
 from tui_lab.model.heads import make_head
+from tui_lab.model.hooks import FINAL_NORM, Hooks, stack_names
 from tui_lab.model.kv_cache import KVCache
 from tui_lab.model.masks import key_padding
 from tui_lab.model.nat import LENGTH_CLASSIFIER, LengthClassifier
@@ -60,6 +61,7 @@ class Transformer(nn.Module):
         self.length_classifier = LengthClassifier(c) if c.decoder_mode == LENGTH_CLASSIFIER else None
         # Built last, so every other weight draws the same numbers as without copy for a given seed.
         self.copy_gate = CopyGate(c) if c.copy else None
+        self.hooks: Hooks | None = None  # attached by `model.hooks.attached`; None: a pass pays one test per block
         self.apply(_init_weights)
         if c.tie_embeddings and self.lm_head is not None:
             self.lm_head.weight = self.tok_embed.weight  # 2017 section 3.4; GPT-2 wte
@@ -82,12 +84,14 @@ class Transformer(nn.Module):
         """(N, S) source ids -> memory (N, S, E), plus encoder self-attention captures if asked."""
         x = self.embed(src, token_type_ids=token_type_ids)
         allowed = key_padding(src_mask) if src_mask is not None else None
-        captures = []
+        prefix = stack_names(self.config.family)[0]
+        hooks, captures = self._pass_hooks(need_weights, [(prefix, "encoder", "attn", "encoder-self")])
         for i, block in enumerate(self.encoder):
-            x, w = block(x, allowed, need_weights=need_weights)
-            captures += _capture("encoder", i, "encoder-self", w)
+            x = block(x, allowed, hooks=None if hooks is None else hooks.scope(f"{prefix}.{i}."))
         if self.encoder_norm is not None:
             x = with_keep(self.encoder_norm, src_mask)(x)  # batchnorm: statistics over real tokens only
+            if hooks is not None:
+                x = hooks.apply(FINAL_NORM if prefix == "blocks" else f"{prefix}.{FINAL_NORM}", x)
         return (x, captures) if need_weights else x
 
     def decode(
@@ -110,26 +114,53 @@ class Transformer(nn.Module):
         y = self.embed(tgt, start)
         allowed = key_padding(tgt_mask) if tgt_mask is not None else None
         memory_kv, memory_allowed = self._memory(memory, src_mask, cache)
-        captures, inputs, last = [], y, len(self.decoder) - 1  # inputs (N, T, E): p_gen reads them
+        prefix = stack_names(self.config.family)[1]
+        kinds = [(prefix, "decoder", "attn", "decoder-self")]
+        if memory_kv is not None:
+            kinds.append((prefix, "decoder", "cross_attn", "cross"))
+        hooks, captures = self._pass_hooks(need_weights, kinds)
+        last_cross = self._last_cross(hooks, prefix) if self.copy_gate is not None else None
+        hooks = last_cross[0] if last_cross is not None else hooks
+        inputs = y  # (N, T, E): p_gen reads them
         for i, block in enumerate(self.decoder):
             layer_cache = cache.layers[i] if cache is not None else None
+            scope = None if hooks is None else hooks.scope(f"{prefix}.{i}.")
             if memory_kv is None:
-                y, w = block(y, allowed, start, layer_cache, need_weights)
-                captures += _capture("decoder", i, "decoder-self", w)
+                y = block(y, allowed, start, layer_cache, scope)
             else:
-                # The copy mechanism points with the last layer's cross-attention: it needs its weights.
-                want = need_weights or (self.copy_gate is not None and i == last)
-                y, w, wx = block(y, memory_kv[i], allowed, memory_allowed, start, layer_cache, want)
-                if need_weights:
-                    captures += _capture("decoder", i, "decoder-self", w) + _capture("decoder", i, "cross", wx)
+                y = block(y, memory_kv[i], allowed, memory_allowed, start, layer_cache, scope)
         if cache is not None:
             cache.length = start + tgt.shape[1]
         state = with_keep(self.decoder_norm, tgt_mask)(y) if self.decoder_norm is not None else y  # (N, T, E)
+        if hooks is not None and self.decoder_norm is not None:
+            state = hooks.apply(FINAL_NORM, state)
         logits = self.lm_head(state)
         if self.copy_gate is not None:
-            logits, copy = self._copy(logits, state, inputs, wx, memory, src_ext)
-            captures += [copy_capture(last, copy)] if need_weights else []
+            logits, copy = self._copy(logits, state, inputs, last_cross[1][0], memory, src_ext)
+            captures += [copy_capture(len(self.decoder) - 1, copy)] if need_weights else []
         return (logits, captures) if need_weights else logits
+
+    def _pass_hooks(self, need_weights: bool, kinds: list[tuple[str, str, str, str]]
+                    ) -> tuple[Hooks | None, list[AttentionCapture]]:
+        """The attached hooks, plus (with `need_weights`) readers of every `hook_pattern` that become the
+        pass's typed captures: the app's attention grids come through the same points as any other hook."""
+        captures: list[AttentionCapture] = []
+        if not need_weights:
+            return self.hooks, captures
+        readers = Hooks()
+        stacks = {"encoder": len(self.encoder), "decoder": len(self.decoder)}
+        for i in range(max(stacks.values())):
+            for prefix, stack, attn, kind in kinds:
+                if i < stacks[stack]:
+                    readers.add(f"{prefix}.{i}.{attn}.hook_pattern", _recorder(captures, stack, i, kind))
+        return (readers if self.hooks is None else self.hooks.merged(readers)), captures
+
+    def _last_cross(self, hooks: Hooks | None, prefix: str) -> tuple[Hooks, list[Tensor]]:
+        """The copy mechanism points with the last layer's cross-attention: a reader keeps it."""
+        kept: list[Tensor] = []
+        reader = Hooks([(f"{prefix}.{len(self.decoder) - 1}.cross_attn.hook_pattern",
+                         lambda w, _: kept.append(w))])
+        return (reader if hooks is None else hooks.merged(reader)), kept
 
     def _copy(self, logits: Tensor, state: Tensor, inputs: Tensor, cross: Tensor, memory: Tensor | None,
               src_ext: Tensor | None) -> tuple[Tensor, Tensor]:
@@ -194,8 +225,9 @@ class Transformer(nn.Module):
         return KVCache(self.config, batch, capacity or self.config.max_len, p.device, p.dtype)
 
 
-def _capture(stack: str, layer: int, kind: str, weights: Tensor | None) -> list[AttentionCapture]:
-    return [] if weights is None else [AttentionCapture(stack, layer, kind, weights)]
+def _recorder(captures: list[AttentionCapture], stack: str, layer: int, kind: str):
+    """A `hook_pattern` reader that keeps the weights as the typed capture the app draws."""
+    return lambda weights, _: captures.append(AttentionCapture(stack, layer, kind, weights))
 
 
 def _init_weights(module: nn.Module) -> None:
