@@ -10,6 +10,8 @@ from rich.table import Table
 
 from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal, token_from_args, window
 
+SEQ_LEN = 64  # tokens per held-out window unless the model's window is shorter
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_common(parser)
@@ -19,8 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--text", help="measure on this text (default: held-out windows of the built-in corpus)")
     source.add_argument("--data", metavar="FILE", help="measure on held-out windows of this text file "
                                                        "(its last 10%%, as `tui-lab train --data` holds out)")
-    parser.add_argument("--seq-len", dest="seq_len", type=int, default=64, metavar="L",
-                        help="tokens per held-out window (default: 64, at most the model's window)")
+    parser.add_argument("--seq-len", dest="seq_len", type=int, default=None, metavar="L",
+                        help=f"tokens per held-out window (default: {SEQ_LEN}, or the model's window if shorter)")
     parser.add_argument("--batch", type=int, default=8, metavar="N", help="held-out windows (default: 8)")
     add_token(parser, "answer", "measure this token's logit at the last position instead of the loss")
 
@@ -35,9 +37,10 @@ def run(args: argparse.Namespace) -> int:
         ids = text_batch(loaded.codec, args.text, window(loaded), "--text")
     else:
         limit = window(loaded)
-        if limit and args.seq_len > limit:
-            raise ValueError(f"--seq-len {args.seq_len} is past this model's window ({limit} tokens)")
-        ids = held_out_batch(loaded.codec, args.seq_len, args.batch, args.data)
+        seq_len = args.seq_len if args.seq_len is not None else min(SEQ_LEN, limit or SEQ_LEN)
+        if limit and seq_len > limit:
+            raise ValueError(f"--seq-len {seq_len} is past this model's window ({limit} tokens)")
+        ids = held_out_batch(loaded.codec, seq_len, args.batch, args.data)
     ids = ids.to(next(loaded.model.parameters()).device)
     table = head_ablation(loaded.model, ids, args.mode, Metric(answer))
     if args.json:
