@@ -95,7 +95,8 @@ def test_every_writers_share_adds_up_to_the_logit_difference(gpt2):
 
 @torch.no_grad()
 def test_composition_matches_transformerlens_formula_on_transformers_weights(gpt2):
-    """TransformerLens's folding (gamma into W_Q/W_K/W_V, W_O centred), written on GPT-2's c_attn / c_proj."""
+    """TransformerLens's folding (gamma into W_Q/W_K/W_V, those centred over d_model, W_O centred over its output),
+    written on GPT-2's c_attn / c_proj; benchmarks/transformer_lens_check.py compares with TransformerLens itself."""
     ours, theirs = gpt2
     e, heads = ours.config.d_model, ours.config.heads
     d = e // heads
@@ -105,6 +106,7 @@ def test_composition_matches_transformerlens_formula_on_transformers_weights(gpt
         w, gamma = block.attn.c_attn.weight, block.ln_1.weight[:, None]  # (E, 3E): x @ w = q | k | v
         q, k, v = (gamma * w[:, part * e + h * d:part * e + (h + 1) * d] for part in range(3))
         o = block.attn.c_proj.weight[h * d:(h + 1) * d]  # (D, E)
+        q, k, v = (m - m.mean(0, keepdim=True) for m in (q, k, v))  # centred over d_model: LN's output has mean 0
         return q, k, v, o - o.mean(-1, keepdim=True)
 
     scores = {kind: composition_scores(ours, kind) for kind in ("Q", "K", "V")}

@@ -8,8 +8,8 @@ embeddings, each head, the output biases, each MLP) plus the norm's bias term ad
 Composition (Elhage et al. 2021, "A Mathematical Framework for Transformer Circuits"): how much a later head's
 Q, K or V reads what an earlier head's OV circuit writes, ||W_OV^a W^b||_F / (||W_OV^a||_F ||W^b||_F) with
 W^b = W_QK^b (Q), W_QK^b^T (K), W_OV^b (V). As TransformerLens with fold_ln and center_writing_weights:
-each head's norm weight gamma is folded into its W_Q/W_K/W_V, and for LayerNorm models W_O is centred
-(the next norm removes the mean). RoPE is left out (the rotation depends on the positions): the scores
+each head's norm weight gamma is folded into its W_Q/W_K/W_V, and for LayerNorm models those are centred over
+d_model and W_O over its output (the norm removes the mean). RoPE is left out (the rotation depends on the positions): the scores
 read the unrotated weights.
 Dimension legend: N batch, L length, H heads, D d_head, E d_model, V vocab.
 """
@@ -67,12 +67,17 @@ def head_logit_attribution(model, ids: Tensor, answer: int, wrong: int | None = 
 
 
 def folded(model, layer: int, head: int) -> HeadWeights:
-    """A head's matrices with its norm's gamma folded into the reading side, W_O centred for LayerNorm."""
+    """A head's matrices as TransformerLens's fold_ln and center_writing_weights leave them: its norm's gamma
+    folded into W_Q/W_K/W_V; for LayerNorm (whose output has zero mean) those reading weights centred over
+    d_model and W_O centred over its output (the part along the all-ones direction is removed anyway)."""
     block = model.decoder[layer]
     w = head_weights(block, head)
     gamma = block.attn_norm.weight[:, None] if getattr(block.attn_norm, "weight", None) is not None else 1.0
-    o = w.o - w.o.mean(dim=-1, keepdim=True) if isinstance(block.attn_norm, nn.LayerNorm) else w.o
-    return HeadWeights(q=gamma * w.q, k=gamma * w.k, v=gamma * w.v, o=o)
+    q, k, v = gamma * w.q, gamma * w.k, gamma * w.v  # (E, D)
+    if not isinstance(block.attn_norm, nn.LayerNorm):
+        return HeadWeights(q=q, k=k, v=v, o=w.o)
+    q, k, v = (m - m.mean(dim=0, keepdim=True) for m in (q, k, v))
+    return HeadWeights(q=q, k=k, v=v, o=w.o - w.o.mean(dim=-1, keepdim=True))
 
 
 def _product_norm(left: Tensor, mid: Tensor, right: Tensor) -> Tensor:
