@@ -23,19 +23,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
-def main() -> int:
-    from hf_fixtures import save_hf_gpt2
+def compare(ours, hf_model, folder: Path, tokenizer) -> tuple[dict[str, float], list[str]]:
+    """Largest |ours - TransformerLens| per hook point, for the lens and for each composition kind."""
     from transformer_lens.model_bridge import TransformerBridge
 
-    from tui_lab.hf import load_hf
     from tui_lab.mechanism.attribution import composition_scores
     from tui_lab.mechanism.cache import run_with_cache
     from tui_lab.mechanism.lens import lens_logits
 
-    folder = Path(tempfile.mkdtemp()) / "gpt2"
-    theirs_hf = save_hf_gpt2(folder, n_embd=64, n_head=4, n_layer=3, n_positions=64)
-    ours, _ = load_hf(folder)
-    bridge = TransformerBridge.boot_transformers(str(folder), hf_model=theirs_hf.eval(), device="cpu")
+    bridge = TransformerBridge.boot_transformers(str(folder), hf_model=hf_model.eval(), device="cpu",
+                                                tokenizer=tokenizer)
     ids = torch.randint(0, ours.config.vocab, (2, 12), generator=torch.Generator().manual_seed(0))
     report: dict[str, float] = {}
     with torch.no_grad():
@@ -46,20 +43,47 @@ def main() -> int:
                 other = tl_cache[name]
                 report[name] = float((value - other.reshape(value.shape)).abs().max()) \
                     if other.numel() == value.numel() else float("nan")
-        points, lens = lens_logits(ours, ids)
+                if ours.config.positions == "rope" and name.endswith(("hook_q", "hook_k")):
+                    # our RoPE rotates adjacent pairs (2j, 2j+1): the loader interleaves HF's half-split dims
+                    d = value.shape[-1]
+                    order = torch.stack([torch.arange(d // 2), torch.arange(d // 2) + d // 2], dim=1).flatten()
+                    report[f"{name} (HF's dim order)"] = float((value - other[..., order]).abs().max())
+        _, lens = lens_logits(ours, ids)
         accumulated = tl_cache.accumulated_resid(apply_ln=True)  # (P, N, L, E)
-        tl_lens = bridge.unembed(accumulated) if hasattr(bridge, "unembed") else accumulated @ bridge.W_U
+        tl_lens = bridge.unembed(accumulated)
         report["logit_lens"] = float((lens - tl_lens).abs().max()) if tl_lens.shape == lens.shape else float("nan")
     bridge.enable_compatibility_mode()
     for kind in ("Q", "K", "V"):
         tl_scores = bridge.all_composition_scores(kind)
         tl_scores = getattr(tl_scores, "scores", tl_scores)
-        report[f"composition_{kind}"] = float((composition_scores(ours, kind) - tl_scores.double()).abs().max())
-    missing = [name for name in mine if name not in tl_cache]
-    for name, diff in report.items():
-        print(f"{name}: max |ours - TransformerLens| {diff:.3g}")
-    print(f"our points TransformerLens does not name: {missing or 'none'}")
-    print(json.dumps({"max_diff": report, "not_in_transformer_lens": missing}))
+        diff = (composition_scores(ours, kind) - tl_scores.detach().double()).abs().max()
+        report[f"composition_{kind}"] = float(diff)
+    return report, [name for name in mine if name not in tl_cache]
+
+
+def main() -> int:
+    from hf_family_fixtures import save_causal
+    from hf_fixtures import save_hf_gpt2
+
+    from transformers import AutoTokenizer
+
+    from tui_lab.hf import load_hf
+
+    results, tokenizer = {}, None
+    for family in ("gpt2", "llama-gqa"):
+        folder = Path(tempfile.mkdtemp()) / family
+        if family == "gpt2":
+            hf_model = save_hf_gpt2(folder, n_embd=64, n_head=4, n_layer=3, n_positions=64)
+            tokenizer = AutoTokenizer.from_pretrained(folder)  # the Llama folder has none: TL gets this one
+        else:
+            hf_model = save_causal(family, folder)
+        ours, _ = load_hf(folder)
+        report, missing = compare(ours, hf_model, folder, tokenizer)
+        for name, diff in report.items():
+            print(f"{family} {name}: max |ours - TransformerLens| {diff:.3g}")
+        print(f"{family}: our points TransformerLens does not name: {missing or 'none'}")
+        results[family] = {"max_diff": report, "not_in_transformer_lens": missing}
+    print(json.dumps(results))
     return 0
 
 
