@@ -64,7 +64,6 @@ def compare(ours, hf_model, folder: Path, tokenizer) -> tuple[dict[str, float], 
 def main() -> int:
     from hf_family_fixtures import save_causal
     from hf_fixtures import save_hf_gpt2
-
     from transformers import AutoTokenizer
 
     from tui_lab.hf import load_hf

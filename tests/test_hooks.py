@@ -52,6 +52,14 @@ def test_an_encoder_decoder_names_its_two_stacks():
     assert cache["decoder.0.cross_attn.hook_pattern"].shape == (2, 4, 4, 5)  # target x source
 
 
+def test_an_encoder_only_stack_is_blocks_with_its_final_norm():
+    config = tiny(family="encoder-only", encoder_layers=2, decoder_layers=0, positions="learned", head="mlm")
+    model = _model(config)
+    _, cache = run_with_cache(model, torch.randint(0, 40, (2, 5)))
+    assert list(cache) == point_names(config) and list(cache)[-1] == "ln_final.hook_normalized"
+    assert cache["blocks.1.attn.hook_pattern"].shape == (2, 4, 5, 5)
+
+
 def test_reading_changes_nothing_and_replacing_changes_what_follows():
     model = _model(tiny())
     ids = torch.randint(0, 40, (2, 9))

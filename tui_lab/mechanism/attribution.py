@@ -9,8 +9,8 @@ Composition (Elhage et al. 2021, "A Mathematical Framework for Transformer Circu
 Q, K or V reads what an earlier head's OV circuit writes, ||W_OV^a W^b||_F / (||W_OV^a||_F ||W^b||_F) with
 W^b = W_QK^b (Q), W_QK^b^T (K), W_OV^b (V). As TransformerLens with fold_ln and center_writing_weights:
 each head's norm weight gamma is folded into its W_Q/W_K/W_V, and for LayerNorm models those are centred over
-d_model and W_O over its output (the norm removes the mean). RoPE is left out (the rotation depends on the positions): the scores
-read the unrotated weights.
+d_model and W_O over its output (the norm removes the mean). RoPE is left out (the rotation depends on the
+positions): the scores read the unrotated weights.
 Dimension legend: N batch, L length, H heads, D d_head, E d_model, V vocab.
 """
 
