@@ -15,6 +15,7 @@ from tests.test_train_helpers import TEXT
 from tui_lab.cli import main
 from tui_lab.loading import load_model
 from tui_lab.mechanism.ablation import head_ablation
+from tui_lab.mechanism.attribution import head_logit_attribution
 from tui_lab.mechanism.data import held_out_batch
 from tui_lab.mechanism.lens import lens_logits
 from tui_lab.mechanism.patching import patch_residual
@@ -72,6 +73,8 @@ def test_patch_a_gpt2_folder_with_answers_as_text(capsys, tmp_path):
     assert len(data["recovery"]) == 2
     assert data["points"] == ["blocks.0.hook_resid_pre", "blocks.1.hook_resid_pre"]
     assert data["tokens"] == [loaded.codec.token_strings([i])[0] for i in encode("The quick brown")]
+    attribution = head_logit_attribution(loaded.model, clean, encode(" spaces")[0], encode(".")[0])
+    assert torch.allclose(torch.tensor(data["head_attribution"]), attribution, atol=1e-6)
 
 
 def test_every_tool_takes_a_llama_folder_and_a_preset(capsys, tmp_path):

@@ -34,8 +34,10 @@ def run(args: argparse.Namespace) -> int:
     from tui_lab.mechanism.tokens import token_text
 
     tokens = [token_text(loaded.codec, int(i)) for i in clean]
+    attribution = _attribution(loaded.model, clean, answer, wrong)
     if args.json:
-        dump(loaded, {**table.to_dict(), "tokens": tokens, "answer": answer, "wrong": wrong})
+        dump(loaded, {**table.to_dict(), "tokens": tokens, "answer": answer, "wrong": wrong,
+                      "head_attribution": attribution})
         return 0
     grid = Table(title=f"patching: recovered logit difference (clean {table.ld_clean:.3f}, "
                        f"corrupt {table.ld_corrupt:.3f})")
@@ -46,3 +48,13 @@ def run(args: argparse.Namespace) -> int:
         grid.add_row(str(layer), *(f"{v:.2f}" for v in row))
     Console().print(grid)
     return 0
+
+
+def _attribution(model, clean, answer: int, wrong: int) -> list[list[float]] | None:
+    """Each head's direct share of the clean logit difference (layers x heads); None for a post-LN model,
+    whose stream is renormalised after every sublayer (no direct path to attribute)."""
+    from tui_lab.mechanism.attribution import head_logit_attribution
+
+    if model.config.norm_position != "pre":
+        return None
+    return head_logit_attribution(model, clean, answer, wrong).tolist()
