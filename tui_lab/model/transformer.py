@@ -61,7 +61,7 @@ class Transformer(nn.Module):
         self.length_classifier = LengthClassifier(c) if c.decoder_mode == LENGTH_CLASSIFIER else None
         # Built last, so every other weight draws the same numbers as without copy for a given seed.
         self.copy_gate = CopyGate(c) if c.copy else None
-        self.hooks: Hooks | None = None  # attached by `model.hooks.attached`; None: a pass pays one test per block
+        self.hooks: Hooks | None = None  # set by `tui_lab.model.hooks.attached`; None: one `is None` test per block
         self.apply(_init_weights)
         if c.tie_embeddings and self.lm_head is not None:
             self.lm_head.weight = self.tok_embed.weight  # 2017 section 3.4; GPT-2 wte
