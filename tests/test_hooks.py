@@ -44,6 +44,25 @@ def test_every_point_is_reached_in_order_with_its_shape():
     torch.testing.assert_close(cache["blocks.1.hook_resid_pre"], cache["blocks.0.hook_resid_post"])
 
 
+@pytest.mark.parametrize("activation", ["gelu_tanh", "swiglu"])
+def test_embeddings_scores_and_mlp_points_agree_with_what_follows_them(activation):
+    model = _model(tiny(activation=activation, positions="learned"))
+    ids = torch.randint(0, 40, (2, 6))
+    with torch.no_grad():
+        _, cache = run_with_cache(model, ids)
+        b = "blocks.1."
+        torch.testing.assert_close(cache["hook_embed"] + cache["hook_pos_embed"], cache["blocks.0.hook_resid_pre"])
+        scores, pattern = cache[b + "attn.hook_attn_scores"], cache[b + "attn.hook_pattern"]
+        torch.testing.assert_close(torch.softmax(scores, -1), pattern)
+        assert torch.isinf(scores[0, 0, 0, 1])  # causal: blocked keys at -inf
+        ffn = model.decoder[1].ffn
+        torch.testing.assert_close(ffn.down(cache[b + "mlp.hook_post"]), cache[b + "hook_mlp_out"])
+        assert cache[b + "mlp.hook_pre"].shape == (2, 6, 48)
+        if activation == "swiglu":
+            torch.testing.assert_close(cache[b + "mlp.hook_post"],
+                                       ffn.act(cache[b + "mlp.hook_pre"]) * cache[b + "mlp.hook_pre_linear"])
+
+
 def test_an_encoder_decoder_names_its_two_stacks():
     config = tiny(family="encoder-decoder", encoder_layers=1, decoder_layers=1, positions="sinusoidal")
     model = _model(config)
@@ -66,9 +85,10 @@ def test_reading_changes_nothing_and_replacing_changes_what_follows():
     with torch.no_grad():
         plain = model(ids)
         names = point_names(model.config)
-        read = run_with_hooks(model, ids, hooks=[(n, lambda v, _: None) for n in names if "pattern" not in n])
+        fused = [n for n in names if not n.endswith(("hook_pattern", "hook_attn_scores"))]
+        read = run_with_hooks(model, ids, hooks=[(n, lambda v, _: None) for n in fused])
         assert torch.equal(plain, read)
-        # reading the pattern takes attention's explicit path (the fused kernel has no weights): same maths
+        # reading scores or pattern takes attention's explicit path (the fused kernel has neither): same maths
         read = run_with_hooks(model, ids, hooks=[(name, lambda v, _: None) for name in names])
         torch.testing.assert_close(plain, read, rtol=0, atol=1e-6)
         zeroed = run_with_hooks(model, ids, hooks=[("blocks.1.hook_resid_post", lambda v, _: torch.zeros_like(v))])
@@ -107,14 +127,16 @@ def test_hooks_hold_through_cached_generation(changes):
     def copy_pattern(w, _):
         return w.clone()  # a replacement equal to the value: over a rolling cache it is mapped back to slots
 
-    hooks = [("blocks.0.attn.hook_z", ablate), ("blocks.1.attn.hook_pattern", copy_pattern)]
+    hooks = [("blocks.0.attn.hook_z", ablate), ("blocks.1.attn.hook_pattern", copy_pattern),
+             ("blocks.1.attn.hook_attn_scores", copy_pattern)]
     plain = generate(model, prompt, 12, temperature=0.0)
     with attached(model, hooks):
         cached = generate(model, prompt, 12, temperature=0.0)
         uncached = generate(model, prompt, 12, temperature=0.0, use_cache=False)
     assert cached.tolist() == uncached.tolist()
     assert model.hooks is None and generate(model, prompt, 12, temperature=0.0).tolist() == plain.tolist()
-    with attached(model, [("blocks.1.attn.hook_pattern", copy_pattern)]):
+    with attached(model, [("blocks.1.attn.hook_pattern", copy_pattern), ("blocks.0.attn.hook_attn_scores",
+                                                                           copy_pattern)]):
         assert generate(model, prompt, 12, temperature=0.0).tolist() == plain.tolist()
 
 

@@ -42,13 +42,15 @@ def attend(
     need_weights: bool = False,
     scale: float | None = None,
     pattern_hook: Callable[[Tensor], Tensor] | None = None,
+    scores_hook: Callable[[Tensor], Tensor] | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """softmax(q k^T / sqrt(D) + bias) v over allowed keys. q (N,H,L,D), k/v (N,K,S,D) -> (N,H,L,D).
 
     The fused kernel when nobody asks for the weights; the manual path (same maths) when they do.
     With K < H kv heads (grouped-query), query head h reads kv head h // (H/K), as Llama's repeat_kv does.
     `scale` replaces 1/sqrt(D) when given (attention_scale 'none' passes 1.0). `pattern_hook(weights)`
-    sees the weights (N, H, L, S) before they meet v and may return others (the `hook_pattern` point).
+    sees the weights (N, H, L, S) before they meet v and may return others (the `hook_pattern` point);
+    `scores_hook` the scores before softmax, blocked keys at -inf (`hook_attn_scores`).
     """
     gqa = k.shape[1] != q.shape[1]
     q_len, k_len = q.shape[-2], k.shape[-2]
@@ -56,7 +58,7 @@ def attend(
         allowed = combine(allowed, causal_mask(q_len, k_len, q.device))
         causal = False
     causal = causal and q_len > 1
-    if not need_weights and pattern_hook is None:
+    if not need_weights and pattern_hook is None and scores_hook is None:
         mask = _sdpa_mask(allowed, bias, q.dtype)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal,
                                              enable_gqa=gqa, scale=scale)
@@ -72,6 +74,8 @@ def attend(
         scores = scores + bias
     if allowed is not None:
         scores = scores.masked_fill(~allowed, float("-inf"))
+    if scores_hook is not None:
+        scores = scores_hook(scores)
     weights = torch.softmax(scores, dim=-1)
     if pattern_hook is not None:
         weights = pattern_hook(weights)
@@ -158,8 +162,9 @@ class SelfAttention(nn.Module):
         if hooks is None:
             out, _ = attend(q, k, v, allowed, bias, self.causal, drop, False, self.scale)
             return self.out(merge_heads(out))
-        pattern = _pattern_hook(hooks, rolled, end) if hooks.wants("hook_pattern") else None
-        out, _ = attend(q, k, v, allowed, bias, self.causal, drop, False, self.scale, pattern)
+        pattern = _by_position_hook(hooks, "hook_pattern", rolled, end, 0.0)
+        scores = _by_position_hook(hooks, "hook_attn_scores", rolled, end, float("-inf"))
+        out, _ = attend(q, k, v, allowed, bias, self.causal, drop, False, self.scale, pattern, scores)
         return self.out(hook_z(hooks, out))
 
     def _local(self, allowed: Tensor | None, start: int, end: int, k_pos: Tensor, device) -> Tensor:
@@ -192,22 +197,26 @@ def hook_z(hooks: HookScope, out: Tensor) -> Tensor:
     return z.reshape(*z.shape[:2], -1)
 
 
-def _pattern_hook(hooks: HookScope, rolled: Tensor | None, end: int) -> Callable[[Tensor], Tensor]:
-    """`hook_pattern` sees keys by position 0..end-1, as a full pass has them, even over a rolling cache's slots."""
+def _by_position_hook(hooks: HookScope, name: str, rolled: Tensor | None, end: int, fill: float
+                      ) -> Callable[[Tensor], Tensor] | None:
+    """The point `name` (scores or pattern) with keys by position 0..end-1, as a full pass has them, even over a
+    rolling cache's slots (positions it no longer holds read `fill`); None when nothing is attached there."""
+    if not hooks.wants(name):
+        return None
     if rolled is None:
-        return lambda weights: hooks("hook_pattern", weights)
+        return lambda grid: hooks(name, grid)
 
-    def by_position(weights: Tensor) -> Tensor:
-        full = _by_position(weights, rolled, end)
-        new = hooks("hook_pattern", full)
-        return weights if new is full else new[..., rolled.clamp(min=0)] * (rolled >= 0)
+    def by_position(grid: Tensor) -> Tensor:
+        full = _by_position(grid, rolled, end, fill)
+        new = hooks(name, full)
+        return grid if new is full else new[..., rolled.clamp(min=0)].masked_fill(rolled < 0, fill)
 
     return by_position
 
 
-def _by_position(weights: Tensor, k_pos: Tensor, end: int) -> Tensor:
+def _by_position(weights: Tensor, k_pos: Tensor, end: int, fill: float = 0.0) -> Tensor:
     """Weights over a rolling cache's slots (N, H, L, slots) -> over positions 0..end-1, as a full pass has them."""
-    grid = weights.new_zeros(*weights.shape[:-1], end)
+    grid = weights.new_full((*weights.shape[:-1], end), fill)
     seen = k_pos >= 0
     return grid.index_copy_(-1, k_pos[seen], weights[..., seen])
 
@@ -241,6 +250,7 @@ class CrossAttention(nn.Module):
             q = hook_heads(hooks, "hook_q", q, self.heads)
         q = split_heads(q, self.heads)  # (N, H, T, D)
         drop = self.dropout if self.training else 0.0
-        pattern = (lambda w: hooks("hook_pattern", w)) if hooks is not None and hooks.wants("hook_pattern") else None
-        out, _ = attend(q, *memory_kv, allowed, None, False, drop, False, self.scale, pattern)
+        pattern = _by_position_hook(hooks, "hook_pattern", None, 0, 0.0) if hooks is not None else None
+        scores = _by_position_hook(hooks, "hook_attn_scores", None, 0, 0.0) if hooks is not None else None
+        out, _ = attend(q, *memory_kv, allowed, None, False, drop, False, self.scale, pattern, scores)
         return self.out(merge_heads(out) if hooks is None else hook_z(hooks, out))

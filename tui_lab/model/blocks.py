@@ -46,9 +46,18 @@ class FeedForward(nn.Module):
         self.gate = nn.Linear(config.d_model, config.d_ff, bias=config.bias) if config.activation == "swiglu" else None
         self.down = nn.Linear(config.d_ff, config.d_model, bias=config.bias)
 
-    def forward(self, x: Tensor) -> Tensor:  # (N, L, E) -> (N, L, E)
+    def forward(self, x: Tensor, hooks: HookScope | None = None) -> Tensor:  # (N, L, E) -> (N, L, E)
+        if hooks is not None:
+            return self._hooked(x, hooks)
         hidden = self.act(self.gate(x)) * self.up(x) if self.gate is not None else self.act(self.up(x))
         return self.down(hidden)  # hidden (N, L, F)
+
+    def _hooked(self, x: Tensor, hooks: HookScope) -> Tensor:
+        """The same maths through `mlp.hook_pre` (the gate's, for SwiGLU), `hook_pre_linear` and `hook_post`."""
+        if self.gate is None:
+            return self.down(hooks("hook_post", self.act(hooks("hook_pre", self.up(x)))))
+        gate, up = hooks("hook_pre", self.gate(x)), hooks("hook_pre_linear", self.up(x))
+        return self.down(hooks("hook_post", self.act(gate) * up))
 
 
 def make_ffn(config) -> nn.Module:
@@ -84,6 +93,12 @@ def hooked(f: Callable[[Tensor], Tensor], hooks: HookScope, name: str) -> Callab
     return lambda h: hooks(name, f(h))
 
 
+def hooked_ffn(ffn: nn.Module, hooks: HookScope) -> Callable[[Tensor], Tensor]:
+    """The FFN with its `mlp.*` points (a dense one; a mixture of experts has none) and `hook_mlp_out`."""
+    mlp = hooks.sub("mlp.") if isinstance(ffn, FeedForward) else None
+    return lambda h: hooks("hook_mlp_out", ffn(h) if mlp is None else ffn(h, mlp))
+
+
 class EncoderBlock(nn.Module):
     """Self-attention over the whole sequence (or causal, for a decoder-only stack) and an FFN."""
 
@@ -108,7 +123,7 @@ class EncoderBlock(nn.Module):
         x = hooks("hook_resid_pre", x)
         x = hooks("hook_resid_mid", self.residual(x, hooked(attn, hooks, "hook_attn_out"),
                                                   with_keep(self.attn_norm, keep), self.drop))
-        x = self.residual(x, hooked(self.ffn, hooks, "hook_mlp_out"), with_keep(self.ffn_norm, keep), self.drop)
+        x = self.residual(x, hooked_ffn(self.ffn, hooks), with_keep(self.ffn_norm, keep), self.drop)
         return hooks("hook_resid_post", x)
 
 
@@ -146,5 +161,5 @@ class DecoderBlock(nn.Module):
                                                   with_keep(self.attn_norm, keep), self.drop))
         y = hooks("hook_resid_mid_cross", self.residual(y, hooked(cross, hooks, "hook_cross_attn_out"),
                                                         with_keep(self.cross_norm, keep), self.drop))
-        y = self.residual(y, hooked(self.ffn, hooks, "hook_mlp_out"), with_keep(self.ffn_norm, keep), self.drop)
+        y = self.residual(y, hooked_ffn(self.ffn, hooks), with_keep(self.ffn_norm, keep), self.drop)
         return hooks("hook_resid_post", y)

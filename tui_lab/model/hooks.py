@@ -1,12 +1,17 @@
 """Named hook points: where a pass lets a caller read an activation or put another in its place.
 
 Names follow TransformerLens, so its tutorials read the same here. A causal (or encoder-only) stack is
-`blocks.{l}`; an encoder-decoder names its stacks `encoder.{l}` and `decoder.{l}`. Per block:
+`blocks.{l}`; an encoder-decoder names its stacks `encoder.{l}` and `decoder.{l}`. First the embeddings:
+`hook_embed` (N, L, E, the token vectors, scaled where the config scales them) and, for added positions,
+`hook_pos_embed` (N, L, E) (`encoder.` / `decoder.` before them for an encoder-decoder). Per block:
 `hook_resid_pre`, `hook_resid_mid`, `hook_resid_post` (N, L, E), `hook_attn_out`, `hook_mlp_out` (N, L, E),
 `attn.hook_q` (N, L, H, D) and `attn.hook_k` / `attn.hook_v` (N, L, K, D) before RoPE and before the KV cache,
-`attn.hook_pattern` (N, H, Lq, Lk) after softmax, `attn.hook_z` (N, L, H, D) (per head, before the output
-projection); an encoder-decoder's decoder blocks also have `cross_attn.*`. After the stack the final norm:
-`ln_final.hook_normalized` (N, L, E) (`encoder.ln_final.hook_normalized` for an encoder-decoder's encoder).
+`attn.hook_attn_scores` (N, H, Lq, Lk, scaled, masked to -inf) and `attn.hook_pattern` (after softmax),
+`attn.hook_z` (N, L, H, D) (per head, before the output projection), and in a dense FFN `mlp.hook_pre` (N, L, F)
+(the gate's pre-activation for SwiGLU, whose up branch is `mlp.hook_pre_linear`) and `mlp.hook_post` (what
+enters the down projection); an encoder-decoder's decoder blocks also have `cross_attn.*`. After the stack the
+final norm: `ln_final.hook_normalized` (N, L, E) (`encoder.ln_final.hook_normalized` for an encoder-decoder's
+encoder).
 
 A hook is `fn(value, name) -> Tensor | None`: None reads, a tensor replaces. With nothing attached a pass
 pays one `is None` test per point (`Transformer.decode` holds `hooks` None).
@@ -19,10 +24,13 @@ from contextlib import contextmanager
 
 from torch import Tensor
 
+from tui_lab.model.positions import ADDITIVE
+
 HookFn = Callable[[Tensor, str], "Tensor | None"]
 
 BLOCK_POINTS = ("hook_resid_pre", "hook_resid_mid", "hook_resid_post", "hook_attn_out", "hook_mlp_out")
-ATTENTION_POINTS = ("hook_q", "hook_k", "hook_v", "hook_pattern", "hook_z")
+ATTENTION_POINTS = ("hook_q", "hook_k", "hook_v", "hook_attn_scores", "hook_pattern", "hook_z")
+CROSS_POINTS = ("hook_q", "hook_attn_scores", "hook_pattern", "hook_z")
 FINAL_NORM = "ln_final.hook_normalized"
 
 
@@ -95,14 +103,23 @@ def point_names(config) -> list[str]:
     names: list[str] = []
 
     def stack(prefix: str, layers: int, cross: bool) -> None:
+        if layers == 0:
+            return
+        embeds = f"{prefix}." if config.family == "encoder-decoder" else ""
+        names.append(f"{embeds}hook_embed")
+        if config.positions in ADDITIVE:
+            names.append(f"{embeds}hook_pos_embed")
+        mlp = ("mlp.hook_pre", "mlp.hook_pre_linear", "mlp.hook_post") if config.activation == "swiglu" \
+            else ("mlp.hook_pre", "mlp.hook_post")
         for i in range(layers):
             block = f"{prefix}.{i}."
-            names.extend(block + p for p in BLOCK_POINTS[:1])
+            names.append(block + "hook_resid_pre")
             names.extend(f"{block}attn.{p}" for p in ATTENTION_POINTS)
             names.extend(block + p for p in ("hook_attn_out", "hook_resid_mid"))
             if cross:
-                names.extend(f"{block}cross_attn.{p}" for p in ("hook_q", "hook_pattern", "hook_z"))
+                names.extend(f"{block}cross_attn.{p}" for p in CROSS_POINTS)
                 names.extend(block + p for p in ("hook_cross_attn_out", "hook_resid_mid_cross"))
+            names.extend(block + p for p in mlp if config.ffn == "dense")
             names.extend(block + p for p in ("hook_mlp_out", "hook_resid_post"))
 
     stack(enc, config.encoder_layers, cross=False)

@@ -18,7 +18,7 @@ from tui_lab.model.batchnorm import with_keep
 from tui_lab.model.blocks import DecoderBlock, EncoderBlock, dropped, make_norm
 from tui_lab.model.copy import CopyGate, copy_capture
 from tui_lab.model.heads import make_head
-from tui_lab.model.hooks import FINAL_NORM, Hooks, stack_names
+from tui_lab.model.hooks import FINAL_NORM, Hooks, HookScope, stack_names
 from tui_lab.model.kv_cache import KVCache
 from tui_lab.model.masks import key_padding
 from tui_lab.model.nat import LENGTH_CLASSIFIER, LengthClassifier
@@ -67,14 +67,19 @@ class Transformer(nn.Module):
             self.lm_head.weight = self.tok_embed.weight  # 2017 section 3.4; GPT-2 wte
 
     # -- pieces ------------------------------------------------------------------------------------
-    def embed(self, ids: Tensor, start: int = 0, token_type_ids: Tensor | None = None) -> Tensor:
+    def embed(self, ids: Tensor, start: int = 0, token_type_ids: Tensor | None = None,
+              hooks: HookScope | None = None) -> Tensor:
         """(N, L) ids (or (N, C, I, I) pixels) -> (N, L, E): token vectors (scaled), plus segment and
-        position vectors where the config has them, normalised where it says so (BERT)."""
+        position vectors where the config has them, normalised where it says so (BERT). `hooks`: the
+        stack's `hook_embed` and `hook_pos_embed` points."""
         x = (self.tok_embed(ids) if self.patch_embed is None else self.patch_embed(ids)) * self.scale
+        if hooks is not None:
+            x = hooks("hook_embed", x)
         if self.type_embed is not None:
             x = x + self.type_embed(token_type_ids if token_type_ids is not None else torch.zeros_like(ids))
         if self.pos_embed is not None:
-            x = x + self.pos_embed(start, x.shape[1])
+            positions = self.pos_embed(start, x.shape[1])  # (L, E)
+            x = x + (positions if hooks is None else hooks("hook_pos_embed", positions.expand_as(x)))
         if self.embed_norm is not None:
             x = self.embed_norm(x)
         return dropped(self.embed_drop, x)
@@ -82,10 +87,10 @@ class Transformer(nn.Module):
     def encode(self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False,
                token_type_ids: Tensor | None = None):
         """(N, S) source ids -> memory (N, S, E), plus encoder self-attention captures if asked."""
-        x = self.embed(src, token_type_ids=token_type_ids)
-        allowed = key_padding(src_mask) if src_mask is not None else None
         prefix = stack_names(self.config.family)[0]
         hooks, captures = self._pass_hooks(need_weights, [(prefix, "encoder", "attn", "encoder-self")])
+        x = self.embed(src, token_type_ids=token_type_ids, hooks=self._embed_scope(hooks, prefix))
+        allowed = key_padding(src_mask) if src_mask is not None else None
         for i, block in enumerate(self.encoder):
             x = block(x, allowed, hooks=None if hooks is None else hooks.scope(f"{prefix}.{i}."))
         if self.encoder_norm is not None:
@@ -111,8 +116,6 @@ class Transformer(nn.Module):
         (N, S) (`tui_lab.model.copy`), and the captures end with the copy distribution.
         """
         start = cache.length if cache is not None else 0
-        y = self.embed(tgt, start)
-        allowed = key_padding(tgt_mask) if tgt_mask is not None else None
         memory_kv, memory_allowed = self._memory(memory, src_mask, cache)
         prefix = stack_names(self.config.family)[1]
         kinds = [(prefix, "decoder", "attn", "decoder-self")]
@@ -121,6 +124,8 @@ class Transformer(nn.Module):
         hooks, captures = self._pass_hooks(need_weights, kinds)
         last_cross = self._last_cross(hooks, prefix) if self.copy_gate is not None else None
         hooks = last_cross[0] if last_cross is not None else hooks
+        y = self.embed(tgt, start, hooks=self._embed_scope(hooks, prefix))
+        allowed = key_padding(tgt_mask) if tgt_mask is not None else None
         inputs = y  # (N, T, E): p_gen reads them
         for i, block in enumerate(self.decoder):
             layer_cache = cache.layers[i] if cache is not None else None
@@ -139,6 +144,12 @@ class Transformer(nn.Module):
             logits, copy = self._copy(logits, state, inputs, last_cross[1][0], memory, src_ext)
             captures += [copy_capture(len(self.decoder) - 1, copy)] if need_weights else []
         return (logits, captures) if need_weights else logits
+
+    def _embed_scope(self, hooks: Hooks | None, prefix: str) -> HookScope | None:
+        """The embedding points: bare names for one stack, `encoder.` / `decoder.` before them for two."""
+        if hooks is None:
+            return None
+        return hooks.scope("" if prefix == "blocks" else f"{prefix}.")
 
     def _pass_hooks(self, need_weights: bool, kinds: list[tuple[str, str, str, str]]
                     ) -> tuple[Hooks | None, list[AttentionCapture]]:
