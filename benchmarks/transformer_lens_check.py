@@ -43,6 +43,10 @@ def compare(ours, hf_model, folder: Path, tokenizer) -> tuple[dict[str, float], 
                 other = tl_cache[name]
                 report[name] = float((value - other.reshape(value.shape)).abs().max()) \
                     if other.numel() == value.numel() else float("nan")
+                if name.endswith("hook_attn_scores"):  # blocked keys: ours -inf; compare the allowed ones
+                    seen = torch.isfinite(value)
+                    report[name] = float((value[seen] - other.reshape(value.shape)[seen]).abs().max())
+                    report[f"{name} (TransformerLens at blocked keys)"] = float(other.reshape(value.shape)[~seen].max())
                 if ours.config.positions == "rope" and name.endswith(("hook_q", "hook_k")):
                     # our RoPE rotates adjacent pairs (2j, 2j+1): the loader interleaves HF's half-split dims
                     d = value.shape[-1]
