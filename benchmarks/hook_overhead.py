@@ -5,11 +5,13 @@ The baseline (`--baseline`, a git revision; default the last commit before the h
 `git archive` and renamed to the package `tui_lab_base`, so both versions live in one process and take turns
 step by step: A (before), B (hook points, none attached) and B+hook (one reading hook attached: the cost when
 used), in rotating order, so a machine getting busier or quieter weighs on all alike. Each builds gpt2-toy
-with the same weights on one thread; a turn is one training step (forward, backward, AdamW; batch 8 x 64) or
-one cached greedy generation of `--new-tokens` tokens after a 16-token prompt. The summary is each side's
+with the same weights on one thread; a turn is one training step (forward, backward, AdamW; batch 8 x 64), one
+cached greedy generation of `--new-tokens` tokens after a 16-token prompt (`generate`), or one cached decoding
+step (`model.decode` of one token; many more samples, so the finest comparison). The summary is each side's
 median and B / A. Last line: JSON.
 
-    python benchmarks/hook_overhead.py [--steps 200] [--generations 40] [--new-tokens 128] [--baseline REV]
+    python benchmarks/hook_overhead.py [--steps 200] [--generations 40] [--new-tokens 128] [--decode-rounds 20]
+                                       [--baseline REV]
 """
 
 from __future__ import annotations
@@ -94,6 +96,17 @@ def measure(args: argparse.Namespace) -> dict[str, dict[str, float]]:
             if i >= 1:
                 times[name]["generate_s"].append(time.perf_counter() - t)
             assert out.shape[1] == 16 + args.new_tokens
+    for name in names:
+        times[name]["decode_step_s"] = []
+    with torch.inference_mode():
+        for r in range(args.decode_rounds):  # one cached decoding step at a time, the three taking turns
+            caches = {n: m.new_cache(1, 16 + args.new_tokens) for n, m in models.items()}
+            tokens = {n: m.decode(prompt, cache=caches[n])[:, -1:].argmax(-1) for n, m in models.items()}
+            for i in range(args.new_tokens - 1):
+                for name in names[(r + i) % 3:] + names[:(r + i) % 3]:
+                    t = time.perf_counter()
+                    tokens[name] = models[name].decode(tokens[name], cache=caches[name])[:, -1:].argmax(-1)
+                    times[name]["decode_step_s"].append(time.perf_counter() - t)
     return {n: {key: statistics.median(v) for key, v in t.items()} for n, t in times.items()}
 
 
@@ -102,6 +115,8 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--generations", type=int, default=40)
     parser.add_argument("--new-tokens", dest="new_tokens", type=int, default=128)
+    parser.add_argument("--decode-rounds", dest="decode_rounds", type=int, default=20,
+                        help="cached decoding steps timed one by one, in turns: rounds of --new-tokens steps")
     parser.add_argument("--baseline", default=BASELINE, help=f"git revision before the hooks (default {BASELINE})")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
