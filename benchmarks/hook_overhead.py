@@ -1,7 +1,7 @@
 """What the hook points cost when nobody uses them: training steps and cached greedy generation, this tree
 against the code before them (target: within 2%, median, interleaved A/B).
 
-The baseline (`--baseline`, a git revision; default the last commit before the hook points) is unpacked with
+The baseline (`--baseline`, a git revision; default `main`, i.e. run on the branch before it merges) is unpacked with
 `git archive` and renamed to the package `tui_lab_base`, so both versions live in one process and take turns
 step by step: A (before), B (hook points, none attached) and B+hook (one reading hook attached: the cost when
 used), in rotating order, so a machine getting busier or quieter weighs on all alike. Each builds gpt2-toy
@@ -32,7 +32,7 @@ import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this tree's tui_lab, whatever the environment has installed
-BASELINE = "cab6d74"  # the last commit before the hook points (issue 28)
+BASELINE = "main"  # run on the hooks' branch before it merges (or name the revision before the hooks)
 TARGET = 0.02
 
 
