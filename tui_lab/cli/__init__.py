@@ -23,6 +23,9 @@ COMMANDS = {
     "export": ("tui_lab.cli.export", "export a checkpoint as a Hugging Face GPT-2 folder"),
     "serve": ("tui_lab.cli.serve", "serve the app in a web browser"),
     "experiment": ("tui_lab.cli.experiment", "list or run the experiments (the seeds' lessons as runs)"),
+    "lens": ("tui_lab.cli.lens", "logit lens: each layer's top tokens per position"),
+    "ablate": ("tui_lab.cli.ablate", "ablate each attention head: how the loss moves"),
+    "patch": ("tui_lab.cli.patch", "activation patching: where the answer is carried"),
 }
 
 
