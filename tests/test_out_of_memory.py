@@ -73,7 +73,7 @@ def test_building_a_model_that_does_not_fit_is_one_line(monkeypatch):
     monkeypatch.setattr(tui_lab.loading, "_random", oom)
     with pytest.raises(ValueError) as err:
         load_model("preset", "gpt2-toy", device="cpu")
-    assert str(err.value).startswith("out of memory on cpu while loading preset gpt2-toy (it tried to allocate")
+    assert str(err.value).startswith("out of memory on cpu while building 'gpt2-toy' (it tried to allocate")
 
 
 def test_generation_out_of_memory_is_one_line(monkeypatch):

@@ -55,8 +55,9 @@ def load_model(kind: str, source: str | Path | ModelConfig, device: str | None =
     and for running out of memory on the device while loading (naming the device).
     """
     device = pick_device(device)
-    name = source.name if isinstance(source, ModelConfig) else source
-    with out_of_memory(device, f"loading {kind} {name}", "try a smaller model or another device"):
+    name = source.name if isinstance(source, ModelConfig) else str(source)
+    doing = f"building {name!r}" if kind in ("preset", "config") else f"loading {name}"
+    with out_of_memory(device, doing, "try a smaller model or another device"):
         return _load(kind, source, device, seed, **hf_options)
 
 
