@@ -61,7 +61,7 @@ class Sizes:
     bf16_only: tuple[str, ...] = ()  # the toys trained in bf16 too (empty: every toy)
 
 
-FULL = Sizes(smoke=False, shrink={})
+FULL = Sizes(smoke=False, shrink={}, repeats=2)
 SMOKE = Sizes(smoke=True, shrink=dict(d_model=32, heads=2, d_ff=64), lm_batch=8, seq_len=16, gen_tokens=12,
               hf_gen_tokens=24, cache_lengths=(24, 64), repeats=1, mfu_preset="gpt2-toy", mfu_batch=4, mfu_seq=32,
               mfu_steps=4, app_steps=6, bf16_only=("gpt2-toy",))
