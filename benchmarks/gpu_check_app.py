@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -29,6 +30,8 @@ def run(recorder, device: str, sizes) -> None:
             recorder.write({"check": f"app {check}", "ok": None,
                             "skipped": f"the app's packages are missing here ({missing} is not installed)"})
         return
+    if sizes.smoke:  # a shared CI core: the UI thread's lower priority (README) would only slow the driving
+        os.environ.setdefault("TUI_LAB_UI_NICE", "0")
     asyncio.run(drive(recorder, device, sizes))
 
 

@@ -7,6 +7,7 @@ its loss at the last step must stay within BF16_NATS of the fp32 run's (same see
 
 from __future__ import annotations
 
+import functools
 import statistics
 from typing import Any
 
@@ -61,7 +62,20 @@ def trainer_for(name: str, device: str, sizes, precision: str, **fields: Any) ->
         settings |= dict(batch_size=sizes.lm_batch, seq_len=sizes.seq_len)
     elif sizes.smoke and task is not None:  # seq2seq pairs: a smaller batch in the smoke (a ViT needs its 64)
         settings["batch_size"] = sizes.lm_batch * 2
-    return Trainer(config, train_config_for(task, **settings | fields), device=device)
+    plain_lm = task is None and config.input != "patches" and config.head != "mlm"
+    return Trainer(config, train_config_for(task, **settings | fields), device=device,
+                   data=corpus_data() if plain_lm else None)
+
+
+@functools.cache
+def corpus_data():
+    """The built-in corpus, encoded once for every language-model run (encoding it takes ~1 s a time)."""
+    from tui_lab.data.corpus import builtin_corpus
+    from tui_lab.data.lm import lm_data
+    from tui_lab.data.tokenizers import char_tokenizer
+
+    text = builtin_corpus()
+    return lm_data(text, char_tokenizer(text))
 
 
 def _shrink(name: str, sizes) -> dict[str, int]:
@@ -121,7 +135,7 @@ def mfu_line(device: str, sizes, dtype: str, vendor) -> dict[str, Any]:
     precision = "bf16" if dtype == "bfloat16" else "fp32"
     trainer = Trainer(load_preset(sizes.mfu_preset), train_config_for(
         None, steps=sizes.mfu_steps, batch_size=sizes.mfu_batch, seq_len=sizes.mfu_seq, eval_every=0,
-        sample_every=0, warmup=2, precision=precision), device=device)
+        sample_every=0, warmup=2, precision=precision), device=device, data=corpus_data())
     events = steps_of(trainer)
     # The trainer's MFU (docs/CONTRACTS.md) over every step but the first, which pays for allocation and
     # kernel selection: a 10-step window would carry it along.
