@@ -6,11 +6,13 @@ Also: a device that is not there (`cuda` without CUDA, `cuda:1` on a one-GPU box
 
 from __future__ import annotations
 
+import json
 import statistics
 
 import pytest
 import torch
 
+import tui_lab.generation.loop
 import tui_lab.loading
 import tui_lab.train.trainer
 from tui_lab import load_preset
@@ -106,3 +108,19 @@ def test_bf16_autocast_trains_like_fp32_and_measures_mfu_against_the_bf16_peak()
     assert statistics.mean(losses["bf16"][-5:]) < 0.9 * statistics.mean(losses["bf16"][:5])
     with pytest.raises(ValueError, match=r"^precision \('fp16'\) must be one of: fp32, bf16$"):
         train_config_for(None, precision="fp16")
+
+
+def test_the_command_line_says_it_in_one_line(monkeypatch, capsys):
+    from cli_support import run_cli
+
+    monkeypatch.setattr(tui_lab.train.trainer, "loss_sums", oom)
+    done = run_cli(capsys, "train", "--preset", "gpt2-toy", "--steps", "3", "--batch-size", "2", "--seq-len", "8",
+                   "--json")
+    assert done.returncode == 1
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert last["event"] == "error" and last["message"].startswith("out of memory on cpu while training step 1 (it")
+    monkeypatch.setattr(tui_lab.generation.loop, "stream", oom)
+    done = run_cli(capsys, "generate", "--preset", "gpt2-toy", "--prompt", "hi", "--temperature", "0")
+    assert done.returncode == 2 and done.stderr.splitlines()[-1] == (
+        "tui-lab: error: out of memory on cpu while generating (it tried to allocate 2.00 GiB); try fewer new tokens "
+        "or a smaller beam")

@@ -168,7 +168,8 @@ class _Timer:
     def __init__(self, prompt, should_stop, on_progress, total: int) -> None:
         self.prompt, self.should_stop, self.on_progress = prompt, should_stop, on_progress
         self.done, self.total = 0, total
-        self.sync = torch.cuda.synchronize if prompt.device.type == "cuda" else (lambda: None)
+        # the prompt's own GPU: a bare synchronize() waits for the current device, cuda:0, not cuda:1
+        self.sync = (lambda: torch.cuda.synchronize(prompt.device)) if prompt.device.type == "cuda" else (lambda: None)
 
     def run(self, model, new_tokens: int) -> tuple[list[float], int]:
         """(seconds of each decode step after the prefill, the cache's bytes)."""

@@ -171,7 +171,8 @@ class _Timer:
         self.model, self.prompt, self.bos_id = model, prompt, bos_id
         self.should_stop, self.on_progress = should_stop, on_progress
         self.done, self.total = 0, total
-        self.sync = torch.cuda.synchronize if prompt.device.type == "cuda" else (lambda: None)
+        # the prompt's own GPU: a bare synchronize() waits for the current device, cuda:0, not cuda:1
+        self.sync = (lambda: torch.cuda.synchronize(prompt.device)) if prompt.device.type == "cuda" else (lambda: None)
 
     def run(self, new_tokens: int, use_cache: bool) -> _Timing:
         self.sync()
