@@ -106,7 +106,7 @@ async def attention(pilot) -> dict[str, Any]:
 
 def train_fields(sizes) -> dict[str, Any]:
     """ui_latency's run: the app form's lr and schedule, a short run, nothing between the steps."""
-    from tui_lab.app.widgets.train_form import APP_LM
+    from tui_lab.app.views.train.form import APP_LM
 
     return {k: APP_LM[k] for k in ("lr", "schedule")} | {
         "batch_size": sizes.lm_batch, "seq_len": sizes.seq_len, "steps": sizes.app_steps, "eval_every": 0,
@@ -116,7 +116,7 @@ def train_fields(sizes) -> dict[str, Any]:
 async def train(pilot, probe, seen: Seen, device: str, sizes) -> dict[str, Any]:
     from ui_latency import WARMUP_STEPS, headless
 
-    from tui_lab.app.widgets.confirm_run import ConfirmLongRun
+    from tui_lab.app.modals.confirm_run import ConfirmLongRun
 
     app, before = pilot.app, pilot.app.live.generation
     await probe.open(pilot)
@@ -144,7 +144,7 @@ async def train(pilot, probe, seen: Seen, device: str, sizes) -> dict[str, Any]:
 async def generate(pilot, sizes, seen: Seen) -> dict[str, Any]:
     from textual.widgets import Input
 
-    from tui_lab.app.widgets.token_stream import TokenStream
+    from tui_lab.app.views.generate.token_stream import TokenStream
 
     app, n = pilot.app, sizes.gen_tokens
     app.show_view("generate")
