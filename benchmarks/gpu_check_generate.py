@@ -15,8 +15,8 @@ from generate_vs_hf import hf_twin, paired_medians
 from train_vs_hf import alternate, hf_loss, hf_model, ours_loss, random_batches, step_timer
 
 from tui_lab import load_preset
+from tui_lab.bench.kv_speed import compare_generation
 from tui_lab.generation import generate
-from tui_lab.generation.speed import compare_generation
 from tui_lab.loading import load_model
 
 LOSS_ATOL = 1e-3  # the same weights and batches: the same loss at every step, up to float noise

@@ -44,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tui_lab.app.priority import spawn, thread_nice  # noqa: E402
-from tui_lab.app.threads import configure_openmp, train_threads  # noqa: E402
+from tui_lab.openmp import configure_openmp, train_threads  # noqa: E402
 
 configure_openmp()  # as `tui-lab` does before torch is imported
 

@@ -11,9 +11,8 @@ from typing import Any
 
 from textual.widgets import Button, Input, Static
 
+from tui_lab.app.examples import SOURCE_TEXT, TOY_DE, numbers_pair
 from tui_lab.app.origin import describe_origin
-from tui_lab.app.views.attention.inputs import SOURCE_TEXT
-from tui_lab.app.views.tour.examples import TOY_DE, numbers_pair
 
 # A prompt the default model (the shipped English toy) continues with words; meta.json has its sample.
 DEFAULT_PROMPT = "In the morning, Anna walked to"

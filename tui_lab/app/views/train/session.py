@@ -1,7 +1,7 @@
 """One training run of the app: the engine's Trainer in a trainer process, relayed as messages.
 
 The Trainer runs in a child process (`tui_lab.train.process`), so it never shares the app's GIL: in a
-thread of the app it lost ~20% of its speed to a UI thread 8-11% busy (tui_lab/app/threads.py). A thread
+thread of the app it lost ~20% of its speed to a UI thread 8-11% busy (tui_lab/openmp.py). A thread
 worker here starts the process and reads what it streams (events, the alignment grid) and posts each as
 a message (never `call_from_thread`, which blocks the worker until the UI runs it). Pause/resume/stop act
 on a SharedRunControl created on the UI thread before the process exists, so a run can start paused
@@ -12,7 +12,7 @@ process dies) and the final one, which becomes the live model when the run ends.
 one line; the live model stays, and the last snapshot is kept (`w` saves it).
 
 Threads: on 2 cores, torch's default of 2 OpenMP threads beside a busy UI thread collapsed throughput
-(spinning workers); the run's thread count and OpenMP's spin come from `tui_lab.app.threads` (the child
+(spinning workers); the run's thread count and OpenMP's spin come from `tui_lab.openmp` (the child
 inherits the environment, so the spin setting reaches it).
 """
 
@@ -27,10 +27,10 @@ from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
 from tui_lab.app import priority
-from tui_lab.app.threads import train_threads
 from tui_lab.app.views.train.messages import Alignment, Estimate, TrainEnded, TrainEvent, TrainFailed, TrainReady
 from tui_lab.config import ModelConfig
 from tui_lab.errors import one_line
+from tui_lab.openmp import train_threads
 from tui_lab.run_control import Controlled
 from tui_lab.train.process import SharedRunControl
 
@@ -192,7 +192,7 @@ class TrainSession(Controlled):
         self.train_config = ready.train_config
         self.run_config, self.tokenizer, self._example = ready.model_config, ready.tokenizer, ready.example
         self.ready = True
-        estimate = Estimate(self.config.steps, ready.tokens_per_step, ready.flops_per_token, ready.peak_flops)
+        estimate = Estimate(self.train_config.steps, ready.tokens_per_step, ready.flops_per_token, ready.peak_flops)
         self._post(TrainReady(self.run, ready.model_config, ready.notes, ready.lr_curve, ready.params,
                               ready.continued, estimate))
 
