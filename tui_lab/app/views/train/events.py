@@ -25,7 +25,7 @@ class TrainMessages:
             return
         run = self.store.current
         run.model = message.model_config.to_dict()
-        run.train = self.session.config.to_dict()
+        run.train = self.session.train_config.to_dict()
         label_runs(self.store.runs)  # now with every field of the real configs
         self.stats["lr_curve"] = message.lr_curve
         start = "continuing the live weights" if message.continued else "fresh weights"
@@ -60,7 +60,7 @@ class TrainMessages:
             return
         event, run = message.event, self.store.current
         if event.kind == "step":
-            run.loss.append((event.step, event.train_loss))
+            run.train_loss.append((event.step, event.train_loss))
             run.lr.append((event.step, event.lr))
             run.tokens_per_s.append(event.tokens_per_s)
             if event.teacher_forcing is not None:
