@@ -82,3 +82,17 @@ def test_published_figures_match_device_names():
     assert published("NVIDIA H100 PCIe").name == "H100 PCIe" and published("NVIDIA H100 80GB HBM3").fp32 == 67.0
     assert published("NVIDIA A100-SXM4-80GB").flops("float32") == 19.5e12
     assert published("Tesla T4").flops("bfloat16") is None and published("cpu Intel(R) Xeon(R)") is None
+
+
+def test_two_greedy_runs_that_part_away_from_a_tie_fail():
+    from gpu_check_models import TIE, top2_gap_where_they_part
+
+    from tui_lab import build_model, load_preset
+
+    torch.manual_seed(0)
+    model = build_model(load_preset("gpt2-toy", decoder_layers=1)).eval()
+    ids = torch.tensor([[5, 6, 7, 8]])
+    with torch.inference_mode():
+        greedy = int(model(ids[:, :3])[0, -1].argmax())
+    ours, other = torch.tensor([[5, 6, 7, greedy]]), torch.tensor([[5, 6, 7, (greedy + 1) % 256]])
+    assert top2_gap_where_they_part(model, ours, other) > TIE  # random weights: no tie at 1e-4
