@@ -18,13 +18,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 CHECKS = ("launch", "attention", "train", "generate", "speed")
+APP_PACKAGES = ("textual", "rich", "plotext", "textual_plotext")  # what the app imports beyond the core's needs
 SIZE = (120, 40)
 TIMEOUT_S = 120.0  # per step of the drive: a first CUDA context and a trainer process start in it
 SLOWEST_RATIO = 0.5  # in-app / headless tokens/s below this: the app takes the device from its own run
 
 
 def run(recorder, device: str, sizes) -> None:
-    missing = next((name for name in ("textual", "rich") if importlib.util.find_spec(name) is None), None)
+    missing = next((name for name in APP_PACKAGES if importlib.util.find_spec(name) is None), None)
     if missing:
         for check in CHECKS:
             recorder.write({"check": f"app {check}", "ok": None,

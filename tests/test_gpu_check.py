@@ -96,3 +96,18 @@ def test_two_greedy_runs_that_part_away_from_a_tie_fail():
         greedy = int(model(ids[:, :3])[0, -1].argmax())
     ours, other = torch.tensor([[5, 6, 7, greedy]]), torch.tensor([[5, 6, 7, (greedy + 1) % 256]])
     assert top2_gap_where_they_part(model, ours, other) > TIE  # random weights: no tie at 1e-4
+
+
+def test_without_the_apps_packages_the_app_checks_are_skipped_not_failed(monkeypatch):
+    import importlib.util
+
+    import gpu_check_app
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "textual" else real(name, *a))
+    recorder = gpu_check.Recorder("cuda", None)
+    gpu_check_app.run(recorder, "cuda", gpu_check.FULL)
+    assert [line["check"] for line in recorder.lines] == [f"app {c}" for c in gpu_check_app.CHECKS]
+    assert all(line["ok"] is None and "textual is not installed" in line["skipped"] for line in recorder.lines)
+    summary = recorder.summary()
+    assert summary["ok"] and summary["skipped"] == len(gpu_check_app.CHECKS) and summary["failed"] == 0
