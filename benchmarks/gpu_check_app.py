@@ -45,10 +45,11 @@ class Seen:
 
     def __call__(self, message: Any) -> None:
         kind = type(message).__name__
-        if kind in ("TrainEnded", "TrainFailed"):
-            self.ended = message
-        if kind in ("TrainFailed", "GenerateFailed", "ModelFailed"):
-            self.errors.append(message.error)
+        said = getattr(message, "said", None) if kind == "RunSaid" else None  # what the trainer process said
+        if getattr(said, "kind", None) in ("ended", "failed"):
+            self.ended = said
+        if getattr(said, "kind", None) == "failed" or kind in ("GenerateFailed", "ModelFailed"):
+            self.errors.append(said.error if said is not None else message.error)
 
 
 async def drive(recorder, device: str, sizes) -> None:
