@@ -21,7 +21,10 @@ CHECKS = ("launch", "attention", "train", "generate", "speed")
 APP_PACKAGES = ("textual", "rich", "plotext", "textual_plotext")  # what the app imports beyond the core's needs
 SIZE = (120, 40)
 TIMEOUT_S = 120.0  # per step of the drive: a first CUDA context and a trainer process start in it
-SLOWEST_RATIO = 0.5  # in-app / headless tokens/s below this: the app takes the device from its own run
+# In-app / headless tokens/s below this on a GPU: the app takes the device from its own run. On a CPU the two
+# share the cores with whatever else runs, so the ratio is reported, not judged (ui_latency.py measures it
+# there, in rounds).
+SLOWEST_RATIO = 0.5
 
 
 def run(recorder, device: str, sizes) -> None:
@@ -137,10 +140,11 @@ async def train(pilot, probe, seen: Seen, device: str, sizes) -> dict[str, Any]:
     alone = None if sizes.smoke else await asyncio.to_thread(headless, probe.fields, None, device)
     outcome = getattr(seen.ended, "outcome", "failed")
     ratio = in_app / alone if alone else None
-    return {"ok": outcome == "done" and app.live.generation > before and (alone is None or ratio >= SLOWEST_RATIO),
+    judged = alone is not None and device.startswith("cuda")
+    return {"ok": outcome == "done" and app.live.generation > before and (not judged or ratio >= SLOWEST_RATIO),
             "outcome": outcome, "message": getattr(seen.ended, "message", None) or getattr(seen.ended, "error", None),
             "steps": len(probe.steps), "in_app_tokens_per_s": in_app, "headless_tokens_per_s": alone,
-            "in_app_over_headless": ratio, "live_origin": app.live.origin}
+            "in_app_over_headless": ratio, "ratio_judged": judged, "live_origin": app.live.origin}
 
 
 async def generate(pilot, sizes, seen: Seen) -> dict[str, Any]:
