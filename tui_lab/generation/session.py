@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from tui_lab.config import is_nat
+from tui_lab.devices import out_of_memory
 from tui_lab.generation.settings import GenerationSettings
 from tui_lab.model import AttentionCapture, Transformer
 
@@ -80,7 +81,7 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     start_len = len(prompt_ids) if model.config.family == "decoder-only" else 1  # a target starts at bos
     # may measure: not timed. NAT's one pass is not the AT path the measurement times: torch's count stays.
     threads = None if is_nat(model.config) else decode_threads(model, settings.use_cache, rows=settings.beam_size)
-    with torch_threads(threads):
+    with torch_threads(threads), out_of_memory(str(device), "generating", "try fewer new tokens or a smaller beam"):
         start = time.perf_counter()
         if settings.beam_size > 1:
             new, cancelled = _beam(model, codec, x, start_len, settings, copy), False
