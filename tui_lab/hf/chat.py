@@ -69,7 +69,21 @@ def chat_prompt_ids(loaded: Any, messages: list[dict[str, Any]]) -> list[int]:
                          f"chat_template)")
     if getattr(loaded, "fallback", False):
         raise ValueError("--chat: the model has no tokenizer of its own to encode the template's text")
-    return loaded.codec.encode(template.render(messages))
+    return encode_rendered(loaded.codec, template.render(messages))
+
+
+def encode_rendered(codec: Any, text: str) -> list[int]:
+    """Ids of a rendered conversation. The template writes special tokens (`<|eot|>`) that must become their ids,
+    as transformers' tokenizer makes them; a person's own prompt text never does (`Tokenizer` encodes literally)."""
+    hf = getattr(codec, "hf", None)
+    if hf is None:
+        return codec.encode(text)
+    literal = hf.encode_special_tokens
+    hf.encode_special_tokens = False
+    try:
+        return hf.encode(text, add_special_tokens=False).ids
+    finally:
+        hf.encode_special_tokens = literal
 
 
 def _environment():
