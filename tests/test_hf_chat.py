@@ -76,5 +76,5 @@ def test_chat_without_a_template_is_one_line(tmp_path, capsys):
     (tmp_path / "chat_template.jinja").unlink()
     done = run_cli(capsys, "generate", "--from-hf", str(tmp_path), "--chat", "--prompt", "hi", "--json")
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.startswith("tui-lab: error: --chat: ") and "has no chat template" in done.stderr
+    assert done.stderr.startswith("tui-lab: error: --chat: the model has no chat template (chat_template.jinja")
     assert len(done.stderr.splitlines()) == 1

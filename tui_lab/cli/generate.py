@@ -84,7 +84,7 @@ def _prompt(loaded: LoadedModel, args: argparse.Namespace) -> list[int]:
         return prompt_ids(loaded.codec, args.prompt, loaded.config.family, field="--prompt")
     from tui_lab.hf.chat import chat_prompt_ids
 
-    return chat_prompt_ids(loaded, [{"role": "user", "content": args.prompt}])
+    return chat_prompt_ids(loaded.model, loaded.codec, [{"role": "user", "content": args.prompt}])
 
 
 def settings_from_args(args: argparse.Namespace) -> GenerationSettings:

@@ -60,16 +60,15 @@ def read_chat_template(folder: Path) -> ChatTemplate | None:
     return ChatTemplate(raw, TOKENIZER_CONFIG, special)
 
 
-def chat_prompt_ids(loaded: Any, messages: list[dict[str, Any]]) -> list[int]:
-    """A loaded model's conversation ids, ready to continue as the assistant; one-line ValueError without a
-    template or a tokenizer."""
-    template = getattr(loaded.model, "chat_template", None)
+def chat_prompt_ids(model: Any, codec: Any, messages: list[dict[str, Any]], field: str = "--chat") -> list[int]:
+    """A conversation's ids for a model (its `chat_template`, set by `hf.load`), ready to continue as the
+    assistant; a one-line ValueError starting with `field` without a template or a tokenizer."""
+    template = getattr(model, "chat_template", None)
     if template is None:
-        raise ValueError(f"--chat: {loaded.label} has no chat template ({JINJA} or {TOKENIZER_CONFIG}'s "
-                         f"chat_template)")
-    if getattr(loaded, "fallback", False):
-        raise ValueError("--chat: the model has no tokenizer of its own to encode the template's text")
-    return encode_rendered(loaded.codec, template.render(messages))
+        raise ValueError(f"{field}: the model has no chat template ({JINJA} or {TOKENIZER_CONFIG}'s chat_template)")
+    if getattr(codec, "hf", None) is None:
+        raise ValueError(f"{field}: the model has no tokenizer of its own to encode the template's text")
+    return encode_rendered(codec, template.render(messages))
 
 
 def encode_rendered(codec: Any, text: str) -> list[int]:
