@@ -120,11 +120,12 @@ def test_beam_search_from_the_folder_equals_transformers(qwen2, tmp_path, beam):
 
 
 def test_marian_forced_eos_beams_and_bans_equal_transformers(tmp_path):
-    """opus-mt's shape: num_beams 4, max_length, forced eos at the limit, pad banned, a two-token ban too."""
+    """opus-mt's shape: num_beams 4, max_length, forced eos at the limit, pad banned, renormalized scores (which
+    change beam ranking after a ban), a two-token ban too."""
     folder = tmp_path / "marian"
     save_marian(folder)
     src = [5, 17, 23, 8, 0]
-    with_generation(folder, num_beams=4, max_length=12, bad_words_ids=[[60], [17, 23]])
+    with_generation(folder, num_beams=4, max_length=12, bad_words_ids=[[60], [17, 23]], renormalize_logits=True)
     expected = theirs(folder, src)
     assert expected[-1] == 0 and len(expected) == 11  # forced eos at the length limit
     assert ours(folder, src) == expected
@@ -143,7 +144,7 @@ def test_sampling_distributions_equal_transformers_processors(qwen2, tmp_path):
     for file in qwen2.iterdir():
         (folder / file.name).write_bytes(file.read_bytes())
     with_generation(folder, do_sample=True, temperature=0.7, top_k=20, top_p=0.8, repetition_penalty=1.05,
-                    no_repeat_ngram_size=3)
+                    no_repeat_ngram_size=3, min_p=0.05, renormalize_logits=True)
     reference = transformers.AutoModelForCausalLM.from_pretrained(str(folder)).eval()
     torch.manual_seed(0)
     out = reference.generate(torch.tensor([PROMPT]), max_new_tokens=12, output_scores=True,

@@ -13,9 +13,11 @@ from torch import Tensor
 from transformers.generation.logits_process import (
     ForcedBOSTokenLogitsProcessor,
     ForcedEOSTokenLogitsProcessor,
+    LogitNormalization,
     LogitsProcessorList,
     MinLengthLogitsProcessor,
     MinNewTokensLengthLogitsProcessor,
+    MinPLogitsWarper,
     NoBadWordsLogitsProcessor,
     NoRepeatNGramLogitsProcessor,
     RepetitionPenaltyLogitsProcessor,
@@ -53,7 +55,8 @@ def rule_processors(rules: DecodingRules, prefix_len: int, max_length: int,
     return out
 
 
-def sampling_processors(temperature: float, top_k: int | None, top_p: float | None) -> LogitsProcessorList:
+def sampling_processors(temperature: float, top_k: int | None, top_p: float | None,
+                        min_p: float | None = None) -> LogitsProcessorList:
     """transformers' warpers, applied only when sampling (temperature > 0)."""
     out = LogitsProcessorList()
     if temperature == 0:
@@ -64,16 +67,21 @@ def sampling_processors(temperature: float, top_k: int | None, top_p: float | No
         out.append(TopKLogitsWarper(top_k=top_k, min_tokens_to_keep=1))
     if top_p is not None and top_p < 1.0:
         out.append(TopPLogitsWarper(top_p=top_p, min_tokens_to_keep=1))
+    if min_p is not None:
+        out.append(MinPLogitsWarper(min_p=min_p, min_tokens_to_keep=1))
     return out
 
 
 class ScoreChain:
-    """The rules' processors, then the warpers: (N, L) sequence and (N, V) logits -> (N, V) scores."""
+    """The rules' processors, then the warpers, then (renormalize_logits) a last log-softmax, as transformers
+    orders them: (N, L) sequence and (N, V) logits -> (N, V) scores."""
 
     def __init__(self, rules: DecodingRules, prefix_len: int, max_length: int, device: torch.device,
                  temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None) -> None:
         self.processors = LogitsProcessorList([*rule_processors(rules, prefix_len, max_length, device),
-                                               *sampling_processors(temperature, top_k, top_p)])
+                                               *sampling_processors(temperature, top_k, top_p, rules.min_p)])
+        if rules.renormalize:
+            self.processors.append(LogitNormalization())
 
     def __call__(self, seq: Tensor, logits: Tensor) -> Tensor:
         return self.processors(seq, logits.float())

@@ -24,6 +24,8 @@ class DecodingRules:
     bad_words_ids: tuple[tuple[int, ...], ...] = ()  # sequences never completed (one-token ones never chosen)
     length_penalty: float = 1.0  # beam search: a finished hypothesis scores sum(log p) / new_len ** this
     early_stopping: bool | str = False  # beam search: True, False (transformers' heuristic) or "never"
+    min_p: float | None = None  # sampling: drop tokens below min_p x the top token's probability (after top-p)
+    renormalize: bool = False  # log-softmax again after every processor (opus-mt sets it: beam scores change)
 
     def __post_init__(self) -> None:
         check_rules(self)
@@ -38,7 +40,7 @@ class DecodingRules:
         """True when some rule changes the scores (beyond eos, which only stops)."""
         return bool(self.min_length or self.min_new_tokens or self.repetition_penalty != 1.0
                     or self.no_repeat_ngram_size or self.forced_bos_id is not None
-                    or self.forced_eos_id is not None or self.bad_words_ids)
+                    or self.forced_eos_id is not None or self.bad_words_ids or self.renormalize)
 
 
 def check_rules(rules: DecodingRules) -> None:
@@ -49,5 +51,7 @@ def check_rules(rules: DecodingRules) -> None:
         value = getattr(rules, name)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ValueError(f"{name} ({value}) must be an integer >= 0")
+    if rules.min_p is not None and not 0 <= rules.min_p <= 1:
+        raise ValueError(f"min_p ({rules.min_p}) must be in [0, 1]")
     if rules.early_stopping not in (True, False, "never"):
         raise ValueError(f"early_stopping ({rules.early_stopping!r}) must be true, false or \"never\"")

@@ -121,13 +121,13 @@ NO_EFFECT = {"output_attentions": False, "output_hidden_states": False, "output_
              "output_logits": False, "return_dict_in_generate": False, "num_return_sequences": 1,
              "typical_p": 1.0, "epsilon_cutoff": 0.0, "eta_cutoff": 0.0, "encoder_repetition_penalty": 1.0,
              "encoder_no_repeat_ngram_size": 0, "num_beam_groups": 1, "diversity_penalty": 0.0,
-             "remove_invalid_values": False, "renormalize_logits": False, "low_memory": False,
+             "remove_invalid_values": False, "low_memory": False,
              "is_assistant": False}
 METADATA = frozenset({"transformers_version", "_from_model_config"})
 SAMPLING = ("temperature", "top_k", "top_p")
 RULE_KEYS = ("eos_token_id", "pad_token_id", "min_length", "min_new_tokens", "repetition_penalty",
              "no_repeat_ngram_size", "forced_bos_token_id", "forced_eos_token_id", "bad_words_ids", "length_penalty",
-             "early_stopping")
+             "early_stopping", "min_p", "renormalize_logits")
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,9 @@ def read_generation(folder: Path, hf: dict[str, Any], vocab: int, encoder_decode
         repetition_penalty=read.positive("repetition_penalty", 1.0),
         no_repeat_ngram_size=read.count("no_repeat_ngram_size"), forced_bos_id=read.one_id("forced_bos_token_id"),
         forced_eos_id=read.one_id("forced_eos_token_id"), bad_words_ids=read.bad_words(),
-        length_penalty=read.number("length_penalty", 1.0), early_stopping=read.early_stopping())
+        length_penalty=read.number("length_penalty", 1.0), early_stopping=read.early_stopping(),
+        min_p=read.fraction("min_p"), renormalize=read.flag("renormalize_logits") if "renormalize_logits" in data
+        else False)
     applied = [k for k in RULE_KEYS if k in data and data[k] is not None]
     defaults, ignored = _defaults(read, data, applied)
     start = read.one_id("decoder_start_token_id")
@@ -268,6 +270,14 @@ class _Reader:
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise self.fail(key, "must be a number")
         return float(value)
+
+    def fraction(self, key: str) -> float | None:
+        if self.data.get(key) is None:
+            return None
+        value = self.number(key, 0.0)
+        if not 0 <= value <= 1:
+            raise self.fail(key, "must be in [0, 1]")
+        return value
 
     def positive(self, key: str, default: float) -> float:
         value = self.number(key, default)

@@ -41,7 +41,8 @@ def folder_note(folder: Any, form: dict[str, Any]) -> str:
         parts.append(f"{folder.source} set " + ", ".join(f"{TITLES[k]} {field_text(v)}" for k, v in form.items()))
     rules = [k for k in folder.applied if k in ("eos_token_id", "min_length", "min_new_tokens", "repetition_penalty",
                                                 "no_repeat_ngram_size", "forced_bos_token_id", "forced_eos_token_id",
-                                                "bad_words_ids", "length_penalty", "early_stopping")]
+                                                "bad_words_ids", "length_penalty", "early_stopping", "min_p",
+                                                "renormalize_logits")]
     if rules:
         parts.append(("obeys " if form else f"{folder.source}: obeys ") + ", ".join(rules))
     if folder.ignored:
