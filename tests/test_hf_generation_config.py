@@ -189,3 +189,29 @@ def test_a_bad_value_is_one_line_naming_the_file_and_key(tmp_path, data, message
     (tmp_path / "generation_config.json").write_text(json.dumps(data))
     with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(".", r"\.")):
         read_generation(tmp_path, {}, vocab=61, encoder_decoder=False)
+
+
+FAMILIES = ["gpt2", "llama", "mistral", "mixtral", "qwen2"]
+
+
+@pytest.mark.parametrize("kind", FAMILIES)
+def test_each_decoder_family_greedy_and_beam_equal_transformers(kind, tmp_path):
+    """Every family that generates, with an instruct-like generation_config.json: greedy, then 3 beams."""
+    folder = tmp_path / kind
+    if kind == "gpt2":
+        from hf_fixtures import save_hf_gpt2
+
+        save_hf_gpt2(folder, n_embd=16, n_head=2, n_layer=2, n_positions=64)
+    else:
+        from hf_family_fixtures import CAUSAL, missing_axes
+
+        if missing_axes(CAUSAL[kind][3]):
+            pytest.skip(f"needs the config axes {CAUSAL[kind][3]}")
+        save_causal(kind, folder)
+    free = theirs(folder, PROMPT, max_new_tokens=16, do_sample=False, eos_token_id=None, pad_token_id=0)
+    eos = [free[5], 60]  # the 6th greedy token ends the plain run; the rules below change the path to it
+    with_generation(folder, eos_token_id=eos, repetition_penalty=1.2, no_repeat_ngram_size=3, do_sample=False)
+    expected = theirs(folder, PROMPT, max_new_tokens=16)
+    assert ours(folder, PROMPT, max_new_tokens=16) == expected
+    with_generation(folder, num_beams=3, length_penalty=0.8)
+    assert ours(folder, PROMPT, max_new_tokens=16) == theirs(folder, PROMPT, max_new_tokens=16)
