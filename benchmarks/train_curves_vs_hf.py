@@ -49,11 +49,16 @@ def hf_twin(config) -> GPT2LMHeadModel:
     return GPT2LMHeadModel(hf)
 
 
-def paired_curves(preset: str = "gpt2-toy", steps: int = 200, log_every: int = 10, **train) -> Curves:
-    """Train the lab's Trainer and a transformers twin side by side; their losses at every logged step."""
+def paired_curves(preset: str = "gpt2-toy", steps: int = 200, log_every: int = 10, double: bool = False,
+                  **train) -> Curves:
+    """Train the lab's Trainer and a transformers twin side by side; their losses at every logged step.
+    `double`: both models in float64 (before the first step, so the optimizers' state follows), to show that
+    what separates the curves is float32 rounding, amplified by training, not a different computation."""
     c = train_config_for(None, steps=steps, dropout=0.0, eval_every=0, sample_every=0, **train)
     trainer = Trainer(load_preset(preset, dropout=0.0), c, peak_flops=1.0)  # MFU is not what this measures
-    twin = hf_twin(trainer.model_config)
+    if double:
+        trainer.model.double()
+    twin = hf_twin(trainer.model_config).to(torch.float64 if double else torch.float32)
     missing, unexpected = twin.load_state_dict(hf_state_dict(trainer.model), strict=False)
     assert not unexpected and all(k == "lm_head.weight" or k.endswith("attn.bias") for k in missing), missing
     twin.train()
@@ -87,14 +92,17 @@ def main() -> None:
     parser.add_argument("--log-every", type=int, default=10)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--seq-len", type=int, default=128)
+    parser.add_argument("--double", action="store_true", help="both models in float64 (the gap is then rounding)")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads (default: torch's; 1 on a busy machine, where spin-waits dominate)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     start = time.perf_counter()
-    curves = paired_curves(args.preset, args.steps, args.log_every, batch_size=args.batch, seq_len=args.seq_len)
-    print(f"{args.preset}, batch {args.batch} x seq {args.seq_len}, {torch.get_num_threads()} threads, "
+    curves = paired_curves(args.preset, args.steps, args.log_every, args.double, batch_size=args.batch,
+                           seq_len=args.seq_len)
+    print(f"{args.preset}, batch {args.batch} x seq {args.seq_len}, {'float64' if args.double else 'float32'}, "
+          f"{torch.get_num_threads()} threads, "
           f"{time.perf_counter() - start:.0f} s")
     print(f"{'step':>5} {'tui-lab':>9} {'GPT2LMHeadModel':>16} {'gap %':>7}")
     for step, a, b in zip(curves.steps, curves.ours, curves.theirs, strict=True):
