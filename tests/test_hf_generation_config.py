@@ -215,3 +215,18 @@ def test_each_decoder_family_greedy_and_beam_equal_transformers(kind, tmp_path):
     assert ours(folder, PROMPT, max_new_tokens=16) == expected
     with_generation(folder, num_beams=3, length_penalty=0.8)
     assert ours(folder, PROMPT, max_new_tokens=16) == theirs(folder, PROMPT, max_new_tokens=16)
+
+
+def test_info_names_the_folder_generation_settings_without_torch_work(qwen2, tmp_path, capsys):
+    from cli_support import run_cli
+
+    folder = tmp_path / "qwen2-info"
+    folder.mkdir()
+    for file in qwen2.iterdir():
+        (folder / file.name).write_bytes(file.read_bytes())
+    with_generation(folder, repetition_penalty=1.05, typical_p=0.9)
+    done = run_cli(capsys, "info", "--from-hf", str(folder), "--json")
+    assert done.returncode == 0, done.stderr
+    generation = json.loads(done.stdout)["generation_config"]
+    assert generation["source"] == "generation_config.json" and "repetition_penalty" in generation["applied"]
+    assert generation["ignored"]["typical_p"] == "not applied by the lab"

@@ -39,6 +39,14 @@ def hf_config(path: str | Path, **hub_options: Any) -> ModelConfig:
     return family_of(raw).config(raw, files.name)
 
 
+def hf_generation(path: str | Path, **hub_options: Any) -> FolderGeneration:
+    """A folder's generation settings (`generation_config.read_generation`), from its JSON files alone: no torch."""
+    files = find_checkpoint(resolve(path, **hub_options))
+    raw = read_config_json(files.config)
+    config = family_of(raw).config(raw, files.name)
+    return read_generation(files.folder, raw, config.vocab, config.family == "encoder-decoder")
+
+
 def load_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
             **hub_options: Any) -> tuple[Transformer, Tokenizer | None]:
     """An ordinary model of ours (eval mode) with the checkpoint's weights, and its tokenizer or None."""
