@@ -3,6 +3,8 @@
 Decoder-only: the input is the prompt and the sequence grows from it. Encoder-decoder: the input is the
 source, encoded once; the sequence is the target, starting from `bos_id`, and the cache keeps the
 cross-attention keys and values. Rows that emit `eos_id` are finished and padded with eos from then on.
+A Hugging Face folder's `rules` (`generation.rules`) bring an eos list (any id finishes a row, padded with pad)
+and transformers' logits processors, applied to the scores before each choice.
 
 Dimension legend: N batch (rows), P prefix (prompt or bos), L sequence so far, S source, V vocabulary.
 """
