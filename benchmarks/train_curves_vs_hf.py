@@ -6,6 +6,11 @@ Trainer draws from the built-in corpus, recorded and fed to both), the same Adam
 Trainer's schedule, read from its StepEvent) and the same clipping of the total gradient norm; dropout 0.
 Prints both loss curves at every logged step and the largest relative gap; the last line is one JSON object.
 
+Measured (Intel Xeon, 1 thread, batch 32 x 128, 200 steps, 644 s for both): identical to 4 digits through step 40
+(4.1447 -> 2.3120), then the gap wanders, at most 0.852% (step 100: 1.9376 vs 1.9213), 0.158% at step 200
+(1.2570 vs 1.2550). With --double (float64) the largest gap over 100 steps is 0.0006%: what separates the
+float32 curves is rounding (fused vs unfused attention, summation order) that training amplifies.
+
     python benchmarks/train_curves_vs_hf.py [--steps 200] [--log-every 10] [--batch 32] [--seq-len 128] [--threads N]
 """
 
