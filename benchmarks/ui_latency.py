@@ -44,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tui_lab.app.priority import spawn, thread_nice  # noqa: E402
-from tui_lab.app.threads import configure_openmp, train_threads  # noqa: E402
+from tui_lab.openmp import configure_openmp, train_threads  # noqa: E402
 
 configure_openmp()  # as `tui-lab` does before torch is imported
 
@@ -147,8 +147,8 @@ class AppUnderTest:
         self.trainer_nice: int | None = None
 
     def hook(self, message) -> None:
-        event = getattr(message, "event", None)
-        if type(message).__name__ == "TrainEvent" and getattr(event, "kind", "") == "step" and \
+        event = getattr(message, "said", None)
+        if type(message).__name__ == "RunSaid" and getattr(event, "kind", "") == "step" and \
                 all(e.step != event.step for e in self.steps[-3:]):  # the hook sees a message at each hop
             self.steps.append(event)
 

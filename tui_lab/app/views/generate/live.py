@@ -11,10 +11,9 @@ from typing import Any
 
 from textual.widgets import Button, Input, Static
 
+from tui_lab.app.examples import SOURCE_TEXT, TOY_DE, numbers_pair
 from tui_lab.app.origin import describe_origin
-from tui_lab.app.views.attention.inputs import SOURCE_TEXT
 from tui_lab.app.views.generate.folder import field_text, folder_form, folder_note
-from tui_lab.app.views.tour.examples import TOY_DE, numbers_pair
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 
 # A prompt the default model (the shipped English toy) continues with words; meta.json has its sample.
