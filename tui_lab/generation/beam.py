@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from tui_lab.generation.decoder_state import DecoderState, copy_ids, prepare
+from tui_lab.generation.decoder_state import DecoderState, copy_ids, prepare, stop_ids
 from tui_lab.generation.rules import DecodingRules
 from tui_lab.model import Transformer
 
@@ -124,8 +124,6 @@ def beam_search(model: Transformer, input_ids: Tensor, max_new_tokens: int, beam
     Copy models rank over the extended vocabulary (`src_ext`, see `loop.generate`); `banned_ids` as there.
     `rules` (a Hugging Face folder's) bring their eos list, length penalty, early stopping and processors;
     their bans then replace the model's own, applied after log-softmax as transformers applies them."""
-    from tui_lab.generation.loop import stop_ids
-
     src_ext = copy_ids(model, input_ids, src_ext, unk_id, rows_per_input=beam_size)
     prefix, memory, src_mask = prepare(model, input_ids, bos_id, src_mask, rows_per_input=beam_size)
     rows, prefix_len = prefix.shape

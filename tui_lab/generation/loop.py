@@ -20,7 +20,14 @@ from torch import Tensor
 
 from tui_lab.config import is_nat
 from tui_lab.generation.beam import beam_search
-from tui_lab.generation.decoder_state import DecoderState, check_input, copy_ids, position_window, prepare
+from tui_lab.generation.decoder_state import (
+    DecoderState,
+    check_input,
+    copy_ids,
+    position_window,
+    prepare,
+    stop_ids,
+)
 from tui_lab.generation.nat import check_nat, nat_steps
 from tui_lab.generation.rules import DecodingRules
 from tui_lab.generation.sampling import chosen_probs, filter_logits, multinomial, next_tokens
@@ -131,16 +138,6 @@ class Generation:
                                  passes=self.state.passes, p_gen=self.state.p_gen)
             if self.eos is not None and bool(self.finished.all()):
                 return
-
-
-def stop_ids(rules: DecodingRules | None, eos_id: int | None, device: torch.device) -> tuple[Tensor | None, int]:
-    """(the ids that end a row (K,) or None, what a finished row is padded with). With rules, theirs alone
-    (transformers stops on the generation config's eos list, whatever the tokenizer says); else `eos_id`."""
-    ids = rules.eos_ids if rules is not None else ((eos_id,) if eos_id is not None else ())
-    if not ids:
-        return None, 0
-    fill = rules.fill_id if rules is not None else eos_id
-    return torch.tensor(ids, dtype=torch.long, device=device), int(fill)
 
 
 def _with_rules(sampler: Sampler, rules: DecodingRules | None, prefix_len: int, max_new_tokens: int,
