@@ -59,8 +59,10 @@ AXES: dict[str, Axis] = {
     "attention_window": Axis((0, 1, 3)),
     "global_tokens": Axis((0, 1), companions={1: {"attention_window": 3}}),
     # Sparse mixture-of-experts (Switch, Fedus et al. 2021; Mixtral, Jiang et al. 2024): int samples 0/2/4.
-    "ffn": Axis(("dense", "moe"), companions={"dense": {"experts": 0, "experts_per_token": 0},
-                                              "moe": {"experts": 4, "experts_per_token": 2}}),
+    # ffn "none" (issue 29): attention-only blocks, no FFN and no FFN norm (Elhage et al. 2021's toy models)
+    "ffn": Axis(("dense", "moe", "none"), companions={"dense": {"experts": 0, "experts_per_token": 0},
+                                                      "moe": {"experts": 4, "experts_per_token": 2},
+                                                      "none": {"experts": 0, "experts_per_token": 0}}),
     "experts": Axis((0, 2, 4), companions={2: {"ffn": "moe", "experts_per_token": 1},
                                            4: {"ffn": "moe", "experts_per_token": 2}}),
     "experts_per_token": Axis((0, 1, 2), companions={1: {"ffn": "moe", "experts": 2},
@@ -126,7 +128,8 @@ class ModelConfig:
     qkv_bias: bool = False
     attention_window: int = 0
     global_tokens: int = 0
-    # Sparse mixture-of-experts: ffn "moe" routes each token to experts_per_token of `experts` FFNs.
+    # Sparse mixture-of-experts: ffn "moe" routes each token to experts_per_token of `experts` FFNs;
+    # ffn "none": attention-only blocks (the induction-heads experiment's models).
     ffn: str = "dense"
     experts: int = 0
     experts_per_token: int = 0
@@ -251,8 +254,8 @@ def _validate_attention(c: ModelConfig) -> None:
 
 
 def _validate_moe(c: ModelConfig) -> None:
-    """A dense FFN has no experts; a sparse one needs two or more and routes each token to 1..experts."""
-    if c.ffn == "dense":
+    """A dense FFN (or none) has no experts; a sparse one needs two or more and routes each token to 1..experts."""
+    if c.ffn != "moe":
         _check(c.experts == 0, f"experts ({c.experts}) must be 0 unless ffn is 'moe'")
         _check(c.experts_per_token == 0, f"experts_per_token ({c.experts_per_token}) must be 0 unless ffn is 'moe'")
         return

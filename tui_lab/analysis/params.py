@@ -52,12 +52,21 @@ def router_params(c: ModelConfig) -> int:
 
 def ffn_params(c: ModelConfig) -> int:
     """A layer's FFN: the dense one, or the router plus every expert."""
+    if c.ffn == "none":
+        return 0
     return expert_params(c) if c.ffn == "dense" else router_params(c) + c.experts * expert_params(c)
 
 
 def active_ffn_params(c: ModelConfig) -> int:
     """The FFN parameters one token goes through: the router and experts_per_token of the experts."""
+    if c.ffn == "none":
+        return 0
     return expert_params(c) if c.ffn == "dense" else router_params(c) + c.experts_per_token * expert_params(c)
+
+
+def ffn_norms(c: ModelConfig) -> int:
+    """The FFN's own norm per block: one, or none in an attention-only block (ffn 'none')."""
+    return 0 if c.ffn == "none" else 1
 
 
 def position_params(c: ModelConfig) -> int:
@@ -70,14 +79,14 @@ def copy_params(c: ModelConfig) -> int:
 
 
 def encoder_layer_params(c: ModelConfig) -> int:
-    return attention_params(c) + ffn_params(c) + 2 * norm_params(c)
+    return attention_params(c) + ffn_params(c) + (1 + ffn_norms(c)) * norm_params(c)
 
 
 def decoder_layer_params(c: ModelConfig) -> int:
     """A decoder block adds cross-attention and its norm; GPT-2's decoder-only block does not."""
     if c.family == "decoder-only":
         return encoder_layer_params(c)
-    return 2 * attention_params(c) + ffn_params(c) + 3 * norm_params(c)
+    return 2 * attention_params(c) + ffn_params(c) + (2 + ffn_norms(c)) * norm_params(c)
 
 
 def length_classifier_params(c: ModelConfig) -> int:
@@ -167,7 +176,8 @@ def output_params(c: ModelConfig) -> int:
 def count_params(c: ModelConfig) -> ParamCount:
     n_enc, n_dec = c.encoder_layers, c.decoder_layers
     attn_blocks = n_enc + n_dec * (2 if c.family == "encoder-decoder" else 1)
-    layer_norms = 2 * n_enc + n_dec * (3 if c.family == "encoder-decoder" else 2)
+    layer_norms = (1 + ffn_norms(c)) * n_enc + n_dec * (2 if c.family == "encoder-decoder" else 1) \
+        + n_dec * ffn_norms(c)
     final_norms = (int(c.has_encoder) + int(c.family != "encoder-only")) if c.final_norm else 0
     return ParamCount(
         token_embedding=c.vocab * c.d_model if c.input == "tokens" else 0,

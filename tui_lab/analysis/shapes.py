@@ -51,7 +51,8 @@ def _block_rows(c: ModelConfig, prefix: str, n: int, length: int, cross_len: int
         sublayers.append(("cross_norm", [ShapeRow(f"{prefix}.cross", "cross-attention", x, x, attention_params(c), 2,
                                                   f"scores target x source = {(n, h, length, cross_len)}"
                                                   f"{_kv_note(c)}")]))
-    sublayers.append(("ffn_norm", _ffn_rows(c, prefix, n, length)))
+    if c.ffn != "none":  # an attention-only block has no FFN and no FFN norm
+        sublayers.append(("ffn_norm", _ffn_rows(c, prefix, n, length)))
     rows: list[ShapeRow] = []
     for norm_name, body in sublayers:
         norm = ShapeRow(f"{prefix}.{norm_name}", c.norm, x, x, norm_params(c), 2)

@@ -21,6 +21,7 @@ MODULES: dict[str, str] = {
     "length-extrapolation": "tui_lab.experiments.length_extrapolation",
     "post-ln-warmup": "tui_lab.experiments.post_ln_warmup",
     "layernorm-vs-batchnorm": "tui_lab.experiments.layernorm_vs_batchnorm",
+    "induction-heads": "tui_lab.experiments.induction_heads",
     "sweep": "tui_lab.experiments.sweep",
 }
 

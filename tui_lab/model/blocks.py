@@ -27,8 +27,10 @@ def make_norm(config) -> nn.Module:
     return NORMS[config.norm](config)
 
 
-def make_ffn(config) -> nn.Module:
-    """The dense FFN, or the sparse mixture of them (ffn 'moe', tui_lab/model/moe.py)."""
+def make_ffn(config) -> nn.Module | None:
+    """The dense FFN, the sparse mixture of them (ffn 'moe', tui_lab/model/moe.py), or none (ffn 'none')."""
+    if config.ffn == "none":
+        return None
     if config.ffn == "moe":
         return SparseMoE(config)
     return FeedForward(config)
@@ -64,6 +66,14 @@ def hooked_ffn(ffn: nn.Module, hooks: HookScope) -> Callable[[Tensor], Tensor]:
     return lambda h: hooks("hook_mlp_out", ffn(h) if mlp is None else ffn(h, mlp))
 
 
+def ffn_sublayer(block: nn.Module, x: Tensor, keep, hooks: HookScope | None = None) -> Tensor:
+    """A block's FFN with its residual (and its points when hooked); an attention-only block passes x on."""
+    if block.ffn is None:
+        return x
+    ffn = block.ffn if hooks is None else hooked_ffn(block.ffn, hooks)
+    return block.residual(x, ffn, with_keep(block.ffn_norm, keep), block.drop)
+
+
 class EncoderBlock(nn.Module):
     """Self-attention over the whole sequence (or causal, for a decoder-only stack) and an FFN."""
 
@@ -72,8 +82,8 @@ class EncoderBlock(nn.Module):
         self.residual = RESIDUALS[config.norm_position]
         self.attn_norm = make_norm(config)
         self.attn = SelfAttention(config, causal=causal)
-        self.ffn_norm = make_norm(config)
         self.ffn = make_ffn(config)
+        self.ffn_norm = None if self.ffn is None else make_norm(config)
         self.drop = nn.Dropout(config.dropout)
 
     def forward(self, x: Tensor, allowed=None, start: int = 0, cache=None, hooks: HookScope | None = None) -> Tensor:
@@ -84,12 +94,11 @@ class EncoderBlock(nn.Module):
         keep = keep_from_allowed(allowed)  # only batchnorm uses it: its statistics skip padding
         if hooks is None:
             x = self.residual(x, attn, with_keep(self.attn_norm, keep), self.drop)
-            return self.residual(x, self.ffn, with_keep(self.ffn_norm, keep), self.drop)
+            return ffn_sublayer(self, x, keep)
         x = hooks("hook_resid_pre", x)
         x = hooks("hook_resid_mid", self.residual(x, hooked(attn, hooks, "hook_attn_out"),
                                                   with_keep(self.attn_norm, keep), self.drop))
-        x = self.residual(x, hooked_ffn(self.ffn, hooks), with_keep(self.ffn_norm, keep), self.drop)
-        return hooks("hook_resid_post", x)
+        return hooks("hook_resid_post", ffn_sublayer(self, x, keep, hooks))
 
 
 class DecoderBlock(nn.Module):
@@ -103,8 +112,8 @@ class DecoderBlock(nn.Module):
         self.attn = SelfAttention(config, causal=not is_nat(config))
         self.cross_norm = make_norm(config)
         self.cross = CrossAttention(config)
-        self.ffn_norm = make_norm(config)
         self.ffn = make_ffn(config)
+        self.ffn_norm = None if self.ffn is None else make_norm(config)
         self.drop = nn.Dropout(config.dropout)
 
     def forward(self, y: Tensor, memory_kv, allowed=None, memory_allowed=None, start: int = 0, cache=None,
@@ -120,11 +129,10 @@ class DecoderBlock(nn.Module):
         if hooks is None:
             y = self.residual(y, attn, with_keep(self.attn_norm, keep), self.drop)
             y = self.residual(y, cross, with_keep(self.cross_norm, keep), self.drop)
-            return self.residual(y, self.ffn, with_keep(self.ffn_norm, keep), self.drop)
+            return ffn_sublayer(self, y, keep)
         y = hooks("hook_resid_pre", y)
         y = hooks("hook_resid_mid", self.residual(y, hooked(attn, hooks, "hook_attn_out"),
                                                   with_keep(self.attn_norm, keep), self.drop))
         y = hooks("hook_resid_mid_cross", self.residual(y, hooked(cross, hooks, "hook_cross_attn_out"),
                                                         with_keep(self.cross_norm, keep), self.drop))
-        y = self.residual(y, hooked_ffn(self.ffn, hooks), with_keep(self.ffn_norm, keep), self.drop)
-        return hooks("hook_resid_post", y)
+        return hooks("hook_resid_post", ffn_sublayer(self, y, keep, hooks))

@@ -62,6 +62,8 @@ def ffn_ranks(model: Any) -> list[FFNRank]:
     import torch
 
     config = model.config
+    if config.ffn == "none":
+        raise ValueError("ffn ('none') is an attention-only model: it has no FFN to rank")
     if config.activation != "none":
         raise ValueError(f"activation ({config.activation!r}) is a nonlinearity: the FFN is not one matrix; "
                          "only activation 'none' collapses to W_down W_up")

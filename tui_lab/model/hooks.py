@@ -120,7 +120,8 @@ def point_names(config) -> list[str]:
                 names.extend(f"{block}cross_attn.{p}" for p in CROSS_POINTS)
                 names.extend(block + p for p in ("hook_cross_attn_out", "hook_resid_mid_cross"))
             names.extend(block + p for p in mlp if config.ffn == "dense")
-            names.extend(block + p for p in ("hook_mlp_out", "hook_resid_post"))
+            names.extend(block + p for p in ("hook_mlp_out",) if config.ffn != "none")  # attention-only: no MLP
+            names.append(block + "hook_resid_post")
 
     stack(enc, config.encoder_layers, cross=False)
     if config.has_encoder and config.final_norm:

@@ -1,0 +1,84 @@
+"""induction-heads: the repeated-block data, the TransformerLens scores, and the quick run's contrast.
+
+The quick run (seed 1, 600 steps per model) is the full run cut short: the same batches and rate, so its
+two-layer model goes through the phase change the full run shows at the same step (measured: step 400).
+"""
+
+import pytest
+import torch
+
+from tui_lab import build_model
+from tui_lab.analysis import count_params
+from tui_lab.experiments import get
+from tui_lab.experiments.induction_heads import batch, head_scores, model_config
+from tui_lab.model.hooks import point_names
+
+
+def _options(**changes):
+    return get("induction-heads").resolve(quick=True) | changes
+
+
+def test_each_sequence_holds_a_block_then_the_same_block_and_filler_elsewhere():
+    options = _options()
+    b = batch(200, options, torch.Generator().manual_seed(0))
+    assert b.ids.shape == (200, 64)
+    assert int(b.k.min()) >= 8 and int(b.k.max()) <= 24 and len(set(b.k.tolist())) > 10
+    assert bool(((b.start + 2 * b.k) <= 64).all()) and len(set(b.start.tolist())) > 20  # no fixed offset
+    for row, s, k in zip(b.ids, b.start.tolist(), b.k.tolist(), strict=True):
+        assert torch.equal(row[s:s + k], row[s + k:s + 2 * k])
+        assert bool((row[s:s + k] > 0).all())  # block tokens are never the filler
+        assert bool((row[:s] == 0).all()) and bool((row[s + 2 * k:] == 0).all())
+    first, repeat = b.masks()
+    assert torch.equal(first.sum(1), b.k - 1) and torch.equal(repeat.sum(1), b.k - 1)
+
+
+def test_random_filler_keeps_the_copy():
+    b = batch(50, _options(filler="random"), torch.Generator().manual_seed(1))
+    s, k = int(b.start[0]), int(b.k[0])
+    assert torch.equal(b.ids[0, s:s + k], b.ids[0, s + k:s + 2 * k])
+    assert int((b.ids == 0).sum()) < 50 * 64 // 10  # filler tokens are random, not one constant
+
+
+def test_scores_are_one_for_a_perfect_induction_head_and_a_perfect_previous_token_head():
+    b = batch(8, _options(), torch.Generator().manual_seed(2))
+    length = 64
+    previous = torch.zeros(8, length, length)
+    previous[:, 0, 0] = 1.0
+    previous[:, torch.arange(1, length), torch.arange(length - 1)] = 1.0
+    induction = previous.clone()
+    for n, (s, k) in enumerate(zip(b.start.tolist(), b.k.tolist(), strict=True)):
+        for t in range(s + k, s + 2 * k):
+            induction[n, t] = 0.0
+            induction[n, t, t - k + 1] = 1.0  # the token after the earlier occurrence of token t
+    patterns = torch.stack([previous, induction], dim=1)[None]  # (1 layer, N, 2 heads, L, L)
+    ind, prev = head_scores(patterns, b)
+    assert ind[0, 1].item() == pytest.approx(1.0) and ind[0, 0].item() < 0.1
+    assert prev[0, 0].item() == pytest.approx(1.0) and prev[0, 1].item() < 0.9
+
+
+def test_the_models_are_attention_only_and_counted_exactly():
+    config = model_config(_options(), layers=2)
+    model = build_model(config)
+    assert config.ffn == "none" and all(block.ffn is None and block.ffn_norm is None for block in model.decoder)
+    assert count_params(config).total == sum(p.numel() for p in model.parameters())
+    assert count_params(config).ffn == 0
+    names = point_names(config)
+    assert "blocks.1.attn.hook_pattern" in names and not any("mlp" in n for n in names)
+
+
+def test_quick_run_two_layers_form_an_induction_head_and_one_layer_cannot():
+    """Seed 1, 600 steps each (measured here: see the module docstring of the experiment for the numbers)."""
+    result = get("induction-heads").run(_options())
+    s = result.scalars
+    # two layers: the phase change, with the induction score climbing at that step
+    assert s["2l_phase_step"] is not None and s["2l_repeat_over_first"] < 0.5
+    assert s["2l_max_induction"] > 0.5 and s["2l_induction_at_phase"] > 2 * s["2l_induction_before_phase"]
+    # one layer: neither
+    assert s["1l_phase_step"] is None and s["1l_repeat_over_first"] > 0.5 and s["1l_max_induction"] < 0.5
+    # why: the induction head's keys read the layer-0 previous-token head, and those two matter most
+    assert s["induction_head"].startswith("L1") and s["k_composition_top"] == s["previous_token_head"]
+    assert s["ablation_top_two_are_circuit"]
+    labels = [c.label for c in result.plots["loss"].curves]
+    assert any(label.startswith("2 layers: phase change") for label in labels)
+    assert not any(label.startswith("1 layer: phase change") for label in labels)
+    assert result.notes[0].startswith("two layers: phase change at step")
