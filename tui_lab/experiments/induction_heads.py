@@ -149,7 +149,8 @@ def evaluate(model, b: Batch):
     return first, repeat, induction, previous
 
 
-def train(options: dict[str, Any], layers: int, progress: Progress, cancel: Cancel) -> Run:
+def train(options: dict[str, Any], layers: int, progress: Progress, cancel: Cancel,
+          result: Result | None = None) -> Run:
     """One attention-only model: AdamW at a constant rate after a short warmup, scored every eval_every steps."""
     import torch
     import torch.nn.functional as F
@@ -179,8 +180,11 @@ def train(options: dict[str, Any], layers: int, progress: Progress, cancel: Canc
             if run.phase_step is None and repeat < PHASE * first:
                 run.phase_step = step
             run.final_induction, run.final_previous = induction, previous
-            progress(step / options["steps"], f"{layers} layer(s) step {step}/{options['steps']}: repeated "
-                                              f"{repeat:.2f} vs first {first:.2f}, induction {induction.max():.2f}")
+            if result is not None:  # the live plot: this run's curves so far, the phase change once it is seen
+                _plot(result, run)
+            progress(step / options["steps"], f"{_label(layers)} step {step}/{options['steps']}: repeated "
+                                              f"{repeat:.2f} vs first {first:.2f}, induction {induction.max():.2f}",
+                     result)
         if step == options["steps"]:
             break
         b = batch(options["batch_size"], options, data)
@@ -211,8 +215,7 @@ def run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
     result = Result("induction-heads", options)
     runs = {}
     for i, layers in enumerate((1, 2)):
-        runs[layers] = train(options, layers, span(progress, i / 2, (i + 1) / 2), cancel)
-        _plot(result, runs[layers])
+        runs[layers] = train(options, layers, span(progress, i / 2, (i + 1) / 2), cancel, result)
         progress((i + 1) / 2, f"{layers} layer(s) trained", result)
     for r in runs.values():
         _summarise_run(result, r)
@@ -226,7 +229,10 @@ def _label(layers: int) -> str:
 
 
 def _plot(result: Result, r: Run) -> None:
+    """This run's curves (replacing what an earlier evaluation drew) and its phase change as a vertical line."""
     loss = result.plot("loss", "held-out loss: repeated block vs first block", "step", "loss (nats)")
+    for plot in result.plots.values():
+        plot.curves = [c for c in plot.curves if not c.label.startswith(_label(r.layers))]
     loss.add(f"{_label(r.layers)}, first block", r.steps, r.first)
     loss.add(f"{_label(r.layers)}, repeated block", r.steps, r.repeat)
     score = result.plot("induction", "best head's induction score", "step", "induction score")
@@ -286,9 +292,15 @@ def _circuit(result: Result, r: Run, options: dict[str, Any]) -> None:
     ranked = sorted(((v, f"L{li}H{h}") for li, row in enumerate(table.values) for h, v in enumerate(row)),
                     reverse=True)
     s["ablation_clean_repeat_loss"] = round(table.clean, 4)
-    s["ablation_top_two"] = [name for _, name in ranked[:2]]
-    s["ablation_rise"] = {name: round(v, 4) for v, name in ranked}
-    s["ablation_top_two_are_circuit"] = set(s["ablation_top_two"]) == {s["induction_head"], s["k_composition_top"]}
+    s["ablation_top_two"] = ", ".join(name for _, name in ranked[:2])
+    s["ablation_top_two_are_circuit"] = {name for _, name in ranked[:2]} == {s["induction_head"],
+                                                                              s["k_composition_top"]}
+    order = [name for _, name in ranked]  # rank 1: the head whose ablation raises the repeated loss most
+    s["ablation_rank_induction_head"] = order.index(s["induction_head"]) + 1
+    s["ablation_rank_k_composition_top"] = order.index(s["k_composition_top"]) + 1
+    s["ablation_rank_previous_token_head"] = order.index(s["previous_token_head"]) + 1
+    result.tables["ablation"] = Table("two layers: repeated-block loss rise when a head is mean-ablated",
+                                      ["head", "loss rise"], [[name, round(v, 4)] for v, name in ranked])
     grid = [[round(v, 4) for v in row] for row in table.values]
     result.grids["ablation_2l"] = Grid("repeated-block loss rise when each head is mean-ablated (two layers)", grid,
                                        [f"L{li}" for li in range(len(grid))], [f"H{h}" for h in range(len(grid[0]))],
@@ -309,7 +321,7 @@ def _notes(s: dict[str, Any], options: dict[str, Any]) -> list[str]:
             f"one layer: {phase('1l')}, best induction score {s['1l_max_induction']:.2f}",
             f"{s['induction_head']}'s keys read {s['k_composition_top']} most (K-composition "
             f"{s['k_composition_top_score']:.2f}; its previous-token score {s['k_composition_top_previous_score']:.2f})"
-            f"; ablating most raises the repeated loss: {', '.join(s['ablation_top_two'])}",
+            f"; ablating most raises the repeated loss: {s['ablation_top_two']}",
             f"{options['steps']} steps, batch {options['batch_size']}, lr {options['lr']}, d_model "
             f"{options['d_model']}, {options['heads']} heads, vocab {options['vocab']}, k {options['k_min']}-"
             f"{options['k_max']} in {options['window']} tokens, seed {options['seed']}"]
@@ -355,7 +367,7 @@ EXPERIMENT = Experiment(
     lesson="Olsson et al. 2022: a repeated block becomes predictable when an induction head forms, suddenly, and "
            "it needs a previous-token head in an earlier layer to read; one attention layer cannot do it.",
     options=OPTIONS,
-    quick={"steps": 600, "eval_every": 25, "seed": 1},
+    quick={"steps": 500, "eval_every": 25, "seed": 1},
     runner=run,
     help=HELP,
     check_options=_check,
