@@ -364,8 +364,9 @@ HELP = {
 EXPERIMENT = Experiment(
     name="induction-heads",
     title="Induction heads need two layers",
-    lesson="Olsson et al. 2022: a repeated block becomes predictable when an induction head forms, suddenly, and "
-           "it needs a previous-token head in an earlier layer to read; one attention layer cannot do it.",
+    lesson="Seed 003 stacks two layers of 4-head attention; what the second layer buys (Olsson et al. 2022): a "
+           "repeated block becomes predictable when an induction head forms, suddenly, reading a previous-token "
+           "head in the layer before; one attention layer cannot do it.",
     options=OPTIONS,
     quick={"steps": 500, "eval_every": 25, "seed": 1},
     runner=run,
