@@ -295,6 +295,13 @@ def _circuit(result: Result, r: Run, options: dict[str, Any]) -> None:
     s["ablation_top_two"] = ", ".join(name for _, name in ranked[:2])
     s["ablation_top_two_are_circuit"] = {name for _, name in ranked[:2]} == {s["induction_head"],
                                                                               s["k_composition_top"]}
+    by_layer = [max(range(len(row)), key=row.__getitem__) for row in table.values]  # each layer's top head
+    s["ablation_top_per_layer"] = ", ".join(f"L{li}H{h}" for li, h in enumerate(by_layer))
+    s["induction_head_tops_its_layer"] = by_layer[layer] == head
+    s["k_composition_top_tops_layer0"] = by_layer[0] == reads
+    s["induction_heads_over_half"] = ", ".join(f"L{li}H{h}" for li, row in enumerate(r.final_induction.tolist())
+                                               for h, v in enumerate(row) if v > SCORED)
+    _reads(result, r, held, layer, head)
     order = [name for _, name in ranked]  # rank 1: the head whose ablation raises the repeated loss most
     s["ablation_rank_induction_head"] = order.index(s["induction_head"]) + 1
     s["ablation_rank_k_composition_top"] = order.index(s["k_composition_top"]) + 1
@@ -310,6 +317,35 @@ def _circuit(result: Result, r: Run, options: dict[str, Any]) -> None:
                                             [f"H{h}" for h in range(len(k_comp))], ("layer", "head"))
 
 
+def _reads(result: Result, r: Run, held: Batch, layer: int, head: int) -> None:
+    """Which layer-0 head the induction head reads, measured: its induction score with each one mean-ablated."""
+    import torch
+
+    from tui_lab.mechanism.ablation import ablate_head
+    from tui_lab.mechanism.cache import run_with_cache
+    from tui_lab.model.hooks import attached
+
+    z0, pattern = "blocks.0.attn.hook_z", f"blocks.{layer}.attn.hook_pattern"
+    with torch.no_grad():
+        _, cache = run_with_cache(r.model, held.ids, names=[z0])
+        means = cache[z0].mean(dim=(0, 1))  # (H, D)
+        drops = []
+        for h in range(means.shape[0]):
+            with attached(r.model, [(z0, ablate_head(0, h, means[h]))]):
+                _, cache = run_with_cache(r.model, held.ids, names=[pattern])
+            induction, _ = head_scores(cache[pattern][None], held)
+            drops.append(float(r.final_induction[layer, head] - induction[0, head]))
+    top = max(range(len(drops)), key=drops.__getitem__)
+    s = result.scalars
+    s["reads_by_ablation"] = f"L0H{top}"
+    s["reads_by_ablation_drop"] = round(drops[top], 4)
+    s["k_composition_top_is_read"] = s["k_composition_top"] == s["reads_by_ablation"]
+    result.tables["reads"] = Table(f"{s['induction_head']}'s induction score drop with each layer-0 head "
+                                   "mean-ablated", ["head", "score drop", "previous token"],
+                                   [[f"L0H{h}", round(d, 4), round(float(r.final_previous[0, h]), 4)]
+                                    for h, d in enumerate(drops)])
+
+
 def _notes(s: dict[str, Any], options: dict[str, Any]) -> list[str]:
     def phase(key: str) -> str:
         if s[f"{key}_phase_step"] is None:
@@ -319,9 +355,9 @@ def _notes(s: dict[str, Any], options: dict[str, Any]) -> list[str]:
 
     return [f"two layers: {phase('2l')}, best induction score {s['2l_max_induction']:.2f}",
             f"one layer: {phase('1l')}, best induction score {s['1l_max_induction']:.2f}",
-            f"{s['induction_head']}'s keys read {s['k_composition_top']} most (K-composition "
-            f"{s['k_composition_top_score']:.2f}; its previous-token score {s['k_composition_top_previous_score']:.2f})"
-            f"; ablating most raises the repeated loss: {s['ablation_top_two']}",
+            f"{s['induction_head']}'s keys read {s['k_composition_top']} most by K-composition "
+            f"({s['k_composition_top_score']:.2f}); ablated, {s['reads_by_ablation']} drops its induction score most "
+            f"(-{s['reads_by_ablation_drop']:.2f}); top loss rise per layer: {s['ablation_top_per_layer']}",
             f"{options['steps']} steps, batch {options['batch_size']}, lr {options['lr']}, d_model "
             f"{options['d_model']}, {options['heads']} heads, vocab {options['vocab']}, k {options['k_min']}-"
             f"{options['k_max']} in {options['window']} tokens, seed {options['seed']}"]
