@@ -81,7 +81,7 @@ def test_quick_run_two_layers_form_an_induction_head_and_one_layer_cannot():
     # ablating that head takes most of its induction score away and raises the repeated loss most of all 8.
     assert s["induction_head"].startswith("L1") and s["induction_head_tops_its_layer"]
     assert s["reads_by_ablation"] == s["previous_token_head"] and s["reads_by_ablation_drop"] > 0.3
-    assert s["ablation_rank_previous_token_head"] == 1
+    assert s["ablation_rank_previous_token_head"] == 1 and s["ablation_rank_read_head"] == 1
     # K-composition (weights only, RoPE's rotation left out) names a layer-0 head that attends to the previous
     # token too (measured: L0H2, previous-token score 0.244 beside L0H3's 0.245), not always the one read
     assert s["k_composition_top"].startswith("L0")
