@@ -138,3 +138,26 @@ def test_table_cells_of_the_scalars():
 
     result = Result("x", {}, scalars={"a": 1.23456, "b": 1e-7})
     assert draw.table_cells(result, "") == (["result", "value"], [["a", "1.235"], ["b", "1e-07"]])
+
+
+async def test_induction_heads_runs_in_the_view_and_plots_both_models_losses():
+    """A short run (no phase change expected in 40 steps): its loss plot holds both models' two curves and
+    the summary says what each did, read from the screen at 80x24."""
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        view = await open_view(pilot)
+        app.query_one("#ex-list", OptionList).highlighted = names().index("induction-heads")
+        await pilot.pause()
+        assert "Induction heads" in screen_text(app) or "induction head" in screen_text(app)
+        app.query_one("#ex-options", Input).value = "steps=40; eval_every=20; eval_batch=8; warmup=5"
+        app.query_one("#ex-list", OptionList).focus()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: view.running is None and view.result is not None, 240)
+        await wait_for(pilot, lambda: "two layers:" in screen_text(app), 30)
+        assert "one layer:" in screen_text(app)
+        assert view.result.experiment == "induction-heads"
+        await pilot.press("f")  # results -> plot: loss
+        await pilot.pause()
+        plot = app.query_one("#ex-plot", LinePlot)
+        assert [line.label for line in plot.lines][:4] == ["1 layer, first block", "1 layer, repeated block",
+                                                           "2 layers, first block", "2 layers, repeated block"]
