@@ -188,3 +188,8 @@ async def test_at_80x24_every_tab_shows_its_key_numbers_whole():
             await pilot.press(key)
             await pilot.pause()
             assert "f1 f2 f3 f4 f5 f6 f7 views" in screen_lines(app)[-1], key
+
+
+def test_layer_diagram_of_an_attention_only_model_has_no_ffn():
+    text = layer_diagram(load_preset("gpt2-toy", ffn="none"))
+    assert "masked self-attn" in text and "FFN" not in text

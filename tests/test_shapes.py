@@ -32,3 +32,11 @@ def test_layer_rows_follow_the_forward_order(preset):
     assert traced == real, (config.norm_position, traced, real)
     attn, norm = traced.index(layer + "attn"), traced.index(layer + "attn_norm")
     assert (attn < norm) == (config.norm_position == "post")
+
+
+@pytest.mark.parametrize("position", ["pre", "post"])
+def test_an_attention_only_block_traces_no_ffn_and_follows_the_forward_order(position):
+    config = load_preset("gpt2-toy", ffn="none", norm_position=position)
+    traced = [r.path for r in shape_trace(config, 1, 6, 5) if r.path.startswith("decoder.0.")]
+    assert traced and not any("ffn" in path for path in traced)
+    assert traced == [name for name in _call_order(config) if name in traced]

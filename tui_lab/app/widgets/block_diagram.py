@@ -34,7 +34,8 @@ def _stack(c: ModelConfig, title: str, count: int, cross: bool, causal: bool) ->
     lines += _sublayer(c, "masked self-attn" if causal else "self-attention", f"{c.heads} heads")
     if cross:
         lines += _sublayer(c, "cross-attention", "Q from y; K, V from memory")
-    lines += _sublayer(c, "FFN", _ffn(c))
+    if c.ffn != "none":  # attention-only blocks (ffn 'none') have no FFN sublayer
+        lines += _sublayer(c, "FFN", _ffn(c))
     lines.append("  ▼  then a final norm" if c.final_norm else "  ▼")
     return lines
 
