@@ -8,14 +8,17 @@ an induction head in a later layer matches its query (the current token A) again
 and copies the token found there. One layer has no earlier head to read, so it cannot build the circuit.
 
 Data (`batch`): random tokens over a vocabulary of `vocab`; each sequence of `window` tokens holds a block of
-k tokens (k drawn per sequence from k_min..k_max) at a random start, the same block right after it, and random
-filler tokens elsewhere, so neither the block's position nor its tokens give it away. The losses compare
+k tokens (k drawn per sequence from k_min..k_max, never token 0) at a random start, the same block right
+after it, and filler elsewhere (token 0; `filler=random` draws random tokens), so no fixed offset finds the
+copy. The losses compare
 predicting the repeated block with predicting the first block (the same k - 1 predictions each: the block's
 own first token cannot be known). Models: attention-only (ffn 'none'), one layer vs two, same width, steps,
 seed and batches. Scores per head, read from `attn.hook_pattern` on a fixed evaluation batch as TransformerLens
 computes them: induction, the mean attention from each token of the repeat to the token right after its earlier
 occurrence; previous-token, the mean attention from each position to the one before it. The phase change is
-the first evaluation step where the repeated block's loss is under half the first block's.
+the first evaluation step where the repeated block's loss is under half the first block's. Training is a short
+loop of its own (AdamW, linear warmup, then a constant rate) rather than `training.train_curve`: the Trainer
+reads a token stream, and the scores are taken between steps on held-out sequences.
 After training, the two-layer model's K-composition scores (`mechanism.attribution`) name the layer-0 head the
 top induction head reads, and mean ablation of each head (`mechanism.ablation`) measures how much the repeated
 block's loss rises without it.
