@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
     parser.add_argument("--prompt", required=True, help="text to continue (the source, for an encoder-decoder)")
     parser.add_argument("--max-new-tokens", type=int, default=64, metavar="N")
-    parser.add_argument("--temperature", type=float, default=1.0, metavar="T", help="0 is greedy (default: 1)")
+    parser.add_argument("--temperature", type=float, default=None, metavar="T", help="0 is greedy (default: 1)")
     parser.add_argument("--top-k", type=int, default=None, metavar="K")
     parser.add_argument("--top-p", type=float, default=None, metavar="P")
     parser.add_argument("--beam-size", type=int, default=1, metavar="B", help="> 1: beam search (deterministic)")
@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="NAT models (decoder_mode nat-*): decode exactly N tokens, overriding the length "
                              "classifier or the first END")
     parser.add_argument("--json", action="store_true", help="one JSON object")
+    parser.add_argument("--yes", action="store_true",
+                        help="run a generation estimated to take over ten minutes (refused otherwise; the estimate "
+                             "is a floor: FLOPs at the best rate seen)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_from_args(args)
     ids = prompt_ids(loaded.codec, args.prompt, loaded.config.family, field="--prompt")
     _check_nat(loaded, settings)
+    check_budget(loaded, len(ids), settings, args.yes)
     console = Console(stderr=True)
     if not args.json:
         console.print(f"[dim]{loaded.label} on {next(loaded.model.parameters()).device}[/]")
@@ -60,12 +64,47 @@ def run(args: argparse.Namespace) -> int:
 
 def settings_from_args(args: argparse.Namespace) -> GenerationSettings:
     """The core's one check of the settings, its messages naming our flags (`max_new_tokens` -> `--max-new-tokens`)."""
+    temperature = 1.0 if args.temperature is None else args.temperature
     try:
-        return GenerationSettings(args.max_new_tokens, args.temperature, args.top_k, args.top_p, args.beam_size,
-                                  use_cache=not args.no_cache, seed=args.seed, nat_length=args.nat_length)
+        settings = GenerationSettings(args.max_new_tokens, temperature, args.top_k, args.top_p, args.beam_size,
+                                      use_cache=not args.no_cache, seed=args.seed, nat_length=args.nat_length)
     except ValueError as err:
         name, _, rest = str(err).partition(" ")
         raise ValueError(f"--{name.replace('_', '-')} {rest}") from None
+    _refuse_unused(args, settings)
+    return settings
+
+
+def _refuse_unused(args: argparse.Namespace, settings: GenerationSettings) -> None:
+    """A sampling knob given where nothing samples would be silently ignored: say so instead."""
+    knobs = [flag for flag, given in (("--temperature", args.temperature is not None), ("--top-k", args.top_k),
+                                      ("--top-p", args.top_p)) if given is not None and given is not False]
+    if settings.beam_size > 1 and knobs:
+        raise ValueError(f"{knobs[0]} does not apply to beam search (--beam-size {settings.beam_size} is "
+                         "deterministic); drop it or use --beam-size 1")
+    if settings.temperature == 0 and (args.top_k is not None or args.top_p is not None):
+        flag = "--top-k" if args.top_k is not None else "--top-p"
+        raise ValueError(f"{flag} does not apply to greedy decoding (--temperature 0); drop it or sample with "
+                         "--temperature above 0")
+
+
+def check_budget(loaded: LoadedModel, prompt_len: int, settings: GenerationSettings, yes: bool) -> None:
+    """Beam and top-k within the vocabulary, and the run's memory and time, before the first token."""
+    from tui_lab.analysis.budget import GENERATION_LIMIT_S, budget_problem, generation_budget
+    from tui_lab.devices import free_memory
+
+    vocab = min(loaded.config.vocab, getattr(loaded.codec, "vocab_size", loaded.config.vocab))
+    for flag, value in (("--beam-size", settings.beam_size), ("--top-k", settings.top_k)):
+        if value is not None and value > vocab:
+            raise ValueError(f"{flag} ({value}) must be at most the vocabulary ({vocab:,} tokens)")
+    device = str(next(loaded.model.parameters()).device)
+    budget = generation_budget(loaded.config, prompt_len, settings.max_new_tokens, settings.beam_size,
+                               settings.use_cache, device)
+    what = f"--max-new-tokens {settings.max_new_tokens}" + (
+        f" with --beam-size {settings.beam_size}" if settings.beam_size > 1 else "")
+    problem = budget_problem(budget, what, GENERATION_LIMIT_S, free_memory(device), yes)
+    if problem:
+        raise ValueError(problem)
 
 
 def _check_nat(loaded: LoadedModel, settings: GenerationSettings) -> None:

@@ -7,6 +7,7 @@ front of the 2017 paper's d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (sec
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -177,7 +178,15 @@ def _check(ok: bool, message: str) -> None:
         raise ValueError(message)
 
 
+SEED_LIMIT = 2**63  # torch's generators take a signed 64-bit seed
+# Adam's step is about lr per weight: past 10 every weight jumps by more than its size at the first step
+# (noam's lr is a factor in front of d_model^-0.5 * ..., the 2017 paper's is 1 to 2).
+LR_LIMIT = 10.0
+
+
 def _validate(c: TrainConfig) -> None:
+    _validate_finite(c)
+    _check(c.seed < SEED_LIMIT, f"seed ({c.seed!r}) must be below 2**63")
     for name in ("steps", "batch_size", "seq_len", "eval_batches", "vocab"):
         value = getattr(c, name)
         _check(isinstance(value, int) and not isinstance(value, bool) and value > 0,
@@ -186,7 +195,9 @@ def _validate(c: TrainConfig) -> None:
         value = getattr(c, name)
         _check(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
                f"{name} ({value!r}) must be an integer, 0 or more")
-    _check(_is_number(c.lr) and c.lr > 0, f"lr ({c.lr!r}) must be a positive number")
+    _check(_is_number(c.lr) and 0 < c.lr <= LR_LIMIT, f"lr ({c.lr!r}) must be a positive number up to {LR_LIMIT:g}")
+    _check(_is_number(c.weight_decay) and c.weight_decay <= 1,
+           f"weight_decay ({c.weight_decay!r}) must be at most 1 (AdamW shrinks each weight by lr x weight_decay)")
     _check(_is_number(c.min_lr) and c.min_lr >= 0, f"min_lr ({c.min_lr!r}) must be 0 or more")
     _check(_is_number(c.weight_decay) and c.weight_decay >= 0, f"weight_decay ({c.weight_decay!r}) must be 0 or more")
     _check(_is_number(c.eps) and c.eps > 0, f"eps ({c.eps!r}) must be a positive number")
@@ -207,6 +218,15 @@ def _validate(c: TrainConfig) -> None:
     _check(c.task is None or c.data is None, "give either task or data, not both")
     _check(c.schedule != "noam" or c.warmup > 0, "warmup must be at least 1 for the noam schedule")
     _validate_seq2seq_methods(c)
+
+
+def _validate_finite(c: TrainConfig) -> None:
+    """nan passes no comparison and inf passes "positive" (lr inf ran a step, then died): refuse both first."""
+    for f in fields(c):
+        values = getattr(c, f.name)
+        for value in values if isinstance(values, tuple) else (values,):
+            _check(not isinstance(value, float) or math.isfinite(value),
+                   f"{f.name} ({value!r}) must be a finite number")
 
 
 def _validate_seq2seq_methods(c: TrainConfig) -> None:
