@@ -30,3 +30,12 @@ def cache_dir(create: bool = True) -> Path:
     if create:
         folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def rescue_dir(create: bool = False) -> Path:
+    """Where a run goes when its own folder cannot be written (disk full, no permission): `TUI_LAB_RESCUE` if set,
+    else `~/tui-lab/rescued` (beside the exports: a place the person owns, never the working folder)."""
+    folder = Path(os.environ.get("TUI_LAB_RESCUE") or Path.home() / "tui-lab" / "rescued").expanduser()
+    if create:
+        folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -7,6 +7,7 @@ Ctrl-C stops between steps and still writes the checkpoint when --out is given; 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -16,6 +17,7 @@ from tui_lab.cli import UsageError
 from tui_lab.cli.interrupt import stop_on_interrupt
 from tui_lab.cli.model_args import add_hub_arguments, check_hub_arguments, hub_options
 from tui_lab.config import field_names, parse_value
+from tui_lab.run_lock import run_lock
 from tui_lab.train.config import model_defaults, parse_train_value, train_config_for, train_field_names
 
 MODEL_SHORTCUTS = ("layers", "d_model", "heads", "d_ff")
@@ -67,6 +69,16 @@ def run(args: argparse.Namespace) -> int:
     _check_out(args.out)
     check_hub_arguments(args)
     _refuse_unused(args, train_overrides)
+    if args.resume and not Path(args.resume).is_dir():
+        raise UsageError(f"--resume {args.resume}: not a folder (give a checkpoint folder written by tui-lab train)")
+    out = args.out or args.resume
+    # One run writes a folder at a time (a second --resume of it would flip it between the runs): the lock is
+    # taken before the checkpoint is even read, and the kernel drops it when this process ends, however it ends.
+    with run_lock(out, "run folder") if out and _is_main_rank() else contextlib.nullcontext():
+        return _build_and_run(args, model_overrides, train_overrides)
+
+
+def _build_and_run(args: argparse.Namespace, model_overrides: dict[str, Any], train_overrides: dict[str, Any]) -> int:
     from tui_lab.train import Trainer
 
     printer = JsonPrinter() if args.json else RichPrinter()
@@ -334,4 +346,4 @@ class RichPrinter:
         self.console.print(f"saved to {folder} ({then})", markup=False, soft_wrap=True)
 
     def _on_error(self, e) -> None:
-        self.console.print(f"[red]error[/]: {e.message}")
+        self.console.print(f"error: {e.message}", style="red", markup=False, highlight=False, soft_wrap=True)

@@ -5,6 +5,7 @@ loop reads on one page; every attribute it uses is set by `Trainer.__init__`.
 
 from __future__ import annotations
 
+from tui_lab.checkpoint import SaveError
 from tui_lab.train.events import DoneEvent, ErrorEvent, Event, StartEvent, StoppedEvent
 
 
@@ -23,6 +24,10 @@ class RunLoopMixin:
                     return event
                 self._periodic()
             return self._finish_done()
+        except SaveError as err:  # the disk refused the checkpoint: the run is rescued or named lost, in one line
+            event = ErrorEvent(self.step_count, str(err))
+            self._emit(event)
+            return event
         except Exception as err:
             self._emit(ErrorEvent(self.step_count, f"{type(err).__name__}: {err}"))
             raise
