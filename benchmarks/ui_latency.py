@@ -44,14 +44,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tui_lab.app.priority import spawn, thread_nice  # noqa: E402
-from tui_lab.app.threads import configure_openmp, train_threads  # noqa: E402
+from tui_lab.openmp import configure_openmp, train_threads  # noqa: E402
 
 configure_openmp()  # as `tui-lab` does before torch is imported
 
 from textual import events  # noqa: E402
 
-from tui_lab.app.widgets.confirm_run import ConfirmLongRun  # noqa: E402
-from tui_lab.app.widgets.train_form import APP_LM  # noqa: E402
+from tui_lab.app.modals.confirm_run import ConfirmLongRun  # noqa: E402
+from tui_lab.app.views.train.form import APP_LM  # noqa: E402
 from tui_lab.cli.launch import make_app  # noqa: E402
 
 WARMUP_STEPS = 3

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tui_lab.config import is_nat
 from tui_lab.model.attention import CrossAttention, SelfAttention
 from tui_lab.model.batchnorm import MaskedBatchNorm, keep_from_allowed, with_keep
+from tui_lab.model.feed_forward import FeedForward
+from tui_lab.model.moe import SparseMoE
 
 NORMS: dict[str, Callable[..., nn.Module]] = {
     "layernorm": lambda c: nn.LayerNorm(c.d_model, eps=c.norm_eps, bias=c.bias),
@@ -21,40 +22,13 @@ NORMS: dict[str, Callable[..., nn.Module]] = {
     "batchnorm": lambda c: MaskedBatchNorm(c.d_model, eps=c.norm_eps, bias=c.bias),  # padding left out (batchnorm.py)
 }
 
-ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
-    "relu": F.relu,
-    "gelu": F.gelu,
-    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "swiglu": F.silu,  # SiLU on the gate branch, multiplied by the up branch (Shazeer 2020)
-    "silu": F.silu,  # swish without a gate (Marian's "swish")
-    "none": lambda x: x,  # seed 002's Q&A: without it down(up(x)) is the single matrix W_down W_up (+ biases)
-}
-
-
 def make_norm(config) -> nn.Module:
     return NORMS[config.norm](config)
-
-
-class FeedForward(nn.Module):
-    """Position-wise MLP: down(act(up(x))), or down(silu(gate(x)) * up(x)) for SwiGLU."""
-
-    def __init__(self, config) -> None:
-        super().__init__()
-        self.act = ACTIVATIONS[config.activation]
-        self.up = nn.Linear(config.d_model, config.d_ff, bias=config.bias)
-        self.gate = nn.Linear(config.d_model, config.d_ff, bias=config.bias) if config.activation == "swiglu" else None
-        self.down = nn.Linear(config.d_ff, config.d_model, bias=config.bias)
-
-    def forward(self, x: Tensor) -> Tensor:  # (N, L, E) -> (N, L, E)
-        hidden = self.act(self.gate(x)) * self.up(x) if self.gate is not None else self.act(self.up(x))
-        return self.down(hidden)  # hidden (N, L, F)
 
 
 def make_ffn(config) -> nn.Module:
     """The dense FFN, or the sparse mixture of them (ffn 'moe', tui_lab/model/moe.py)."""
     if config.ffn == "moe":
-        from tui_lab.model.moe import SparseMoE  # moe.py builds its experts from FeedForward above
-
         return SparseMoE(config)
     return FeedForward(config)
 

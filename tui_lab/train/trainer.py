@@ -1,7 +1,7 @@
 """One trainer for both families: AdamW, a schedule, clipping, label smoothing, evaluation, control.
 
-The app runs `run()` in a worker thread and calls `pause()` / `resume()` / `stop()` from the UI thread;
-tests and the app's step mode call `step()`. Everything it has to say goes out as events.
+The app runs `run()` in a child process (`train/process.py`) and pauses, resumes and stops it through a shared
+`RunControl`; the CLI runs it in its own process; tests and the app's step mode call `step()`. Everything it has to say goes out as events.
 
 Determinism: the model's initial weights, dropout masks and the batches all come from streams seeded by
 `seed`. Dropout draws from a private copy of torch's global RNG that is swapped in only for the forward
@@ -33,6 +33,7 @@ from tui_lab.model.moe import record_routing
 from tui_lab.run_control import Controlled, RunControl
 from tui_lab.train import distributed
 from tui_lab.train.config import TrainConfig
+from tui_lab.train.data_source import build_source
 from tui_lab.train.evaluation import EvaluationMixin
 from tui_lab.train.events import (
     CheckpointEvent,
@@ -48,7 +49,6 @@ from tui_lab.train.run_loop import RunLoopMixin
 from tui_lab.train.scheduled_sampling import sampled_inputs, teacher_forcing
 from tui_lab.train.schedules import learning_rate
 from tui_lab.train.setup import as_source, fit_model_config, given_config, make_optimizer, starting_model
-from tui_lab.train.sources import build_source
 
 
 class Trainer(Controlled, RunLoopMixin, EvaluationMixin):

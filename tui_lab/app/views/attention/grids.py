@@ -1,0 +1,152 @@
+"""Which grid the Attention view's pickers point at: values, labels on both axes, the mask, the scale.
+
+Pure (no Textual, no torch). Rows of decoder grids in an encoder-decoder are labelled by the token being
+predicted (teacher forcing: the query at decoder input i predicts target token i), with the decoder input
+in the read-out, so cross-attention's alignment does not look shifted by one. Causal grids carry their
+mask, so the masked cells are drawn masked rather than as weight 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.cells import cell_len, set_cell_size
+
+from tui_lab.analysis.attention_pattern import attended_pairs, pattern_name
+from tui_lab.app import grids
+from tui_lab.app.grids import GridSpec
+from tui_lab.mask_rule import may_attend
+
+KIND_TITLES = {
+    "encoder-self": "encoder self-attention (source x source)",
+    "decoder-self": "decoder masked self-attention (target x target)",
+    "cross": "cross-attention (target x source)",
+    "copy": "copy: (1-p_gen) x last cross-attention (target x source)",
+    "mask-causal": "mask: causal (1 = may attend)",
+    "mask-padding": "mask: padding, seed 002's batch of 4, 3, 1 tokens",
+    "mask-both": "mask: causal AND padding",
+    "mask-local": "mask: sliding window / global tokens",
+    "pos-sinusoidal": "positions: sinusoidal table (from the formula)",
+    "pos-learned": "positions: learned table (live model)",
+}
+ATTENTION_KINDS = ("encoder-self", "decoder-self", "cross", "copy")
+# A title line's name for a kind when the whole one does not fit: the kind picker just above names it in full.
+SHORT_KINDS = {"encoder-self": "encoder self", "decoder-self": "decoder self", "cross": "cross-attention",
+               "copy": "copy"}
+ELLIPSIS = "…"
+MASKS = ("mask-causal", "mask-padding", "mask-both", "mask-local", "pos-sinusoidal")
+EXAMPLE_WINDOW, EXAMPLE_GLOBAL = 3, 1  # what mask-local draws for a model with full attention
+POS_ROWS = 64
+
+
+@dataclass
+class Capture:
+    """What one capture brought back, plus the family it was taken from."""
+
+    grids: dict[tuple[str, int], list] = field(default_factory=dict)
+    entropy: dict[tuple[str, int], list[float]] = field(default_factory=dict)
+    src: list[str] = field(default_factory=list)
+    tgt: list[str] = field(default_factory=list)  # decoder inputs (bos first)
+    predicted: list[str] = field(default_factory=list)  # the target token each decoder query predicts
+    learned: list | None = None
+    encoder_decoder: bool = False
+
+
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """The live model's self-attention pattern (config.attention_window, config.global_tokens)."""
+
+    window: int = 0
+    global_tokens: int = 0
+
+
+def hatched_cells(n_rows: int, n_cols: int, pattern: Pattern = Pattern(), causal: bool = True) -> list[list[bool]]:
+    """The cells a heatmap hatches (its `mask`, True = hidden): where the mask rule says query q may not
+    attend key k."""
+    return [[not may_attend(q, k, causal, pattern.window, pattern.global_tokens) for k in range(n_cols)]
+            for q in range(n_rows)]
+
+
+def local_spec(tokens: list[str], pattern: Pattern, causal: bool) -> GridSpec:
+    """The model's window pattern over the typed tokens (an example one for full attention), with its pairs."""
+    example = pattern.window == 0
+    p = Pattern(EXAMPLE_WINDOW, EXAMPLE_GLOBAL) if example else pattern
+    n = len(tokens)
+    blocked = hatched_cells(n, n, p, causal)
+    values = [[0.0 if cell else 1.0 for cell in row] for row in blocked]
+    pairs, full = attended_pairs(n, causal, p.window, p.global_tokens), attended_pairs(n, causal)
+    share = f"{pairs / full:.0%}" if full else "-"
+    lead = "example (this model attends fully)" if example else "this model"
+    # the counts first: at 80 columns the title's end is cut
+    title = (f"mask: {pairs} of {full} pairs ({share}) vs full {'causal' if causal else 'bidirectional'} · "
+             f"{lead}: {pattern_name(p.window, p.global_tokens)}")
+    return GridSpec(title, values, tokens, tokens, blocked, 0.0, 1.0)
+
+
+def fit_title(title: str, kind: str, width: int) -> str:
+    """`title` within `width` cells: first the kind's short name, then cut with an ellipsis (never silently).
+
+    A width of 0 (not laid out yet) keeps the whole title."""
+    if width <= 0 or cell_len(title) <= width:
+        return title
+    if kind in SHORT_KINDS:
+        title = title.replace(KIND_TITLES[kind], SHORT_KINDS[kind], 1)
+    if cell_len(title) <= width:
+        return title
+    return set_cell_size(title, width - 1).rstrip(" ·") + ELLIPSIS
+
+
+def mean_of_heads(heads: list) -> list[list[float]]:
+    n = len(heads)
+    return [[sum(h[q][k] for h in heads) / n for k in range(len(heads[0][0]))] for q in range(len(heads[0]))]
+
+
+def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Pattern = Pattern()) -> GridSpec:
+    heads = cap.grids.get((kind, layer))
+    if heads is None:
+        return GridSpec("no grid yet: press Run", [], [], [])
+    grid, which = (mean_of_heads(heads), "mean of heads") if head < 0 else (heads[head], f"head {head}")
+    decoder_rows = kind != "encoder-self" and cap.encoder_decoder
+    rows = cap.predicted if decoder_rows else cap.src
+    cols = cap.tgt if kind == "decoder-self" and cap.encoder_decoder else cap.src
+    notes = [f"decoder input {t!r} predicts it" for t in cap.tgt] if decoder_rows else []
+    if kind == "copy":  # a row's mass is what is copied; the rest, p_gen, is generated from the vocabulary
+        notes = [f"p_gen {1 - sum(row):.2f}; {note}" for row, note in zip(grid, notes, strict=False)]
+    causal = kind == "decoder-self"
+    local = kind in ("decoder-self", "encoder-self") and pattern.window > 0
+    entropy = cap.entropy.get((kind, layer))
+    ent = "" if entropy is None else \
+        f" · entropy {sum(entropy) / len(entropy) if head < 0 else entropy[head]:.2f} nats"
+    title = f"{KIND_TITLES[kind]} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}{ent}"
+    mask = hatched_cells(len(grid), len(grid[0]), pattern, causal) if causal or local else None
+    return GridSpec(title, grid, rows, cols, mask, lo=0.0, row_notes=notes)
+
+
+def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_model: int,
+              pattern: Pattern = Pattern(), causal: bool = True) -> GridSpec:
+    """The grid of `kind` (an attention kind, a mask or a position table) for the pickers' choice.
+
+    `pattern` is the live model's window; `causal` whether its self-attention over the typed tokens is causal."""
+    tokens = (cap.tgt if cap.encoder_decoder else cap.src) or typed.split()
+    if kind == "mask-local":
+        return local_spec(tokens, pattern, causal)
+    if kind == "mask-causal":
+        n = len(tokens)
+        return GridSpec(KIND_TITLES[kind], grids.causal_grid(n), tokens, tokens, hatched_cells(n, n), 0.0, 1.0)
+    if kind in ("mask-padding", "mask-both"):
+        rows, row_labels, cols = grids.stacked_batch(causal=kind == "mask-both")
+        mask = [[v == 0.0 for v in row] for row in rows]  # NaN separators stay blank, not masked
+        return GridSpec(KIND_TITLES[kind], rows, row_labels, cols, mask, 0.0, 1.0)
+    if kind == "pos-sinusoidal":
+        return GridSpec(KIND_TITLES[kind], grids.sinusoidal_grid(POS_ROWS, d_model),
+                        [str(p) for p in range(POS_ROWS)], [str(i) for i in range(d_model)],
+                        axes=("position", "dim"))
+    if kind == "pos-learned":
+        if cap.learned is None:
+            return GridSpec("this model has no learned position table", [], [], [])
+        return GridSpec(KIND_TITLES[kind], cap.learned, [str(p) for p in range(len(cap.learned))],
+                        [str(i) for i in range(len(cap.learned[0]))], axes=("position", "dim"))
+    return attention_spec(cap, kind, layer, head, pattern)
+
