@@ -23,7 +23,7 @@ HUGE = ["1e30", "1000000000000000000000000000000"]
 VALUES = st.sampled_from(BAD + HUGE + ["0", "1", "2", "0.5", "64", "99999999999999"])
 
 # command -> (the argv before the flag, {flag: refused when huge}); experiments' options go through --set.
-COMMANDS_ALL = {
+COMMANDS = {
     "info": (["info", "--preset", "gpt2-toy", "--json"],
              {"--layers": False, "--d-model": False, "--heads": False, "--d-ff": False, "--vocab": False,
               "--batch": False, "--seq-len": False, "--set norm_eps": False, "--set dropout": False,
@@ -71,8 +71,9 @@ def small_model():
 @pytest.fixture(scope="module")
 def patched(small_model, tmp_path_factory):
     import tui_lab.train
+    from tui_lab.bench import kv_speed as speed
     from tui_lab.cli import experiment, model_args, serve, train
-    from tui_lab.generation import session, speed
+    from tui_lab.generation import session
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TUI_LAB_DATA", str(tmp_path_factory.mktemp("data")))
@@ -82,7 +83,7 @@ def patched(small_model, tmp_path_factory):
         mp.setattr(tui_lab.train, "Trainer", FakeTrainer)
         mp.setattr(train, "_run", _ran)
         mp.setattr(experiment, "_run", _ran)
-        mp.setattr(serve, "_serve", _ran, raising=False)
+        mp.setattr(serve, "_serve", _ran)
         yield
 
 
@@ -102,7 +103,6 @@ def flag_argv(flag: str, value: str) -> list[str]:
     return [flag, value]
 
 
-COMMANDS = {k: v for k, v in COMMANDS_ALL.items() if k != "serve"}
 CASES = st.sampled_from(sorted(COMMANDS)).flatmap(
     lambda name: st.tuples(st.just(name), st.sampled_from(sorted(COMMANDS[name][1])), VALUES))
 

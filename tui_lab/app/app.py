@@ -219,6 +219,13 @@ class TuiLabApp(App):
         self.sub_title = f"live model: {message.error}"
         self.notify(message.error, title="live model", severity="error", timeout=8)
 
+    async def _on_exit_app(self) -> None:
+        """A served session saves its live model to its own folder before it goes (app/autosave.py)."""
+        from tui_lab.app.autosave import autosave
+
+        autosave(self.live)
+        await super()._on_exit_app()
+
     async def action_quit(self) -> None:
         """Quit, unless a view takes over first (`confirm_quit()` True: the Train view asks whether to save)."""
         if any(getattr(view, "confirm_quit", lambda: False)() for view in self.views()):

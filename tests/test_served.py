@@ -1,0 +1,57 @@
+"""A served session's policy (tui_lab/served.py): paths stay in the session's folder, the operator's download and
+pickle choices bind the page, the quota holds."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tui_lab.served import ENV, ServedPolicy
+
+
+@pytest.fixture
+def policy(tmp_path):
+    home = tmp_path / "root" / "sessions" / "tok"
+    home.mkdir(parents=True)
+    return ServedPolicy(str(home), download=True, from_hf="gpt2", quota=10_000)
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("/etc/x", "no absolute path"), ("~/x", "no absolute path or ~"), ("~root", "~"), ("../x", "no .."),
+    ("runs/../../x", "no .."), ("", "give a name"),
+])
+def test_paths_outside_the_session_folder_are_refused(policy, text, rule):
+    with pytest.raises(ValueError, match=rule) as err:
+        policy.path(text, "folder")
+    assert str(err.value).startswith("folder") and "\n" not in str(err.value)
+
+
+def test_a_link_out_is_refused_and_names_inside_resolve_there(policy, tmp_path):
+    os.symlink(tmp_path, policy.home / "out")
+    with pytest.raises(ValueError, match="through a link"):
+        policy.path("out/x")
+    assert policy.path("runs/run-1") == policy.home / "runs" / "run-1"
+
+
+def test_the_operators_choices_bind_the_page(policy):
+    policy.check_download("gpt2")  # the --from-hf id, with --download
+    with pytest.raises(ValueError, match="downloads only gpt2"):
+        policy.check_download("distilgpt2")
+    with pytest.raises(ValueError, match="--allow-pickle"):
+        policy.check_download("gpt2", allow_pickle=True)
+    with pytest.raises(ValueError, match="without --download"):
+        ServedPolicy(policy.folder).check_download("gpt2")
+    ServedPolicy(policy.folder, download=True, download_any=True, allow_pickle=True).check_download("x/y", True)
+
+
+def test_the_quota_counts_the_folder(policy):
+    (policy.home / "big").write_bytes(b"x" * 8000)
+    policy.check_quota(1000)
+    with pytest.raises(ValueError, match="quota"):
+        policy.check_quota(3000)
+
+
+def test_the_policy_travels_in_the_environment(policy):
+    assert ServedPolicy.from_env({ENV: policy.to_env()}) == policy
+    assert ServedPolicy.from_env({}) is None
