@@ -147,8 +147,8 @@ class AppUnderTest:
         self.trainer_nice: int | None = None
 
     def hook(self, message) -> None:
-        event = getattr(message, "event", None)
-        if type(message).__name__ == "TrainEvent" and getattr(event, "kind", "") == "step" and \
+        event = getattr(message, "said", None)
+        if type(message).__name__ == "RunSaid" and getattr(event, "kind", "") == "step" and \
                 all(e.step != event.step for e in self.steps[-3:]):  # the hook sees a message at each hop
             self.steps.append(event)
 

@@ -40,7 +40,7 @@ from typing import Any
 
 from tui_lab.openmp import SET_BY_US as OPENMP_SET_BY_APP
 from tui_lab.run_control import Controlled, RunControl
-from tui_lab.train import process_messages as msg
+from tui_lab.train import events as msg
 from tui_lab.train.process_child import TrainerSpec
 
 __all__ = ["SharedRunControl", "Snapshot", "TrainerProcess", "TrainerSpec", "model_from_snapshot"]
@@ -191,14 +191,10 @@ class TrainerProcess(Controlled):
 
     # -- messages ----------------------------------------------------------------------------------
     def poll(self, timeout: float = 0.0) -> Any:
-        """The next message for the caller (Ready, EventMessage, Alignment, Ended, Failed), or None."""
+        """The next message for the caller (Ready, an engine Event, Alignment, Ended, Failed), or None."""
         if not self._inbox:
             self._pump(timeout)
         return self._inbox.popleft() if self._inbox else None
-
-    @staticmethod
-    def event(message: msg.EventMessage) -> Any:
-        return msg.event_from_dict(message.event)
 
     def _pump(self, timeout: float) -> None:
         """Read one message from the queue and file it (in order: one reader at a time)."""

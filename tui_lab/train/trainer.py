@@ -1,8 +1,8 @@
 """One trainer for both families: AdamW, a schedule, clipping, label smoothing, evaluation, control.
 
 The app runs `run()` in a child process (`train/process.py`) and pauses, resumes and stops it through a shared
-`RunControl`; the CLI runs it in its own process; tests and the app's step mode call `step()`. Everything it has
-to say goes out as events.
+`RunControl`; the CLI runs it in its own process; tests and the app's step mode call `step()`. Everything it
+has to say goes out as events.
 
 Determinism: the model's initial weights, dropout masks and the batches all come from streams seeded by
 `seed`. Dropout draws from a private copy of torch's global RNG that is swapped in only for the forward
