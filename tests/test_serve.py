@@ -206,7 +206,8 @@ def test_download_and_allow_pickle_reach_the_served_app_command(monkeypatch, cap
     limits = built["limits"]  # and the policy every session's app is handed (it binds the page)
     assert limits.download and limits.allow_pickle and limits.from_hf == "gpt2" and not limits.download_any
     assert main(["serve", "--port", str(free_port()), "--from-hf", "gpt2"]) == 0
-    assert "--download" not in shlex.split(built["command"])  # without the flag the app asks first
+    assert "--download" not in shlex.split(built["command"])  # without the flag no session downloads at all
+    assert not built["limits"].download  # (the served policy refuses it: the page cannot widen the operator's choice)
     args = argparse.Namespace(preset=None, device=None, checkpoint=None, from_hf="gpt2")  # no hub flags at all
     assert app_argv(args) == ["--from-hf", "gpt2"]
 
