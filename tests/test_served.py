@@ -55,3 +55,20 @@ def test_the_quota_counts_the_folder(policy):
 def test_the_policy_travels_in_the_environment(policy):
     assert ServedPolicy.from_env({ENV: policy.to_env()}) == policy
     assert ServedPolicy.from_env({}) is None
+
+
+def test_every_page_path_goes_through_the_policy(policy, tmp_path, monkeypatch):
+    """The Train view's text file, Generate's comparison model and every export use `page_path` /
+    `exports_folder`: in a terminal `~` is expanded; served, names stay in the session's folder."""
+    from tui_lab.served import exports_folder, page_path
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.delenv("TUI_LAB_EXPORTS", raising=False)
+    assert page_path("~/notes.txt", "text file") == tmp_path / "notes.txt"
+    assert exports_folder() == tmp_path / "tui-lab" / "exports"
+    monkeypatch.setenv(ENV, policy.to_env())
+    assert page_path("data/notes.txt", "text file") == policy.home / "data" / "notes.txt"
+    with pytest.raises(ValueError, match="^text file"):
+        page_path("/etc/passwd", "text file")
+    assert exports_folder() == policy.home / "exports"

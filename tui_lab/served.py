@@ -84,3 +84,22 @@ class ServedPolicy:
         if used + needed > self.quota:
             raise ValueError(f"{what} needs about {fmt_bytes(needed)} but this session's folder holds "
                              f"{fmt_bytes(used)} of its {fmt_bytes(self.quota)} quota; delete a run first")
+
+
+def page_path(text: str, field: str) -> Path:
+    """A path a person typed into the app: in a served session checked by its policy (inside its folder), in a
+    terminal with `~` expanded. Absolute either way, so a message can name the folder really used."""
+    policy = ServedPolicy.from_env()
+    if policy is not None:
+        return policy.path(text, field)
+    return Path(text.strip()).expanduser().absolute()
+
+
+def exports_folder() -> Path:
+    """Where the app writes exports: a served session's own `exports/`, else the lab's exports folder."""
+    policy = ServedPolicy.from_env()
+    if policy is not None:
+        return policy.home / "exports"
+    from tui_lab.paths import exports_dir
+
+    return exports_dir()

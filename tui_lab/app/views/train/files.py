@@ -23,7 +23,7 @@ from tui_lab.app.guard import guarded
 from tui_lab.app.modals.confirm import Confirm
 from tui_lab.app.modals.quit import CANCEL, SAVE, QuitWhileTraining
 from tui_lab.app.views.train.form import TrainForm
-from tui_lab.served import ServedPolicy
+from tui_lab.served import ServedPolicy, exports_folder, page_path
 
 RUNS_DIR = "runs"  # the default checkpoint folder's parent, as `tui-lab train --out runs/NAME` suggests
 
@@ -133,11 +133,9 @@ class TrainFiles:
     # -- CSV -----------------------------------------------------------------------------------------
     @guarded
     def action_export_csv(self) -> None:
-        from tui_lab.paths import exports_dir
-
         if not self.store.runs:
             raise ValueError("no runs to export yet: train first (g)")
-        path = exports_dir() / f"loss-history-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+        path = exports_folder() / f"loss-history-{time.strftime('%Y%m%d-%H%M%S')}.csv"
         self.last_export = self.store.export_csv(path)
         self.notify(f"loss history of {len(self.store.runs)} run(s) written to {path}", title="CSV export")
 
@@ -186,10 +184,7 @@ class ReplaceCheckpoint(Confirm):
 
 def target_folder(text: str) -> Path:
     """A folder as typed, as it will really be written (see `TrainFiles._target`)."""
-    policy = ServedPolicy.from_env()
-    if policy is not None:
-        return policy.path(text, "folder")
-    return Path(text).expanduser().absolute()
+    return page_path(text, "folder")
 
 
 def _written(view: Any) -> set[Path]:
