@@ -97,3 +97,22 @@ async def test_a_served_session_saves_only_inside_its_folder(tmp_path, monkeypat
         note = await save_to(pilot, "runs/mine", "saved", 1)
         assert str(home / "runs" / "mine") in note and (home / "runs" / "mine" / "config.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["root"]  # nothing written beside the root
+
+
+async def test_a_served_run_waits_for_a_free_training_slot(tmp_path, monkeypatch):
+    from test_app_train import train_view as fill
+
+    from tui_lab.served import training_slot
+
+    home = tmp_path / "sessions" / "token"
+    home.mkdir(parents=True)
+    monkeypatch.chdir(home)
+    other = ServedPolicy(str(tmp_path / "sessions" / "other"), train_slots=1, root=str(tmp_path))
+    monkeypatch.setenv(ENV, ServedPolicy(str(home), train_slots=1, root=str(tmp_path)).to_env())
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await fill(pilot)
+        with training_slot(other):  # another session's run holds the only slot
+            view.action_start(paused=True)
+            await wait_for(pilot, lambda: "training slots" in view.message, 30)
+        assert "one run per core" in view.message

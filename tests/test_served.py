@@ -72,3 +72,16 @@ def test_every_page_path_goes_through_the_policy(policy, tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="^text file"):
         page_path("/etc/passwd", "text file")
     assert exports_folder() == policy.home / "exports"
+
+
+def test_training_slots_one_per_core_across_sessions(tmp_path):
+    from tui_lab.served import training_slot
+
+    a = ServedPolicy(str(tmp_path / "a"), train_slots=1, root=str(tmp_path))
+    b = ServedPolicy(str(tmp_path / "b"), train_slots=1, root=str(tmp_path))
+    with training_slot(a):
+        with pytest.raises(ValueError, match="all 1 training slots of this server are in use"):
+            with training_slot(b):
+                pass
+    with training_slot(b):  # released when the run ended
+        pass

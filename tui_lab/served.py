@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -27,6 +29,8 @@ class ServedPolicy:
     allow_pickle: bool = False  # serve --allow-pickle: pytorch_model.bin-only weights may be fetched
     from_hf: str | None = None  # the id the operator named
     quota: int = 1024**3  # bytes this session's folder may hold
+    train_slots: int = 0  # training runs the whole server allows at once (one per core); 0: no limit
+    root: str = ""  # the server's root: its `.train-slot-K.lock` files are shared by every session
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -84,6 +88,33 @@ class ServedPolicy:
         if used + needed > self.quota:
             raise ValueError(f"{what} needs about {fmt_bytes(needed)} but this session's folder holds "
                              f"{fmt_bytes(used)} of its {fmt_bytes(self.quota)} quota; delete a run first")
+
+
+@contextmanager
+def training_slot(policy: ServedPolicy | None) -> Iterator[None]:
+    """One of the server's training slots (one per core) for the block, or one ValueError line when all are taken.
+
+    Each slot is a flock on `<root>/.train-slot-K.lock`: held by the app process while its run trains, released by
+    the kernel when the run ends or the app dies, however it dies."""
+    if policy is None or policy.train_slots <= 0:
+        yield
+        return
+    import fcntl
+
+    for k in range(policy.train_slots):
+        fd = os.open(Path(policy.root) / f".train-slot-{k}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        try:
+            yield
+        finally:
+            os.close(fd)
+        return
+    raise ValueError(f"all {policy.train_slots} training slots of this server are in use (one run per core); "
+                     "try again when a run ends")
 
 
 def page_path(text: str, field: str) -> Path:

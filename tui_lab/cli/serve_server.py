@@ -207,7 +207,8 @@ class LabServer(Server):
         folder = self.limits.root / "sessions" / token
         folder.mkdir(parents=True, exist_ok=True)
         lim = self.limits
-        policy = ServedPolicy(str(folder), lim.download, lim.download_any, lim.allow_pickle, lim.from_hf, lim.quota)
+        policy = ServedPolicy(str(folder), lim.download, lim.download_any, lim.allow_pickle, lim.from_hf, lim.quota,
+                              train_slots=os.cpu_count() or 1, root=str(lim.root))
         service = LabAppService(self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
                                 close=websocket.close, download_manager=self.download_manager, policy=policy)
         session = self.sessions[token] = Session(token, service, websocket)

@@ -179,9 +179,6 @@ def _check(ok: bool, message: str) -> None:
 
 
 SEED_LIMIT = 2**63  # torch's generators take a signed 64-bit seed
-# Adam's step is about lr per weight: past 10 every weight jumps by more than its size at the first step
-# (noam's lr is a factor in front of d_model^-0.5 * ..., the 2017 paper's is 1 to 2).
-LR_LIMIT = 10.0
 
 
 def _validate(c: TrainConfig) -> None:
@@ -195,9 +192,7 @@ def _validate(c: TrainConfig) -> None:
         value = getattr(c, name)
         _check(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
                f"{name} ({value!r}) must be an integer, 0 or more")
-    _check(_is_number(c.lr) and 0 < c.lr <= LR_LIMIT, f"lr ({c.lr!r}) must be a positive number up to {LR_LIMIT:g}")
-    _check(_is_number(c.weight_decay) and c.weight_decay <= 1,
-           f"weight_decay ({c.weight_decay!r}) must be at most 1 (AdamW shrinks each weight by lr x weight_decay)")
+    _check(_is_number(c.lr) and c.lr > 0, f"lr ({c.lr!r}) must be a positive number")
     _check(_is_number(c.min_lr) and c.min_lr >= 0, f"min_lr ({c.min_lr!r}) must be 0 or more")
     _check(_is_number(c.weight_decay) and c.weight_decay >= 0, f"weight_decay ({c.weight_decay!r}) must be 0 or more")
     _check(_is_number(c.eps) and c.eps > 0, f"eps ({c.eps!r}) must be a positive number")
