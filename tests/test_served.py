@@ -85,3 +85,15 @@ def test_training_slots_one_per_core_across_sessions(tmp_path):
                 pass
     with training_slot(b):  # released when the run ended
         pass
+
+
+def test_the_operators_own_model_folder_opens_in_a_served_session(policy, tmp_path, monkeypatch):
+    """serve --from-hf /a/folder: the app receives an absolute folder the page could never name; it is the
+    operator's, so it opens."""
+    from tui_lab.app.hub_open import _served_spec
+
+    operator = ServedPolicy(policy.folder, from_hf=str(tmp_path / "gpt2-folder"))
+    assert _served_spec(operator, str(tmp_path / "gpt2-folder")) == str(tmp_path / "gpt2-folder")
+    assert _served_spec(operator, "gpt2") == "gpt2"  # an id: the shared cache
+    with pytest.raises(ValueError, match="model folder"):
+        _served_spec(operator, str(tmp_path / "elsewhere"))

@@ -41,9 +41,9 @@ def open_from_hub(app: Any, spec: str, *, download: bool = False, allow_pickle: 
 
 
 def _served_spec(policy: ServedPolicy, spec: str) -> str:
-    """A model id stays an id (the server's cache is shared, read-only); anything else is a folder in the session's
-    own folder."""
-    if is_repo_id(spec) and not (policy.home / spec).exists():
+    """The operator's own --from-hf as given; a model id stays an id (the server's cache is shared, read-only);
+    anything else is a folder in the session's own folder."""
+    if spec == policy.from_hf or (is_repo_id(spec) and not (policy.home / spec).exists()):
         return spec
     return str(policy.path(spec, "model folder"))
 

@@ -158,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
     check_address(args.host, args.port)
     url = public_url(args.host, args.port, args.public_url)
     limits, banner = _limits(args, url)
+    if "--from-hf" in argv:  # the operator's model as the app receives it (a folder made absolute)
+        limits.from_hf = argv[argv.index("--from-hf") + 1]
     return _serve(app_command(argv), args, url, limits, banner)
 
 
