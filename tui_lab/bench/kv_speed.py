@@ -28,6 +28,7 @@ import torch
 from torch import Tensor
 
 from tui_lab.bench.timer import Cancelled, StepTimer, intervals
+from tui_lab.devices import out_of_memory
 from tui_lab.generation.lengths import BASE_LENGTHS, default_lengths, position_window, slid_steps, slide_note
 from tui_lab.generation.loop import Generation, Sampler, eval_mode
 from tui_lab.generation.threads import decode_threads, torch_threads
@@ -119,7 +120,8 @@ def compare_generation(model: Transformer, prompt_len: int = 16, new_tokens: tup
     # Chosen before anything is timed (the first call may measure; see threads.py).
     report.threads = {"cached": decode_threads(model, True, batch), "uncached": decode_threads(model, False, batch)}
     try:
-        with eval_mode(model), torch.inference_mode():
+        with out_of_memory(str(device), "measuring generation speed", "try fewer new tokens or a smaller batch"), \
+                eval_mode(model), torch.inference_mode():
             for n in new_tokens:
                 report.runs.append(_measure(run, n, repeats, report.threads, slid_steps(config, prompt_len, n)))
     except Cancelled:  # `should_stop()` said yes; the report keeps the lengths already measured

@@ -20,7 +20,8 @@ class StepTimer:
                  on_progress: Callable[[int, int], None] | None = None) -> None:
         self.should_stop, self.on_progress = should_stop, on_progress
         self.done, self.total = 0, total
-        self.sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+        # the tensors' own GPU: a bare synchronize() waits for the current device, cuda:0, not cuda:1
+        self.sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
 
     def marks(self, steps: Iterable[object]) -> list[float]:
         """perf_counter before the first step and after each one; Cancelled when a stop is asked."""

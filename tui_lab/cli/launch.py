@@ -29,7 +29,8 @@ def add_app_arguments(p) -> None:
     p.add_argument("--preset", default=None, help=f"preset to open (default {DEFAULT_PRESET}; tui-lab presets "
                                                   "lists them)")
     p.add_argument("--checkpoint", metavar="DIR", help="open a checkpoint folder saved by tui-lab")
-    p.add_argument("--from-hf", metavar="ID|DIR", help="open a Hugging Face GPT-2 folder or model id (gpt2); an id "
+    p.add_argument("--from-hf", metavar="ID|DIR", help="open a Hugging Face folder or model id (GPT-2, Llama, Mistral, "
+                                                       "Qwen2, Mixtral, Marian, BERT or ViT); an id "
                                                        "not in the local cache shows its files and size and asks "
                                                        "before downloading")
     p.add_argument("--download", action="store_true", help="with --from-hf ID: download without asking (the file "

@@ -19,7 +19,7 @@ from tui_lab.generation.settings import SEED_LIMIT
 from tui_lab.loading import LoadedModel, load_model
 
 FROM_HF_HELP = ("a Hugging Face folder, cache root or model id (model types gpt2, llama, mistral, qwen2, "
-                "mixtral, marian; e.g. distilgpt2); an id not in the local cache needs --download")
+                "mixtral, marian, bert, vit; e.g. distilgpt2); an id not in the local cache needs --download")
 PROGRESS_EVERY_S = 0.2  # a terminal's progress line is redrawn at most this often
 
 

@@ -37,7 +37,7 @@ from tui_lab.hf.hub_transfer import DownloadCancelled, Progress, Tracker, plain_
 
 DEFAULT_TIMEOUT = 10.0  # seconds to connect and to wait for each answer; named in the message when it runs out
 FIRST = ("config.json", "generation_config.json", "tokenizer.json", "vocab.json", "merges.txt",
-         "tokenizer_config.json", "special_tokens_map.json")
+         "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja")
 # (single file, shard index, shard extension) in the order folder.WEIGHTS prefers them; a pickle is last.
 SAFETENSORS = ("model.safetensors", "model.safetensors.index.json", "safetensors")
 PICKLE = ("pytorch_model.bin", "pytorch_model.bin.index.json", "bin")

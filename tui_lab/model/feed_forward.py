@@ -8,6 +8,8 @@ from collections.abc import Callable
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tui_lab.model.hooks import HookScope
+
 ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "relu": F.relu,
     "gelu": F.gelu,
@@ -29,6 +31,15 @@ class FeedForward(nn.Module):
         self.gate = nn.Linear(config.d_model, config.d_ff, bias=config.bias) if config.activation == "swiglu" else None
         self.down = nn.Linear(config.d_ff, config.d_model, bias=config.bias)
 
-    def forward(self, x: Tensor) -> Tensor:  # (N, L, E) -> (N, L, E)
+    def forward(self, x: Tensor, hooks: HookScope | None = None) -> Tensor:  # (N, L, E) -> (N, L, E)
+        if hooks is not None:
+            return self._hooked(x, hooks)
         hidden = self.act(self.gate(x)) * self.up(x) if self.gate is not None else self.act(self.up(x))
         return self.down(hidden)  # hidden (N, L, F)
+
+    def _hooked(self, x: Tensor, hooks: HookScope) -> Tensor:
+        """The same maths through `mlp.hook_pre` (the gate's, for SwiGLU), `hook_pre_linear` and `hook_post`."""
+        if self.gate is None:
+            return self.down(hooks("hook_post", self.act(hooks("hook_pre", self.up(x)))))
+        gate, up = hooks("hook_pre", self.gate(x)), hooks("hook_pre_linear", self.up(x))
+        return self.down(hooks("hook_post", self.act(gate) * up))
