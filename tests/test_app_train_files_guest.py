@@ -14,6 +14,7 @@ from textual.widgets import Input
 from tui_lab import checkpoint
 from tui_lab.app.views.train.files import ReplaceCheckpoint
 from tui_lab.checkpoint import load_checkpoint, save_checkpoint
+from tui_lab.run_lock import run_lock
 from tui_lab.served import ENV, ServedPolicy
 
 
@@ -79,6 +80,9 @@ async def test_a_full_disk_keeps_the_model_and_another_folder_works(tmp_path, mo
         assert "needs about" in note and "another folder" in note and app.live.model is model
         note = await save_to(pilot, "elsewhere", "saved", 1)
         assert str(tmp_path / "elsewhere") in note
+        with run_lock(tmp_path / "busy"):  # a `train --resume busy` writing it
+            note = await save_to(pilot, "busy", "not saved", 2)
+        assert f"checkpoint folder {tmp_path / 'busy'} is in use by process {os.getpid()}" in note
 
 
 async def test_a_served_session_saves_only_inside_its_folder(tmp_path, monkeypatch):

@@ -23,6 +23,7 @@ from tui_lab.app.guard import guarded
 from tui_lab.app.modals.confirm import Confirm
 from tui_lab.app.modals.quit import CANCEL, SAVE, QuitWhileTraining
 from tui_lab.app.views.train.form import TrainForm
+from tui_lab.run_lock import run_lock
 from tui_lab.served import ServedPolicy, exports_folder, page_path
 
 RUNS_DIR = "runs"  # the default checkpoint folder's parent, as `tui-lab train --out runs/NAME` suggests
@@ -92,7 +93,8 @@ class TrainFiles:
     def _save_run(self, session: Any, folder: str, then_quit: bool = False) -> None:
         try:
             _check_quota(session.model or self.app.live.model, resumable=True)
-            path = session.save(folder)  # by the trainer process, between two steps
+            with run_lock(folder, "checkpoint folder"):  # a `train --resume` writing it: refused, naming it
+                path = session.save(folder)  # by the trainer process, between two steps
             self.post_message(CheckpointSaved(str(path), None, then_quit))
         except Exception as err:  # noqa: BLE001 - shown as one line
             self.post_message(CheckpointSaved(folder, _one_line(err), then_quit))
@@ -102,7 +104,8 @@ class TrainFiles:
 
         try:
             _check_quota(model, resumable=False)
-            path = save_checkpoint(folder, model, tokenizer, meta={"origin": origin})
+            with run_lock(folder, "checkpoint folder"):
+                path = save_checkpoint(folder, model, tokenizer, meta={"origin": origin})
             self.post_message(CheckpointSaved(str(path), None, False))
         except Exception as err:  # noqa: BLE001 - shown as one line
             self.post_message(CheckpointSaved(folder, _one_line(err), False))
