@@ -27,7 +27,8 @@ _SESSION_CACHE = tempfile.mkdtemp(prefix="tui-lab-cache-")
 # carries @pytest.mark.slow itself. CI runs everything.
 SLOW_FILES = ("test_app_", "_app.py", "test_experiment_", "test_distributed.py", "test_train_process.py",
               "test_serve.py", "test_cli_base_install.py", "test_properties_form.py", "test_gpu_check.py",
-              "test_walk", "test_field_input.py", "test_first_frame.py")
+              "test_walk", "test_field_input.py", "test_first_frame.py", "test_run_lock.py",
+              "test_checkpoint_save_errors.py")
 
 
 def pytest_collection_modifyitems(config, items):

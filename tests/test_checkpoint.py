@@ -51,7 +51,7 @@ def test_a_crash_mid_write_leaves_the_previous_checkpoint_intact(tmp_path, monke
 
     monkeypatch.setattr(checkpoint_module, "_write_json", _crash_on_meta(checkpoint_module._write_json, crash))
     second = build_model(tiny_lm(vocab=20, d_ff=128))
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(checkpoint_module.SaveError, match="disk full"):  # one line naming the folder
         save_checkpoint(folder, second, tokenizer, meta={"version": 2})
     ck = load_checkpoint(folder)
     assert ck.meta == {"version": 1} and ck.config.d_ff == 64

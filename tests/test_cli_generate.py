@@ -98,8 +98,8 @@ def test_bench_generate_table(capsys):
     (["generate", "--preset", "no-such", "--prompt", "x"], "no-such"),
     (["generate", "--checkpoint", "no/such/folder", "--prompt", "x"], "no/such/folder"),
     (["generate", "--preset", "gpt2-toy", "--prompt", "x", "--device", "warp-drive"], "--device"),
-    (["bench", "generate", "--preset", "gpt2-toy", "--new-tokens", "0"], "new_tokens"),
-    (["bench", "generate", "--preset", "gpt2-toy", "--repeats", "0"], "repeats"),
+    (["bench", "generate", "--preset", "gpt2-toy", "--new-tokens", "0"], "--new-tokens"),
+    (["bench", "generate", "--preset", "gpt2-toy", "--repeats", "0"], "--repeats"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
     assert main(argv) == 2

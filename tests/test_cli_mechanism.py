@@ -89,10 +89,11 @@ def test_every_tool_takes_a_llama_folder_and_a_preset(capsys, tmp_path):
         assert ablate["metric"] == ("logit" if text[0] == "--text" else "loss")
 
 
-@pytest.mark.parametrize("command", ["lens", "ablate", "patch"])
+@pytest.mark.parametrize("command", ["lens", "ablate", "patch", "attribute"])
 def test_an_encoder_decoder_is_refused_in_one_line_naming_part_2(capsys, command):
     extra = {"lens": ["--prompt", "a"], "ablate": [], "patch": ["--prompt", "a", "--corrupt", "b", "--answer-id", "1",
-                                                                 "--wrong-id", "2"]}[command]
+                                                                 "--wrong-id", "2"],
+             "attribute": ["--prompt", "a", "--answer-id", "1"]}[command]
     out = run_cli(capsys, command, "--preset", "transformer-2017-toy", *extra, "--json")
     assert out.returncode == 2 and out.stdout == "" and len(out.stderr.strip().splitlines()) == 1
     assert f"{command}: encoder-decoder models are not covered yet (mechanism part 2)" in out.stderr
@@ -108,7 +109,27 @@ def test_an_encoder_decoder_is_refused_in_one_line_naming_part_2(capsys, command
     (["ablate", "--seq-len", "1"], "seq_len must be at least 2"),
     (["lens", "--prompt", "a", "--top", "0"], "--top must be at least 1"),
     (["lens", "--prompt", ""], "--prompt is empty"),
+    (["attribute", "--prompt", "abc"], "--answer (or --answer-id) is required"),
 ])
 def test_bad_input_is_one_line(capsys, args, message):
     out = run_cli(capsys, *args, "--preset", "gpt2-toy", "--json")
     assert out.returncode == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_attribute_gives_the_cores_head_attribution_and_composition(capsys):
+    from tui_lab.mechanism.attribution import composition_scores
+
+    data = _json(capsys, "attribute", "--preset", "gpt2-toy-english", "--prompt", "The old king", "--answer-id", "5",
+                 "--wrong-id", "7", "--composition", "all", "--json")
+    loaded = load_model("preset", "gpt2-toy-english")
+    ids = torch.tensor(loaded.codec.encode("The old king"))
+    expected = head_logit_attribution(loaded.model, ids, 5, 7)
+    assert torch.allclose(torch.tensor(data["head_attribution"], dtype=expected.dtype), expected, atol=1e-6)
+    assert abs(data["total"] - float(expected.sum())) < 1e-5
+    for kind in ("Q", "K", "V"):
+        got = torch.tensor(data["composition"][kind], dtype=torch.float64)
+        assert torch.allclose(got, composition_scores(loaded.model, kind), atol=1e-9)
+    assert got[1, 0, 0, 0] == 0 and got[0, 0, 1, 0] > 0  # only an earlier layer's head composes into a later one
+    text = run_cli(capsys, "attribute", "--preset", "gpt2-toy-english", "--prompt", "The old king",
+                   "--answer-id", "5")
+    assert text.returncode == 0 and "direct logit attribution" in text.stdout and "K-composition" in text.stdout

@@ -93,3 +93,18 @@ def test_the_import_contracts_hold():
     done = subprocess.run([exe, "--no-cache"], cwd=root, capture_output=True, text=True, env=env, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
+
+
+def test_every_module_of_the_package_has_its_place_in_the_layers():
+    """A new module is placed in the contracts (pyproject.toml) or lint-imports would never look at it."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    contracts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    faces, core = (c for c in contracts if c["type"] == "layers")
+    placed = {name.strip() for layer in faces["layers"] + core["layers"] for name in layer.replace("|", ":").split(":")}
+    modules = {p.stem for p in (root / "tui_lab").iterdir()
+               if (p.suffix == ".py" or (p / "__init__.py").exists()) and not p.name.startswith("__")}
+    assert modules - placed == set(), "place these in pyproject.toml's import contracts"
+    no_textual = next(c for c in contracts if c["type"] == "forbidden")["source_modules"]
+    assert {f"tui_lab.{m}" for m in modules - {"app", "cli"}} == set(no_textual)

@@ -137,8 +137,8 @@ async def test_page_and_websocket_stream_the_first_screen_and_take_keys():
                 assert "gpt2-toy" in screen and '["pong", "1"]' in texts
                 await ws.send_json(["stdin", "2"])  # a key press as xterm.js forwards it: the Attention view
                 await read_until(ws, "masked self-attention", timeout=120)
-        if Path("/proc/self/stat").exists():  # closing the tab ends its app process
-            deadline = time.monotonic() + 30
+        if Path("/proc/self/stat").exists():  # closing the tab ends its app process, within 5 s
+            deadline = time.monotonic() + 5
             while group_members(proc.pid) - {proc.pid} and time.monotonic() < deadline:
                 await asyncio.sleep(0.2)
             assert group_members(proc.pid) == {proc.pid}
@@ -190,11 +190,11 @@ def test_download_and_allow_pickle_reach_the_served_app_command(monkeypatch, cap
 
     built = {}
 
-    def record(command, host, port, url):  # the server textual-serve would start, with the command it would run
-        built["command"] = command
-        return argparse.Namespace(serve=lambda: None)
+    def record(command, args, url, limits, banner):  # the server that would start, with the command it would run
+        built["command"], built["limits"] = command, limits
+        return 0
 
-    monkeypatch.setattr(serve, "_server", record)
+    monkeypatch.setattr(serve, "_serve", record)
     monkeypatch.setattr(serve, "check_app_flags", lambda argv: launch.parser().parse_args(argv))  # no cache look-up
     flags = ["--from-hf", "gpt2", "--download", "--allow-pickle", "--device", "cpu"]
     assert main(["serve", "--port", str(free_port()), *flags]) == 0
@@ -203,8 +203,11 @@ def test_download_and_allow_pickle_reach_the_served_app_command(monkeypatch, cap
     assert words[3:] == ["--device", "cpu", "--from-hf", "gpt2", "--download", "--allow-pickle"]
     app = launch.parser().parse_args(words[3:])  # what the app process parses
     assert app.from_hf == "gpt2" and app.download and app.allow_pickle
+    limits = built["limits"]  # and the policy every session's app is handed (it binds the page)
+    assert limits.download and limits.allow_pickle and limits.from_hf == "gpt2" and not limits.download_any
     assert main(["serve", "--port", str(free_port()), "--from-hf", "gpt2"]) == 0
-    assert "--download" not in shlex.split(built["command"])  # without the flag the app asks first
+    assert "--download" not in shlex.split(built["command"])  # without the flag no session downloads at all
+    assert not built["limits"].download  # (the served policy refuses it: the page cannot widen the operator's choice)
     args = argparse.Namespace(preset=None, device=None, checkpoint=None, from_hf="gpt2")  # no hub flags at all
     assert app_argv(args) == ["--from-hf", "gpt2"]
 
@@ -275,3 +278,104 @@ def test_the_page_gets_an_address_a_browser_can_reach():
     # 0.0.0.0 is where the server listens, never where a browser elsewhere can connect its websocket
     assert public_url("0.0.0.0", 8000, None) == f"http://{socket.gethostname()}:8000"
     assert public_url("0.0.0.0", 8000, "https://lab.example.org/") == "https://lab.example.org"
+
+
+# -- a served session is a guest (issue 24) -----------------------------------------------------------------
+def app_pids(server: subprocess.Popen) -> set[int]:
+    """The app processes the server started: each in a session of its own, a child of the server."""
+    kids = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == server.pid and fields[0] != "Z":
+            kids.add(int(stat.parent.name))
+    return kids
+
+
+async def wait_until(check, timeout: float) -> float:
+    start = time.monotonic()
+    while not check():
+        assert time.monotonic() - start < timeout, f"not within {timeout} s"
+        await asyncio.sleep(0.1)
+    return time.monotonic() - start
+
+
+@pytest.mark.timeout(240)
+async def test_a_served_session_is_a_guest(tmp_path):
+    """Forged Origin and Host get nothing; sessions are capped (503 with the reason); a tab's folder is named by its
+    URL's token, found again on reload; a closed tab's app ends within 5 s; an idle one is closed after saving its
+    live model; SIGTERM ends the server and every session within 5 s."""
+    root = tmp_path / "root"
+    with served("--root", str(root), "--max-sessions", "1", "--idle-minutes", "0.25") as (url, proc):
+        origin = {"Origin": url}
+        async with aiohttp.ClientSession() as session:
+            page = await fetch_page(session, url)
+            ws_url = re.search(r'data-session-websocket-url="([^"]+)"', page).group(1)
+            token = ws_url.rsplit("/", 1)[1]
+            async with session.get(url, headers={"Host": "evil.example"}) as response:
+                assert response.status == 421  # DNS rebinding: a name the server was not given
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await session.ws_connect(f"{ws_url}?width=80&height=24", headers={"Origin": "http://evil.example"})
+            assert refused.value.status == 403 and not app_pids(proc)  # no app started for a foreign page
+            async with session.ws_connect(f"{ws_url}?width=80&height=24", headers=origin) as ws:
+                await ws.send_json(["resize", {"width": 80, "height": 24}])
+                await read_until(ws, "· cpu", timeout=90)  # the header names the live model once it is built
+                (pid,) = app_pids(proc)
+                folder = root / "sessions" / token
+                assert Path(f"/proc/{pid}/cwd").resolve() == folder.resolve()  # the app works in its own folder
+                async with session.get(url, allow_redirects=False) as full:
+                    assert full.status == 503 and "1 of 1 sessions are in use" in await full.text()
+            took = await wait_until(lambda: not app_pids(proc), timeout=5)  # the closed tab's app is gone
+            assert took < 5
+            assert (folder / "autosave" / "model.safetensors").is_file()  # it saved its live model on the way out
+            (folder / "autosave").rename(folder / "kept")
+            async with session.ws_connect(f"{ws_url}?width=80&height=24", headers=origin) as ws:  # a reload
+                await read_until(ws, "· cpu", timeout=90)
+                (pid,) = app_pids(proc)
+                assert Path(f"/proc/{pid}/cwd").resolve() == folder.resolve() and (folder / "kept").is_dir()
+                # idle for 15 s: the server closes it, after the app saved its live model
+                closed = await ws.receive(timeout=40)
+                while closed.type not in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED,
+                                          aiohttp.WSMsgType.CLOSING):
+                    closed = await ws.receive(timeout=40)
+            assert (folder / "autosave" / "model.safetensors").is_file()
+            await wait_until(lambda: not app_pids(proc), timeout=5)
+            async with session.ws_connect(f"{ws_url}?width=80&height=24", headers=origin) as ws:
+                await read_until(ws, "Architecture", timeout=90)
+                assert app_pids(proc)
+                proc.send_signal(signal.SIGTERM)
+                start = time.monotonic()
+                proc.wait(timeout=10)
+                assert time.monotonic() - start < 5
+        assert group_members(proc.pid) == set()
+
+
+def test_serve_limits_are_said_at_start_and_checked(monkeypatch, capsys):
+    from tui_lab.cli import serve
+
+    assert serve.default_max_sessions(free=10 * 400 * 1024**2, cores=2) == 4  # 2 per core
+    assert serve.default_max_sessions(free=3 * 400 * 1024**2, cores=8) == 3  # memory
+    assert serve.default_max_sessions(free=100, cores=8) == 1  # at least one
+    for flags, needle in ((["--max-sessions", "0"], "--max-sessions (0)"),
+                          (["--idle-minutes", "nan"], "--idle-minutes"), (["--quota-mb", "-1"], "--quota-mb (-1)"),
+                          (["--allow-download-any"], "only goes with"),
+                          (["--allow-origin", "evil.example"], "--allow-origin")):
+        assert main(["serve", "--port", str(free_port()), *flags]) == 2
+        err = capsys.readouterr().err.strip()
+        assert needle in err and len(err.splitlines()) == 1
+
+
+def test_textual_serve_is_the_pinned_version():
+    """serve_server.py overrides textual-serve's handlers and AppService internals: pinned to 1.1.x."""
+    import tomllib
+    from importlib.metadata import version
+
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert "textual-serve>=1.1,<1.2" in pins
+    assert version("textual-serve").startswith("1.1.")
+    from textual_serve.app_service import AppService
+
+    for name in ("_open_app_process", "_build_environment", "send_meta", "set_terminal_size", "send_bytes"):
+        assert hasattr(AppService, name)

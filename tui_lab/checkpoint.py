@@ -21,12 +21,24 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import safe_open
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, load_model, save_file, save_model
 
+from tui_lab.analysis.format import fmt_bytes
 from tui_lab.config import ModelConfig, field_names
 
 REQUIRED = ("config.json", "model.safetensors", "tokenizer")
+
+
+class SaveError(ValueError):
+    """A checkpoint could not be written (disk full, no permission...): one line naming the folder, the reason and
+    the space it needs. The previous checkpoint, if any, is untouched (the write is atomic)."""
+
+    def __init__(self, folder: Path, reason: str, needed: int) -> None:
+        free = _free_bytes(folder)
+        room = f", {fmt_bytes(free)} free there" if free is not None else ""
+        super().__init__(f"could not save to {folder}: {reason} (a checkpoint needs about {fmt_bytes(needed)}{room})")
+        self.folder, self.reason, self.needed = folder, reason, needed
 
 
 @dataclass
@@ -45,16 +57,54 @@ def save_checkpoint(folder: str | Path, model, tokenizer, train_state: dict[str,
     folder = Path(folder)
     if folder.exists() and not is_checkpoint(folder) and any(folder.iterdir()):
         raise ValueError(f"out folder ({folder}) exists and is not a checkpoint; pick an empty or new folder")
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    _remove_leftovers(folder)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
+    tmp = None
     try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        _remove_leftovers(folder)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
         _write(tmp, model, tokenizer, train_state, meta or {})
         _swap_in(tmp, folder)
+    except (OSError, SafetensorError) as err:  # the disk, not the caller: one line; the old checkpoint stands
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        reason = _io_reason(err)
+        if reason is None:
+            raise
+        raise SaveError(folder, reason, checkpoint_bytes(model, train_state)) from None
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
     return folder
+
+
+def _io_reason(err: Exception) -> str | None:
+    """The operating system's reason for a failed write; safetensors wraps it in its own error's text."""
+    if isinstance(err, OSError):
+        return err.strerror or str(err)
+    found = re.search(r"I/O error: (.*?) \(os error \d+\)", str(err))
+    return found.group(1) if found else None
+
+
+def checkpoint_bytes(model, train_state: dict[str, Any] | None = None) -> int:
+    """What a checkpoint of `model` takes on disk, about: its tensors and the optimizer's (tokenizer and JSON
+    are small beside them)."""
+    tensors = {id(t): t.numel() * t.element_size() for t in model.state_dict().values()}
+    optimizer = (train_state or {}).get("optimizer") or {}
+    moments = sum(t.numel() * t.element_size() for state in optimizer.get("state", {}).values()
+                  for t in state.values() if torch.is_tensor(t))
+    return sum(tensors.values()) + moments + 64 * 1024
+
+
+def _free_bytes(folder: Path) -> int | None:
+    """Free bytes on the file system `folder` would live on (its nearest existing parent)."""
+    for place in (folder, *folder.absolute().parents):
+        if place.exists():
+            try:
+                return shutil.disk_usage(place).free
+            except OSError:
+                return None
+    return None
 
 
 def _write(tmp: Path, model, tokenizer, train_state: dict[str, Any] | None, meta: dict[str, Any]) -> None:

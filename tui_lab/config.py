@@ -8,6 +8,7 @@ This module imports no torch, so the app can paint counts and shapes before torc
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -194,6 +195,11 @@ def field_types() -> dict[str, type]:
     return {f.name: hints[str(f.type)] for f in fields(ModelConfig)}
 
 
+# Every count below is arithmetic on the config, but layers are listed one by one (the shape trace, the
+# parameter table): ten times PaLM's 118 is past any model a lab looks at.
+MAX_LAYERS = 1000
+
+
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise ValueError(message)
@@ -209,7 +215,7 @@ def _validate(c: ModelConfig) -> None:
     for name in ("d_model", "heads", "d_ff", "max_len") + (() if c.input == "patches" else ("vocab",)):
         _check(getattr(c, name) > 0, f"{name} ({getattr(c, name)}) must be a positive integer")
     for name in ("encoder_layers", "decoder_layers"):
-        _check(getattr(c, name) >= 0, f"{name} ({getattr(c, name)}) must be 0 or more")
+        _check(0 <= getattr(c, name) <= MAX_LAYERS, f"{name} ({getattr(c, name)}) must be from 0 to {MAX_LAYERS}")
     _check(c.d_model % c.heads == 0, f"d_model ({c.d_model}) must be divisible by heads ({c.heads})")
     _check(0.0 <= c.dropout < 1.0, f"dropout ({c.dropout}) must be in [0, 1)")
     _check(c.norm_eps > 0, f"norm_eps ({c.norm_eps}) must be positive")
@@ -312,6 +318,8 @@ def _validate_stacks(c: ModelConfig) -> None:
 def _check_type(name: str, value: Any, kind: type) -> None:
     if kind is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        # nan compares false with every bound below, and inf passes "positive": refuse both here, once.
+        _check(not ok or math.isfinite(value), f"{name} must be a finite number, got {value!r}")
     elif kind is int:
         ok = isinstance(value, int) and not isinstance(value, bool)
     else:

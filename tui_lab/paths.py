@@ -34,6 +34,25 @@ def cache_dir(create: bool = True) -> Path:
     return folder
 
 
+def data_dir() -> Path:
+    """The lab's own folder for what it keeps for a person: `TUI_LAB_DATA` if set, else `~/tui-lab`."""
+    return Path(os.environ.get("TUI_LAB_DATA") or Path.home() / "tui-lab").expanduser()
+
+
+def served_root() -> Path:
+    """Where `tui-lab serve` keeps its browser sessions' folders by default (never the working folder)."""
+    return data_dir() / "served"
+
+
+def rescue_dir(create: bool = False) -> Path:
+    """Where a run goes when its own folder cannot be written (disk full, no permission): `TUI_LAB_RESCUE` if set,
+    else `~/tui-lab/rescued` (beside the exports: a place the person owns, never the working folder)."""
+    folder = Path(os.environ.get("TUI_LAB_RESCUE") or Path.home() / "tui-lab" / "rescued").expanduser()
+    if create:
+        folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def read_kept(name: str) -> dict[str, dict]:
     """Every entry kept in the cache folder's JSON file `name`, by key ({} when none is kept yet, or the file
     is unreadable: the caller measures again and the next `keep` rewrites it)."""

@@ -161,7 +161,17 @@ class TuiLabApp(App):
         return [w for spec in VIEWS for w in self.query(f"#view-{spec.id}")]
 
     def action_show_view(self, view_id: str) -> None:
-        self.show_view(view_id)
+        """A view key. Keys arriving faster than views can switch (a held key, a storm of 600) coalesce: the
+        switch runs once, after the keys already queued, to the last view asked for, so nothing is left queued
+        behind it (issue 24: 600 keys once kept the app busy for minutes)."""
+        self._wanted_view = view_id
+        if not getattr(self, "_switch_queued", False):
+            self._switch_queued = True
+            self.call_later(self._show_wanted_view)
+
+    def _show_wanted_view(self) -> None:
+        self._switch_queued = False
+        self.show_view(self._wanted_view)
 
     def show_view(self, view_id: str) -> None:
         # A focused widget left in the pane we leave would pull its pane back to the front (TabbedContent
@@ -218,6 +228,13 @@ class TuiLabApp(App):
         self.live.status = "failed" if self.live.model is None else self.live.status
         self.sub_title = f"live model: {message.error}"
         self.notify(message.error, title="live model", severity="error", timeout=8)
+
+    async def _on_exit_app(self) -> None:
+        """A served session saves its live model to its own folder before it goes (app/autosave.py)."""
+        from tui_lab.app.autosave import autosave
+
+        autosave(self.live)
+        await super()._on_exit_app()
 
     async def action_quit(self) -> None:
         """Quit, unless a view takes over first (`confirm_quit()` True: the Train view asks whether to save)."""

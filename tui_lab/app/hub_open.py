@@ -10,16 +10,24 @@ from typing import Any
 from tui_lab.app.modals.download import DownloadModal, DownloadOutcome
 from tui_lab.app.modals.hub_id import HubIdModal, HubRequest
 from tui_lab.errors import one_line
+from tui_lab.hf.folder import is_repo_id
 from tui_lab.hf.hub import locate
+from tui_lab.served import ServedPolicy
 
 
 def open_from_hub(app: Any, spec: str, *, download: bool = False, allow_pickle: bool = False) -> None:
     """Load `spec` (a folder, a cache root or a model id) as the live model, asking before any download.
 
-    `download` (the launch's --download) skips the question, not the file list or the progress bar.
+    `download` (the launch's --download) skips the question, not the file list or the progress bar. In a served
+    session (`tui_lab.served`) a folder is a name inside the session's own folder, and an uncached id downloads
+    only as the operator allowed (serve --download, --allow-download-any, --allow-pickle): the page cannot widen it.
     """
+    policy = ServedPolicy.from_env()
     try:
+        spec = _served_spec(policy, spec) if policy is not None else spec
         folder = locate(spec)  # local only: no network
+        if folder is None and policy is not None:
+            policy.check_download(spec, allow_pickle)
     except ValueError as err:
         _failed(app, one_line(err))
         return
@@ -30,6 +38,14 @@ def open_from_hub(app: Any, spec: str, *, download: bool = False, allow_pickle: 
         app.rebuild_model(app.live.config, f"preset {app.live.config.name}")
     app.push_screen(DownloadModal(spec, allow_pickle=allow_pickle, start=download),
                     callback=lambda outcome: _downloaded(app, outcome))
+
+
+def _served_spec(policy: ServedPolicy, spec: str) -> str:
+    """The operator's own --from-hf as given; a model id stays an id (the server's cache is shared, read-only);
+    anything else is a folder in the session's own folder."""
+    if spec == policy.from_hf or (is_repo_id(spec) and not (policy.home / spec).exists()):
+        return spec
+    return str(policy.path(spec, "model folder"))
 
 
 def ask_for_hub_model(app: Any) -> None:

@@ -26,6 +26,7 @@ COMMANDS = {
     "lens": ("tui_lab.cli.lens", "logit lens: each layer's top tokens per position"),
     "ablate": ("tui_lab.cli.ablate", "ablate each attention head: how the loss moves"),
     "patch": ("tui_lab.cli.patch", "activation patching: where the answer is carried"),
+    "attribute": ("tui_lab.cli.attribute", "direct logit attribution per head, composition scores"),
 }
 
 

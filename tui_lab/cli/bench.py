@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     generate.add_argument("--repeats", type=int, default=3, metavar="N", help="timed runs per length; median kept")
     generate.add_argument("--batch", type=int, default=1, metavar="N", help="rows generated at once (default: 1)")
     generate.add_argument("--json", action="store_true", help="one JSON object")
+    generate.add_argument("--yes", action="store_true", help="run a measurement estimated to take over ten minutes")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_from_args(args)
     bos_id = loaded.codec.bos_id if loaded.codec.bos_id is not None else 0
     new_tokens = tuple(args.new_tokens) if args.new_tokens else None  # None: the core fits them to max_len
+    check_budget(loaded, args, new_tokens)
     settings = dict(prompt_len=args.prompt_len, new_tokens=new_tokens, repeats=args.repeats,
                     batch=args.batch, bos_id=bos_id, seed=args.seed)
     if args.json:
@@ -50,6 +52,28 @@ def run(args: argparse.Namespace) -> int:
     for note in report.notes:  # a length that slid measured the window, not the cache: say so plainly
         Console().print(f"slid: {note}", markup=False, highlight=False, soft_wrap=True)
     return 0
+
+
+def check_budget(loaded, args: argparse.Namespace, new_tokens: tuple[int, ...] | None) -> None:
+    """Each length runs cached and uncached, `--repeats` times, `--batch` rows: refuse what cannot end soon."""
+    from tui_lab.analysis.budget import GENERATION_LIMIT_S, Budget, budget_problem, generation_budget
+    from tui_lab.devices import free_memory
+    from tui_lab.generation.lengths import default_lengths
+
+    for flag, value in (("--prompt-len", args.prompt_len), ("--repeats", args.repeats), ("--batch", args.batch),
+                        *(("--new-tokens", n) for n in new_tokens or ())):
+        if value < 1:
+            raise ValueError(f"{flag} ({value}) must be >= 1")
+    config, device = loaded.config, str(next(loaded.model.parameters()).device)
+    lengths = new_tokens or default_lengths(config, args.prompt_len)
+    runs = [generation_budget(config, args.prompt_len, n, args.batch, cached, device)
+            for n in lengths for cached in (True, False)]
+    total = Budget(sum(b.seconds for b in runs) * args.repeats, max(b.bytes for b in runs))
+    what = (f"bench generate ({len(lengths)} lengths up to {max(lengths)}, --repeats {args.repeats}, "
+            f"--batch {args.batch})")
+    problem = budget_problem(total, what, GENERATION_LIMIT_S, free_memory(device), args.yes)
+    if problem:
+        raise ValueError(problem)
 
 
 def _table(report, label: str) -> Table:

@@ -41,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="NAT models (decoder_mode nat-*): decode exactly N tokens, overriding the length "
                              "classifier or the first END")
     parser.add_argument("--json", action="store_true", help="one JSON object")
+    parser.add_argument("--yes", action="store_true",
+                        help="run a generation estimated to take over ten minutes (refused otherwise; the estimate "
+                             "is a floor: FLOPs at the best rate seen)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     start_len = len(ids) if loaded.config.family == "decoder-only" else 1
     settings, from_folder = with_folder_defaults(settings, given_fields(_flags(args)), folder, start_len)
     _check_nat(loaded, settings)
+    check_budget(loaded, len(ids), settings, args.yes)
     console = Console(stderr=True)
     if not args.json:
         console.print(f"[dim]{loaded.label} on {next(loaded.model.parameters()).device}[/]")
@@ -92,12 +96,47 @@ def settings_from_args(args: argparse.Namespace) -> GenerationSettings:
     A flag left out takes the lab's default here; a folder's defaults replace those later."""
     lab = GenerationSettings()
     try:
-        return GenerationSettings(_or(args.max_new_tokens, lab.max_new_tokens), _or(args.temperature, lab.temperature),
-                                  args.top_k, args.top_p, _or(args.beam_size, lab.beam_size),
-                                  use_cache=not args.no_cache, seed=args.seed, nat_length=args.nat_length)
+        settings = GenerationSettings(_or(args.max_new_tokens, lab.max_new_tokens),
+                                      _or(args.temperature, lab.temperature), args.top_k, args.top_p,
+                                      _or(args.beam_size, lab.beam_size),
+                                      use_cache=not args.no_cache, seed=args.seed, nat_length=args.nat_length)
     except ValueError as err:
         name, _, rest = str(err).partition(" ")
         raise ValueError(f"--{name.replace('_', '-')} {rest}") from None
+    _refuse_unused(args, settings)
+    return settings
+
+
+def _refuse_unused(args: argparse.Namespace, settings: GenerationSettings) -> None:
+    """A sampling knob given where nothing samples would be silently ignored: say so instead."""
+    knobs = [flag for flag, given in (("--temperature", args.temperature is not None), ("--top-k", args.top_k),
+                                      ("--top-p", args.top_p)) if given is not None and given is not False]
+    if settings.beam_size > 1 and knobs:
+        raise ValueError(f"{knobs[0]} does not apply to beam search (--beam-size {settings.beam_size} is "
+                         "deterministic); drop it or use --beam-size 1")
+    if settings.temperature == 0 and (args.top_k is not None or args.top_p is not None):
+        flag = "--top-k" if args.top_k is not None else "--top-p"
+        raise ValueError(f"{flag} does not apply to greedy decoding (--temperature 0); drop it or sample with "
+                         "--temperature above 0")
+
+
+def check_budget(loaded: LoadedModel, prompt_len: int, settings: GenerationSettings, yes: bool) -> None:
+    """Beam and top-k within the vocabulary, and the run's memory and time, before the first token."""
+    from tui_lab.analysis.budget import GENERATION_LIMIT_S, budget_problem, generation_budget
+    from tui_lab.devices import free_memory
+
+    vocab = min(loaded.config.vocab, getattr(loaded.codec, "vocab_size", loaded.config.vocab))
+    for flag, value in (("--beam-size", settings.beam_size), ("--top-k", settings.top_k)):
+        if value is not None and value > vocab:
+            raise ValueError(f"{flag} ({value}) must be at most the vocabulary ({vocab:,} tokens)")
+    device = str(next(loaded.model.parameters()).device)
+    budget = generation_budget(loaded.config, prompt_len, settings.max_new_tokens, settings.beam_size,
+                               settings.use_cache, device)
+    what = f"--max-new-tokens {settings.max_new_tokens}" + (
+        f" with --beam-size {settings.beam_size}" if settings.beam_size > 1 else "")
+    problem = budget_problem(budget, what, GENERATION_LIMIT_S, free_memory(device), yes)
+    if problem:
+        raise ValueError(problem)
 
 
 def _or(value, default):

@@ -15,6 +15,7 @@ from typing import Any
 
 from tui_lab.cli.interrupt import on_sigint
 from tui_lab.devices import pick_device
+from tui_lab.generation.settings import SEED_LIMIT
 from tui_lab.loading import LoadedModel, load_model
 
 FROM_HF_HELP = ("a Hugging Face folder, cache root or model id (model types gpt2, llama, mistral, qwen2, "
@@ -53,6 +54,8 @@ def check_hub_arguments(args: argparse.Namespace) -> None:
 def load_from_args(args: argparse.Namespace) -> LoadedModel:
     """The model and its codec from `--preset`, `--checkpoint` or `--from-hf` (see `tui_lab.loading`)."""
     check_hub_arguments(args)
+    if not 0 <= args.seed < SEED_LIMIT:
+        raise ValueError(f"--seed ({args.seed}) must be an integer from 0 to 2**63 - 1")
     device = pick_device(args.device, field="--device")
     if getattr(args, "from_hf", None) is not None:
         with hub_options(args) as options:

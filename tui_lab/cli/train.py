@@ -7,6 +7,7 @@ Ctrl-C stops between steps and still writes the checkpoint when --out is given; 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -16,6 +17,7 @@ from tui_lab.cli import UsageError
 from tui_lab.cli.interrupt import stop_on_interrupt
 from tui_lab.cli.model_args import add_hub_arguments, check_hub_arguments, hub_options
 from tui_lab.config import field_names, parse_value
+from tui_lab.run_lock import run_lock
 from tui_lab.train.config import model_defaults, parse_train_value, train_config_for, train_field_names
 
 MODEL_SHORTCUTS = ("layers", "d_model", "heads", "d_ff")
@@ -51,6 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", metavar="DIR", help="continue the run saved in this checkpoint folder")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default: auto)")
     parser.add_argument("--json", action="store_true", help="JSON lines on stdout, the last one 'done'")
+    parser.add_argument("--yes", action="store_true",
+                        help="run training estimated to take over an hour (refused otherwise; the estimate is a "
+                             "floor: FLOPs at the best rate seen)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,6 +68,17 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"steps ({args.steps}) must be a positive integer")
     _check_out(args.out)
     check_hub_arguments(args)
+    _refuse_unused(args, train_overrides)
+    if args.resume and not Path(args.resume).is_dir():
+        raise UsageError(f"--resume {args.resume}: not a folder (give a checkpoint folder written by tui-lab train)")
+    out = args.out or args.resume
+    # One run writes a folder at a time (a second --resume of it would flip it between the runs): the lock is
+    # taken before the checkpoint is even read, and the kernel drops it when this process ends, however it ends.
+    with run_lock(out, "run folder") if out and _is_main_rank() else contextlib.nullcontext():
+        return _build_and_run(args, model_overrides, train_overrides)
+
+
+def _build_and_run(args: argparse.Namespace, model_overrides: dict[str, Any], train_overrides: dict[str, Any]) -> int:
     from tui_lab.train import Trainer
 
     printer = JsonPrinter() if args.json else RichPrinter()
@@ -75,7 +91,47 @@ def run(args: argparse.Namespace) -> int:
         trainer = _pretrained_trainer(args, model_overrides, train_overrides, printer)
     else:
         trainer = _new_trainer(args, model_overrides, train_overrides, printer)
+    check_budget(trainer.model_config, trainer.train_config, trainer.step_count, trainer.device, args.yes)
     return _run(trainer, printer)
+
+
+def _flag(args: argparse.Namespace, name: str) -> str:
+    """The flag a person used for training field `name`: its own flag, else `--set name=`."""
+    own = f"--{name.replace('_', '-')}"
+    return own if getattr(args, name, None) is not None else f"--set {name}"
+
+
+def _refuse_unused(args: argparse.Namespace, train: dict[str, Any]) -> None:
+    """Tokenizer settings apply to a language model's own new tokenizer only: elsewhere they were ignored."""
+    task = train.get("task", args.task)
+    owner, why = ((f"--resume {args.resume}", "the run keeps its tokenizer and lengths") if args.resume else
+                  (f"--task {task}", "a task brings its own word-level tokenizer and lengths") if task else
+                  (None, ""))
+    for name in ("tokenizer", "vocab") + (("seq_len",) if task else ()):
+        if name in train and owner:
+            raise UsageError(f"{_flag(args, name)} does not apply with {owner}: {why}")
+    if "vocab" in train and train.get("tokenizer", "char") != "bpe" and not args.from_hf:
+        raise UsageError(f"{_flag(args, 'vocab')} applies to the bpe tokenizer only (the char tokenizer's vocabulary "
+                         "is the text's characters); add --tokenizer bpe or drop it")
+
+
+def check_budget(model_config, train_config, start_step: int, device: str, yes: bool) -> None:
+    """The steps still to run, their compute floor and memory, refused past the limits (time: unless --yes)."""
+    from tui_lab.analysis.budget import TRAINING_LIMIT_S, budget_problem, training_budget
+    from tui_lab.devices import free_memory
+
+    steps = max(train_config.steps - start_step, 0)
+    budget = training_budget(model_config, steps, train_config.batch_size, train_config.seq_len, device,
+                             train_config.eval_every, train_config.eval_batches)
+    from tui_lab.analysis import count_params
+    from tui_lab.analysis.format import fmt_count
+
+    what = (f"training {model_config.name} ({fmt_count(count_params(model_config).total)} parameters) for "
+            f"--steps {train_config.steps} ({steps:,} to run) of batch {train_config.batch_size} x seq_len "
+            f"{train_config.seq_len}")
+    problem = budget_problem(budget, what, TRAINING_LIMIT_S, free_memory(device), yes)
+    if problem:
+        raise UsageError(problem)
 
 
 def _check_out(out: str | None) -> None:
@@ -104,6 +160,12 @@ def _new_trainer(args, model_overrides: dict[str, Any], train_overrides: dict[st
     # A ViT's shapes task and BERT's masked language modelling have their own tuned defaults (as in the app).
     train_overrides = model_defaults(model_config) | train_overrides
     train_config = train_config_for(task, data=args.data, **train_overrides)
+    if not task and train_config.tokenizer == "bpe":  # the model follows the tokenizer it is about to train
+        model_config = model_config.replace(vocab=train_config.vocab)
+    from tui_lab.devices import pick_device
+
+    # Before the model is built: a --d-model 10**6 is refused here, not by the allocator.
+    check_budget(model_config, train_config, 0, pick_device(args.device, field="--device"), args.yes)
     return Trainer(model_config, train_config, device=args.device, on_event=printer)
 
 
@@ -284,4 +346,4 @@ class RichPrinter:
         self.console.print(f"saved to {folder} ({then})", markup=False, soft_wrap=True)
 
     def _on_error(self, e) -> None:
-        self.console.print(f"[red]error[/]: {e.message}")
+        self.console.print(f"error: {e.message}", style="red", markup=False, highlight=False, soft_wrap=True)

@@ -10,6 +10,8 @@ steps and a run that sees it raises `Cancelled`.
 from __future__ import annotations
 
 import contextlib
+import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,6 +70,7 @@ class Experiment:
         options = dict(self.options) | (dict(self.quick) if quick else {})
         for name, text in (sets or {}).items():
             options[name] = self.parse(name, text)
+            check_bounds(name, options[name], self.options[name])
         if "threads" in options:
             at_least(options, "threads", 1)
         if self.check_options is not None:
@@ -127,6 +130,31 @@ def parse_option(name: str, text: str, default: Any) -> Any:
         return type(default)(text) if type(default) in kinds else text
     except ValueError:
         raise ValueError(f"{name} must be {kinds[type(default)]}, got {text!r}") from None
+
+
+RAISE_LIMIT = 10  # an option may be raised to ten times its full run's value; more is a typo or a script's job
+SEED_LIMIT = 2**63  # torch's generators take a signed 64-bit seed
+
+
+def check_bounds(name: str, value: Any, default: Any) -> None:
+    """The range every numeric option shares: finite, never negative, and within ten times the full run's value
+    (seeds below 2**63, threads at most the cores). The experiments' own checks come after (check_options)."""
+    values = value if isinstance(value, tuple) else (value,)
+    defaults = [v for v in (default if isinstance(default, tuple) else (default,))
+                if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        if not math.isfinite(v) or v < 0:
+            raise ValueError(f"{name} ({v}) must be a finite number, 0 or more")
+        if name == "seed" and v >= SEED_LIMIT:
+            raise ValueError(f"seed ({v}) must be below 2**63")
+        if name == "threads" and v > (os.cpu_count() or 1):
+            raise ValueError(f"threads ({v}) must be at most this machine's {os.cpu_count()} cores")
+        top = max(defaults, default=0)
+        if name not in ("seed", "threads") and top > 0 and v > RAISE_LIMIT * top:
+            raise ValueError(f"{name} ({v}) must be at most {RAISE_LIMIT}x the full run's {top} "
+                             f"({RAISE_LIMIT * top:g}); a longer run is a script's job")
 
 
 def heads_divide(options: dict[str, Any]) -> None:

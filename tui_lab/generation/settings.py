@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+SEED_LIMIT = 2**63  # torch's generators take a signed 64-bit seed
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,8 @@ class GenerationSettings:
         check_settings(self.max_new_tokens, self.temperature, self.top_k, self.top_p, self.beam_size)
         if self.nat_length is not None and (not isinstance(self.nat_length, int) or self.nat_length < 1):
             raise ValueError(f"nat_length ({self.nat_length}) must be an integer >= 1 (the tokens NAT decodes)")
+        if not isinstance(self.seed, int) or not 0 <= self.seed < SEED_LIMIT:
+            raise ValueError(f"seed ({self.seed}) must be an integer from 0 to 2**63 - 1")
 
 
 def check_settings(max_new_tokens: int, temperature: float, top_k: int | None, top_p: float | None,
@@ -29,6 +34,9 @@ def check_settings(max_new_tokens: int, temperature: float, top_k: int | None, t
     """One-line ValueErrors, each starting with the setting's name, for settings no sampler can honour."""
     if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens ({max_new_tokens}) must be an integer >= 1 (at least one new token)")
+    for name, value in (("temperature", temperature), ("top_p", top_p)):
+        if isinstance(value, float) and not math.isfinite(value):  # nan passes no bound; inf passes >= 0
+            raise ValueError(f"{name} ({value}) must be a finite number")
     if temperature < 0:
         raise ValueError(f"temperature ({temperature}) must be >= 0 (0 means greedy)")
     if top_k is not None and top_k < 1:

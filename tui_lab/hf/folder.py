@@ -49,6 +49,7 @@ def weights_file(folder: Path) -> Path | None:
 
 def find_checkpoint(path: str | Path) -> HFFiles:
     """A folder holding config.json, or a cache root `models--*` (its best snapshot), or a clear ValueError."""
+    given = path
     path = Path(path).expanduser()
     if not path.exists():
         cached = cache_root(str(path))
@@ -56,6 +57,9 @@ def find_checkpoint(path: str | Path) -> HFFiles:
             raise ValueError(f"--from-hf: {path} does not exist (nor is it a model in {hub_cache()})")
         path = cached
     if path.is_file():
+        if not (path.parent / CONFIG).is_file():  # name the file the person gave, not the folder it sits in
+            raise ValueError(f"--from-hf {given}: a file, not a model folder (a folder holding {CONFIG}) or a "
+                             "model id")
         path = path.parent  # a person may point at config.json itself
     if (path / CONFIG).is_file():
         in_cache = path.resolve().parent.name == "snapshots"

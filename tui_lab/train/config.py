@@ -7,6 +7,7 @@ front of the 2017 paper's d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (sec
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -179,7 +180,12 @@ def _check(ok: bool, message: str) -> None:
         raise ValueError(message)
 
 
+SEED_LIMIT = 2**63  # torch's generators take a signed 64-bit seed
+
+
 def _validate(c: TrainConfig) -> None:
+    _validate_finite(c)
+    _check(c.seed < SEED_LIMIT, f"seed ({c.seed!r}) must be below 2**63")
     for name in ("steps", "batch_size", "seq_len", "eval_batches", "vocab"):
         value = getattr(c, name)
         _check(isinstance(value, int) and not isinstance(value, bool) and value > 0,
@@ -210,6 +216,15 @@ def _validate(c: TrainConfig) -> None:
     _check(c.task is None or c.data is None, "give either task or data, not both")
     _check(c.schedule != "noam" or c.warmup > 0, "warmup must be at least 1 for the noam schedule")
     _validate_seq2seq_methods(c)
+
+
+def _validate_finite(c: TrainConfig) -> None:
+    """nan passes no comparison and inf passes "positive" (lr inf ran a step, then died): refuse both first."""
+    for f in fields(c):
+        values = getattr(c, f.name)
+        for value in values if isinstance(values, tuple) else (values,):
+            _check(not isinstance(value, float) or math.isfinite(value),
+                   f"{f.name} ({value!r}) must be a finite number")
 
 
 def _validate_seq2seq_methods(c: TrainConfig) -> None:

@@ -5,6 +5,7 @@ loop reads on one page; every attribute it uses is set by `Trainer.__init__`.
 
 from __future__ import annotations
 
+from tui_lab.checkpoint import SaveError
 from tui_lab.devices import out_of_memory_line, release_cached_memory
 from tui_lab.train.events import DoneEvent, ErrorEvent, Event, StartEvent, StoppedEvent
 
@@ -24,6 +25,10 @@ class RunLoopMixin:
                     return event
                 self._periodic()
             return self._finish_done()
+        except SaveError as err:  # the disk refused the checkpoint: the run is rescued or named lost, in one line
+            event = ErrorEvent(self.step_count, str(err))
+            self._emit(event)
+            return event
         except Exception as err:
             line = out_of_memory_line(err, self.device, "evaluating or sampling", "try a smaller eval_batches")
             if line is not None:  # the weights are those of the last step: an error event, not a crash

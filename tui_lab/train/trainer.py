@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ import torch
 from torch import nn
 
 from tui_lab.analysis.cost import training_flops_per_token
+from tui_lab.checkpoint import SaveError
 from tui_lab.config import ModelConfig
 from tui_lab.devices import out_of_memory, out_of_memory_line, pick_device, release_cached_memory
 from tui_lab.hardware import matmul_peak_flops, remeasure_peak
@@ -264,17 +266,45 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
 
     # -- checkpoints -------------------------------------------------------------------------------
     def save(self, folder: str | Path | None = None) -> Path | None:
-        """Write a resumable checkpoint (rank 0 only; the other ranks wait for it)."""
+        """Write a resumable checkpoint (rank 0 only; the other ranks wait for it).
+
+        A write the disk refuses (full, no permission) saves the run to a rescue folder instead and raises
+        `RunRescued` naming both; if that fails too, `SaveError` names both reasons. Nothing is raised mid-write:
+        the previous checkpoint stays whole either way."""
         from tui_lab.train.state import save_trainer
 
         folder = folder or self.train_config.out
         if folder is None:
             raise ValueError("out: give a checkpoint folder to save to")
-        path = save_trainer(self, Path(folder)) if self.dist.is_main else None
+        failure = None
+        try:
+            path = save_trainer(self, Path(folder)) if self.dist.is_main else None
+        except SaveError as err:
+            path, failure = None, err
         distributed.barrier(self.dist)
+        if failure is not None:
+            self._rescue(failure)
         if path is not None:
             self._emit(CheckpointEvent(self.step_count, str(path)))
         return path
+
+    def _rescue(self, failure: Exception) -> None:
+        """Save the run where the person's own folder could not take it, and say where (RunRescued)."""
+        from tui_lab.paths import rescue_dir
+        from tui_lab.train.state import save_trainer
+
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for place in (rescue_dir(), Path(tempfile.gettempdir()) / "tui-lab-rescued"):
+            target = place / f"{Path(failure.folder).name or 'run'}-{stamp}-step{self.step_count}"
+            try:
+                saved = save_trainer(self, target)
+            except SaveError as err:
+                failure = SaveError(failure.folder, f"{failure.reason}; nor to {target}: {err.reason}",
+                                    failure.needed)
+                continue
+            self._emit(CheckpointEvent(self.step_count, str(saved)))
+            raise RunRescued(failure, saved)
+        raise failure
 
     @classmethod
     def from_checkpoint(cls, folder: str | Path, device: str | None = "cpu",
@@ -302,3 +332,12 @@ def counted_tokens(batch) -> int:
         return batch.inputs.numel()  # LM: N x L, every position predicted; MLM: every position read
     source = int(batch.src_mask.sum()) if batch.src_mask is not None else 0
     return batch.count() + source
+
+
+class RunRescued(SaveError):
+    """The run's own folder refused the checkpoint; the run was saved to `rescued` instead (one line, both named)."""
+
+    def __init__(self, failure: SaveError, rescued: Path) -> None:
+        ValueError.__init__(self, f"{failure}; the run was saved to {rescued} instead (move it where there is room, "
+                                  f"or go on with tui-lab train --resume {rescued})")
+        self.folder, self.reason, self.needed, self.rescued = failure.folder, failure.reason, failure.needed, rescued

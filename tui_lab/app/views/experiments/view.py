@@ -29,6 +29,7 @@ from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.experiments import registry
+from tui_lab.served import exports_folder
 
 
 def run_job(poster: JobPoster, name: str, options: dict[str, Any]) -> Any:
@@ -230,7 +231,7 @@ class ExperimentsView(JobView):
     def action_export(self) -> None:
         if self.result is None:
             raise ValueError("nothing to export yet: run an experiment first (r)")
-        paths = self.result.export()
+        paths = self.result.export(exports_folder())  # served: the session's own exports/
         self.notify(f"{len(paths)} files: {paths[0].parent}", title=f"exported {self.result.experiment}")
         self._status(f"exported {paths[0].name} and {len(paths) - 1} CSV files to {paths[0].parent}")
 

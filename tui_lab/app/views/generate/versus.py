@@ -12,7 +12,6 @@ decoding both run in a thread worker; the loaded model is kept until the field n
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from textual.app import ComposeResult
@@ -24,6 +23,7 @@ from tui_lab.app.views.generate import jobs
 from tui_lab.config import is_nat
 from tui_lab.errors import one_line
 from tui_lab.generation.settings import GenerationSettings
+from tui_lab.served import page_path
 
 DEFAULT_PARTNER = "transformer-2017-toy-numbers-de"
 SIDES = ("live", "vs")
@@ -60,7 +60,7 @@ def load_partner(spec: str, device: Any) -> Any:
     spec = spec.strip()
     if not spec:
         raise ValueError("vs: give a checkpoint folder or a shipped toy's name to put beside the live model")
-    folder = Path(spec).expanduser()
+    folder = page_path(spec, "vs")  # served: only a folder inside the session's own
     try:
         loaded = load_model("checkpoint", folder, device) if folder.is_dir() else load_model("preset", spec, device)
     except ValueError as err:

@@ -4,6 +4,11 @@ Every save and load answers with a notification: where it wrote, what it loaded,
 it could not. Checkpoints go to the folder in the form, which starts as `runs/run-N` (N the run number,
 relative to the folder the app was started in) until the person types another; CSV exports go to
 `tui_lab.paths.exports_dir()`. Saving runs in a thread worker: torch.save of a 124M model takes seconds.
+
+`~` is expanded and every message names the folder really written. Saving over a folder that holds a
+checkpoint this app did not write asks first (its weights, optimizer and training state would go). A failed
+save (disk full, permission, quota) is one line; the live model stays, and another folder can be tried. In a
+served session (`tui_lab.served`) the folder is a name inside the session's own folder, within its quota.
 """
 
 from __future__ import annotations
@@ -15,8 +20,11 @@ from typing import Any
 from textual.message import Message
 
 from tui_lab.app.guard import guarded
+from tui_lab.app.modals.confirm import Confirm
 from tui_lab.app.modals.quit import CANCEL, SAVE, QuitWhileTraining
 from tui_lab.app.views.train.form import TrainForm
+from tui_lab.run_lock import run_lock
+from tui_lab.served import ServedPolicy, exports_folder, page_path
 
 RUNS_DIR = "runs"  # the default checkpoint folder's parent, as `tui-lab train --out runs/NAME` suggests
 
@@ -50,10 +58,25 @@ class TrainFiles:
         number = self.session.run if self.session else len(self.store.runs) + 1
         return self.query_one(TrainForm).folder or default_folder(number)
 
+    def _target(self) -> Path:
+        """The folder the form names, as it will really be written: `~` expanded, absolute; served, a name inside
+        the session's own folder (anything else is one ValueError line)."""
+        return target_folder(self._folder())
+
     # -- saving --------------------------------------------------------------------------------------
     @guarded
     def action_save(self) -> None:
-        folder, session = self._folder(), self.session
+        from tui_lab.checkpoint import is_checkpoint
+
+        target = self._target()
+        if is_checkpoint(target) and target not in _written(self):
+            self.app.push_screen(ReplaceCheckpoint(_replace_text(target)),
+                                 lambda yes: self._save_to(str(target)) if yes else None)
+            return
+        self._save_to(str(target))
+
+    def _save_to(self, folder: str) -> None:
+        session = self.session
         if session is not None and session.ready and \
                 (session.active or self.app.live.model is session.model or session.crashed):
             self.notify(f"saving run #{session.run} to {_shown(folder)}...", title="save")
@@ -69,7 +92,9 @@ class TrainFiles:
 
     def _save_run(self, session: Any, folder: str, then_quit: bool = False) -> None:
         try:
-            path = session.save(folder)  # by the trainer process, between two steps
+            _check_quota(session.model or self.app.live.model, resumable=True)
+            with run_lock(folder, "checkpoint folder"):  # a `train --resume` writing it: refused, naming it
+                path = session.save(folder)  # by the trainer process, between two steps
             self.post_message(CheckpointSaved(str(path), None, then_quit))
         except Exception as err:  # noqa: BLE001 - shown as one line
             self.post_message(CheckpointSaved(folder, _one_line(err), then_quit))
@@ -78,16 +103,20 @@ class TrainFiles:
         from tui_lab.checkpoint import save_checkpoint
 
         try:
-            path = save_checkpoint(folder, model, tokenizer, meta={"origin": origin})
+            _check_quota(model, resumable=False)
+            with run_lock(folder, "checkpoint folder"):
+                path = save_checkpoint(folder, model, tokenizer, meta={"origin": origin})
             self.post_message(CheckpointSaved(str(path), None, False))
         except Exception as err:  # noqa: BLE001 - shown as one line
             self.post_message(CheckpointSaved(folder, _one_line(err), False))
 
     def on_checkpoint_saved(self, message: CheckpointSaved) -> None:
         if message.error:
-            self.notify(f"{_shown(message.path)}: {message.error}", title="not saved", severity="error", timeout=10)
-            self._say(f"not saved: {message.error}", "bold red")
+            error = f"{message.error}; the model is still here: type another folder and save again (w)"
+            self.notify(f"{_shown(message.path)}: {error}", title="not saved", severity="error", timeout=10)
+            self._say(f"not saved: {error}", "bold red")
         else:
+            _written(self).add(Path(message.path))
             self.notify(f"checkpoint written to {_shown(message.path)}", title="saved")
             self._say(f"saved to {_shown(message.path)} (o loads it back)", "bold green")
         if message.then_quit:
@@ -98,20 +127,18 @@ class TrainFiles:
     def action_load(self) -> None:
         if self.training:
             raise ValueError("stop the run (x) before loading a checkpoint")
-        folder = self._folder()
-        if not Path(folder).is_dir():
-            raise ValueError(f"checkpoint folder ({_shown(folder)}) is not a folder: save one first (w)")
-        self.notify(f"loading the checkpoint in {_shown(folder)}...", title="load")
-        self.app.live.start_load_checkpoint(self.app, _shown(folder))  # the app says what it loaded (or why not)
+        folder = self._target()
+        if not folder.is_dir():
+            raise ValueError(f"checkpoint folder ({folder}) is not a folder: save one first (w)")
+        self.notify(f"loading the checkpoint in {folder}...", title="load")
+        self.app.live.start_load_checkpoint(self.app, str(folder))  # the app says what it loaded (or why not)
 
     # -- CSV -----------------------------------------------------------------------------------------
     @guarded
     def action_export_csv(self) -> None:
-        from tui_lab.paths import exports_dir
-
         if not self.store.runs:
             raise ValueError("no runs to export yet: train first (g)")
-        path = exports_dir() / f"loss-history-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+        path = exports_folder() / f"loss-history-{time.strftime('%Y%m%d-%H%M%S')}.csv"
         self.last_export = self.store.export_csv(path)
         self.notify(f"loss history of {len(self.store.runs)} run(s) written to {path}", title="CSV export")
 
@@ -138,7 +165,7 @@ class TrainFiles:
     def _end_then(self, choice: str) -> None:
         session = self.session
         if choice == SAVE and session is not None and session.ready:
-            folder = self._folder()
+            folder = str(self._target())
             self.run_worker(lambda: self._save_run(session, folder, then_quit=True), thread=True, group="save",
                             exit_on_error=False)
         else:
@@ -151,6 +178,44 @@ class TrainFiles:
             self._end_then(SAVE)
         elif after == "quit":
             self.app.exit()
+
+
+class ReplaceCheckpoint(Confirm):
+    YES = "Replace it (y)"
+    IDS = ("replace-text", "replace-yes", "replace-cancel")
+
+
+def target_folder(text: str) -> Path:
+    """A folder as typed, as it will really be written (see `TrainFiles._target`)."""
+    return page_path(text, "folder")
+
+
+def _written(view: Any) -> set[Path]:
+    """The folders this app saved to: saving there again needs no question."""
+    if not hasattr(view, "_written_folders"):
+        view._written_folders = set()
+    return view._written_folders
+
+
+def _replace_text(folder: Path) -> str:
+    import json
+
+    try:
+        state = json.loads((folder / "train_state.json").read_text())
+        what = f"a resumable run at step {state.get('step', '?')} (its optimizer and training state go too)"
+    except (OSError, ValueError):
+        what = "a checkpoint"
+    return f"{folder} holds {what}, not saved by this session. Replace it?"
+
+
+def _check_quota(model: Any, resumable: bool) -> None:
+    """A served session's folder stays within its quota (weights, and AdamW's two moments for a resumable run)."""
+    policy = ServedPolicy.from_env()
+    if policy is None or model is None:
+        return
+    from tui_lab.checkpoint import checkpoint_bytes
+
+    policy.check_quota(checkpoint_bytes(model) * (3 if resumable else 1))
 
 
 def _shown(folder: str | Path) -> str:

@@ -16,6 +16,7 @@ from textual.widgets import Button, Input, Label, Select
 
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.toggle import OnOffCheckbox
+from tui_lab.served import page_path
 
 SCHEDULES = ("noam", "cosine", "constant")  # == tui_lab.train.config.SCHEDULES
 TOKENIZERS = ("char", "bpe")  # == tui_lab.train.config.TOKENIZERS
@@ -185,7 +186,7 @@ class TrainForm(VerticalScroll):
             path = self.query_one("#tf-file", Input).value.strip()
             if not path:
                 raise ValueError("text file: give the path of a UTF-8 text file")
-            extra["data"] = path
+            extra["data"] = str(page_path(path, "text file"))  # ~ expanded; served: inside the session's folder
         return task, extra
 
     @property

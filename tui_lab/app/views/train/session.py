@@ -139,6 +139,21 @@ class TrainSession(Controlled):
         self._poster.post_message(message)
 
     def _work(self) -> None:
+        """The run, holding one of a served server's training slots (one run per core) while it trains."""
+        from tui_lab.served import ServedPolicy, training_slot
+
+        try:
+            slot = training_slot(ServedPolicy.from_env())
+            slot.__enter__()
+        except ValueError as err:
+            self._fail(one_line(err))
+            return
+        try:
+            self._run_training()
+        finally:
+            slot.__exit__(None, None, None)
+
+    def _run_training(self) -> None:
         from tui_lab.train.process import TrainerProcess, TrainerSpec
 
         live = self.live
