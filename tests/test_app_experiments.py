@@ -148,13 +148,12 @@ async def test_induction_heads_runs_in_the_view_and_plots_both_models_losses():
         view = await open_view(pilot)
         app.query_one("#ex-list", OptionList).highlighted = names().index("induction-heads")
         await pilot.pause()
-        assert "Induction heads" in screen_text(app) or "induction head" in screen_text(app)
+        await wait_for(pilot, lambda: "induction head" in screen_text(app), 10)  # its lesson
         app.query_one("#ex-options", Input).value = "steps=40; eval_every=20; eval_batch=8; warmup=5"
         app.query_one("#ex-list", OptionList).focus()
         await pilot.press("r")
         await wait_for(pilot, lambda: view.running is None and view.result is not None, 240)
-        await wait_for(pilot, lambda: "two layers:" in screen_text(app), 30)
-        assert "one layer:" in screen_text(app)
+        await wait_for(pilot, lambda: "two layers:" in screen_text(app) and "one layer:" in screen_text(app), 30)
         assert view.result.experiment == "induction-heads"
         await pilot.press("f")  # results -> plot: loss
         await pilot.pause()
