@@ -65,7 +65,7 @@ def test_hf_options_are_refused_for_other_sources():
 
 
 def test_too_big_for_memory_is_refused_before_building():
-    huge = load_preset("gpt2-small", layers=4000)  # ~340 GB of fp32 weights
+    huge = load_preset("gpt2-small", layers=1000, d_model=2048, heads=16, d_ff=8192)  # ~200 GB of fp32 weights
     with pytest.raises(ValueError, match="refused: the weights need"):
         load_model("config", huge)
 

@@ -25,11 +25,11 @@ def test_the_shapes_task_is_balanced_and_its_splits_differ():
 
 def test_the_cli_trains_each_encoder_toy_with_its_own_defaults_and_a_person_can_override_them():
     for preset, table in (("vit-toy", IMAGE_DEFAULTS), ("bert-toy", MLM_DEFAULTS)):
-        args = argparse.Namespace(task=None, data=None, device="cpu", preset=preset)
+        args = argparse.Namespace(task=None, data=None, device="cpu", preset=preset, yes=False)
         config = _new_trainer(args, {}, {}, printer=None).train_config
         assert {k: getattr(config, k) for k in table} == {k: tuple(v) if k == "betas" else v for k, v in table.items()}
         assert _new_trainer(args, {}, {"lr": 0.5}, printer=None).train_config.lr == 0.5
-    args = argparse.Namespace(task=None, data=None, device="cpu", preset="gpt2-toy")
+    args = argparse.Namespace(task=None, data=None, device="cpu", preset="gpt2-toy", yes=False)
     assert _new_trainer(args, {}, {}, printer=None).train_config.lr == LM_DEFAULTS["lr"]  # text LMs unchanged
 
 

@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"steps ({args.steps}) must be a positive integer")
     _check_out(args.out)
     check_hub_arguments(args)
+    if args.resume and (model_overrides or args.preset or args.from_hf):
+        raise UsageError("--resume continues the saved model; drop --preset, --from-hf and the model options")
     _refuse_unused(args, train_overrides)
     if args.resume and not Path(args.resume).is_dir():
         raise UsageError(f"--resume {args.resume}: not a folder (give a checkpoint folder written by tui-lab train)")
@@ -103,6 +105,8 @@ def _flag(args: argparse.Namespace, name: str) -> str:
 
 def _refuse_unused(args: argparse.Namespace, train: dict[str, Any]) -> None:
     """Tokenizer settings apply to a language model's own new tokenizer only: elsewhere they were ignored."""
+    if args.from_hf:
+        return  # the given weights bring their own tokenizer: their check names each flag to drop
     task = train.get("task", args.task)
     owner, why = ((f"--resume {args.resume}", "the run keeps its tokenizer and lengths") if args.resume else
                   (f"--task {task}", "a task brings its own word-level tokenizer and lengths") if task else
