@@ -170,6 +170,19 @@ class Walk:
     def screen(self) -> str:
         return self.tmux.command(f"capture-pane -p -t {self.pane}")
 
+    def history(self) -> str:
+        """Everything the pane printed, scrolled-off lines too, wrapped lines joined (a command's output)."""
+        return self.tmux.command(f"capture-pane -p -J -S - -E - -t {self.pane}")
+
+    def exited(self, timeout: float = 30.0) -> str:
+        """The pane's history once its command has exited (a CLI command run in the terminal)."""
+        end = time.monotonic() + timeout
+        while self.alive():
+            if time.monotonic() > end:
+                raise AssertionError(f"still running after {timeout} s\n{self.screen()}")
+            time.sleep(0.05)
+        return self.history()
+
     def lines(self) -> list[Text]:
         """The screen's lines with their colours (capture-pane -e, parsed by rich)."""
         raw = self.tmux.command(f"capture-pane -p -e -t {self.pane}")

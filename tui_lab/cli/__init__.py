@@ -25,6 +25,10 @@ COMMANDS = {
     "experiment": ("tui_lab.cli.experiment", "list or run the experiments (the seeds' lessons as runs)"),
 }
 
+# The Hugging Face model types --from-hf opens (tui_lab.hf.families.FAMILIES, kept equal by
+# tests/test_cli_words.py): written out here so that --help imports nothing of the loaders.
+HF_MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "marian", "bert", "vit")
+
 
 class UsageError(ValueError):
     """Bad input from the command line: printed as one line, exit code 2."""

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tui_lab.cli import UsageError
+from tui_lab.cli import HF_MODEL_TYPES, UsageError
 
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
@@ -31,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", help="preset to open")
     parser.add_argument("--checkpoint", metavar="DIR", help="open a checkpoint folder saved by tui-lab")
     parser.add_argument("--from-hf", dest="from_hf", metavar="ID|DIR",
-                        help="open a Hugging Face GPT-2 folder or model id (gpt2); an id not in the local cache "
-                             "asks each browser session before downloading")
+                        help=f"open a Hugging Face model folder or id (model types {', '.join(HF_MODEL_TYPES)}); "
+                             "an id not in the local cache asks each browser session before downloading")
     parser.add_argument("--download", action="store_true",
                         help="with --from-hf ID: the app downloads without asking (the files and progress still show)")
     parser.add_argument("--allow-pickle", dest="allow_pickle", action="store_true",
