@@ -50,8 +50,8 @@ configure_openmp()  # as `tui-lab` does before torch is imported
 
 from textual import events  # noqa: E402
 
-from tui_lab.app.widgets.confirm_run import ConfirmLongRun  # noqa: E402
-from tui_lab.app.widgets.train_form import APP_LM  # noqa: E402
+from tui_lab.app.modals.confirm_run import ConfirmLongRun  # noqa: E402
+from tui_lab.app.views.train.form import APP_LM  # noqa: E402
 from tui_lab.cli.launch import make_app  # noqa: E402
 
 WARMUP_STEPS = 3

@@ -9,7 +9,7 @@ from test_app_support import app_for, screen_lines, wait_for, wait_ready
 from test_app_train import train_view
 from textual.widgets import Select
 
-from tui_lab.app.views.attention_grids import KIND_TITLES, SHORT_KINDS, fit_title
+from tui_lab.app.views.attention.grids import KIND_TITLES, SHORT_KINDS, fit_title
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 
 SIZE = (80, 24)

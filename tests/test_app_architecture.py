@@ -7,9 +7,9 @@ from test_app_support import SIZE, app_for, screen_lines, screen_text, wait_read
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from tui_lab.analysis import count_params
+from tui_lab.app.views.architecture.compare import compare_rows
+from tui_lab.app.views.architecture.config_form import TEXT_FIELDS, ConfigForm, adjust_stacks, field_of_error
 from tui_lab.app.widgets.block_diagram import layer_diagram
-from tui_lab.app.widgets.compare import compare_rows
-from tui_lab.app.widgets.config_form import TEXT_FIELDS, ConfigForm, adjust_stacks, field_of_error
 from tui_lab.presets import list_presets, load_preset
 
 FORM_COLUMNS = 35  # the form panel (36) less the scrollbar that parts it from the results

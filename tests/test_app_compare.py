@@ -9,7 +9,7 @@ from textual.widgets import Input, Select
 
 from tui_lab.analysis import count_params, flops_per_token, memory
 from tui_lab.analysis.format import fmt_bytes, fmt_count
-from tui_lab.app.widgets.compare import attention_kind, cost_rows, field_rows
+from tui_lab.app.views.architecture.compare import attention_kind, cost_rows, field_rows
 from tui_lab.presets import load_preset
 
 PANE = 36  # the form's width: the Compare pane starts right of it

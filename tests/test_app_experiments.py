@@ -10,8 +10,8 @@ import threading
 from test_app_support import app_for, screen_text, wait_for, wait_ready
 from textual.widgets import Input, OptionList, Select
 
-from tui_lab.app.views import experiments as experiments_view
-from tui_lab.app.views import experiments_draw as draw
+from tui_lab.app.views.experiments import draw
+from tui_lab.app.views.experiments import view as experiments_view
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.config import CHOICES

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from test_app_support import SIZE, app_for, wait_for, wait_ready
 
-from tui_lab.app.widgets.ffn_rank import FFNRankNote
+from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
 from tui_lab.model import build_model
 from tui_lab.presets import load_preset
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from test_app_support import app_for, wait_for, wait_ready
 from textual.widgets import Input
 
-from tui_lab.app import generate_jobs as jobs
+from tui_lab.app.views.generate import jobs
+from tui_lab.app.views.generate.token_stream import TokenStream
 from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.token_stream import TokenStream
 
 SIZE = (120, 40)
 

@@ -20,12 +20,12 @@ from test_hf_marian import GERMAN
 from test_hf_marian_bans import banned_marian
 from textual.widgets import Input
 
-from tui_lab.app.tour.examples import numbers_pair
-from tui_lab.app.views.attention_inputs import SOURCE_TEXT
-from tui_lab.app.views.generate_live import DEFAULT_PROMPT
-from tui_lab.app.views.generate_stream import ARROW
+from tui_lab.app.views.attention.inputs import SOURCE_TEXT
+from tui_lab.app.views.generate.live import DEFAULT_PROMPT
+from tui_lab.app.views.generate.stream import ARROW
+from tui_lab.app.views.generate.token_stream import TokenStream
+from tui_lab.app.views.tour.examples import numbers_pair
 from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.token_stream import TokenStream
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")

@@ -10,7 +10,7 @@ from test_app_support import app_for, screen_lines, wait_for
 from textual.widgets import Input
 
 from tui_lab import build_model
-from tui_lab.app.widgets.token_stream import TokenStream
+from tui_lab.app.views.generate.token_stream import TokenStream
 from tui_lab.config import ModelConfig
 
 

@@ -12,8 +12,8 @@ from screen_reader import Screen, find_columns, find_rows, read_svg
 from test_app_support import app_for, wait_for, wait_ready
 from textual.widgets import Input
 
+from tui_lab.app.views.generate.token_stream import LEGEND_STOPS, Token, TokenStream, describe
 from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.token_stream import LEGEND_STOPS, Token, TokenStream, describe
 
 SIZES = [(80, 24), (120, 40)]
 CANDIDATE = re.compile(r"(\S+) (\d\.\d{3})")

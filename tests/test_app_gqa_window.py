@@ -8,7 +8,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from tui_lab.analysis.cost import kv_cache_variants
 from tui_lab.analysis.format import fmt_bytes
-from tui_lab.app.views.attention_grids import Capture, Pattern, grid_spec
+from tui_lab.app.views.attention.grids import Capture, Pattern, grid_spec
 from tui_lab.presets import load_preset
 
 

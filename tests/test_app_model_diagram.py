@@ -10,7 +10,7 @@ from test_app_support import app_for, screen_lines, screen_text
 from textual.widgets import Input
 
 from tui_lab.analysis import shape_trace
-from tui_lab.app.widgets.model_diagram import ModelDiagram, model_diagram, shape_text
+from tui_lab.app.views.architecture.model_diagram import ModelDiagram, model_diagram, shape_text
 from tui_lab.presets import load_preset
 
 # The presets' sizes, written out here rather than read from the code under test: gpt2-toy has d_model 128,

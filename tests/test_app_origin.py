@@ -9,8 +9,8 @@ import pytest
 from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
 from textual.widgets import Button, Input, Label
 
+from tui_lab.app.modals.confirm_apply import ConfirmApply
 from tui_lab.app.origin import describe_origin, short_path, task_label, trained_origin
-from tui_lab.app.widgets.confirm_apply import ConfirmApply
 
 
 @pytest.mark.parametrize("origin,kind,text", [

@@ -11,7 +11,7 @@ from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_
 from textual.widgets import DataTable, Input
 
 from tui_lab.analysis.cost import decode_flops_per_token
-from tui_lab.app.views.speed import DEMO, parse_lengths
+from tui_lab.app.views.speed.view import DEMO, parse_lengths
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 

@@ -16,10 +16,10 @@ from textual.widgets import Input
 
 from tui_lab import load_preset
 from tui_lab.app import priority
+from tui_lab.app.modals.quit import QuitWhileTraining
 from tui_lab.app.runs import Run, RunStore, downsample, label_runs
-from tui_lab.app.widgets import train_form
+from tui_lab.app.views.train import form as train_form
 from tui_lab.app.widgets.line_plot import LinePlot
-from tui_lab.app.widgets.quit_modal import QuitWhileTraining
 from tui_lab.train import Trainer
 from tui_lab.train import config as train_config
 

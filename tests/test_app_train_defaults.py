@@ -9,7 +9,7 @@ from test_app_support import app_for, screen_text, wait_ready
 from test_app_train import start_paused, steps, stop, train_view
 from textual.widgets import Input
 
-from tui_lab.app.widgets.train_form import APP_LM, TrainForm, app_defaults
+from tui_lab.app.views.train.form import APP_LM, TrainForm, app_defaults
 from tui_lab.presets import load_preset
 from tui_lab.train.config import IMAGE_DEFAULTS, MLM_DEFAULTS, model_defaults, train_config_for
 

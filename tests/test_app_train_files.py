@@ -9,7 +9,7 @@ from test_app_support import app_for, wait_for
 from test_app_train import SIZE, start_paused, steps, train_view
 from textual.widgets import Button, Input
 
-from tui_lab.app.widgets.quit_modal import QuitWhileTraining
+from tui_lab.app.modals.quit import QuitWhileTraining
 
 
 def notes(app, title: str) -> list[str]:

@@ -8,7 +8,7 @@ from test_app_train import start_paused, train_view
 from textual.widgets import Select
 
 from tui_lab.analysis import count_params
-from tui_lab.app.widgets.confirm_run import ConfirmLongRun
+from tui_lab.app.modals.confirm_run import ConfirmLongRun
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.presets import load_preset
 

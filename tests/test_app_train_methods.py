@@ -8,7 +8,7 @@ import pytest
 from test_app_support import app_for, wait_for
 from textual.widgets import Input, Select
 
-from tui_lab.app.widgets import train_form
+from tui_lab.app.views.train import form as train_form
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.train import scheduled_sampling

@@ -8,7 +8,7 @@ import time
 from test_app_support import app_for, wait_for
 from test_app_train import SIZE, start_paused, steps, stop, train_view
 
-from tui_lab.app.views.train_draw import PLOT_SHARE
+from tui_lab.app.views.train.draw import PLOT_SHARE
 from tui_lab.app.widgets.line_plot import LinePlot
 
 

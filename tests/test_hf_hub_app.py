@@ -14,9 +14,9 @@ import test_hf_hub
 from test_app_support import app_for, wait_for, wait_ready
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
-from tui_lab.app.widgets import download_modal
-from tui_lab.app.widgets.download_modal import DownloadModal
-from tui_lab.app.widgets.hub_id_modal import HubIdModal
+from tui_lab.app.modals import download as download_modal
+from tui_lab.app.modals.download import DownloadModal
+from tui_lab.app.modals.hub_id import HubIdModal
 from tui_lab.cli.launch import DEFAULT_PRESET
 from tui_lab.hf import hub as hub_module
 from tui_lab.hf.hub import locate

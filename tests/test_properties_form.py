@@ -16,7 +16,7 @@ from test_app_support import app_for
 from textual.widgets import Button, Input, Label, Static
 
 from tui_lab.analysis import count_params
-from tui_lab.app.widgets.config_form import FORM_FIELDS, TEXT_FIELDS, ConfigForm
+from tui_lab.app.views.architecture.config_form import FORM_FIELDS, TEXT_FIELDS, ConfigForm
 from tui_lab.config import parse_value
 from tui_lab.presets import load_preset
 

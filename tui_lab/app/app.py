@@ -42,13 +42,13 @@ class ViewSpec:
 
 
 VIEWS: list[ViewSpec] = [
-    ViewSpec("architecture", "Architecture", "tui_lab.app.views.architecture:ArchitectureView"),
-    ViewSpec("attention", "Attention", "tui_lab.app.views.attention:AttentionView"),
-    ViewSpec("tour", "Tour", "tui_lab.app.views.tour:TourView"),
-    ViewSpec("train", "Train", "tui_lab.app.views.train:TrainView"),
-    ViewSpec("generate", "Generate", "tui_lab.app.views.generate:GenerateView"),
-    ViewSpec("speed", "Speed", "tui_lab.app.views.speed:SpeedView"),
-    ViewSpec("experiments", "Experiments", "tui_lab.app.views.experiments:ExperimentsView"),
+    ViewSpec("architecture", "Architecture", "tui_lab.app.views.architecture.view:ArchitectureView"),
+    ViewSpec("attention", "Attention", "tui_lab.app.views.attention.view:AttentionView"),
+    ViewSpec("tour", "Tour", "tui_lab.app.views.tour.view:TourView"),
+    ViewSpec("train", "Train", "tui_lab.app.views.train.view:TrainView"),
+    ViewSpec("generate", "Generate", "tui_lab.app.views.generate.view:GenerateView"),
+    ViewSpec("speed", "Speed", "tui_lab.app.views.speed.view:SpeedView"),
+    ViewSpec("experiments", "Experiments", "tui_lab.app.views.experiments.view:ExperimentsView"),
 ]
 LIGHT, DARK = "textual-light", "textual-dark"
 

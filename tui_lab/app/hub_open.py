@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_lab.app.widgets.download_modal import DownloadModal, DownloadOutcome
-from tui_lab.app.widgets.hub_id_modal import HubIdModal, HubRequest
+from tui_lab.app.modals.download import DownloadModal, DownloadOutcome
+from tui_lab.app.modals.hub_id import HubIdModal, HubRequest
 from tui_lab.errors import one_line
 from tui_lab.hf.hub import locate
 

@@ -7,7 +7,7 @@ cores and the UI thread runs mostly in their gaps (the trainer's single-threaded
 Measured on a 2-core Intel Xeon (AVX-512; in-app / headless tokens/s, median over rounds, key-to-screen
 p95): neither lever alone reaches 0.90 reliably. Nice 5 with the old drawing 0.91 (p95 40 ms), nice 7 0.92
 (p95 49 ms; nice 10, on a 2-core AMD machine earlier, 0.93-0.96 at p95 80 ms, over the 50 ms target); the
-Train view drawing less while a run trains (tui_lab/app/views/train_draw.py) at nice 0: 0.90 over 10 rounds
+Train view drawing less while a run trains (tui_lab/app/views/train/draw.py) at nice 0: 0.90 over 10 rounds
 (p95 35 ms). Both together, nice 5: 0.92-0.96 in three runs of 10 rounds (p95 37-42 ms).
 
 Linux raises a thread's nice value for that thread alone, but an unprivileged process can never lower it

@@ -19,7 +19,7 @@ process removes the GIL cost by construction. Key-to-screen p95 stayed in the sa
 that load, 25-43 ms measured earlier on a quiet machine).
 
 What lifted the ratio past 0.90 afterwards: the UI thread yields to the trainer (tui_lab/app/priority.py) and
-the Train view draws less while a run trains (tui_lab/app/views/train_draw.py).
+the Train view draws less while a run trains (tui_lab/app/views/train/draw.py).
 """
 
 from __future__ import annotations

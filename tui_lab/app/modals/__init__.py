@@ -1,0 +1,1 @@
+"""The app's modal screens: confirmations, downloads and the Hub id prompt."""

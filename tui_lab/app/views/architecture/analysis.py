@@ -1,0 +1,112 @@
+"""The Architecture view's right panel: the total, the summary, and whichever tab is shown, from the form.
+
+A mixin of ArchitectureView (which provides `form_config` and `_shown_name`). The summary follows every
+keystroke; the Shapes, Compare, Model and Layer tabs cost more, so only the one on screen is redrawn. The
+batch and lengths above the tabs feed all of them; a bad one is named under the inputs and the numbers wait.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import Button, DataTable, Input, Label, Select, Static, TabbedContent
+
+from tui_lab.analysis import count_params, shape_trace
+from tui_lab.app.views.architecture.compare import compare_table
+from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
+from tui_lab.app.views.architecture.model_diagram import ModelDiagram
+from tui_lab.app.views.architecture.param_bars import ParamBars
+from tui_lab.app.views.architecture.tables import kv_table, paper_note, shape_text, short_path, summary_text
+from tui_lab.app.widgets.block_diagram import BlockDiagram
+from tui_lab.config import ModelConfig
+from tui_lab.presets import load_preset
+
+CURRENT = "(this form)"
+DEFAULT_BATCH, DEFAULT_LENGTH = 2, 16  # seed 003's examples use a batch of 2: N is then visibly not 1
+
+
+class ArchitectureAnalysis:
+    def shape_inputs(self) -> tuple[int, int, int]:
+        """Batch, target length and source length from the Shapes inputs (ValueError if not positive)."""
+        out = []
+        for name in ("batch", "seq", "src"):
+            text = self.query_one(f"#shape-{name}", Input).value.strip()
+            if not text.isdigit() or int(text) <= 0 or int(text) > 1_000_000:
+                label = self.query_one(f"#shape-{name}-label", Label).render()  # the name the person sees
+                raise ValueError(f"{label} must be a positive integer (up to 1,000,000), got {text!r}")
+            out.append(int(text))
+        return out[0], out[1], out[2]
+
+    def refresh_analysis(self, config: ModelConfig | None) -> None:
+        """The summary follows every keystroke; the other tabs redraw only while shown (they cost more)."""
+        apply = self.query_one("#apply", Button)
+        apply.disabled = config is None
+        self.query_one("#apply-error", Label).update(
+            "" if config is not None else "invalid: the field marked above")
+        self.query_one("#arch-results").set_class(config is None, "stale")
+        if config is None:  # the numbers stay, dimmed, under a title that says they are not the form's
+            self.query_one("#arch-total", Static).update(
+                f"[b reverse] stale: form invalid [/] numbers below are for {self._shown_name}")
+            return
+        counted = count_params(config)
+        self._shown_name = config.name
+        # A mixture of experts: a token goes through the router and experts_per_token experts only.
+        active = f" ([b]{counted.active:,}[/b] active per token)" if counted.active != counted.total else ""
+        self.query_one("#arch-total", Static).update(
+            f"[b]{counted.total:,}[/b] parameters{active} · {config.name}")  # as first_frame_text
+        self.query_one("#bars", ParamBars).show(count_params(config).components())
+        self.query_one("#paper-note", Static).update(paper_note(config))
+        self._name_lengths(config)
+        error = self.query_one("#shape-error", Label)
+        try:
+            batch, seq, src = self.shape_inputs()
+        except ValueError as err:
+            error.update(str(err))
+            error.display = True
+            return
+        error.update("")
+        error.display = False
+        self.query_one("#arch-cost", Static).update(summary_text(config, batch, seq))
+        self.query_one("#arch-kv", Static).update(kv_table(config) if config.has_decoder else "")
+        self._refresh_tab(config, batch, seq, src)
+
+    def _refresh_tab(self, config: ModelConfig, batch: int, seq: int, src: int) -> None:
+        active = self.query_one("#arch-tabs", TabbedContent).active
+        if active == "arch-shapes":
+            self._fill_shapes(config, batch, seq, src)
+        elif active == "arch-compare":
+            self.refresh_compare()
+        elif active == "arch-layer":
+            self.query_one("#diagram", BlockDiagram).show(config)
+            self.query_one(FFNRankNote).show(self.app.live)
+        elif active == "arch-model":
+            self.query_one(ModelDiagram).show(config, batch, seq, src)
+
+    def _name_lengths(self, config: ModelConfig) -> None:
+        """Seed 003's letters: one length L for a single stack; target T and source S for the 2017 model."""
+        two = config.family == "encoder-decoder"
+        self.query_one("#shape-seq-label", Label).update("target T" if two else "length L")
+        for sid in ("#shape-src-label", "#shape-src"):
+            self.query_one(sid).display = two
+
+
+    def _fill_shapes(self, config: ModelConfig, batch: int, seq: int, src: int) -> None:
+        table = self.query_one("#shape-table", DataTable)
+        table.clear()
+        for row in shape_trace(config, batch, seq, src):
+            table.add_row(short_path(row.path, row.depth), shape_text(row.output_shape), f"{row.params:,}",
+                          shape_text(row.input_shape), row.kind, row.note)
+
+    def refresh_compare(self) -> None:
+        configs = []
+        for sid in ("cmp-a", "cmp-b"):
+            name = self.query_one(f"#{sid}", Select).value
+            config = self.form_config if name == CURRENT else load_preset(str(name))
+            if config is None:
+                self.query_one("#compare-table", Static).update("the form is invalid")
+                return
+            configs.append((str(name), config))
+        (na, a), (nb, b) = configs
+        try:
+            context = self.shape_inputs()[1]  # FLOPs per token at the length L above the tabs
+        except ValueError:
+            context = DEFAULT_LENGTH  # the field shows its own error
+        self.query_one("#compare-table", Static).update(compare_table(a, b, na, nb, context))

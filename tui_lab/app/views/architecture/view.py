@@ -1,0 +1,195 @@
+"""Architecture: pick a preset, edit it, see counts, shapes, cost and the layer live; Apply rebuilds.
+
+Everything on this page is arithmetic on the config (`tui_lab.analysis`), so it follows every keystroke,
+even for 124M parameters, before torch has loaded. The right panel's drawing is `analysis`; its
+tables are `tables`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, DataTable, Input, Label, Select, Static, TabbedContent, TabPane
+
+from tui_lab.app.guard import guarded
+from tui_lab.app.modals.confirm_apply import ConfirmApply
+from tui_lab.app.origin import describe_origin
+from tui_lab.app.views.architecture.analysis import CURRENT, DEFAULT_BATCH, DEFAULT_LENGTH, ArchitectureAnalysis
+from tui_lab.app.views.architecture.config_form import ConfigForm
+from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
+from tui_lab.app.views.architecture.model_diagram import ModelDiagram
+from tui_lab.app.views.architecture.param_bars import ParamBars
+from tui_lab.app.widgets.block_diagram import BlockDiagram
+from tui_lab.app.widgets.field_input import FieldInput
+from tui_lab.config import ModelConfig
+from tui_lab.loading import shipped_for
+from tui_lab.presets import list_presets, load_preset
+
+
+class ArchitectureView(ArchitectureAnalysis, Vertical):
+    BINDINGS = [
+        Binding("ctrl+s", "apply", "apply"),
+        Binding("ctrl+r", "reset", "reset form"),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.preset_name = ""
+        self._shown_name = ""  # the config the right panel's numbers belong to
+
+    def compose(self) -> ComposeResult:
+        live = self.app.live.config
+        with Horizontal():
+            with VerticalScroll(id="arch-form"):
+                yield Label("preset")
+                names = list_presets()
+                start = live.name if live.name in names else Select.BLANK
+                yield Select([(n, n) for n in names], value=start, id="preset", prompt="(custom)", compact=True)
+                # Apply sits above the fields: the axis table has grown past a screen's height.
+                with Horizontal(id="apply-row"):
+                    yield Button("Apply", id="apply", variant="primary", compact=True)
+                    yield Button("Reset", id="reset", compact=True)
+                yield Label("", id="apply-error", classes="field-error")
+                yield ConfigForm(live, id="form")
+            with Vertical(id="arch-results"):
+                yield Static("", id="arch-total")
+                # Batch and lengths above the tabs: the summary's memory, the shapes and the diagram all use them.
+                with Horizontal(id="shape-inputs"):
+                    yield Label("batch N", id="shape-batch-label")
+                    yield FieldInput(str(DEFAULT_BATCH), id="shape-batch", compact=True)
+                    yield Label("length L", id="shape-seq-label")
+                    yield FieldInput(str(DEFAULT_LENGTH), id="shape-seq", compact=True)
+                    yield Label("source S", id="shape-src-label")
+                    yield FieldInput(str(DEFAULT_LENGTH), id="shape-src", compact=True)
+                yield Label("", id="shape-error", classes="field-error")
+                with TabbedContent(id="arch-tabs"):
+                    with TabPane("Summary", id="arch-summary"):
+                        with VerticalScroll():
+                            yield ParamBars(id="bars")
+                            yield Static("", id="arch-cost")
+                            yield Static("", id="paper-note")
+                            yield Static("", id="arch-kv")
+                    with TabPane("Model", id="arch-model"):
+                        yield ModelDiagram(id="model-diagram")
+                    with TabPane("Shapes", id="arch-shapes"):
+                        yield DataTable(id="shape-table", zebra_stripes=True, cursor_type="row")
+                    with TabPane("Compare", id="arch-compare"):
+                        options = [(CURRENT, CURRENT)] + [(n, n) for n in list_presets()]
+                        with Horizontal(id="compare-pick"):
+                            yield Select(options, value=_default("transformer-2017-base"), id="cmp-a",
+                                         allow_blank=False, compact=True)
+                            yield Select(options, value=_default("gpt2-small"), id="cmp-b",
+                                         allow_blank=False, compact=True)
+                        with VerticalScroll():
+                            yield Static("", id="compare-table")
+                    with TabPane("Layer", id="arch-layer"):
+                        with VerticalScroll():
+                            yield BlockDiagram(id="diagram")
+                            yield FFNRankNote(id="ffn-rank")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#shape-table", DataTable)
+        # The output shape right after the module: at 80 columns the secondary columns scroll off, not it.
+        table.add_columns("module", "output", "params", "input", "kind", "note")
+        self.refresh_analysis(self.query_one(ConfigForm).validate())
+
+    # -- public, used by the tour and the app ------------------------------------------------------
+    @property
+    def form_config(self) -> ModelConfig | None:
+        return self.query_one(ConfigForm).config
+
+    def load_preset(self, name: str) -> None:
+        self.query_one("#preset", Select).value = name  # on_select_changed loads the form
+
+    def show_tab(self, pane_id: str) -> None:
+        self.query_one("#arch-tabs", TabbedContent).active = pane_id
+
+
+    # -- reacting ----------------------------------------------------------------------------------
+    @guarded
+    def on_config_form_changed(self, event: ConfigForm.Changed) -> None:
+        self.refresh_analysis(event.config)
+
+    @guarded
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "preset" and isinstance(event.value, str):
+            self.preset_name = event.value
+            self.query_one(ConfigForm).load(load_preset(event.value))
+        elif event.select.id in ("cmp-a", "cmp-b"):
+            self.refresh_compare()
+
+    @guarded
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id and event.input.id.startswith("shape-"):
+            self.refresh_analysis(self.form_config)
+
+    @guarded
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "apply":
+            self.action_apply()
+        elif event.button.id == "reset":
+            self.action_reset()
+
+    def action_apply(self) -> None:
+        config = self.form_config
+        if config is None:
+            self.app.notify("fix the highlighted fields first", severity="warning")
+            return
+        origin = describe_origin(self.app.live.origin)
+        shipped = shipped_for(config)  # an unedited shipped toy builds with its trained weights
+        if not origin.learned or (origin.kind == "shipped" and origin.detail == shipped):
+            self.app.rebuild_model(config)  # nothing learned would be lost: no question
+            return
+
+        def answered(apply: bool | None) -> None:
+            if apply:
+                self.app.rebuild_model(config)
+
+        self.app.push_screen(ConfirmApply(origin.text, shipped), answered)
+
+    def action_reset(self) -> None:
+        self.query_one(ConfigForm).load(self.app.live.config)
+
+    def live_model_changed(self) -> None:
+        """A checkpoint or HF folder brings its own config: show it in the form."""
+        live = self.app.live
+        if describe_origin(live.origin).kind in ("checkpoint", "hf", "shipped") and self.form_config != live.config:
+            self.query_one(ConfigForm).load(live.config)
+        if self.query_one("#arch-tabs", TabbedContent).active == "arch-layer":
+            self.query_one(FFNRankNote).show(live)
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+        commands = [("Apply the form (rebuild the live model)", "ctrl+s", self.action_apply),
+                    ("Reset the form to the live model", "ctrl+r", self.action_reset)]
+        for pane, title in (("arch-summary", "Summary"), ("arch-model", "Model"), ("arch-shapes", "Shapes"),
+                            ("arch-compare", "Compare"), ("arch-layer", "Layer")):
+            commands.append((f"Architecture: {title} tab", "", _call(self._show_pane, pane)))
+        for name in list_presets():
+            commands.append((f"Load preset {name}", "into the Architecture form", _call(self._open_preset, name)))
+        return commands
+
+    def _show_pane(self, pane: str) -> None:
+        self.app.show_view("architecture")
+        self.show_tab(pane)
+
+    def _open_preset(self, name: str) -> None:
+        self.app.show_view("architecture")
+        self.load_preset(name)
+
+    @guarded
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.tabbed_content.id == "arch-tabs":
+            event.stop()
+            self.refresh_analysis(self.form_config)
+
+
+def _call(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    return lambda: fn(*args)
+
+
+def _default(name: str) -> str:
+    return name if name in list_presets() else CURRENT

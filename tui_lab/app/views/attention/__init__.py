@@ -1,0 +1,1 @@
+"""The Attention view (F2): masks and attention grids per layer and head."""

@@ -1,0 +1,93 @@
+"""The Attention view's pickers: grid kind, layer and head, as selects and as keys (k, l, h).
+
+A mixin, so the view keeps its drawing and running; it calls `redraw()` when a choice changes.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Select
+
+from tui_lab.app.guard import guarded
+from tui_lab.app.views.attention.grids import KIND_TITLES, MASKS
+
+
+class Pickers:
+    """Needs `self.cap` (an grids.Capture) and `self.redraw()` on the class it is mixed into."""
+
+    _choices: dict[str, list]
+
+    def compose_pickers(self) -> ComposeResult:
+        with Horizontal(id="att-pickers"):
+            yield Select([], id="att-kind", prompt="grid", allow_blank=True, compact=True)
+            yield Select([], id="att-layer", prompt="layer", allow_blank=True, compact=True)
+            yield Select([], id="att-head", prompt="head", allow_blank=True, compact=True)
+
+    def kinds(self) -> list[str]:
+        present = sorted({kind for kind, _ in self.cap.grids}, key=list(KIND_TITLES).index)
+        extra = ["pos-learned"] if self.cap.learned is not None else []
+        return present + list(MASKS) + extra
+
+    def choice(self) -> tuple[str, int, int]:
+        """(kind, layer, head) as picked; head -1 is the mean of the heads."""
+        kind = self.query_one("#att-kind", Select).value
+        layer, head = self.query_one("#att-layer", Select).value, self.query_one("#att-head", Select).value
+        return str(kind), layer if isinstance(layer, int) else -1, head if isinstance(head, int) else -1
+
+    def choose(self, layer: int, head: int) -> None:
+        self.query_one("#att-layer", Select).value = layer
+        self.query_one("#att-head", Select).value = head
+
+    def _fill_kinds(self) -> None:
+        kind = self.query_one("#att-kind", Select)
+        current = kind.value
+        options = self.kinds()
+        kind.set_options([(KIND_TITLES[k], k) for k in options])
+        self._choices["#att-kind"] = options
+        kind.value = current if current in options else options[0]
+        self._fill_layers()
+
+    def _fill_layers(self) -> None:
+        kind = self.query_one("#att-kind", Select).value
+        layers = sorted(layer for k, layer in self.cap.grids if k == kind)
+        layer_sel, head_sel = self.query_one("#att-layer", Select), self.query_one("#att-head", Select)
+        old_layer, old_head = layer_sel.value, head_sel.value
+        layer_sel.set_options([(f"layer {i}", i) for i in layers])
+        self._choices["#att-layer"] = layers
+        if layers:
+            layer_sel.value = old_layer if old_layer in layers else layers[0]
+        heads = len(self.cap.grids[(kind, layers[0])]) if layers else 0
+        head_opts = [("mean of heads", -1)] + [(f"head {h}", h) for h in range(heads)]
+        head_sel.set_options(head_opts if heads else [])
+        self._choices["#att-head"] = [v for _, v in head_opts] if heads else []
+        if heads:
+            head_sel.value = old_head if old_head in [v for _, v in head_opts] else -1
+        layer_sel.disabled = head_sel.disabled = not layers
+
+    def _select_kind(self, kind: str) -> None:
+        if kind in self.kinds():
+            self.query_one("#att-kind", Select).value = kind
+            self._fill_layers()
+
+    @guarded
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "att-kind":
+            self._fill_layers()
+        self.redraw()
+
+    def _cycle(self, sid: str) -> None:
+        select = self.query_one(sid, Select)
+        values = self._choices.get(sid, [])
+        if values:
+            i = values.index(select.value) if select.value in values else -1
+            select.value = values[(i + 1) % len(values)]
+
+    def action_cycle_kind(self) -> None:
+        self._cycle("#att-kind")
+
+    def action_cycle_layer(self) -> None:
+        self._cycle("#att-layer")
+
+    def action_cycle_head(self) -> None:
+        self._cycle("#att-head")

@@ -1,0 +1,1 @@
+"""The Experiments view (F7): the registered experiments, run and drawn."""

@@ -1,0 +1,238 @@
+"""Experiments: the seeds' lessons as runs (tui_lab.experiments), launched here, drawn and exported.
+
+Pick an experiment on the left; its lesson and options show on the right. `r` runs it (the full run, or
+the quick one with `k`) in a thread worker off the event loop, with a progress bar; `r` again while one
+runs queues another; `x` cancels the run and empties the queue. The result's plots (overlaid curves),
+tables and grids are picked with `f` (or the picker) and `e` exports them (JSON and CSV). The `sweep`
+entry shows a field picker: any axis or training knob, its values and seeds, one run after another,
+its table and curves growing as each run ends.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, ContentSwitcher, DataTable, Input, Label, OptionList, ProgressBar, Select, Static
+
+from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobProgress, JobView
+from tui_lab.app.guard import guarded
+from tui_lab.app.views.experiments import draw
+from tui_lab.app.widgets.field_input import FieldInput
+from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.line_plot import LinePlot
+from tui_lab.app.widgets.toggle import OnOffCheckbox
+from tui_lab.experiments import registry
+
+
+def run_job(poster: JobPoster, name: str, options: dict[str, Any]) -> Any:
+    """Worker thread: run one experiment on one torch thread fewer than the cores (the UI keeps one: an
+    OpenMP pool spinning on every core beside the UI collapses throughput, docs/REFERENCE), posting progress."""
+    from tui_lab.experiments import Cancelled
+    from tui_lab.generation.threads import torch_threads
+
+    last = [0.0]
+
+    def progress(fraction: float, text: str, partial: Any = None) -> None:
+        now = time.monotonic()
+        if partial is not None or now - last[0] > 0.2:  # a few posts a second; every partial result
+            last[0] = now
+            poster.progress(fraction, 1.0, text, partial)
+
+    try:
+        with torch_threads(max(1, (os.cpu_count() or 2) - 1)):
+            return registry.get(name).run(options, progress, lambda: poster.stopped)
+    except Cancelled:
+        raise JobCancelled from None
+
+
+class ExperimentsView(JobView):
+    # x, k and e stay off the footer (the Cancel button, the quick checkbox and a finished run's status line name
+    # them) so that f1..f7 and q fit at 80 columns.
+    BINDINGS = [Binding("r", "run", "run/queue"), Binding("x", "cancel", "cancel", show=False),
+                Binding("e", "export", "export", show=False), Binding("f", "next_figure", "figure"),
+                Binding("k", "quick", "quick", show=False)]
+    # Not exclusive: `r` while one runs queues the next (`running` holds the name of the one running).
+    JOB_GROUP, JOB_EXCLUSIVE, JOB_PROGRESS = "experiments", False, "#ex-progress"
+    JOB_BUTTONS = {"ex-run": "action_run", "ex-cancel": "action_cancel"}
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.queue: deque[tuple[str, dict[str, Any]]] = deque()
+        self.result: Any = None
+        self.selected = registry.names()[0]
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="ex-body"):
+            yield OptionList(*registry.names(), id="ex-list")
+            with Vertical(id="ex-main"):
+                yield Static("", id="ex-lesson")
+                with Horizontal(id="ex-inputs"):
+                    yield FieldInput(placeholder="option=value; ... (empty: defaults)", id="ex-options", compact=True)
+                    yield OnOffCheckbox("quick k", id="ex-quick", compact=True)
+                    yield Button("Run r", id="ex-run", variant="primary", compact=True)
+                    yield Button("Cancel x", id="ex-cancel", variant="error", compact=True)
+                with Horizontal(id="ex-sweep"):
+                    yield Label("field", classes="ex-name")
+                    yield Select([(f, f) for f in draw.sweep_fields()], value="positions", allow_blank=False,
+                                 id="ex-field", compact=True)
+                    yield Label("values", classes="ex-name")
+                    yield FieldInput(draw.sweep_values("positions"), id="ex-values", compact=True)
+                    yield Label("seeds", classes="ex-name")
+                    yield FieldInput("0", id="ex-seeds", compact=True)
+                with Horizontal(id="ex-state"):
+                    yield ProgressBar(total=1, id="ex-progress", show_eta=False)
+                    yield Static("", id="ex-status")
+                yield Static("", id="ex-summary")
+                yield Select([], prompt="no results yet", id="ex-figure", compact=True)
+                with ContentSwitcher(id="ex-figures", initial="ex-plot"):
+                    yield LinePlot(id="ex-plot")
+                    yield DataTable(id="ex-table", zebra_stripes=True, cursor_type="row")
+                    yield Heatmap(id="ex-grid")
+
+    def on_mount(self) -> None:
+        self.query_one("#ex-list", OptionList).highlighted = 0
+        self._select(self.selected)
+        self.query_one("#ex-progress", ProgressBar).update(total=1.0, progress=0.0)
+        self._status("r runs it")
+
+    def view_activated(self) -> None:
+        # After the tab switch settles: TabbedContent moves focus while it activates a pane.
+        self.call_after_refresh(self.query_one("#ex-list", OptionList).focus)
+
+    def palette_commands(self) -> list[tuple[str, str, Any]]:
+        return [("Experiments: run (or queue) the one picked", "r", self.action_run),
+                ("Experiments: cancel the run and the queue", "x", self.action_cancel),
+                ("Experiments: export the results (JSON, CSV)", "e", self.action_export)]
+
+    # -- picking -----------------------------------------------------------------------------------
+    @on(OptionList.OptionHighlighted, "#ex-list")
+    def _picked(self, event: OptionList.OptionHighlighted) -> None:
+        self._select(registry.names()[event.option_index])
+
+    def _select(self, name: str) -> None:
+        self.selected = name
+        exp = registry.get(name)
+        options = "; ".join(f"{k}={draw.fmt(v)}" for k, v in exp.options.items() if name != "sweep" or
+                            k not in ("field", "values", "seeds"))
+        self.query_one("#ex-lesson", Static).update(f"[b]{exp.title}[/b]  {exp.lesson}\n[dim]options: {options}[/dim]")
+        self.query_one("#ex-sweep").display = name == "sweep"
+
+    @on(Select.Changed, "#ex-field")
+    def _field_changed(self, event: Select.Changed) -> None:
+        self.query_one("#ex-values", Input).value = draw.sweep_values(str(event.value))
+
+    # -- running -----------------------------------------------------------------------------------
+    def _options(self, name: str) -> dict[str, Any]:
+        """The options of a run from the form: parsed and checked now, so a bad value is one line at once."""
+        sets = draw.parse_sets(self.query_one("#ex-options", Input).value)
+        if name == "sweep":
+            sets |= {"field": str(self.query_one("#ex-field", Select).value),
+                     "values": self.query_one("#ex-values", Input).value,
+                     "seeds": self.query_one("#ex-seeds", Input).value}
+        return registry.get(name).resolve(self.query_one("#ex-quick", OnOffCheckbox).value, sets)
+
+    @guarded
+    def action_run(self) -> None:
+        name = self.selected
+        options = self._options(name)
+        if self.running:
+            self.queue.append((name, options))
+            self._status(f"queued {name} ({len(self.queue)} waiting)")
+            return
+        self._start(name, options)
+
+    def _start(self, name: str, options: dict[str, Any]) -> None:
+        self.start_job(lambda poster: run_job(poster, name, options), total=1.0, label=name)
+        self._status(f"{name}: starting")
+
+    def action_cancel(self) -> None:
+        if self.running:
+            self.queue.clear()
+            self.cancel_job()
+            self._status(f"cancelling {self.running} (it stops between steps)...")
+
+    def action_quick(self) -> None:
+        box = self.query_one("#ex-quick", OnOffCheckbox)
+        box.value = not box.value
+
+    def job_progress(self, message: JobProgress) -> None:
+        super().job_progress(message)
+        waiting = f" ({len(self.queue)} queued)" if self.queue else ""
+        self._status(f"{self.running}: {message.text}{waiting}")
+        if message.partial is not None and message.done < 1.0:
+            self._show(message.partial)
+
+    def job_finished(self, done: JobDone, name: Any) -> None:
+        if done.error:
+            self._status(f"{name} failed: {done.error}")
+            self.notify(done.error, title=name, severity="error")
+        elif done.cancelled:
+            self._status(f"{name} cancelled; the queue was emptied")
+        else:
+            self._status(f"{name} done in {done.result.seconds:.1f} s; e exports it")
+            self._show(done.result)
+        if self.queue:
+            self._start(*self.queue.popleft())
+
+    # -- results -----------------------------------------------------------------------------------
+    def _show(self, result: Any) -> None:
+        self.result = result
+        self.query_one("#ex-summary", Static).update("\n".join(draw.summary_lines(result)))
+        picker = self.query_one("#ex-figure", Select)
+        keep = picker.value
+        choices = draw.figures(result)
+        picker.set_options([(label, key) for key, label in choices])
+        keys = [key for key, _ in choices]
+        if keys:
+            picker.value = keep if keep in keys else keys[0]
+            self._draw(str(picker.value))
+
+    @on(Select.Changed, "#ex-figure")
+    def _figure_changed(self, event: Select.Changed) -> None:
+        if self.result is not None and isinstance(event.value, str):
+            self._draw(event.value)
+
+    def action_next_figure(self) -> None:
+        picker = self.query_one("#ex-figure", Select)
+        keys = [key for key, _ in draw.figures(self.result)] if self.result is not None else []
+        if keys:
+            picker.value = keys[(keys.index(picker.value) + 1) % len(keys)] if picker.value in keys else keys[0]
+
+    def _draw(self, key: str) -> None:
+        kind, _, name = key.partition(":")
+        switcher = self.query_one("#ex-figures", ContentSwitcher)
+        if kind == "plot":
+            plot, widget = self.result.plots[name], self.query_one("#ex-plot", LinePlot)
+            widget.xlabel, widget.ylabel = plot.xlabel, plot.ylabel
+            widget.set_lines(draw.plot_lines(self.result, name), title=plot.title)
+            switcher.current = "ex-plot"
+        elif kind == "table":
+            columns, rows = draw.table_cells(self.result, name)
+            table = self.query_one("#ex-table", DataTable)
+            table.clear(columns=True)
+            table.add_columns(*columns)
+            table.add_rows(rows)
+            switcher.current = "ex-table"
+        else:
+            grid = self.result.grids[name]
+            self.query_one("#ex-grid", Heatmap).set_grid(grid.values, grid.row_labels, grid.col_labels,
+                                                         axes=tuple(grid.axes))
+            switcher.current = "ex-grid"
+
+    @guarded
+    def action_export(self) -> None:
+        if self.result is None:
+            raise ValueError("nothing to export yet: run an experiment first (r)")
+        paths = self.result.export()
+        self.notify(f"{len(paths)} files: {paths[0].parent}", title=f"exported {self.result.experiment}")
+        self._status(f"exported {paths[0].name} and {len(paths) - 1} CSV files to {paths[0].parent}")
+
+    def _status(self, text: str) -> None:
+        self.query_one("#ex-status", Static).update(text)

@@ -1,0 +1,1 @@
+"""The Generate view (F5): prompts, streamed generation, sampling and comparison."""

@@ -1,0 +1,110 @@
+"""Side by side in the Generate view: the live model and a second one on the same prompt (AT vs NAT).
+
+NAT and AT are two trained models (a NAT decoder has no causal mask and never learned to read its own
+tokens, so running it autoregressively would show nothing true). The second model is named in the view's
+`vs` field: a checkpoint folder, or a shipped toy (by default `transformer-2017-toy-numbers-de`, the AT
+numbers-de toy, so a NAT model trained on numbers-de meets its AT twin with no setup). Both decode greedily
+with the core's loop (`generation.session.complete`); each box says the decoder mode, the decoder passes,
+the time and, for NAT, the length it decoded and the classifier's prediction. Loading the second model and
+decoding both run in a thread worker; the loaded model is kept until the field names another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+
+from tui_lab.app.views.generate import jobs
+from tui_lab.config import is_nat
+from tui_lab.errors import one_line
+from tui_lab.generation.settings import GenerationSettings
+
+DEFAULT_PARTNER = "transformer-2017-toy-numbers-de"
+SIDES = ("live", "vs")
+
+
+class VersusResult(Message):
+    def __init__(self, job: int, side: str, title: str, text: str, detail: str) -> None:
+        super().__init__()
+        self.job, self.side, self.title, self.text, self.detail = job, side, title, text, detail
+
+
+class VersusPanel(Horizontal):
+    """Two boxes, the live model's output and the second model's, each with how it was made."""
+
+    def compose(self) -> ComposeResult:
+        for side in SIDES:
+            with VerticalScroll(classes="gen-mode", id=f"gen-vs-box-{side}"):
+                yield Static("", id=f"gen-vs-out-{side}")
+
+    def waiting(self) -> None:
+        for side in SIDES:
+            self.query_one(f"#gen-vs-box-{side}").border_title = side
+            self.query_one(f"#gen-vs-out-{side}", Static).update("...")
+
+    def show(self, result: VersusResult) -> None:
+        self.query_one(f"#gen-vs-box-{result.side}").border_title = result.title
+        self.query_one(f"#gen-vs-out-{result.side}", Static).update(f"{result.text}\n[dim]{result.detail}[/]")
+
+
+def load_partner(spec: str, device: Any) -> Any:
+    """The second model: a checkpoint folder, else a preset or shipped toy by name (ValueError naming `vs`)."""
+    from tui_lab.loading import load_model
+
+    spec = spec.strip()
+    if not spec:
+        raise ValueError("vs: give a checkpoint folder or a shipped toy's name to put beside the live model")
+    folder = Path(spec).expanduser()
+    try:
+        loaded = load_model("checkpoint", folder, device) if folder.is_dir() else load_model("preset", spec, device)
+    except ValueError as err:
+        raise ValueError(f"vs: {one_line(err)}") from None
+    if loaded.config.family != "encoder-decoder":
+        raise ValueError(f"vs: {spec} is {loaded.config.family}; side by side needs an encoder-decoder")
+    return loaded
+
+
+def versus_job(poster: Any, job: int, live: tuple[Any, Any], spec: str, kept: dict[str, Any], prompt: str,
+               s: GenerationSettings) -> None:
+    """Decode `prompt` with the live model, then with the one `spec` names (worker thread)."""
+    try:
+        model, tokenizer = live
+        if spec.strip() not in kept:
+            kept.clear()  # one second model at a time
+            kept[spec.strip()] = load_partner(spec, str(next(model.parameters()).device))
+        partner = kept[spec.strip()]
+        poster.post_message(_decode(job, "live", model, tokenizer, prompt, s))
+        poster.post_message(_decode(job, "vs", partner.model, partner.tokenizer, prompt, s, partner.label))
+    except Exception as err:  # noqa: BLE001 - a bad folder, prompt or setting is a message, never a crash
+        poster.post_message(jobs.GenerateFailed(job, one_line(err)))
+
+
+def _decode(job: int, side: str, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings,
+            label: str = "") -> VersusResult:
+    from tui_lab.generation.session import complete
+
+    config = model.config
+    greedy = replace(s, temperature=0.0, top_k=None, top_p=None, beam_size=1,
+                     nat_length=s.nat_length if is_nat(config) else None)
+    codec, _ = jobs.codec_for(model, tokenizer)
+    done = complete(model, codec, jobs.encode_prompt(model, codec, prompt), greedy)
+    title = f"{side}: {config.decoder_mode}" + (f" ({label})" if label else "")
+    return VersusResult(job, side, title, codec.decode(done.ids) or "(empty)", describe(done))
+
+
+def describe(done: Any) -> str:
+    """`1 decoder pass, 3.1 ms` and for NAT a second line `length 4 predicted, 6 decoded` (narrow boxes at 80)."""
+    lines = [f"{done.decoder_passes} decoder pass{'es' if done.decoder_passes != 1 else ''}, "
+             f"{done.seconds * 1000:.1f} ms"]
+    nat = []
+    if done.predicted_length is not None:
+        nat.append(f"length {done.predicted_length} predicted")
+    if done.nat_begins is not None and done.nat_begins != done.predicted_length:
+        nat.append(f"{done.nat_begins} decoded")
+    return "\n".join(lines + ([", ".join(nat)] if nat else []))

@@ -1,0 +1,1 @@
+"""The Speed view (F6): KV-cached vs uncached decoding and GQA measured on this device."""

@@ -1,0 +1,134 @@
+"""Tour: seed 000's explainer, one step a page, the picture beside the words; n/p step, g opens the full view.
+
+The pictures come from the two shipped trained toys, which the tour loads for itself (once, in a thread
+worker, the first time the tab opens): the person's live model is never read or replaced here. Wide
+terminals put the text left of the picture; narrow ones put it above.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Label, Static
+from textual.worker import Worker
+
+from tui_lab.app.guard import guarded
+from tui_lab.app.views.tour.steps import STEPS
+from tui_lab.errors import one_line
+
+WIDE = 120  # columns from which text and picture sit side by side
+
+
+class PicturesReady(Message):
+    def __init__(self, pictures) -> None:
+        super().__init__()
+        self.pictures = pictures
+
+
+class PicturesFailed(Message):
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class TourView(Vertical):
+    BINDINGS = [
+        Binding("n,right", "next", "next"),
+        Binding("p,left", "back", "back"),
+        Binding("g,enter", "go", "open"),  # short: at 80 columns the footer keeps f1..f7 and q
+    ]
+    can_focus = True
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.step = 0
+        self.pictures = None  # tui_lab.app.views.tour.pictures.Pictures once computed
+        self.shown = -1  # the step whose picture is on the page
+        self.worker: Worker | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Label("", id="tour-title")
+        with Container(id="tour-page"):
+            with VerticalScroll(id="tour-text-scroll"):
+                yield Static("", id="tour-text")
+            yield Container(id="tour-visual")
+        yield Static("", id="tour-nav")
+
+    def on_mount(self) -> None:
+        self.render_step()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width >= WIDE, "wide")
+
+    def view_activated(self) -> None:
+        """The first opening loads the toys; focus stays here for n/p/g."""
+        if self.pictures is None and self.worker is None:
+            self._load()
+        self.focus()
+
+    def _load(self) -> None:
+        self.query_one("#tour-text", Static).update("loading the shipped toys (transformer-2017-toy-numbers-de, "
+                                                    "gpt2-toy-english) for the tour's pictures...")
+
+        def work() -> None:
+            from tui_lab.app.views.tour.pictures import compute
+
+            try:
+                self.post_message(PicturesReady(compute()))
+            except Exception as err:  # noqa: BLE001 - shown on the page, never a crash
+                self.post_message(PicturesFailed(one_line(err)))
+
+        self.worker = self.run_worker(work, thread=True, exclusive=True, group="tour", exit_on_error=False)
+
+    def on_pictures_ready(self, message: PicturesReady) -> None:
+        self.pictures = message.pictures
+        self.render_step()
+
+    def on_pictures_failed(self, message: PicturesFailed) -> None:
+        self.worker = None  # opening the tab again retries
+        self.query_one("#tour-text", Static).update(f"the tour's toys did not load: {message.error}")
+
+    @property
+    def ready(self) -> bool:
+        return self.pictures is not None and self.shown == self.step
+
+    @guarded
+    def render_step(self) -> None:
+        step = STEPS[self.step]
+        self.query_one("#tour-title", Label).update(f"Step {self.step + 1} of {len(STEPS)}: {step.title}")
+        dots = "".join("●" if i == self.step else "○" for i in range(len(STEPS)))
+        self.query_one("#tour-nav", Static).update(f"{dots}  n next · p back · g open {step.view.title()}")
+        if self.pictures is None:
+            return
+        self.query_one("#tour-text", Static).update(step.text(self.pictures))
+        self.query_one("#tour-text-scroll", VerticalScroll).scroll_home(animate=False)
+        self.call_later(self._swap, self.step, step.visual(self.pictures))
+
+    async def _swap(self, index: int, widget) -> None:
+        """The old picture goes before the new one mounts (ids inside a picture stay unique)."""
+        visual = self.query_one("#tour-visual", Container)
+        await visual.remove_children()
+        await visual.mount(widget)
+        self.shown = index
+
+    def show_step(self, index: int) -> None:
+        index = max(0, min(len(STEPS) - 1, index))
+        if index != self.step or self.shown != index:
+            self.step = index
+            self.render_step()
+
+    def action_next(self) -> None:
+        self.show_step(self.step + 1)
+
+    def action_back(self) -> None:
+        self.show_step(self.step - 1)
+
+    @guarded
+    def action_go(self) -> None:
+        STEPS[self.step].go(self.app)
+
+    def palette_commands(self) -> list[tuple[str, str, object]]:
+        return [("Tour: next step", "n", self.action_next), ("Tour: previous step", "p", self.action_back),
+                ("Tour: open the step's view", "g", self.action_go)]
