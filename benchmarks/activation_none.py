@@ -1,7 +1,7 @@
 """An FFN without activation vs with ReLU, same task, same seed: seed 002's Q&A on why the nonlinearity matters.
 
 transformer-2017-toy (ReLU) and the same with activation=none, trained with the task's defaults except --steps;
-prints the final train/val loss, held-out exact match, and the collapsed FFN's rank (tui_lab.analysis.ffn_rank).
+prints the final train/val loss, held-out exact match, and the collapsed FFN's rank (tui_lab.model.ffn_rank).
 A person reproduces each curve with
 
     tui-lab train --task numbers-de --steps 300 [--set activation=none] --json
@@ -28,7 +28,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     from tui_lab import load_preset
-    from tui_lab.analysis.ffn_rank import ffn_ranks
+    from tui_lab.model.ffn_rank import ffn_ranks
     from tui_lab.train import Trainer, train_config_for
 
     results = {}

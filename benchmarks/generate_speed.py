@@ -21,7 +21,7 @@ import torch
 from one_thread import machine_line, rerun_with_one_thread
 
 from tui_lab import build_model, load_preset
-from tui_lab.generation.speed import compare_generation
+from tui_lab.bench.kv_speed import compare_generation
 
 PRESETS = ("gpt2-toy", "transformer-2017-toy")
 TARGET_SPEEDUP = 3.0

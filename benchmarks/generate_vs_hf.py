@@ -42,7 +42,7 @@ def paired_medians(ours: Callable[[], object], theirs: Callable[[], object], rep
                    device: torch.device) -> tuple[float, float]:
     """Median wall time of each over `repeats` runs, alternating (a shared machine's load hits both alike),
     after one untimed warm-up of each."""
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
     ours(), theirs()
     times: dict[int, list[float]] = {0: [], 1: []}
     for _ in range(repeats):

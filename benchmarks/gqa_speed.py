@@ -2,7 +2,7 @@
 
 Three models that differ only in kv_heads (H, H/4, 1 by default: d_model 512, 8 heads, 4 layers, RoPE,
 SwiGLU, RMSNorm, random weights: speed does not depend on them), measured by the core's
-`tui_lab.generation.gqa_speed.compare_kv_heads`, the function the app's Speed view runs: each fills its KV
+`tui_lab.bench.gqa_speed.compare_kv_heads`, the function the app's Speed view runs: each fills its KV
 cache with a prompt, then decodes `--new-tokens` tokens one at a time through the cache, greedily; the time of
 each decode step is kept and the median over steps and repeats reported, with the KV cache's bytes (measured
 from the cache's buffers, and equal to the analysis's prediction). The three models take turns within each
@@ -21,8 +21,8 @@ import os
 
 from one_thread import machine_line
 
+from tui_lab.bench.gqa_speed import compare_kv_heads
 from tui_lab.config import ModelConfig
-from tui_lab.generation.gqa_speed import compare_kv_heads
 
 
 def config_for(args: argparse.Namespace) -> ModelConfig:

@@ -30,21 +30,48 @@ def hf_model(config) -> GPT2LMHeadModel:
     return GPT2LMHeadModel(hf)
 
 
-def step_timer(model, loss_fn, batches):
+def step_timer(model, loss_fn, batches, losses: list[float] | None = None):
+    """A function that runs training step i and returns its seconds (CUDA synchronised at both ends);
+    each step's loss is appended to `losses` when given."""
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
     model.train()
+    device = next(model.parameters()).device
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
 
     def step(i: int) -> float:
         x, y = batches[i % len(batches)]
+        sync()
         start = time.perf_counter()
         loss = loss_fn(model, x, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        return time.perf_counter() - start
+        sync()
+        elapsed = time.perf_counter() - start
+        if losses is not None:
+            losses.append(loss.item())  # after the clock: reading it back would synchronise inside the step
+        return elapsed
 
     return step
+
+
+def random_batches(config, batch: int, seq_len: int, device: str = "cpu", count: int = 4) -> list:
+    """`count` (inputs, targets) pairs of random ids, drawn on the CPU (the same on every device)."""
+    return [(torch.randint(0, config.vocab, (batch, seq_len)).to(device),
+             torch.randint(0, config.vocab, (batch, seq_len)).to(device)) for _ in range(count)]
+
+
+def alternate(steps: dict, total: int, warmup: int) -> dict[str, list[float]]:
+    """Run each named step function `total` times, alternating which goes first; the times after `warmup`."""
+    names = list(steps)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(total):
+        for name in names if i % 2 == 0 else names[::-1]:
+            elapsed = steps[name](i)
+            if i >= warmup:
+                times[name].append(elapsed)
+    return times
 
 
 def ours_loss(model, x, y):
@@ -67,16 +94,10 @@ def main() -> None:
     args = parser.parse_args()
     torch.manual_seed(0)
     config = load_preset(args.preset)
-    batches = [(torch.randint(0, config.vocab, (args.batch, args.seq_len)),
-                torch.randint(0, config.vocab, (args.batch, args.seq_len))) for _ in range(4)]
+    batches = random_batches(config, args.batch, args.seq_len)
     ours = step_timer(build_model(config), ours_loss, batches)
     theirs = step_timer(hf_model(config), hf_loss, batches)
-    times: dict[str, list[float]] = {"ours": [], "hf": []}
-    for i in range(args.warmup + args.steps):
-        for name, step in (("ours", ours), ("hf", theirs)) if i % 2 == 0 else (("hf", theirs), ("ours", ours)):
-            elapsed = step(i)
-            if i >= args.warmup:
-                times[name].append(elapsed)
+    times = alternate({"ours": ours, "hf": theirs}, args.warmup + args.steps, args.warmup)
     tokens = args.batch * args.seq_len
     tps = {name: tokens / statistics.median(t) for name, t in times.items()}
     ratio = tps["ours"] / tps["hf"]

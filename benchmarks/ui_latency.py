@@ -44,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tui_lab.app.priority import spawn, thread_nice  # noqa: E402
-from tui_lab.app.threads import configure_openmp, train_threads  # noqa: E402
+from tui_lab.openmp import configure_openmp, train_threads  # noqa: E402
 
 configure_openmp()  # as `tui-lab` does before torch is imported
 
@@ -60,18 +60,19 @@ import json, statistics, sys
 from tui_lab import load_preset
 from tui_lab.train import Trainer, train_config_for
 fields = json.loads(sys.argv[1])
-trainer = Trainer(load_preset("gpt2-toy"), train_config_for(None, **fields))
+trainer = Trainer(load_preset("gpt2-toy"), train_config_for(None, **fields), device=sys.argv[2])
 rates = [(e.tokens / e.step_s) for e in (trainer.step() for _ in range(fields["steps"]))]
 print(json.dumps({"tokens_per_s": statistics.median(rates[WARMUP:])}))
 """.replace("WARMUP", str(WARMUP_STEPS))
 
 
-def headless(fields: dict, threads: int | None = None) -> float:
-    """The engine alone in a fresh process: torch's default threads (what `tui-lab train` does), or `threads`."""
+def headless(fields: dict, threads: int | None = None, device: str = "cpu") -> float:
+    """The engine alone in a fresh process on `device`: torch's default threads (what `tui-lab train` does),
+    or `threads`."""
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
-    out = subprocess.run([sys.executable, "-c", HEADLESS, json.dumps(fields)], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", HEADLESS, json.dumps(fields), device], capture_output=True, text=True,
                          check=True, env=env, cwd=Path(__file__).resolve().parents[1])
     return json.loads(out.stdout.strip().splitlines()[-1])["tokens_per_s"]
 
@@ -147,8 +148,8 @@ class AppUnderTest:
         self.trainer_nice: int | None = None
 
     def hook(self, message) -> None:
-        event = getattr(message, "event", None)
-        if type(message).__name__ == "TrainEvent" and getattr(event, "kind", "") == "step" and \
+        event = getattr(message, "said", None)
+        if type(message).__name__ == "RunSaid" and getattr(event, "kind", "") == "step" and \
                 all(e.step != event.step for e in self.steps[-3:]):  # the hook sees a message at each hop
             self.steps.append(event)
 

@@ -51,3 +51,17 @@ def walk(busy_cpu, request):
     yield start
     for one in started:
         one.close()
+
+
+# The developer's fast loop is `pytest -m "not slow" -n 2` (README). Slow: the files that drive the app with
+# Pilot or tmux, start trainer processes or servers, or train real runs, by name; a single slow test elsewhere
+# carries @pytest.mark.slow itself. CI runs everything.
+SLOW_FILES = ("test_app_", "_app.py", "test_experiment_", "test_distributed.py", "test_train_process.py",
+              "test_serve.py", "test_cli_base_install.py", "test_properties_form.py", "test_gpu_check.py",
+              "test_walk", "test_field_input.py", "test_first_frame.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(part in item.path.name for part in SLOW_FILES):
+            item.add_marker(pytest.mark.slow)

@@ -98,3 +98,57 @@ def save_wordpiece(folder: Path, size: int = 61) -> None:
                                         special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
     hf.train_from_iterator(["the cat sat on the mat", "a dog saw the cat", "seen gesehen"] * 5, trainer)
     hf.save(str(folder / "tokenizer.json"))
+
+
+# An instruct-shaped folder (Llama-3-Instruct's layout at toy size): an eos list whose last id is the end of
+# turn, a generation_config.json that samples with a repetition penalty, a chat template and a tokenizer whose
+# special tokens the template writes.
+CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{% if message['role'] not in ['system', 'user', 'assistant'] %}"
+    "{{ raise_exception('roles are system, user and assistant, got ' + message['role']) }}{% endif %}"
+    "<|{{ message['role'] }}|>\n{{ message['content'] | trim }}<|eot|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+CHAT_SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>", "<|system|>", "<|user|>", "<|assistant|>", "<|eot|>"]
+CHAT_VOCAB = 64
+
+
+def save_instruct(folder: Path, template_in: str = "jinja", **generation) -> dict[str, int]:
+    """A random Llama with a char tokenizer (specials first) and a chat template in chat_template.jinja
+    (`template_in="jinja"`, transformers 5) or in tokenizer_config.json (older folders). Returns the special ids.
+    The end-of-turn's output row is 1.1x the row of "." (which the random model writes often): greedy replies
+    end with it, as a trained chat model's do."""
+    import json
+
+    from tokenizers import Regex, decoders, models, pre_tokenizers
+    from tokenizers import Tokenizer as HFTokenizer
+
+    chars = " \n.,?!'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    vocab = {token: i for i, token in enumerate(CHAT_SPECIALS)}
+    for char in chars[: CHAT_VOCAB - len(vocab)]:
+        vocab[char] = len(vocab)
+    hf = HFTokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    hf.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    hf.decoder = decoders.Fuse()
+    hf.add_special_tokens(CHAT_SPECIALS)
+    ids = {token: vocab[token] for token in CHAT_SPECIALS}
+    eos = [ids["<eos>"], ids["<|eot|>"]]
+    model = save_causal("llama", folder, vocab_size=CHAT_VOCAB, bos_token_id=ids["<bos>"], eos_token_id=eos,
+                        pad_token_id=None, tie_word_embeddings=False)
+    with torch.no_grad():
+        head = model.get_output_embeddings().weight
+        head[ids["<|eot|>"]] = 1.1 * head[vocab["."]]
+    model.save_pretrained(folder)
+    hf.save(str(folder / "tokenizer.json"))
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<bos>", "eos_token": "<|eot|>",
+              "unk_token": "<unk>", "pad_token": "<pad>", "model_max_length": 64}
+    if template_in == "jinja":
+        (folder / "chat_template.jinja").write_text(CHAT_TEMPLATE)
+    else:
+        config["chat_template"] = CHAT_TEMPLATE
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    settings = {"bos_token_id": ids["<bos>"], "eos_token_id": eos, "do_sample": True, "temperature": 0.6,
+                "top_p": 0.9, "repetition_penalty": 1.1, "transformers_version": "5.0.0", **generation}
+    (folder / "generation_config.json").write_text(json.dumps(settings))
+    return ids

@@ -4,11 +4,11 @@ import pytest
 import torch
 
 from tui_lab.analysis import count_params
-from tui_lab.analysis.ffn_rank import effective_rank, equivalent_linear, ffn_ranks
 from tui_lab.cli import main
 from tui_lab.config import ModelConfig
 from tui_lab.model import build_model
-from tui_lab.model.blocks import FeedForward
+from tui_lab.model.feed_forward import FeedForward
+from tui_lab.model.ffn_rank import effective_rank, equivalent_linear, ffn_ranks
 
 
 def config(**changes) -> ModelConfig:

@@ -256,8 +256,8 @@ async def test_a_model_trained_on_a_task_brings_its_own_example_and_bos():
 async def test_the_default_launch_opens_on_the_shipped_toys_previous_token_head():
     """No --preset: the shipped trained English toy, the tour's sentence, and the head its meta.json names,
     whose weight sits on the previous token: the first look at attention shows something learned."""
+    from tui_lab.app.examples import ENGLISH_SENTENCE, TOY_EN, previous_token_meta
     from tui_lab.app.views.generate.live import DEFAULT_PROMPT
-    from tui_lab.app.views.tour.examples import ENGLISH_SENTENCE, TOY_EN, previous_token_meta
     from tui_lab.shipped import shipped_meta
 
     app = app_for()

@@ -20,11 +20,10 @@ from test_hf_marian import GERMAN
 from test_hf_marian_bans import banned_marian
 from textual.widgets import Input
 
-from tui_lab.app.views.attention.inputs import SOURCE_TEXT
+from tui_lab.app.examples import SOURCE_TEXT, numbers_pair
 from tui_lab.app.views.generate.live import DEFAULT_PROMPT
 from tui_lab.app.views.generate.stream import ARROW
 from tui_lab.app.views.generate.token_stream import TokenStream
-from tui_lab.app.views.tour.examples import numbers_pair
 from tui_lab.app.widgets.heatmap import Heatmap
 
 transformers = pytest.importorskip("transformers")

@@ -10,8 +10,8 @@ from textual.widgets import Input
 
 from tui_lab.analysis import memory
 from tui_lab.analysis.format import fmt_bytes
+from tui_lab.bench.gqa_speed import check_kv_comparison, compare_kv_heads, kv_choices
 from tui_lab.config import ModelConfig
-from tui_lab.generation.gqa_speed import check_kv_comparison, compare_kv_heads, kv_choices
 from tui_lab.presets import load_preset
 
 TINY = ModelConfig(name="kv-tiny", family="decoder-only", decoder_layers=2, d_model=32, heads=4, d_ff=64, vocab=64,

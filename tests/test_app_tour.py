@@ -8,7 +8,7 @@ from screen_reader import find_columns, find_rows, read_svg, slot_colours
 from test_app_support import app_for, screen_lines, wait_for, wait_ready
 from textual.widgets import Input, TabbedContent
 
-from tui_lab.app.views.tour.examples import NUMBER, TOY_DE, numbers_pair
+from tui_lab.app.examples import NUMBER, TOY_DE, numbers_pair
 from tui_lab.app.views.tour.steps import STEPS
 from tui_lab.app.widgets.grid_cells import PALETTE
 

@@ -226,6 +226,7 @@ def test_a_folder_being_written_is_refused_by_name(pristine, tmp_path):
         assert str(partial) in str(caught.value) and len(str(caught.value).splitlines()) == 1
 
 
+@pytest.mark.slow  # a Pilot app
 async def test_the_app_keeps_its_live_model_when_a_checkpoint_is_corrupt(pristine, tmp_path):
     from test_app_support import SIZE, app_for, wait_for, wait_ready
     from textual.widgets import Input

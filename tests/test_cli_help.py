@@ -56,3 +56,12 @@ def test_the_installed_entry_point_behaves_the_same():
     typo = subprocess.run([sys.executable, "-c", code, "preset"], capture_output=True, text=True, timeout=60)
     assert typo.returncode == 2 and typo.stderr.strip().splitlines() == [
         "tui-lab: error: unknown command 'preset'; did you mean 'presets'?"]
+
+
+def test_help_names_every_hugging_face_family_the_lab_opens(capsys):
+    from tui_lab.hf.families import FAMILIES
+
+    assert main(["--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    labels = [family.label for family in FAMILIES.values()]
+    assert len(labels) == 8 and f"Hugging Face models of 8 families: {', '.join(labels[:-1])} and {labels[-1]}." in out

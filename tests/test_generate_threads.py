@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from tests.test_generate import ids, model_for, tiny
+from tui_lab.bench.kv_speed import compare_generation
 from tui_lab.generation import generate, threads
 from tui_lab.generation.session import complete
 from tui_lab.generation.settings import GenerationSettings
-from tui_lab.generation.speed import compare_generation
 from tui_lab.paths import cache_dir
 
 
@@ -81,7 +81,7 @@ def test_cached_equals_uncached_when_the_paths_run_on_different_counts(monkeypat
         seen[use_cache] = counts[use_cache]
         return counts[use_cache]
 
-    monkeypatch.setattr("tui_lab.generation.speed.decode_threads", policy)
+    monkeypatch.setattr("tui_lab.bench.kv_speed.decode_threads", policy)
     before = torch.get_num_threads()
     report = compare_generation(model_for(tiny(family)), prompt_len=5, new_tokens=(3, 12), repeats=1)
     assert all(run.identical for run in report.runs) and report.threads == {"cached": 1, "uncached": 2}

@@ -8,10 +8,11 @@ import torch
 
 from tui_lab import build_model
 from tui_lab.analysis import count_params, flops_per_token, memory
-from tui_lab.analysis.attention_pattern import allowed, attended_pairs, query_keys
+from tui_lab.analysis.attention_pattern import attended_pairs, query_keys
 from tui_lab.analysis.cost import decode_flops_per_token
 from tui_lab.config import ModelConfig
 from tui_lab.generation import generate
+from tui_lab.mask_rule import may_attend
 from tui_lab.model.masks import local_mask
 
 
@@ -189,7 +190,7 @@ def test_counted_pairs_equal_the_torch_masks():
         mask = local_mask(pos, pos, window, causal, glob) if window else (full.tril() if causal else full)
         assert attended_pairs(length, causal, window, glob) == int(mask.sum()), (length, window, glob, causal)
         assert [query_keys(i, length, causal, window, glob) for i in range(length)] == mask.sum(1).tolist()
-        pairs = [[allowed(i, k, causal, window, glob) for k in range(length)] for i in range(length)]
+        pairs = [[may_attend(i, k, causal, window, glob) for k in range(length)] for i in range(length)]
         assert pairs == mask.tolist()
         if window and not glob:
             assert int(mask.sum(1).max()) <= window  # at most `window` keys per query

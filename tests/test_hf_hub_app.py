@@ -14,6 +14,7 @@ import test_hf_hub
 from test_app_support import app_for, wait_for, wait_ready
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
+from tui_lab.analysis.format import fmt_bytes
 from tui_lab.app.modals import download as download_modal
 from tui_lab.app.modals.download import DownloadModal
 from tui_lab.app.modals.hub_id import HubIdModal
@@ -62,7 +63,7 @@ async def test_confirm_then_download_shows_progress_and_installs_the_model(hub, 
         table = modal.query_one(DataTable)
         rows = [table.get_row_at(i) for i in range(table.row_count)]
         plan = hub_module.plan_download(ID)
-        assert rows == [list(row) for row in plan.rows()] + [["total", hub_module.fmt_bytes(plan.total_bytes)]]
+        assert rows == [list(row) for row in plan.rows()] + [["total", fmt_bytes(plan.total_bytes)]]
         assert "5 files" in str(modal.query_one("#hub-summary", Static).render())
         assert hub.fetched() == []  # nothing moves before the person says yes
         await wait_ready(pilot)  # meanwhile the default preset (the shipped English toy) is live

@@ -25,6 +25,10 @@ COMMANDS = {
     "generate": ["generate", "--from-hf", ID, "--prompt", "The quick", "--max-new-tokens", "3", "--json"],
     "bench": ["bench", "generate", "--from-hf", ID, "--new-tokens", "2", "--prompt-len", "2", "--repeats", "1",
               "--json"],
+    "lens": ["lens", "--from-hf", ID, "--prompt", "The quick", "--json"],
+    "ablate": ["ablate", "--from-hf", ID, "--text", "The quick brown fox", "--json"],
+    "patch": ["patch", "--from-hf", ID, "--prompt", "a", "--corrupt", "b", "--answer-id", "1", "--wrong-id", "2",
+              "--json"],
 }
 
 # train prints many JSON lines (tests/test_cli_train_hf.py covers its download); the refusal is the same.

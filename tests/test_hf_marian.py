@@ -163,16 +163,8 @@ def test_greedy_translation_equals_transformers_generate(marian):
     agreed = 0
     for text in SENTENCES:
         src = theirs(text, return_tensors="pt").input_ids
-        # greedy, the same length; MarianConfig's forced_eos would force </s> at the last step, which ours never does
-        out = reference.generate(
-            src,
-            max_new_tokens=20,
-            do_sample=False,
-            num_beams=1,
-            min_length=0,
-            forced_eos_token_id=None,
-            bad_words_ids=None,
-        )
+        # greedy, the same length, the folder's generation_config.json obeyed by both (forced </s> at the limit)
+        out = reference.generate(src, max_new_tokens=20, do_sample=False, num_beams=1)
         done = complete(model, tokenizer, tokenizer.encode(text), GenerationSettings(20, temperature=0.0))
         assert out[0, 0].item() == tokenizer.bos_id  # both start from decoder_start_token_id
         assert done.ids == out[0, 1:].tolist(), text
@@ -226,11 +218,7 @@ def test_generate_translates_and_info_names_the_tokenizer(marian):
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     theirs_out = reference.generate(
-        theirs(ENGLISH[0], return_tensors="pt").input_ids,
-        max_new_tokens=64,
-        do_sample=False,
-        num_beams=1,
-        forced_eos_token_id=None,
+        theirs(ENGLISH[0], return_tensors="pt").input_ids, max_new_tokens=64, do_sample=False, num_beams=1
     )
     assert result["ids"] == theirs_out[0, 1:].tolist() and result["completion"] == GERMAN[0]
     assert result["prompt_ids"] == theirs(ENGLISH[0]).input_ids and result["tokenizer"] == "sentencepiece"

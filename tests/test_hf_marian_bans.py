@@ -49,12 +49,12 @@ def banned_marian(tmp_path_factory, name: str, bans: list[list[int]] | None, pad
 
 
 def theirs(folder: Path, text: str, max_new_tokens: int = 20) -> list[int]:
-    """transformers' greedy translation (without its bos), its generation_config.json applied as written;
-    forced_eos would force </s> at the last step, which ours never does."""
+    """transformers' greedy translation (without its bos), its generation_config.json applied as written
+    (forced_eos included: ours forces </s> at the last step too)."""
     tokenizer = transformers.MarianTokenizer.from_pretrained(str(folder))
     model = transformers.MarianMTModel.from_pretrained(str(folder)).eval()
     src = tokenizer(text, return_tensors="pt").input_ids
-    out = model.generate(src, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1, forced_eos_token_id=None)
+    out = model.generate(src, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1)
     return out[0, 1:].tolist()
 
 
@@ -79,14 +79,14 @@ def test_single_token_bans_are_read_from_generation_config(tmp_path):
     assert bans.summary() == "bans 77, 5 (generation_config.json bad_words_ids)"
 
 
-def test_multi_token_and_eos_bans_are_left_out_with_a_note(tmp_path):
-    folder, hf = _folder(tmp_path, {"bad_words_ids": [[77], [3, 4], [0]]})
+def test_eos_bans_are_left_out_with_a_note_and_longer_bans_go_to_the_rules(tmp_path):
+    folder, hf = _folder(tmp_path, {"bad_words_ids": [[77], [3, 4], [0]], "eos_token_id": 0})
     bans = read_bans(folder, hf, vocab=78)
-    assert bans.ids == (77,)
-    assert bans.notes == (
-        "bad_words_ids [3, 4] left out: only bans of one token are applied here",
-        "bad_words_ids [0] left out: it is eos, which transformers never bans either",
-    )
+    assert bans.ids == (77,)  # [3, 4] is a sequence: read_generation's rules ban it with transformers' processor
+    assert bans.notes == ("bad_words_ids [0] left out: it is eos, which transformers never bans either",)
+    # generation_config.json's own eos list decides, as transformers reads it: without one, nothing is eos
+    (folder / "generation_config.json").write_text(json.dumps({"bad_words_ids": [[0]]}))
+    assert read_bans(folder, hf, vocab=78).ids == (0,)
     assert "\n" not in bans.summary() and bans.summary().startswith("bans 77 (")
 
 
@@ -175,7 +175,7 @@ def test_sampling_beam_search_and_the_uncached_path_never_write_a_banned_id(pad_
 
 def test_a_banned_word_changes_the_translation_as_it_does_in_transformers(tmp_path_factory):
     """Ban a German piece the translation writes (and pad): both decoders route around it the same way; a
-    multi-token ban beside them is left out with a note, so the output equals transformers' without it."""
+    multi-token ban beside them is applied too, with transformers' processor."""
     trained = trained_marian(tmp_path_factory)
     plain, text = open_hf(trained), "we have seen the house"
     written = ours(plain, text)
@@ -185,9 +185,9 @@ def test_a_banned_word_changes_the_translation_as_it_does_in_transformers(tmp_pa
     config = json.loads((multi / "generation_config.json").read_text())
     (multi / "generation_config.json").write_text(json.dumps({**config, "bad_words_ids": [[pad], [house], [5, 6]]}))
     opened, opened_multi = open_hf(folder), open_hf(multi)
-    assert opened_multi.model.banned_ids == (pad, house) and "[5, 6] left out" in opened_multi.bans.summary()
+    assert opened_multi.model.banned_ids == (pad, house) and (5, 6) in opened_multi.generation.rules.bad_words_ids
     expected = theirs(folder, text)
-    assert house not in expected and ours(opened, text) == expected == ours(opened_multi, text)
+    assert house not in expected and ours(opened, text) == expected and ours(opened_multi, text) == theirs(multi, text)
     for text in SENTENCES:
         assert ours(opened, text) == theirs(folder, text), text
 

@@ -139,7 +139,7 @@ def test_a_short_ring_refuses_to_write_past_its_slots():
 
 
 def test_kv_comparison_measures_the_predicted_bounded_bytes():
-    from tui_lab.generation.gqa_speed import compare_kv_heads
+    from tui_lab.bench.gqa_speed import compare_kv_heads
 
     config = tiny(attention_window=4, global_tokens=1, heads=4, max_len=64)
     report = compare_kv_heads(config, prompt_len=6, new_tokens=10, repeats=1, batch=2, threads=1)

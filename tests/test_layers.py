@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +81,15 @@ def test_every_core_module_imports_without_textual_or_rich():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {}
+
+
+def test_the_import_contracts_hold():
+    """pyproject.toml's import-linter contracts: the faces side by side, the core's layers, no Textual in the
+    core, the views independent, no cycles between siblings (imports inside functions count)."""
+    root = Path(__file__).resolve().parents[1]
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
+    assert exe, "import-linter is in the test extra"
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run([exe, "--no-cache"], cwd=root, capture_output=True, text=True, env=env, timeout=240)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout

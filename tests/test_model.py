@@ -7,6 +7,7 @@ from torch import nn
 from tui_lab import build_model, load_preset
 from tui_lab.config import ModelConfig
 from tui_lab.model.blocks import DecoderBlock, EncoderBlock
+from tui_lab.model.hooks import Hooks
 
 TINY_2017 = dict(d_model=32, heads=4, d_ff=64, vocab=50, dropout=0.0)
 
@@ -46,7 +47,7 @@ def test_encoder_block_equals_torch_encoder_layer():
     x = torch.randn(3, 7, 32)
     keep = torch.tensor([[True] * 7, [True] * 5 + [False] * 2, [True] * 2 + [False] * 5])
     expected = theirs(x, src_key_padding_mask=~keep)  # torch: True = blocked
-    got, _ = ours(x, keep[:, None, None, :])  # ours: True = may attend
+    got = ours(x, keep[:, None, None, :])  # ours: True = may attend
     assert torch.allclose(got[keep], expected[keep], atol=1e-5)
 
 
@@ -61,9 +62,11 @@ def test_decoder_block_equals_torch_decoder_layer():
     y, memory = torch.randn(2, 7, 32), torch.randn(2, 6, 32)
     causal = nn.Transformer.generate_square_subsequent_mask(7)
     expected = theirs(y, memory, tgt_mask=causal, tgt_is_causal=True)
-    got, _, cross = ours(y, ours.cross.memory_kv(memory), need_weights=True)
+    seen = []
+    hooks = Hooks([("cross_attn.hook_pattern", lambda w, _: seen.append(w))])
+    got = ours(y, ours.cross.memory_kv(memory), hooks=hooks.scope(""))
     assert torch.allclose(got, expected, atol=1e-5)
-    assert cross.shape == (2, 4, 7, 6)  # target x source, not square
+    assert seen[0].shape == (2, 4, 7, 6)  # target x source, not square
 
 
 VARIANTS = [

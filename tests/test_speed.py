@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from tui_lab import ModelConfig, build_model, load_preset
+from tui_lab.bench.kv_speed import compare_generation
 from tui_lab.cli import main
 from tui_lab.generation.lengths import default_lengths, longest_fitting, slid_steps
-from tui_lab.generation.speed import compare_generation
 
 
 def tiny_model(family: str = "decoder-only", positions: str = "learned", max_len: int = 64):

@@ -13,8 +13,8 @@ import torch
 
 from tui_lab import load_preset
 from tui_lab.train import StepEvent, Trainer, train_config_for
+from tui_lab.train.events import Event, event_from_dict
 from tui_lab.train.process import TrainerProcess, TrainerSpec, model_from_snapshot
-from tui_lab.train.process_messages import event_from_dict
 
 CONFIG = load_preset("gpt2-toy")
 TINY = dict(batch_size=4, seq_len=16, lr=3e-3, eval_every=0, sample_every=0)
@@ -37,13 +37,13 @@ def until(proc: TrainerProcess, kind: str, seen: list, timeout: float = 120.0):
         if message is None:
             continue
         seen.append(message)
-        if message.kind == kind and (kind != "event" or proc.event(message).kind == "step"):
+        if message.kind == kind or (kind == "event" and isinstance(message, Event) and message.kind == "step"):
             return message
     raise AssertionError(f"no {kind} message in {timeout} s")
 
 
 def step_events(proc: TrainerProcess, seen: list) -> list[int]:
-    return [e.step for e in (proc.event(m) for m in seen if m.kind == "event") if e.kind == "step"]
+    return [e.step for e in seen if isinstance(e, Event) and e.kind == "step"]
 
 
 def test_events_round_trip_through_to_dict():
@@ -56,6 +56,9 @@ def test_snapshots_while_running_equal_a_headless_trainer_at_their_step(tmp_path
     try:
         snapshots, seen = [], []
         until(proc, "event", seen)
+        proc.pause()  # one snapshot surely mid-run (a loaded machine can run all 12 tiny steps before a request)
+        snapshots.append(proc.fetch_snapshot())
+        proc.resume()
         while proc.alive and not proc.finished:
             snapshots.append(proc.fetch_snapshot())  # while the child trains: taken between two steps
         until(proc, "ended", seen)

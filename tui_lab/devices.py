@@ -7,8 +7,10 @@ before its first frame; `pick_device` asks torch and resolves "auto" (cuda, then
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from tui_lab.analysis.format import fmt_bytes
@@ -80,6 +82,48 @@ def fit_problem(weights: int, free: int | None, device: str) -> str | None:
     if free is None or weights <= free:
         return None
     return f"refused: the weights need {fmt_bytes(weights)} but only {fmt_bytes(free)} is free on {device}"
+
+
+def out_of_memory_line(err: BaseException, device: str, doing: str, hint: str = "") -> str | None:
+    """One line for an out-of-memory error on `device` while `doing` ("training step 12"); None for any other
+    error. torch's CUDA message is a paragraph about the allocator that never names the device it ran on."""
+    if not _is_out_of_memory(err):
+        return None
+    asked = re.search(r"[Tt]ried to allocate ([\d.]+ \w+)", str(err))
+    line = f"out of memory on {device} while {doing}" + (f" (it tried to allocate {asked.group(1)})" if asked else "")
+    return f"{line}; {hint}" if hint else line
+
+
+@contextlib.contextmanager
+def out_of_memory(device: str, doing: str, hint: str = "") -> Iterator[None]:
+    """Turn an out-of-memory error inside the block into a one-line ValueError naming `device`, after giving
+    the allocator's cached blocks back (so what is still loaded keeps working)."""
+    try:
+        yield
+    except Exception as err:
+        line = out_of_memory_line(err, device, doing, hint)
+        if line is None:
+            raise
+        release_cached_memory(device)
+        raise ValueError(line) from None
+
+
+def release_cached_memory(device: str) -> None:
+    """Free the blocks torch's CUDA allocator keeps after a failed allocation (a no-op elsewhere)."""
+    if str(device).startswith("cuda"):
+        import torch
+
+        with contextlib.suppress(RuntimeError):
+            torch.cuda.empty_cache()
+
+
+def _is_out_of_memory(err: BaseException) -> bool:
+    # torch.OutOfMemoryError on CUDA; MPS and the CPU allocator raise a RuntimeError that says so.
+    if type(err).__name__ == "OutOfMemoryError":
+        return True
+    text = str(err).lower()
+    return isinstance(err, RuntimeError) and any(s in text for s in ("out of memory", "failed to allocate",
+                                                                  "can't allocate memory"))
 
 
 def _bad_name(device: str, field: str) -> str:

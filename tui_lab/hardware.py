@@ -8,15 +8,15 @@ the user's cache folder and read back by later launches, so MFU does not move be
 from __future__ import annotations
 
 import functools
-import json
 import math
-import os
 import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+
+from tui_lab.paths import keep, read_kept
 
 PEAK_FILE = "matmul_peak.json"
 
@@ -118,37 +118,15 @@ def _cpu_isa() -> str:
                  if flag in flags), "")
 
 
-def _peak_path() -> Path:
-    from tui_lab.paths import cache_dir
-
-    return cache_dir() / PEAK_FILE
-
-
-def _read_peaks() -> dict[str, dict]:
-    try:
-        data = json.loads(_peak_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}  # none kept yet, or an unreadable file: measure again and rewrite it
-    return data if isinstance(data, dict) else {}
-
-
 def _read_peak(key: str) -> float | None:
-    entry = _read_peaks().get(key)
+    entry = read_kept(PEAK_FILE).get(key)
     flops = entry.get("flops") if isinstance(entry, dict) else None
     return float(flops) if isinstance(flops, (int, float)) and math.isfinite(flops) and flops > 0 else None
 
 
 def _write_peak(key: str, flops: float, size: int) -> float:
-    """Keep `flops` under `key` beside the other kept peaks (atomically: two launches may race)."""
-    try:
-        path = _peak_path()
-        peaks = _read_peaks() | {key: {"flops": flops, "size": size, "torch": torch.__version__,
-                                       "measured": time.strftime("%Y-%m-%d %H:%M:%S")}}
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(peaks, indent=1), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only home: the peak still holds for this process
+    """Keep `flops` under `key` beside the other kept peaks."""
+    keep(PEAK_FILE, key, {"flops": flops, "size": size, "torch": torch.__version__})
     return flops
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_lab.config import ModelConfig
-from tui_lab.devices import fit_problem, free_memory, pick_device
+from tui_lab.devices import fit_problem, free_memory, out_of_memory, pick_device
 from tui_lab.shipped import shipped_checkpoint
 
 SOURCE_KINDS = ("preset", "config", "checkpoint", "hf")
@@ -51,9 +51,18 @@ def load_model(kind: str, source: str | Path | ModelConfig, device: str | None =
     """Load from `kind` in SOURCE_KINDS: a preset name, a ModelConfig, a checkpoint folder, an HF folder or id.
 
     Random weights (preset, config) are drawn with `seed` without touching the global RNG (None: from
-    the global RNG as it stands). ValueError with one line for a bad source, device or a model too big.
+    the global RNG as it stands). ValueError with one line for a bad source, device or a model too big,
+    and for running out of memory on the device while loading (naming the device).
     """
     device = pick_device(device)
+    name = source.name if isinstance(source, ModelConfig) else str(source)
+    doing = f"building {name!r}" if kind in ("preset", "config") else f"loading {name}"
+    with out_of_memory(device, doing, "try a smaller model or another device"):
+        return _load(kind, source, device, seed, **hf_options)
+
+
+def _load(kind: str, source: str | Path | ModelConfig, device: str, seed: int | None,
+          **hf_options: Any) -> LoadedModel:
     if kind == "hf":
         return _load_hf(source, device, **hf_options)
     if hf_options:

@@ -8,7 +8,9 @@ decoding thread policy) are kept in the user's cache folder so they are measured
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from pathlib import Path
 
 
@@ -30,3 +32,27 @@ def cache_dir(create: bool = True) -> Path:
     if create:
         folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def read_kept(name: str) -> dict[str, dict]:
+    """Every entry kept in the cache folder's JSON file `name`, by key ({} when none is kept yet, or the file
+    is unreadable: the caller measures again and the next `keep` rewrites it)."""
+    try:
+        data = json.loads((cache_dir() / name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def keep(name: str, key: str, entry: dict) -> None:
+    """Keep `entry` (with the time it was measured) under `key` in the cache folder's JSON file `name`, beside
+    the other keys. Atomic, since two launches may race; a read-only home keeps nothing, silently (the
+    measurement still holds for this process)."""
+    try:
+        path = cache_dir() / name
+        kept = read_kept(name) | {key: entry | {"measured": time.strftime("%Y-%m-%d %H:%M:%S")}}
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(kept, indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass

@@ -1,21 +1,11 @@
 """Which (query, key) pairs an attention pattern lets through, counted without building a mask.
 
-The arithmetic twin of `tui_lab.model.masks.local_mask` (tests check the counts against the torch masks):
-full attention, a sliding window of `window` keys (0 = full), and Longformer's `global_tokens`. Positions are
-0..length-1. Causal: query i sees keys i-window+1..i. Non-causal: the band |i - k| <= (window-1)//2.
-Global tokens (the first G positions) see every key and are seen by every query (causal: earlier ones only).
+Closed forms of the pairs that `tui_lab.mask_rule.may_attend` lets through (tests count the rule pair by
+pair against them): full attention, a sliding window of `window` keys (0 = full), and Longformer's
+`global_tokens`. Positions are 0..length-1.
 """
 
 from __future__ import annotations
-
-
-def allowed(i: int, k: int, causal: bool, window: int = 0, global_tokens: int = 0) -> bool:
-    """May query i attend to key k? (`local_mask`'s rule for one pair.)"""
-    if causal and k > i:
-        return False
-    if window == 0 or i < global_tokens or k < global_tokens:
-        return True
-    return i - k < window if causal else abs(i - k) <= (window - 1) // 2
 
 
 def pattern_name(window: int = 0, global_tokens: int = 0) -> str:

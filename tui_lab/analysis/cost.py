@@ -136,7 +136,7 @@ def encoder_flops(c: ModelConfig, source: int) -> int:
 
 
 def decode_step_flops(c: ModelConfig, prompt_len: int, new_tokens: int, cached: bool) -> list[tuple[int, int]]:
-    """(d^2, L*d) FLOPs of each step of a greedy run, as `generation.speed` times them.
+    """(d^2, L*d) FLOPs of each step of a greedy run, as `bench.kv_speed` times them.
 
     Step k (from 0) predicts token k from a context of prompt_len + k tokens (decoder-only) or 1 + k
     (an encoder-decoder's target, the prompt being the source). The cached run's first step fills the

@@ -11,6 +11,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui_lab.mask_rule import may_attend
+
 
 @dataclass(frozen=True)
 class GridSpec:
@@ -62,7 +64,7 @@ def tokenize(text: str, vocab: int, tokenizer: Any = None, target: bool = False)
 
 def causal_grid(n: int) -> list[list[float]]:
     """(n, n): query i sees keys 0..i."""
-    return [[1.0 if k <= q else 0.0 for k in range(n)] for q in range(n)]
+    return [[float(may_attend(q, k, causal=True)) for k in range(n)] for q in range(n)]
 
 
 def padding_keep(lengths: list[int]) -> list[list[bool]]:
@@ -75,7 +77,7 @@ def batch_grid(lengths: list[int], causal: bool) -> list[list[list[float]]]:
     """(N, L, L): no query attends to a padded key, AND (if causal) to a later position."""
     keep = padding_keep(lengths)
     width = max(lengths)
-    return [[[1.0 if keep[b][k] and (not causal or k <= q) else 0.0 for k in range(width)] for q in range(width)]
+    return [[[float(keep[b][k] and may_attend(q, k, causal)) for k in range(width)] for q in range(width)]
             for b in range(len(lengths))]
 
 

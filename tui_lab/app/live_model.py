@@ -14,10 +14,10 @@ from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
 from tui_lab.analysis import count_params
-from tui_lab.app.threads import configure_openmp
 from tui_lab.config import ModelConfig
 from tui_lab.errors import one_line
 from tui_lab.loading import load_model, shipped_for
+from tui_lab.openmp import configure_openmp
 
 
 class ModelStatus(Message):

@@ -23,6 +23,9 @@ COMMANDS = {
     "export": ("tui_lab.cli.export", "export a checkpoint as a Hugging Face GPT-2 folder"),
     "serve": ("tui_lab.cli.serve", "serve the app in a web browser"),
     "experiment": ("tui_lab.cli.experiment", "list or run the experiments (the seeds' lessons as runs)"),
+    "lens": ("tui_lab.cli.lens", "logit lens: each layer's top tokens per position"),
+    "ablate": ("tui_lab.cli.ablate", "ablate each attention head: how the loss moves"),
+    "patch": ("tui_lab.cli.patch", "activation patching: where the answer is carried"),
 }
 
 # The Hugging Face model types --from-hf opens (tui_lab.hf.families.FAMILIES, kept equal by
@@ -63,11 +66,17 @@ def main(argv: list[str] | None = None) -> int:
     return _guarded(parse_and_run)
 
 
+# The labels of tui_lab.hf.families.FAMILIES, written out so the help imports nothing (a test keeps them equal).
+HF_FAMILIES = ("GPT-2", "Llama", "Mistral", "Qwen2", "Mixtral", "Marian", "BERT", "ViT")
+
+
 def _parser(name: str | None) -> Parser:
     """The commands' parser; for the help (`name` None) it lists the app's own options too."""
     parser = Parser(prog="tui-lab", usage="tui-lab [APP OPTIONS]  |  tui-lab COMMAND [OPTIONS]",
                     description="A terminal lab for Transformers. Without a command it opens the app; "
-                                "`tui-lab COMMAND --help` describes a command's options.")
+                                "`tui-lab COMMAND --help` describes a command's options. --from-hf opens Hugging "
+                                f"Face models of {len(HF_FAMILIES)} families: {', '.join(HF_FAMILIES[:-1])} and "
+                                f"{HF_FAMILIES[-1]}.")
     if name is None:  # shown, never parsed here: the app parses them itself (cli/launch.py)
         from tui_lab.cli.launch import add_app_arguments
 

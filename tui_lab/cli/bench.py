@@ -1,6 +1,6 @@
 """`tui-lab bench generate`: cached vs uncached greedy generation, timed side by side.
 
-Prints `{"runs": [...]}` with `--json` (see `tui_lab.generation.speed.SpeedReport.to_dict`), a rich table otherwise.
+Prints `{"runs": [...]}` with `--json` (see `tui_lab.bench.kv_speed.SpeedReport.to_dict`), a rich table otherwise.
 The default lengths fit the model's max_len; a length that slides past it is marked in the table and explained
 in a line below it (`slid`, `slid_steps` and `notes` in the JSON). Each path runs on its own thread count.
 """
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui_lab.generation.speed import compare_generation
+    from tui_lab.bench.kv_speed import compare_generation
 
     loaded = load_from_args(args)
     bos_id = loaded.codec.bos_id if loaded.codec.bos_id is not None else 0

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from tui_lab.cli.model_args import add_model_arguments, load_from_args
+from tui_lab.generation.folder_defaults import given_fields, with_folder_defaults
 from tui_lab.generation.prompt import prompt_ids
 from tui_lab.generation.settings import GenerationSettings
 from tui_lab.loading import LoadedModel
@@ -25,12 +26,17 @@ if TYPE_CHECKING:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
     parser.add_argument("--prompt", required=True, help="text to continue (the source, for an encoder-decoder)")
-    parser.add_argument("--max-new-tokens", type=int, default=64, metavar="N")
-    parser.add_argument("--temperature", type=float, default=1.0, metavar="T", help="0 is greedy (default: 1)")
+    # Defaults None: a flag left out takes a Hugging Face folder's generation_config.json value, else the lab's.
+    parser.add_argument("--max-new-tokens", type=int, default=None, metavar="N", help="default: 64")
+    parser.add_argument("--temperature", type=float, default=None, metavar="T", help="0 is greedy (default: 1)")
     parser.add_argument("--top-k", type=int, default=None, metavar="K")
     parser.add_argument("--top-p", type=float, default=None, metavar="P")
-    parser.add_argument("--beam-size", type=int, default=1, metavar="B", help="> 1: beam search (deterministic)")
+    parser.add_argument("--beam-size", type=int, default=None, metavar="B",
+                        help="> 1: beam search (deterministic; default: 1)")
     parser.add_argument("--no-cache", action="store_true", help="recompute the whole sequence at every step")
+    parser.add_argument("--chat", action="store_true",
+                        help="a Hugging Face folder with a chat template: the prompt is one user turn, rendered as "
+                             "transformers' apply_chat_template(add_generation_prompt=True) renders it")
     parser.add_argument("--nat-length", dest="nat_length", type=int, default=None, metavar="N",
                         help="NAT models (decoder_mode nat-*): decode exactly N tokens, overriding the length "
                              "classifier or the first END")
@@ -40,12 +46,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)  # before loading: a bad flag fails fast
     loaded = load_from_args(args)
-    ids = prompt_ids(loaded.codec, args.prompt, loaded.config.family, field="--prompt")
+    ids = _prompt(loaded, args)
+    folder = getattr(loaded.model, "folder_generation", None)
+    start_len = len(ids) if loaded.config.family == "decoder-only" else 1
+    settings, from_folder = with_folder_defaults(settings, given_fields(_flags(args)), folder, start_len)
     _check_nat(loaded, settings)
     console = Console(stderr=True)
     if not args.json:
         console.print(f"[dim]{loaded.label} on {next(loaded.model.parameters()).device}[/]")
     result, done = _generate(loaded, ids, args, settings, live=not args.json)
+    if folder is not None:  # every key of the folder's generation settings: applied, or ignored and why
+        result["generation_config"] = {"source": folder.source, "applied": list(folder.applied),
+                                       "ignored": folder.ignored, "defaults_taken": from_folder}
     if args.json:
         print(json.dumps(result))
         return 0
@@ -54,18 +66,42 @@ def run(args: argparse.Namespace) -> int:
         note += f"; mapped to <unk>: {' '.join(result['unknown'])}"
     if result["cropped"] or result["slid"]:
         note += f"; past max_len {loaded.config.max_len}: the window slid to the last tokens"
+    if folder is not None and folder.line():
+        note += f"; {folder.line()}" + (f" (defaults taken: {', '.join(from_folder)})" if from_folder else "")
     console.print(f"[dim]{note}[/]", markup=True, highlight=False)
     return 0
 
 
+def _flags(args: argparse.Namespace) -> dict[str, object]:
+    """The settings as the flags give them, None where a flag was left out."""
+    return {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_k": args.top_k,
+            "top_p": args.top_p, "beam_size": args.beam_size, "use_cache": False if args.no_cache else None}
+
+
+def _prompt(loaded: LoadedModel, args: argparse.Namespace) -> list[int]:
+    """The prompt's ids: as text, or with --chat as one user turn through the folder's chat template."""
+    if not getattr(args, "chat", False):
+        return prompt_ids(loaded.codec, args.prompt, loaded.config.family, field="--prompt")
+    from tui_lab.hf.chat import chat_prompt_ids
+
+    return chat_prompt_ids(loaded.model, loaded.codec, [{"role": "user", "content": args.prompt}])
+
+
 def settings_from_args(args: argparse.Namespace) -> GenerationSettings:
-    """The core's one check of the settings, its messages naming our flags (`max_new_tokens` -> `--max-new-tokens`)."""
+    """The core's one check of the settings, its messages naming our flags (`max_new_tokens` -> `--max-new-tokens`).
+    A flag left out takes the lab's default here; a folder's defaults replace those later."""
+    lab = GenerationSettings()
     try:
-        return GenerationSettings(args.max_new_tokens, args.temperature, args.top_k, args.top_p, args.beam_size,
+        return GenerationSettings(_or(args.max_new_tokens, lab.max_new_tokens), _or(args.temperature, lab.temperature),
+                                  args.top_k, args.top_p, _or(args.beam_size, lab.beam_size),
                                   use_cache=not args.no_cache, seed=args.seed, nat_length=args.nat_length)
     except ValueError as err:
         name, _, rest = str(err).partition(" ")
         raise ValueError(f"--{name.replace('_', '-')} {rest}") from None
+
+
+def _or(value, default):
+    return default if value is None else value
 
 
 def _check_nat(loaded: LoadedModel, settings: GenerationSettings) -> None:

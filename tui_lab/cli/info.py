@@ -25,18 +25,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
 
-def _config(args: argparse.Namespace) -> tuple[ModelConfig, str | None]:
-    """The config, and for an HF folder one line on its tokenizer (what it is, or why there is none)."""
+def _config(args: argparse.Namespace) -> tuple[ModelConfig, str | None, dict | None]:
+    """The config, and for an HF folder one line on its tokenizer (what it is, or why there is none) and its
+    generation settings (which keys are applied, which ignored and why)."""
     check_hub_arguments(args)
     if args.from_hf:
         from tui_lab.hf import hf_config
         from tui_lab.hf.family_tokenizer import describe, folder_tokenizer
+        from tui_lab.hf.load import hf_generation
 
         with hub_options(args) as options:  # info reads config.json alone, but --download fetches the whole model
             config = hf_config(args.from_hf, **options)
             tokenizer = describe(*folder_tokenizer(args.from_hf, **options))  # its files only: no weights, no torch
-        return config.replace(**overrides_from_args(args)), tokenizer
-    return config_from_args(args), None
+            folder = hf_generation(args.from_hf, **options)
+        generation = {"source": folder.source, "applied": list(folder.applied), "ignored": folder.ignored,
+                      "line": folder.line()}
+        return config.replace(**overrides_from_args(args)), tokenizer, generation
+    return config_from_args(args), None, None
 
 
 def report(config: ModelConfig, batch: int, seq_len: int) -> dict:
@@ -56,7 +61,7 @@ def report(config: ModelConfig, batch: int, seq_len: int) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    config, tokenizer = _config(args)
+    config, tokenizer, generation = _config(args)
     seq_len = args.seq_len if args.seq_len is not None else min(config.max_len, 128)
     for name in ("batch", "seq_len"):
         value = args.batch if name == "batch" else seq_len
@@ -65,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     data = report(config, args.batch, seq_len)
     if tokenizer is not None:
         data["tokenizer"] = tokenizer
+    if generation is not None:
+        data["generation_config"] = generation
     if args.json:
         print(json.dumps(data))
     else:
@@ -105,3 +112,5 @@ def _print(config: ModelConfig, data: dict) -> None:
     )
     if "tokenizer" in data:
         console.print(f"tokenizer: {data['tokenizer']}", highlight=False, markup=False)
+    if data.get("generation_config", {}).get("line"):
+        console.print(f"generation: {data['generation_config']['line']}", highlight=False, markup=False)

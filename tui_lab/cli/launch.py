@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tui_lab.app.threads import configure_openmp
 from tui_lab.cli import HF_MODEL_TYPES, Parser, UsageError
+from tui_lab.openmp import configure_openmp
 
 # The shipped trained English toy (tui_lab/shipped/): the first look at attention and generation shows
 # something learned; `--preset gpt2-toy` is the same shape with random weights.
@@ -91,7 +91,7 @@ def make_app(argv: list[str], build: bool = True):
 
 def launch(argv: list[str]) -> int:
     # Before anything imports torch: idle OpenMP threads spin only briefly, so they do not starve the
-    # UI thread (REFERENCE: in-app throughput collapsed with spinning workers; see app/threads.py).
+    # UI thread (REFERENCE: in-app throughput collapsed with spinning workers; see tui_lab/openmp.py).
     configure_openmp()
     app = make_app(argv)
     app.run()

@@ -83,7 +83,7 @@ def _decoder_states(model):
     def run(ids):
         x = model.embed(ids)
         for block in model.decoder:
-            x, _ = block(x)
+            x = block(x)
         return x
     return run
 

@@ -5,7 +5,6 @@
 - `settings`: `GenerationSettings` and its one check (no torch). `prompt`: text to prompt ids (no torch).
 - `loop`: `generate`, `stream` and the `Generation` they run; `decoder_state`, `sampling`, `beam` its pieces.
 - `session`: `complete`, the loop as the CLI and the app run it (timed, streamed, cancellable).
-- `speed`: cached vs uncached greedy generation, timed side by side.
 
 Names are imported on first use, so the torch-free modules stay torch-free to import (the app's first frame).
 """
@@ -22,7 +21,6 @@ _LAZY = {
     "GenerationSettings": "tui_lab.generation.settings",
     "check_settings": "tui_lab.generation.settings",
     "complete": "tui_lab.generation.session",
-    "compare_generation": "tui_lab.generation.speed",
 }
 
 __all__ = list(_LAZY)

@@ -1,13 +1,18 @@
-"""Beam search: keep the `beam_size` best hypotheses per input, ranked by length-normalised log-prob.
+"""Beam search as transformers' `generate(num_beams=B)` runs it, step for step, over our model and KV cache.
 
-Each input gets B rows (beams) in one batch; after every step the best B of the B x V continuations
-survive, and the KV cache follows them with `cache.reorder`. A beam that emits eos is finished: it may
-only continue with eos, at no cost and without growing its length, so it keeps competing with the
-beams still running. Scores are divided by length ** length_penalty (1.0: the mean log-prob per token),
-so short hypotheses are not preferred just for having fewer negative terms (Wu et al. 2016 use a
-smoothed form of the same idea).
+Each input keeps B running hypotheses (beams) and B finished ones. At every step the B x V continuations
+of the running beams are scored by summed log-prob (after the rules' processors, which see log-probs here,
+as in transformers), and the best K = max(2, 1 + number of eos ids) x B are taken: those that end (an eos, or
+the length limit) among the first B become finished candidates, scored sum / new_length ** length_penalty;
+the best B that do not end keep running, and the cache follows them with `cache.reorder`. Taking K > B
+guarantees B continuations that are still running even when the best ones all end.
 
-Dimension legend: N inputs, B beams, V vocabulary, P prefix, L sequence so far.
+The run stops at the length limit, when no running beam can still beat the worst finished one (transformers'
+heuristic: its best score divided by its current length, or by the longest possible with
+`early_stopping="never"` and a positive penalty), or with `early_stopping=True` once B have finished.
+Scores below -1e9 mark "not a candidate", exactly as transformers does, so ties break the same way.
+
+Dimension legend: N inputs, B beams, K candidates, V vocabulary, P prefix, T the longest sequence.
 """
 
 from __future__ import annotations
@@ -15,71 +20,135 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from tui_lab.generation.decoder_state import DecoderState, copy_ids, prepare
+from tui_lab.generation.decoder_state import DecoderState, copy_ids, prepare, stop_ids
+from tui_lab.generation.rules import DecodingRules
 from tui_lab.model import Transformer
+
+NOT = -1.0e9  # transformers' score for "not a candidate"
 
 
 class Beams:
-    """Scores, lengths and finished flags of N x B hypotheses, and the rows that hold them."""
+    """Running and finished hypotheses of N inputs, in (N, B, T) buffers of the final length."""
 
-    def __init__(self, inputs: int, beam_size: int, device: torch.device) -> None:
-        self.n, self.b = inputs, beam_size
-        self.scores = torch.zeros(inputs, beam_size, device=device)  # (N, B) summed log-probs
-        self.scores[:, 1:] = float("-inf")  # all beams start identical: let only the first expand
-        self.lengths = torch.zeros(inputs, beam_size, device=device)  # (N, B) tokens counted for the norm
+    def __init__(self, prefix: Tensor, inputs: int, beam_size: int, max_length: int, fill: int,
+                 eos: Tensor | None, length_penalty: float, early_stopping: bool | str) -> None:
+        self.n, self.b, self.prefix_len, self.max_length = inputs, beam_size, prefix.shape[1], max_length
+        self.eos, self.penalty, self.early_stopping = eos, length_penalty, early_stopping
+        self.k = max(2, 1 + (len(eos) if eos is not None else 0)) * beam_size
+        device = prefix.device
+        self.running = torch.full((inputs, beam_size, max_length), fill, dtype=torch.long, device=device)
+        self.running[:, :, : self.prefix_len] = prefix.view(inputs, beam_size, -1)
+        self.sequences = self.running.clone()  # the finished ones
+        self.running_scores = torch.zeros(inputs, beam_size, device=device)
+        self.running_scores[:, 1:] = NOT  # all beams start identical: only the first expands
+        self.scores = torch.full((inputs, beam_size), NOT, device=device)  # finished, length-normalised
+        self.lengths = torch.zeros(inputs, beam_size, dtype=torch.long, device=device)  # finished: new tokens
         self.finished = torch.zeros(inputs, beam_size, dtype=torch.bool, device=device)
+        self.open = torch.ones(inputs, 1, dtype=torch.bool, device=device)  # may a running beam still win?
+        self.first_b = torch.arange(self.k, device=device) < beam_size
+        self.all_hit = False
 
-    def advance(self, logp: Tensor, eos_id: int | None, penalty: float) -> tuple[Tensor, Tensor]:
-        """(N*B, V) log-probs -> (rows to keep (N*B,), their new tokens (N*B,)), updating the beams."""
+    def flat(self, length: int) -> Tensor:
+        """(N*B, length) the running beams so far."""
+        return self.running[:, :, :length].reshape(self.n * self.b, length)
+
+    def advance(self, logp: Tensor, length: int) -> Tensor:
+        """(N*B, V) processed log-probs at sequence length `length` -> the cache rows to keep (N*B,)."""
         vocab = logp.shape[-1]
-        logp = logp.view(self.n, self.b, vocab)
-        if eos_id is not None:
-            only_eos = torch.full((vocab,), float("-inf"), device=logp.device)
-            only_eos[eos_id] = 0.0
-            logp = torch.where(self.finished[..., None], only_eos, logp)
-        lengths = self.lengths + (~self.finished).float()  # (N, B)
-        total = self.scores[..., None] + logp  # (N, B, V)
-        ranked = (total / lengths[..., None] ** penalty).view(self.n, -1)
-        chosen = ranked.topk(self.b, dim=-1).indices  # (N, B) into B*V
-        beam, token = chosen // vocab, chosen % vocab
-        self.scores = total.view(self.n, -1).gather(1, chosen)
-        self.lengths = lengths.gather(1, beam)
-        self.finished = self.finished.gather(1, beam)
-        if eos_id is not None:
-            self.finished = self.finished | (token == eos_id)
-        rows = (torch.arange(self.n, device=logp.device)[:, None] * self.b + beam).view(-1)
-        return rows, token.view(-1)
+        total = (logp.view(self.n, self.b, vocab) + self.running_scores[:, :, None]).view(self.n, -1)
+        top_scores, top = total.topk(self.k)  # (N, K)
+        source, token = top // vocab, top % vocab
+        candidates = _gather(self.running, source)  # (N, K, T)
+        candidates[:, :, length] = token
+        hits = torch.full_like(token, length + 1 >= self.max_length, dtype=torch.bool)
+        if self.eos is not None:
+            hits = hits | torch.isin(token, self.eos)
+        running_scores = top_scores + hits.to(torch.float32) * NOT
+        keep = running_scores.topk(self.b)[1]  # (N, B) the best that go on
+        self._finish(candidates, top_scores, hits, length)
+        self.running, self.running_scores = _gather(candidates, keep), _gather(running_scores, keep)
+        self.all_hit = bool(hits.all())
+        rows = torch.arange(self.n, device=logp.device)[:, None] * self.b + _gather(source, keep)
+        self._update_open(length + 1)
+        return rows.view(-1)
 
-    def best(self, penalty: float) -> Tensor:
-        """(N,) index of each input's best beam by length-normalised score."""
-        return (self.scores / self.lengths.clamp(min=1) ** penalty).argmax(dim=-1)
+    def _finish(self, candidates: Tensor, top_scores: Tensor, hits: Tensor, length: int) -> None:
+        """Merge the candidates that end among the first B into the B best finished (transformers' order)."""
+        just = hits & self.first_b[None, :]
+        scores = top_scores / ((length + 1 - self.prefix_len) ** self.penalty)
+        full = torch.all(self.finished, dim=-1, keepdim=True) & (self.early_stopping is True)
+        scores += full.to(torch.float32) * NOT
+        scores += (~self.open).to(torch.float32) * NOT
+        scores += (~just) * NOT
+        merged_scores = torch.cat((self.scores, scores), dim=1)
+        best = merged_scores.topk(self.b)[1]
+        new_lengths = torch.full_like(top_scores, length + 1 - self.prefix_len, dtype=torch.long)
+        self.sequences = _gather(torch.cat((self.sequences, candidates), dim=1), best)
+        self.scores = _gather(merged_scores, best)
+        self.lengths = _gather(torch.cat((self.lengths, new_lengths), dim=1), best)
+        self.finished = _gather(torch.cat((self.finished, just), dim=1), best)
+
+    def _update_open(self, length: int) -> None:
+        if self.early_stopping == "never" and self.penalty > 0.0:
+            best_length = self.max_length - self.prefix_len
+        else:
+            best_length = length - self.prefix_len
+        best_running = self.running_scores[:, :1] / (best_length ** self.penalty)
+        worst_finished = torch.where(self.finished, torch.min(self.scores, dim=1, keepdim=True)[0], NOT)
+        self.open = self.open & torch.any(best_running > worst_finished, dim=-1, keepdim=True)
+
+    def done(self) -> bool:
+        full = bool(torch.all(self.finished)) and self.early_stopping is True
+        return not bool(torch.any(self.open)) or full or self.all_hit
+
+    def best(self) -> Tensor:
+        """(N, P + longest of the winners): each input's best finished hypothesis, padded with the fill id."""
+        length = self.prefix_len + int(self.lengths[:, 0].max())
+        return self.sequences[:, 0, :length]
+
+
+def _gather(tensor: Tensor, index: Tensor) -> Tensor:
+    """tensor (N, K, ...) rows `index` (N, J) along dim 1 -> (N, J, ...)."""
+    while index.dim() < tensor.dim():
+        index = index.unsqueeze(-1)
+    return torch.take_along_dim(tensor, index, dim=1)
 
 
 def beam_search(model: Transformer, input_ids: Tensor, max_new_tokens: int, beam_size: int,
                 use_cache: bool = True, eos_id: int | None = None, bos_id: int | None = None,
                 src_mask: Tensor | None = None, length_penalty: float = 1.0, src_ext: Tensor | None = None,
                 unk_id: int | None = None, vocab_limit: int | None = None,
-                banned_ids: tuple[int, ...] | None = None) -> Tensor:
-    """The best of `beam_size` hypotheses per input: (N, P + new), finished beams padded with eos.
+                banned_ids: tuple[int, ...] | None = None, rules: DecodingRules | None = None) -> Tensor:
+    """The best of `beam_size` hypotheses per input: (N, P + new), shorter ones padded (pad, else eos).
 
-    Copy models rank over the extended vocabulary (`src_ext`, see `loop.generate`); `banned_ids` as there."""
+    Copy models rank over the extended vocabulary (`src_ext`, see `loop.generate`); `banned_ids` as there.
+    `rules` (a Hugging Face folder's) bring their eos list, length penalty, early stopping and processors;
+    their bans then replace the model's own, applied after log-softmax as transformers applies them."""
     src_ext = copy_ids(model, input_ids, src_ext, unk_id, rows_per_input=beam_size)
     prefix, memory, src_mask = prepare(model, input_ids, bos_id, src_mask, rows_per_input=beam_size)
     rows, prefix_len = prefix.shape
-    seq = torch.empty(rows, prefix_len + max_new_tokens, dtype=torch.long, device=prefix.device)
-    seq[:, :prefix_len] = prefix
-    state = DecoderState(model, rows, prefix_len + max_new_tokens - 1, use_cache, memory, src_mask, src_ext, unk_id,
-                         vocab_limit, banned_ids)
-    beams = Beams(input_ids.shape[0], beam_size, prefix.device)
-    length = prefix_len
-    for _ in range(max_new_tokens):
-        logits, _ = state.logits(seq[:, :length])  # (N*B, V)
-        keep, tokens = beams.advance(torch.log_softmax(logits.float(), dim=-1), eos_id, length_penalty)
-        seq = seq[keep]
-        seq[:, length] = tokens
-        state.reorder(keep)
-        length += 1
-        if eos_id is not None and bool(beams.finished.all()):
+    max_length = prefix_len + max_new_tokens
+    state = DecoderState(model, rows, max_length - 1, use_cache, memory, src_mask, src_ext, unk_id, vocab_limit,
+                         () if rules is not None and banned_ids is None else banned_ids)
+    eos, fill = stop_ids(rules, eos_id, prefix.device)
+    chain = _chain(rules, prefix_len, max_length, prefix.device)
+    if rules is not None:
+        length_penalty = rules.length_penalty
+    beams = Beams(prefix, input_ids.shape[0], beam_size, max_length, fill, eos, length_penalty,
+                  rules.early_stopping if rules is not None else False)
+    for length in range(prefix_len, max_length):
+        seq = beams.flat(length)
+        logits, _ = state.logits(seq)  # (N*B, V)
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        state.reorder(beams.advance(chain(seq, logp) if chain is not None else logp, length))
+        if beams.done():
             break
-    best = beams.best(length_penalty)  # (N,)
-    return seq.view(beams.n, beam_size, -1)[torch.arange(beams.n, device=seq.device), best, :length]
+    return beams.best()
+
+
+def _chain(rules: DecodingRules | None, prefix_len: int, max_length: int, device: torch.device):
+    if rules is None or not rules.shapes_logits:
+        return None
+    from tui_lab.generation.processors import ScoreChain
+
+    return ScoreChain(rules, prefix_len, max_length, device)

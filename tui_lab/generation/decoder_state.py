@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from tui_lab.generation import lengths
+from tui_lab.generation.rules import DecodingRules
 from tui_lab.model import AttentionCapture, Transformer
 from tui_lab.model.copy import feedable, p_gen_of
 
@@ -74,6 +75,16 @@ def banned(model: Transformer, banned_ids: tuple[int, ...] | None) -> tuple[int,
     if bad:
         raise ValueError(f"banned_ids must lie in 0..{model.config.vocab - 1} (the model's vocab), got {bad[0]}")
     return ids
+
+
+def stop_ids(rules: DecodingRules | None, eos_id: int | None, device: torch.device) -> tuple[Tensor | None, int]:
+    """(the ids that end a row (K,) or None, what a finished row is padded with). With rules, theirs alone
+    (transformers stops on the generation config's eos list, whatever the tokenizer says); else `eos_id`."""
+    ids = rules.eos_ids if rules is not None else ((eos_id,) if eos_id is not None else ())
+    if not ids:
+        return None, 0
+    fill = rules.fill_id if rules is not None else eos_id
+    return torch.tensor(ids, dtype=torch.long, device=device), int(fill)
 
 
 class DecoderState:

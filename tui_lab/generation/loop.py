@@ -3,6 +3,8 @@
 Decoder-only: the input is the prompt and the sequence grows from it. Encoder-decoder: the input is the
 source, encoded once; the sequence is the target, starting from `bos_id`, and the cache keeps the
 cross-attention keys and values. Rows that emit `eos_id` are finished and padded with eos from then on.
+A Hugging Face folder's `rules` (`generation.rules`) bring an eos list (any id finishes a row, padded with pad)
+and transformers' logits processors, applied to the scores before each choice.
 
 Dimension legend: N batch (rows), P prefix (prompt or bos), L sequence so far, S source, V vocabulary.
 """
@@ -11,16 +13,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor
 
 from tui_lab.config import is_nat
 from tui_lab.generation.beam import beam_search
-from tui_lab.generation.decoder_state import DecoderState, check_input, copy_ids, position_window, prepare
+from tui_lab.generation.decoder_state import (
+    DecoderState,
+    check_input,
+    copy_ids,
+    position_window,
+    prepare,
+    stop_ids,
+)
 from tui_lab.generation.nat import check_nat, nat_steps
-from tui_lab.generation.sampling import chosen_probs, filter_logits, next_tokens
+from tui_lab.generation.rules import DecodingRules
+from tui_lab.generation.sampling import chosen_probs, filter_logits, multinomial, next_tokens
 from tui_lab.generation.settings import check_settings
 from tui_lab.model import AttentionCapture, Transformer
 
@@ -46,21 +56,34 @@ class GenerationStep:
 
 @dataclass(frozen=True)
 class Sampler:
-    """How each next token is chosen; temperature 0 is greedy."""
+    """How each next token is chosen; temperature 0 is greedy.
+
+    With a `chain` (a Hugging Face folder's rules as transformers' processors, `processors.ScoreChain`, which
+    then holds the temperature and top-k/top-p warpers too), scores are the chain's output: greedy takes
+    their argmax, sampling draws from their softmax, as transformers' `generate` does."""
 
     temperature: float = 1.0
     top_k: int | None = None
     top_p: float | None = None
     generator: torch.Generator | None = None
+    chain: Callable[[Tensor, Tensor], Tensor] | None = None
 
-    def choose(self, logits: Tensor) -> Tensor:  # (N, V) -> (N,)
-        return next_tokens(logits, self.temperature, self.top_k, self.top_p, self.generator)
+    def choose(self, logits: Tensor, seq: Tensor | None = None) -> Tensor:  # (N, V), (N, L) -> (N,)
+        if self.chain is None:
+            return next_tokens(logits, self.temperature, self.top_k, self.top_p, self.generator)
+        scores = self.chain(seq, logits)
+        if self.temperature == 0:
+            return scores.argmax(dim=-1)
+        return multinomial(torch.softmax(scores, dim=-1), self.generator)
 
-    def top(self, logits: Tensor, k: int) -> tuple[Tensor, Tensor]:  # (N, V) -> ids (N, k), probs (N, k)
+    def top(self, logits: Tensor, k: int, seq: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """The k likeliest tokens of what `choose` draws from: softmax(logits / T) after top-k/top-p.
-        Greedy ignores top-k/top-p (the argmax survives them), so its candidates come from softmax(logits)."""
+        Greedy ignores top-k/top-p (the argmax survives them), so its candidates come from softmax(logits).
+        With a chain: softmax of the chain's scores (greedy: of the rules' scores, at temperature 1)."""
         logits = logits.float()
-        if self.temperature > 0:
+        if self.chain is not None:
+            logits = self.chain(seq, logits)
+        elif self.temperature > 0:
             logits = filter_logits(logits / self.temperature, self.top_k, self.top_p)
         probs, ids = torch.softmax(logits, dim=-1).topk(min(k, logits.shape[-1]), dim=-1)
         return ids, probs
@@ -72,12 +95,14 @@ class Generation:
     def __init__(self, model: Transformer, input_ids: Tensor, max_new_tokens: int, sampler: Sampler,
                  use_cache: bool = True, eos_id: int | None = None, bos_id: int | None = None,
                  src_mask: Tensor | None = None, src_ext: Tensor | None = None, unk_id: int | None = None,
-                 vocab_limit: int | None = None, banned_ids: tuple[int, ...] | None = None) -> None:
+                 vocab_limit: int | None = None, banned_ids: tuple[int, ...] | None = None,
+                 rules: DecodingRules | None = None) -> None:
         check_settings(max_new_tokens, sampler.temperature, sampler.top_k, sampler.top_p)
         src_ext = copy_ids(model, input_ids, src_ext, unk_id)
-        self.model, self.sampler, self.eos_id = model, sampler, eos_id
         prefix, memory, src_mask = prepare(model, input_ids, bos_id, src_mask)
         rows, self.prefix_len = prefix.shape
+        self.model, self.sampler = model, _with_rules(sampler, rules, self.prefix_len, max_new_tokens, prefix.device)
+        self.eos, self.fill_id = stop_ids(rules, eos_id, prefix.device)
         self.buffer = torch.empty(rows, self.prefix_len + max_new_tokens, dtype=torch.long, device=prefix.device)
         self.buffer[:, : self.prefix_len] = prefix
         self.length = self.prefix_len
@@ -85,6 +110,8 @@ class Generation:
         window = position_window(model)
         self.cropped = window is not None and self.prefix_len > window
         # The last new token is never fed back, so the cache needs one slot fewer than the final length.
+        if rules is not None and banned_ids is None:
+            banned_ids = ()  # the rules' bad_words_ids hold the folder's bans, applied where transformers applies them
         self.state = DecoderState(model, rows, self.prefix_len + max_new_tokens - 1, use_cache, memory, src_mask,
                                   src_ext, unk_id, vocab_limit, banned_ids)
         self.finished = torch.zeros(rows, dtype=torch.bool, device=prefix.device)
@@ -99,18 +126,30 @@ class Generation:
         """Generate, yielding after each new token; stops at the limit or when every row is finished."""
         for index in range(self.max_new_tokens):
             logits, attentions = self.state.logits(self.sequence, need_attention)  # (N, V)
-            tokens = self.sampler.choose(logits)  # (N,)
-            if self.eos_id is not None:
-                tokens = tokens.masked_fill(self.finished, self.eos_id)  # finished rows pad with eos
-                self.finished = self.finished | (tokens == self.eos_id)
+            tokens = self.sampler.choose(logits, self.sequence)  # (N,)
+            if self.eos is not None:
+                tokens = tokens.masked_fill(self.finished, self.fill_id)  # finished rows pad (pad, else eos)
+                self.finished = self.finished | torch.isin(tokens, self.eos)
+            top = self.sampler.top(logits, need_candidates, self.sequence) if need_candidates else None
             self.buffer[:, self.length] = tokens
             self.length += 1
             probs = chosen_probs(logits, tokens, self.sampler.temperature) if want_probs else None
-            top = self.sampler.top(logits, need_candidates) if need_candidates else None
             yield GenerationStep(index, tokens, probs, self.finished, self.state.slid, self.cropped, attentions, top,
                                  passes=self.state.passes, p_gen=self.state.p_gen)
-            if self.eos_id is not None and bool(self.finished.all()):
+            if self.eos is not None and bool(self.finished.all()):
                 return
+
+
+def _with_rules(sampler: Sampler, rules: DecodingRules | None, prefix_len: int, max_new_tokens: int,
+                device: torch.device) -> Sampler:
+    """The sampler with transformers' processors for `rules` and its own knobs (none without rules)."""
+    if rules is None:
+        return sampler
+    from tui_lab.generation.processors import ScoreChain
+
+    chain = ScoreChain(rules, prefix_len, prefix_len + max_new_tokens, device, sampler.temperature, sampler.top_k,
+                       sampler.top_p)
+    return replace(sampler, chain=chain)
 
 
 def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperature: float = 1.0,
@@ -118,7 +157,8 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
              eos_id: int | None = None, bos_id: int | None = None, generator: torch.Generator | None = None,
              on_step: Callable[[GenerationStep], None] | None = None, src_mask: Tensor | None = None,
              nat_length: int | None = None, src_ext: Tensor | None = None, unk_id: int | None = None,
-             vocab_limit: int | None = None, banned_ids: tuple[int, ...] | None = None) -> Tensor:
+             vocab_limit: int | None = None, banned_ids: tuple[int, ...] | None = None,
+             rules: DecodingRules | None = None) -> Tensor:
     """Continue `input_ids` by up to `max_new_tokens` tokens.
 
     Decoder-only: input (N, L) prompt -> (N, L + new). Encoder-decoder: input (N, S) source (with an
@@ -133,6 +173,8 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
     `vocab_limit` (the tokenizer's size, when smaller than the model's vocab) keeps every id the tokenizer
     cannot decode from being chosen. `banned_ids` are never chosen either (transformers' one-token
     `bad_words_ids`); None means the model's own, `model.banned_ids` (a Hugging Face folder's generation config).
+    `rules` (`generation.rules.DecodingRules`, a folder's generation_config.json as `hf.generation_config` reads
+    it) are applied with transformers' own processors; their eos list replaces `eos_id`. None: no rules.
     """
     check_settings(max_new_tokens, temperature, top_k, top_p, beam_size)
     check_input(model, input_ids, bos_id)
@@ -143,10 +185,11 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
                                  eos_id, bos_id, src_mask, nat_length, on_step)
         if beam_size > 1:
             return beam_search(model, input_ids, max_new_tokens, beam_size, use_cache, eos_id, bos_id, src_mask,
-                               src_ext=src_ext, unk_id=unk_id, vocab_limit=vocab_limit, banned_ids=banned_ids)
+                               src_ext=src_ext, unk_id=unk_id, vocab_limit=vocab_limit, banned_ids=banned_ids,
+                               rules=rules)
         sampler = Sampler(temperature, top_k, top_p, generator)
         run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask, src_ext,
-                         unk_id, vocab_limit, banned_ids)
+                         unk_id, vocab_limit, banned_ids, rules)
         for step in run.steps(want_probs=on_step is not None):
             if on_step is not None:
                 on_step(step)
@@ -158,7 +201,8 @@ def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperatu
            bos_id: int | None = None, generator: torch.Generator | None = None, src_mask: Tensor | None = None,
            need_attention: bool = False, need_candidates: int | None = None, nat_length: int | None = None,
            src_ext: Tensor | None = None, unk_id: int | None = None,
-           vocab_limit: int | None = None, banned_ids: tuple[int, ...] | None = None) -> Iterator[GenerationStep]:
+           vocab_limit: int | None = None, banned_ids: tuple[int, ...] | None = None,
+           rules: DecodingRules | None = None) -> Iterator[GenerationStep]:
     """Yield one `GenerationStep` per new token (see `generate` for the arguments).
 
     With `need_attention`, each step carries the attention row of the query that predicted the token,
@@ -177,7 +221,7 @@ def stream(model: Transformer, input_ids: Tensor, max_new_tokens: int, temperatu
             return nat_steps(model, input_ids, max_new_tokens, sampler, eos_id, bos_id, src_mask, nat_length,
                              need_attention, need_candidates, GenerationStep)
         run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask, src_ext,
-                         unk_id, vocab_limit, banned_ids)
+                         unk_id, vocab_limit, banned_ids, rules)
         return run.steps(want_probs=True, need_attention=need_attention, need_candidates=need_candidates)
 
     return evaluating(model, steps)

@@ -15,7 +15,7 @@ def next_tokens(logits: Tensor, temperature: float = 1.0, top_k: int | None = No
     if temperature == 0:
         return logits.argmax(dim=-1)
     probs = torch.softmax(filter_logits(logits.float() / temperature, top_k, top_p), dim=-1)
-    return _multinomial(probs, generator)
+    return multinomial(probs, generator)
 
 
 def filter_logits(logits: Tensor, top_k: int | None, top_p: float | None) -> Tensor:
@@ -39,7 +39,7 @@ def chosen_probs(logits: Tensor, tokens: Tensor, temperature: float) -> Tensor:
     return torch.softmax(scaled, dim=-1).gather(-1, tokens[:, None]).squeeze(-1)
 
 
-def _multinomial(probs: Tensor, generator: torch.Generator | None) -> Tensor:
+def multinomial(probs: Tensor, generator: torch.Generator | None) -> Tensor:
     """Sample one id per row; a generator on another device (a CPU seed for a CUDA model) samples there."""
     if generator is not None and generator.device != probs.device:
         return torch.multinomial(probs.to(generator.device), 1, generator=generator).squeeze(-1).to(probs.device)

@@ -3,7 +3,8 @@
 The CLI prints each token as it comes and the app posts it to the UI; both call `complete`. Sampling is
 seeded by `settings.seed`; beam search is deterministic and hands its tokens over once it has chosen.
 Decoding runs on the thread count chosen for its path (`threads.decode_threads`: measured once per
-machine, before the clock starts) and torch's count comes back afterwards.
+machine, before the clock starts) and torch's count comes back afterwards. A Hugging Face folder's rules
+(`model.folder_generation`: its eos list, repetition penalty, forced eos...) apply to every run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import torch
 
 from tui_lab.config import is_nat
+from tui_lab.devices import out_of_memory
 from tui_lab.generation.settings import GenerationSettings
 from tui_lab.model import AttentionCapture, Transformer
 
@@ -75,19 +77,21 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
 
     device = next(model.parameters()).device
     x = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
-    copy = {"src_ext": torch.tensor([src_ext], dtype=torch.long, device=device) if src_ext is not None else None,
-            "unk_id": getattr(codec, "unk_id", None)}
+    folder = getattr(model, "folder_generation", None)
+    extra = {"src_ext": torch.tensor([src_ext], dtype=torch.long, device=device) if src_ext is not None else None,
+             "unk_id": getattr(codec, "unk_id", None), "rules": folder.rules if folder is not None else None,
+             "bos_id": folder.start_id if folder is not None and folder.start_id is not None else codec.bos_id}
     start_len = len(prompt_ids) if model.config.family == "decoder-only" else 1  # a target starts at bos
     # may measure: not timed. NAT's one pass is not the AT path the measurement times: torch's count stays.
     threads = None if is_nat(model.config) else decode_threads(model, settings.use_cache, rows=settings.beam_size)
-    with torch_threads(threads):
+    with torch_threads(threads), out_of_memory(str(device), "generating", "try fewer new tokens or a smaller beam"):
         start = time.perf_counter()
         if settings.beam_size > 1:
-            new, cancelled = _beam(model, codec, x, start_len, settings, copy), False
+            new, cancelled = _beam(model, codec, x, start_len, settings, extra), False
             info = _Info(passes=len(new))  # one batched pass over the beams per new token
         else:
             new, cancelled, info = _sample(model, codec, x, settings, on_token, should_stop, need_attention,
-                                           need_candidates, copy)
+                                           need_candidates, extra)
         seconds = time.perf_counter() - start
     if settings.beam_size > 1:
         for i, token in enumerate(new):  # the winner is known only at the end
@@ -114,25 +118,25 @@ class _Info:
 
 
 def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: GenerationSettings,
-          copy: dict[str, Any]) -> list[int]:
+          extra: dict[str, Any]) -> list[int]:
     from tui_lab.generation.loop import generate
 
     out = generate(model, x, s.max_new_tokens, beam_size=s.beam_size, use_cache=s.use_cache, eos_id=codec.eos_id,
-                   bos_id=codec.bos_id, nat_length=s.nat_length, vocab_limit=_vocab_limit(codec), **copy)
+                   nat_length=s.nat_length, vocab_limit=_vocab_limit(codec), **extra)
     return out[0, start_len:].tolist()
 
 
 def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettings,
             on_token: Callable[[NewToken], None] | None, should_stop: Callable[[], bool] | None,
             need_attention: bool, need_candidates: int | None = None,
-            copy: dict[str, Any] | None = None) -> tuple[list[int], bool, _Info]:
+            extra: dict[str, Any] | None = None) -> tuple[list[int], bool, _Info]:
     from tui_lab.generation.loop import stream
 
     generator = torch.Generator(device=x.device).manual_seed(s.seed)
     steps = stream(model, x, s.max_new_tokens, s.temperature, s.top_k, s.top_p, use_cache=s.use_cache,
-                   eos_id=codec.eos_id, bos_id=codec.bos_id, generator=generator, need_attention=need_attention,
+                   eos_id=codec.eos_id, generator=generator, need_attention=need_attention,
                    need_candidates=need_candidates, nat_length=s.nat_length, vocab_limit=_vocab_limit(codec),
-                   **(copy or {}))
+                   **(extra or {}))
     new: list[int] = []
     info = _Info()
     for step in steps:

@@ -17,17 +17,16 @@ never inside a timed region), and is kept in the user's cache folder (`tui_lab.p
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import torch
 
 from tui_lab.model import Transformer
+from tui_lab.paths import keep, read_kept
 
 THREADS_FILE = "decode_threads.json"
 ROUNDS = 3  # alternating rounds per candidate; the median is kept
@@ -141,36 +140,14 @@ def _trial(model: Transformer, use_cache: bool, rows: int) -> Callable[[float | 
     return run
 
 
-def _path() -> Path:
-    from tui_lab.paths import cache_dir
-
-    return cache_dir() / THREADS_FILE
-
-
-def _read_all() -> dict[str, dict]:
-    try:
-        data = json.loads(_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}  # none kept yet, or an unreadable file: measure again and rewrite it
-    return data if isinstance(data, dict) else {}
-
-
 def _read(key: str) -> int | None:
-    entry = _read_all().get(key)
+    entry = read_kept(THREADS_FILE).get(key)
     threads = entry.get("threads") if isinstance(entry, dict) else None
     return threads if isinstance(threads, int) and threads > 0 else None
 
 
 def _write(key: str, threads: int, seconds: dict[int, float]) -> int:
-    """Keep `threads` under `key` with what it was chosen from (atomically: two launches may race)."""
-    try:
-        path = _path()
-        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-        entry = {"threads": threads, "trial_s": {str(n): s for n, s in seconds.items()}, "load": load,
-                 "measured": time.strftime("%Y-%m-%d %H:%M:%S")}
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(_read_all() | {key: entry}, indent=1), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only home: the choice still holds for this process
+    """Keep `threads` under `key` with what it was chosen from."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    keep(THREADS_FILE, key, {"threads": threads, "trial_s": {str(n): s for n, s in seconds.items()}, "load": load})
     return threads

@@ -1,6 +1,7 @@
 """The tokenizer a Hugging Face folder carries, for any family the lab opens, or None with the reason.
 
-GPT-2 keeps its own builder (`tokenizer.py`: vocab.json + merges.txt or tokenizer.json). Every other
+GPT-2 keeps its own builder (`tokenizer.py`: vocab.json + merges.txt or tokenizer.json), and reopens the
+lab's own exports whose tokenizer.json is a char or word vocabulary (`exported_tokenizer`). Every other
 family is read from `tokenizer.json` with HF `tokenizers` (what transformers' fast tokenizers load);
 special ids come from config.json, or BERT's [CLS]/[SEP]/[PAD]/[UNK] tokens where it names none
 (its tokenizer.json is WordPiece; `bpe` is only the wrapper's kind, its decode is the file's own).
@@ -58,8 +59,12 @@ def family_tokenizer(folder: Path, hf: dict[str, Any],
 
 
 def _gpt2(folder: Path, hf: dict[str, Any], config: ModelConfig) -> Tokenizer:
-    from tui_lab.hf.tokenizer import gpt2_hf_tokenizer, wrap_gpt2
+    from tui_lab.hf.tokenizer import exported_tokenizer, gpt2_hf_tokenizer, wrap_gpt2
 
+    own = exported_tokenizer(folder)  # the lab's own export of a char or word model (WordLevel tokenizer.json)
+    if own is not None:
+        _check_fits(own.vocab_size, config)
+        return own
     tokens = gpt2_hf_tokenizer(folder)
     _check_fits(tokens.get_vocab_size(), config)
     return wrap_gpt2(tokens, _first_id(hf.get("eos_token_id")))

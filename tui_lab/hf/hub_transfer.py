@@ -11,12 +11,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from tui_lab.analysis.format import fmt_bytes
-
-if TYPE_CHECKING:
-    from tui_lab.hf.hub import DownloadPlan, RemoteFile
+from tui_lab.hf.hub_plan import DownloadPlan, RemoteFile
 
 _FETCH_LOCK = threading.Lock()  # one fetch at a time: it switches a huggingface_hub flag (see plain_http)
 

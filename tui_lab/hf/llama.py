@@ -28,7 +28,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                 "max_position_embeddings": 4096 * 32, "sliding_window": 4096},
     "qwen2": {**_COMMON, "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
               "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
-              "max_position_embeddings": 32768, "use_sliding_window": False},
+              "max_position_embeddings": 32768, "use_sliding_window": False, "sliding_window": 4096,
+              "max_window_layers": 28, "layer_types": None},
     "mixtral": {**_COMMON, "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
                 "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
                 "max_position_embeddings": 4096 * 32, "rms_norm_eps": 1e-5, "rope_theta": 1e6,
@@ -89,12 +90,41 @@ def axis_fields(axes: dict[str, tuple[Any, Any, str]]) -> dict[str, Any]:
 
 def _window(kind: str, get: dict[str, Any]) -> int:
     if kind == "qwen2":
-        if _bool("use_sliding_window", get["use_sliding_window"]):
-            raise ValueError("config.json: use_sliding_window is true; Qwen2's window on some layers only "
-                             "is not supported (one window for every layer is)")
-        return 0
+        return _qwen2_window(get)
     window = get.get("sliding_window")
     return 0 if window is None else _positive_int("sliding_window", window)
+
+
+def _qwen2_window(get: dict[str, Any]) -> int:
+    """Qwen2 windows layer i when use_sliding_window is true and i >= max_window_layers (transformers' layer_types,
+    which config.json may also spell out). Ours is one window for every layer: that, or none, is what we open."""
+    if not _bool("use_sliding_window", get["use_sliding_window"]):
+        return 0  # transformers then sets sliding_window to None whatever layer_types says
+    window = get["sliding_window"]
+    if window is None:
+        return 0
+    window = _positive_int("sliding_window", window)
+    layers = _positive_int("num_hidden_layers", get["num_hidden_layers"])
+    kinds = get["layer_types"]
+    if kinds is None:
+        first = _nonnegative_int("max_window_layers", get["max_window_layers"])
+        kinds = ["sliding_attention" if i >= first else "full_attention" for i in range(layers)]
+    if not isinstance(kinds, list) or len(kinds) != layers:
+        raise ValueError(f"config.json: layer_types must list one kind per layer ({layers}), got {kinds!r}")
+    windowed = [i for i, k in enumerate(kinds) if k == "sliding_attention"]
+    if not windowed:
+        return 0
+    if len(windowed) < layers:
+        raise ValueError(f"config.json: use_sliding_window is true and only layers {windowed[0]}..{windowed[-1]} of "
+                         f"{layers} have the window (layers from max_window_layers on); the lab's window applies to "
+                         "every layer or none")
+    return window
+
+
+def _nonnegative_int(key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"config.json: {key} must be an integer >= 0, got {value!r}")
+    return value
 
 
 def _experts(kind: str, get: dict[str, Any]) -> dict[str, tuple[Any, Any, str]]:

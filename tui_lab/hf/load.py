@@ -7,7 +7,8 @@ The same safety rules as GPT-2 (`tui_lab.hf.weights`): safetensors, or pickles r
 weights_only; `hub_options` go to `tui_lab.hf.hub.resolve` untouched (nothing touches the network
 without download=True). A folder without tokenizer files gives tokenizer None. The tokens the folder's
 generation config bans (`bad_words_ids`, `generation_config.py`) ride on the model as `model.banned_ids`,
-which the decoding loop never chooses.
+which the decoding loop never chooses, and all its generation settings as `model.folder_generation`
+(`FolderGeneration`: the rules every run obeys, the defaults a person's settings override).
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_lab.config import ModelConfig
+from tui_lab.hf.chat import read_chat_template
 from tui_lab.hf.config import read_config_json
 from tui_lab.hf.families import family_of
 from tui_lab.hf.folder import find_checkpoint
-from tui_lab.hf.generation_config import Bans, read_bans
+from tui_lab.hf.generation_config import Bans, FolderGeneration, read_bans, read_generation
 from tui_lab.hf.hub import resolve
 
 if TYPE_CHECKING:
@@ -37,6 +39,14 @@ def hf_config(path: str | Path, **hub_options: Any) -> ModelConfig:
     return family_of(raw).config(raw, files.name)
 
 
+def hf_generation(path: str | Path, **hub_options: Any) -> FolderGeneration:
+    """A folder's generation settings (`generation_config.read_generation`), from its JSON files alone: no torch."""
+    files = find_checkpoint(resolve(path, **hub_options))
+    raw = read_config_json(files.config)
+    config = family_of(raw).config(raw, files.name)
+    return read_generation(files.folder, raw, config.vocab, config.family == "encoder-decoder")
+
+
 def load_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
             **hub_options: Any) -> tuple[Transformer, Tokenizer | None]:
     """An ordinary model of ours (eval mode) with the checkpoint's weights, and its tokenizer or None."""
@@ -51,6 +61,7 @@ class OpenedHF:
     family: str  # for people: "Llama", "Marian"
     note: str  # why the tokenizer is None ("" when there is one)
     bans: Bans = Bans()  # generation_config.json's single-token bad_words_ids, and what was left out
+    generation: FolderGeneration = FolderGeneration()  # the folder's generation settings (also model.folder_generation)
 
 
 def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
@@ -68,6 +79,8 @@ def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.d
     config = family.config(raw, files.name)
     tokenizer, note = family_tokenizer(files.folder, raw, config)  # before the weights: a bad one fails fast
     bans = read_bans(files.folder, raw, config.vocab)
+    generation = read_generation(files.folder, raw, config.vocab, config.family == "encoder-decoder")
+    chat = read_chat_template(files.folder)
     state = our_state_dict(open_weights(files.weights), config, device, dtype or torch.float32, family)
     model = build_model(config, device="meta")  # no random init of weights that are about to be replaced
     model.load_state_dict(state, strict=True, assign=True)
@@ -75,7 +88,9 @@ def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.d
         model.lm_head.weight = model.tok_embed.weight  # assign=True gave each key its own Parameter
     _rebuild_buffers(model, device)
     model.banned_ids = bans.ids  # the folder's, as transformers' generate applies them (decoder_state.py)
-    return OpenedHF(model.eval(), tokenizer, family.label, note, bans)
+    model.folder_generation = generation  # its rules and defaults, which `generation.session.complete` applies
+    model.chat_template = chat  # `generate --chat` renders a conversation with it (`hf/chat.py`)
+    return OpenedHF(model.eval(), tokenizer, family.label, note, bans, generation)
 
 
 def _rebuild_buffers(model: Any, device: Any) -> None:

@@ -32,6 +32,45 @@ def gpt2_hf_tokenizer(folder: Path) -> HFTokenizer:
     return _read(merges, lambda: byte_level_bpe(*models.BPE.read_file(str(vocab), str(merges))))
 
 
+def exported_tokenizer(folder: Path) -> Tokenizer | None:
+    """A tokenizer.json whose model is WordLevel, as `export_hf_gpt2` writes a char or word model's, with its
+    special tokens named in tokenizer_config.json (what transformers' PreTrainedTokenizerFast reads); None
+    for any other folder. A char vocabulary splits every code point (`data.tokenizers.char_tokenizer`)."""
+    path = folder / "tokenizer.json"
+    if not path.is_file():
+        return None
+    hf = _read(path, lambda: HFTokenizer.from_file(str(path)))
+    if not isinstance(hf.model, models.WordLevel):
+        return None
+    names = _special_names(folder)
+    ids = {key: hf.token_to_id(names[key]) if key in names else None for key in ("pad", "bos", "eos", "unk")}
+    missing = [f"{key}_token" for key in ("bos", "eos") if ids[key] is None]
+    if missing:
+        raise ValueError(f"tokenizer_config.json: a WordLevel tokenizer.json needs {' and '.join(missing)} "
+                         f"naming tokens of its vocabulary")
+    kind = "char" if isinstance(hf.pre_tokenizer, pre_tokenizers.Split) else "word"
+    pad = ids["pad"] if ids["pad"] is not None else ids["eos"]
+    return Tokenizer(hf, kind, pad_id=pad, bos_id=ids["bos"], eos_id=ids["eos"], unk_id=ids["unk"])
+
+
+def _special_names(folder: Path) -> dict[str, str]:
+    """{"bos": "<bos>", ...} from tokenizer_config.json (a token is a string or an AddedToken dict)."""
+    path = folder / "tokenizer_config.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"tokenizer_config.json: cannot read it ({one_line(err)})") from None
+    names = {}
+    for key in ("pad", "bos", "eos", "unk"):
+        value = data.get(f"{key}_token") if isinstance(data, dict) else None
+        value = value.get("content") if isinstance(value, dict) else value
+        if isinstance(value, str):
+            names[key] = value
+    return names
+
+
 def byte_level_bpe(vocab: dict[str, int], merges: list[tuple[str, str]]) -> HFTokenizer:
     """GPT-2's tokenizer from its vocabulary and merges, as `transformers`' GPT2Tokenizer builds it."""
     bpe = models.BPE(vocab, merges, dropout=None, continuing_subword_prefix="", end_of_word_suffix="",

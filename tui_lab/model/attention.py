@@ -7,12 +7,14 @@ S key length, E d_model, D d_head = E / H. Masks follow `masks.py`: True = may a
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tui_lab.model.hooks import HookScope
 from tui_lab.model.masks import causal_mask, combine, local_mask
 from tui_lab.model.positions import alibi_bias, apply_rope, rope_angles
 
@@ -39,12 +41,16 @@ def attend(
     dropout_p: float = 0.0,
     need_weights: bool = False,
     scale: float | None = None,
+    pattern_hook: Callable[[Tensor], Tensor] | None = None,
+    scores_hook: Callable[[Tensor], Tensor] | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """softmax(q k^T / sqrt(D) + bias) v over allowed keys. q (N,H,L,D), k/v (N,K,S,D) -> (N,H,L,D).
 
     The fused kernel when nobody asks for the weights; the manual path (same maths) when they do.
     With K < H kv heads (grouped-query), query head h reads kv head h // (H/K), as Llama's repeat_kv does.
-    `scale` replaces 1/sqrt(D) when given (attention_scale 'none' passes 1.0).
+    `scale` replaces 1/sqrt(D) when given (attention_scale 'none' passes 1.0). `pattern_hook(weights)`
+    sees the weights (N, H, L, S) before they meet v and may return others (the `hook_pattern` point);
+    `scores_hook` the scores before softmax, blocked keys at -inf (`hook_attn_scores`).
     """
     gqa = k.shape[1] != q.shape[1]
     q_len, k_len = q.shape[-2], k.shape[-2]
@@ -52,7 +58,7 @@ def attend(
         allowed = combine(allowed, causal_mask(q_len, k_len, q.device))
         causal = False
     causal = causal and q_len > 1
-    if not need_weights:
+    if not need_weights and pattern_hook is None and scores_hook is None:
         mask = _sdpa_mask(allowed, bias, q.dtype)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal,
                                              enable_gqa=gqa, scale=scale)
@@ -68,7 +74,11 @@ def attend(
         scores = scores + bias
     if allowed is not None:
         scores = scores.masked_fill(~allowed, float("-inf"))
+    if scores_hook is not None:
+        scores = scores_hook(scores)
     weights = torch.softmax(scores, dim=-1)
+    if pattern_hook is not None:
+        weights = pattern_hook(weights)
     out = F.dropout(weights, dropout_p) @ v
     return out, weights
 
@@ -125,9 +135,12 @@ class SelfAttention(nn.Module):
         allowed: Tensor | None = None,
         start: int = 0,
         cache=None,
-        need_weights: bool = False,
-    ) -> tuple[Tensor, Tensor | None]:
+        hooks: HookScope | None = None,
+    ) -> Tensor:
         q, k, v = self.qkv(x).split(self.split, dim=-1)
+        if hooks is not None:
+            q, k, v = hook_heads(hooks, "hook_q", q, self.heads), hook_heads(hooks, "hook_k", k, self.kv_heads), \
+                hook_heads(hooks, "hook_v", v, self.kv_heads)
         q, k, v = split_heads(q, self.heads), split_heads(k, self.kv_heads), split_heads(v, self.kv_heads)
         end = start + x.shape[1]  # q (N, H, L, D), k/v (N, K, L, D)
         if self.positions == "rope":
@@ -146,8 +159,13 @@ class SelfAttention(nn.Module):
             q_pos = torch.arange(start, end, device=x.device)
             bias = alibi_bias(self.heads, q_pos, k_pos, self.causal)
         drop = self.dropout if self.training else 0.0
-        out, weights = attend(q, k, v, allowed, bias, self.causal, drop, need_weights, self.scale)
-        return self.out(merge_heads(out)), weights if rolled is None else _by_position(weights, rolled, end)
+        if hooks is None:
+            out, _ = attend(q, k, v, allowed, bias, self.causal, drop, False, self.scale)
+            return self.out(merge_heads(out))
+        pattern = _by_position_hook(hooks, "hook_pattern", rolled, end, 0.0)
+        scores = _by_position_hook(hooks, "hook_attn_scores", rolled, end, float("-inf"))
+        out, _ = attend(q, k, v, allowed, bias, self.causal, drop, False, self.scale, pattern, scores)
+        return self.out(hook_z(hooks, out))
 
     def _local(self, allowed: Tensor | None, start: int, end: int, k_pos: Tensor, device) -> Tensor:
         """The sliding window (and global tokens) by absolute position, so a cached step masks like a full pass."""
@@ -167,11 +185,38 @@ class SelfAttention(nn.Module):
         return self._rope
 
 
-def _by_position(weights: Tensor | None, k_pos: Tensor, end: int) -> Tensor | None:
-    """Weights over a rolling cache's slots (N, H, L, slots) -> over positions 0..end-1, as a full pass has them."""
-    if weights is None:
+def hook_heads(hooks: HookScope, name: str, x: Tensor, heads: int) -> Tensor:
+    """(N, L, heads * D) through the point `name` as (N, L, heads, D), TransformerLens's layout."""
+    n, length, width = x.shape
+    return hooks(name, x.view(n, length, heads, width // heads)).reshape(n, length, width)
+
+
+def hook_z(hooks: HookScope, out: Tensor) -> Tensor:
+    """Attention's per-head output (N, H, L, D) through `hook_z` as (N, L, H, D), merged to (N, L, E)."""
+    z = hooks("hook_z", out.transpose(1, 2))
+    return z.reshape(*z.shape[:2], -1)
+
+
+def _by_position_hook(hooks: HookScope, name: str, rolled: Tensor | None, end: int, fill: float
+                      ) -> Callable[[Tensor], Tensor] | None:
+    """The point `name` (scores or pattern) with keys by position 0..end-1, as a full pass has them, even over a
+    rolling cache's slots (positions it no longer holds read `fill`); None when nothing is attached there."""
+    if not hooks.wants(name):
         return None
-    grid = weights.new_zeros(*weights.shape[:-1], end)
+    if rolled is None:
+        return lambda grid: hooks(name, grid)
+
+    def by_position(grid: Tensor) -> Tensor:
+        full = _by_position(grid, rolled, end, fill)
+        new = hooks(name, full)
+        return grid if new is full else new[..., rolled.clamp(min=0)].masked_fill(rolled < 0, fill)
+
+    return by_position
+
+
+def _by_position(weights: Tensor, k_pos: Tensor, end: int, fill: float = 0.0) -> Tensor:
+    """Weights over a rolling cache's slots (N, H, L, slots) -> over positions 0..end-1, as a full pass has them."""
+    grid = weights.new_full((*weights.shape[:-1], end), fill)
     seen = k_pos >= 0
     return grid.index_copy_(-1, k_pos[seen], weights[..., seen])
 
@@ -198,9 +243,14 @@ class CrossAttention(nn.Module):
         x: Tensor,
         memory_kv: tuple[Tensor, Tensor],
         allowed: Tensor | None = None,
-        need_weights: bool = False,
-    ) -> tuple[Tensor, Tensor | None]:
-        q = split_heads(self.q(x), self.heads)  # (N, H, T, D)
+        hooks: HookScope | None = None,
+    ) -> Tensor:
+        q = self.q(x)
+        if hooks is not None:
+            q = hook_heads(hooks, "hook_q", q, self.heads)
+        q = split_heads(q, self.heads)  # (N, H, T, D)
         drop = self.dropout if self.training else 0.0
-        out, weights = attend(q, *memory_kv, allowed, None, False, drop, need_weights, self.scale)
-        return self.out(merge_heads(out)), weights
+        pattern = _by_position_hook(hooks, "hook_pattern", None, 0, 0.0) if hooks is not None else None
+        scores = _by_position_hook(hooks, "hook_attn_scores", None, 0, 0.0) if hooks is not None else None
+        out, _ = attend(q, *memory_kv, allowed, None, False, drop, False, self.scale, pattern, scores)
+        return self.out(merge_heads(out) if hooks is None else hook_z(hooks, out))

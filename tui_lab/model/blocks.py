@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tui_lab.config import is_nat
 from tui_lab.model.attention import CrossAttention, SelfAttention
 from tui_lab.model.batchnorm import MaskedBatchNorm, keep_from_allowed, with_keep
+from tui_lab.model.feed_forward import FeedForward
+from tui_lab.model.hooks import HookScope
+from tui_lab.model.moe import SparseMoE
 
 NORMS: dict[str, Callable[..., nn.Module]] = {
     "layernorm": lambda c: nn.LayerNorm(c.d_model, eps=c.norm_eps, bias=c.bias),
@@ -21,40 +23,13 @@ NORMS: dict[str, Callable[..., nn.Module]] = {
     "batchnorm": lambda c: MaskedBatchNorm(c.d_model, eps=c.norm_eps, bias=c.bias),  # padding left out (batchnorm.py)
 }
 
-ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
-    "relu": F.relu,
-    "gelu": F.gelu,
-    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "swiglu": F.silu,  # SiLU on the gate branch, multiplied by the up branch (Shazeer 2020)
-    "silu": F.silu,  # swish without a gate (Marian's "swish")
-    "none": lambda x: x,  # seed 002's Q&A: without it down(up(x)) is the single matrix W_down W_up (+ biases)
-}
-
-
 def make_norm(config) -> nn.Module:
     return NORMS[config.norm](config)
-
-
-class FeedForward(nn.Module):
-    """Position-wise MLP: down(act(up(x))), or down(silu(gate(x)) * up(x)) for SwiGLU."""
-
-    def __init__(self, config) -> None:
-        super().__init__()
-        self.act = ACTIVATIONS[config.activation]
-        self.up = nn.Linear(config.d_model, config.d_ff, bias=config.bias)
-        self.gate = nn.Linear(config.d_model, config.d_ff, bias=config.bias) if config.activation == "swiglu" else None
-        self.down = nn.Linear(config.d_ff, config.d_model, bias=config.bias)
-
-    def forward(self, x: Tensor) -> Tensor:  # (N, L, E) -> (N, L, E)
-        hidden = self.act(self.gate(x)) * self.up(x) if self.gate is not None else self.act(self.up(x))
-        return self.down(hidden)  # hidden (N, L, F)
 
 
 def make_ffn(config) -> nn.Module:
     """The dense FFN, or the sparse mixture of them (ffn 'moe', tui_lab/model/moe.py)."""
     if config.ffn == "moe":
-        from tui_lab.model.moe import SparseMoE  # moe.py builds its experts from FeedForward above
-
         return SparseMoE(config)
     return FeedForward(config)
 
@@ -65,23 +40,28 @@ def dropped(drop: nn.Dropout, x: Tensor) -> Tensor:
     return drop(x) if drop.training and drop.p > 0 else x
 
 
-def post_norm(x: Tensor, sublayer: Callable, norm: nn.Module, drop: nn.Module):
+def post_norm(x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module, drop: nn.Module) -> Tensor:
     """2017, section 3.1: LayerNorm(x + Sublayer(x)); the norm sits on the residual path."""
-    out, weights = sublayer(x)
-    return norm(x + dropped(drop, out)), weights
+    return norm(x + dropped(drop, sublayer(x)))
 
 
-def pre_norm(x: Tensor, sublayer: Callable, norm: nn.Module, drop: nn.Module):
+def pre_norm(x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module, drop: nn.Module) -> Tensor:
     """GPT-2: x + Sublayer(LayerNorm(x)); the residual path only adds."""
-    out, weights = sublayer(norm(x))
-    return x + dropped(drop, out), weights
+    return x + dropped(drop, sublayer(norm(x)))
 
 
 RESIDUALS = {"post": post_norm, "pre": pre_norm}
 
 
-def _no_weights(f: Callable[[Tensor], Tensor]) -> Callable:
-    return lambda x: (f(x), None)
+def hooked(f: Callable[[Tensor], Tensor], hooks: HookScope, name: str) -> Callable[[Tensor], Tensor]:
+    """A sublayer whose output passes the point `name` (hook_attn_out, hook_mlp_out) before the residual."""
+    return lambda h: hooks(name, f(h))
+
+
+def hooked_ffn(ffn: nn.Module, hooks: HookScope) -> Callable[[Tensor], Tensor]:
+    """The FFN with its `mlp.*` points (a dense one; a mixture of experts has none) and `hook_mlp_out`."""
+    mlp = hooks.sub("mlp.") if isinstance(ffn, FeedForward) else None
+    return lambda h: hooks("hook_mlp_out", ffn(h) if mlp is None else ffn(h, mlp))
 
 
 class EncoderBlock(nn.Module):
@@ -96,14 +76,20 @@ class EncoderBlock(nn.Module):
         self.ffn = make_ffn(config)
         self.drop = nn.Dropout(config.dropout)
 
-    def forward(self, x: Tensor, allowed=None, start: int = 0, cache=None, need_weights: bool = False):
-        def attn(h: Tensor):
-            return self.attn(h, allowed, start, cache, need_weights)
+    def forward(self, x: Tensor, allowed=None, start: int = 0, cache=None, hooks: HookScope | None = None) -> Tensor:
+        """(N, L, E) -> (N, L, E); `hooks` (model/hooks.py) are this block's points, None for none."""
+        def attn(h: Tensor) -> Tensor:
+            return self.attn(h, allowed, start, cache, None if hooks is None else hooks.sub("attn."))
 
         keep = keep_from_allowed(allowed)  # only batchnorm uses it: its statistics skip padding
-        x, weights = self.residual(x, attn, with_keep(self.attn_norm, keep), self.drop)
-        x, _ = self.residual(x, _no_weights(self.ffn), with_keep(self.ffn_norm, keep), self.drop)
-        return x, weights
+        if hooks is None:
+            x = self.residual(x, attn, with_keep(self.attn_norm, keep), self.drop)
+            return self.residual(x, self.ffn, with_keep(self.ffn_norm, keep), self.drop)
+        x = hooks("hook_resid_pre", x)
+        x = hooks("hook_resid_mid", self.residual(x, hooked(attn, hooks, "hook_attn_out"),
+                                                  with_keep(self.attn_norm, keep), self.drop))
+        x = self.residual(x, hooked_ffn(self.ffn, hooks), with_keep(self.ffn_norm, keep), self.drop)
+        return hooks("hook_resid_post", x)
 
 
 class DecoderBlock(nn.Module):
@@ -122,15 +108,23 @@ class DecoderBlock(nn.Module):
         self.drop = nn.Dropout(config.dropout)
 
     def forward(self, y: Tensor, memory_kv, allowed=None, memory_allowed=None, start: int = 0, cache=None,
-                need_weights: bool = False):
-        def attn(h: Tensor):
-            return self.attn(h, allowed, start, cache, need_weights)
+                hooks: HookScope | None = None) -> Tensor:
+        """(N, T, E) -> (N, T, E), reading the encoder's keys/values `memory_kv`; `hooks` as EncoderBlock's."""
+        def attn(h: Tensor) -> Tensor:
+            return self.attn(h, allowed, start, cache, None if hooks is None else hooks.sub("attn."))
 
-        def cross(h: Tensor):
-            return self.cross(h, memory_kv, memory_allowed, need_weights)
+        def cross(h: Tensor) -> Tensor:
+            return self.cross(h, memory_kv, memory_allowed, None if hooks is None else hooks.sub("cross_attn."))
 
         keep = keep_from_allowed(allowed)  # only batchnorm uses it: its statistics skip padding
-        y, self_weights = self.residual(y, attn, with_keep(self.attn_norm, keep), self.drop)
-        y, cross_weights = self.residual(y, cross, with_keep(self.cross_norm, keep), self.drop)
-        y, _ = self.residual(y, _no_weights(self.ffn), with_keep(self.ffn_norm, keep), self.drop)
-        return y, self_weights, cross_weights
+        if hooks is None:
+            y = self.residual(y, attn, with_keep(self.attn_norm, keep), self.drop)
+            y = self.residual(y, cross, with_keep(self.cross_norm, keep), self.drop)
+            return self.residual(y, self.ffn, with_keep(self.ffn_norm, keep), self.drop)
+        y = hooks("hook_resid_pre", y)
+        y = hooks("hook_resid_mid", self.residual(y, hooked(attn, hooks, "hook_attn_out"),
+                                                  with_keep(self.attn_norm, keep), self.drop))
+        y = hooks("hook_resid_mid_cross", self.residual(y, hooked(cross, hooks, "hook_cross_attn_out"),
+                                                        with_keep(self.cross_norm, keep), self.drop))
+        y = self.residual(y, hooked_ffn(self.ffn, hooks), with_keep(self.ffn_norm, keep), self.drop)
+        return hooks("hook_resid_post", y)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from tui_lab.model.blocks import ACTIVATIONS, make_norm
+from tui_lab.model.blocks import make_norm
+from tui_lab.model.feed_forward import ACTIVATIONS
 
 
 class MLMTransform(nn.Module):

@@ -10,14 +10,15 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from tui_lab.mask_rule import may_attend
+
 
 def causal_mask(q_len: int, k_len: int | None = None, device: torch.device | str | None = None) -> Tensor:
     """(Lq, Lk) bool: query i sees keys 0..i, aligned to the end when the keys include a cache."""
     k_len = q_len if k_len is None else k_len
-    offset = k_len - q_len
-    q = torch.arange(q_len, device=device)[:, None]
+    q = torch.arange(k_len - q_len, k_len, device=device)[:, None]  # the queries are the last q_len positions
     k = torch.arange(k_len, device=device)[None, :]
-    return k <= q + offset
+    return may_attend(q, k, causal=True)
 
 
 def padding_mask(lengths: list[int] | Tensor, max_len: int | None = None) -> Tensor:
@@ -46,19 +47,6 @@ def combine(*masks: Tensor | None) -> Tensor | None:
 def local_mask(
     q_pos: Tensor, k_pos: Tensor, window: int, causal: bool, global_tokens: int = 0
 ) -> Tensor:
-    """(Lq, Lk) bool: sliding-window attention with optional global tokens, by absolute positions.
-
-    Causal: query i sees keys i-window+1 .. i (itself and the window-1 before it; Mistral's sliding window).
-    Non-causal: a symmetric band |i - k| <= (window-1)//2, so at most `window` keys (exactly `window` when
-    it is odd). Longformer's global tokens, the first `global_tokens` positions: they attend to every key
-    and every query attends to them (under causality, only to earlier ones).
-    """
-    distance = q_pos[:, None] - k_pos[None, :]  # (Lq, Lk)
-    if causal:
-        allowed = (distance >= 0) & (distance < window)
-    else:
-        allowed = distance.abs() <= (window - 1) // 2
-    if global_tokens:
-        glob = (q_pos[:, None] < global_tokens) | (k_pos[None, :] < global_tokens)
-        allowed = allowed | (glob & (distance >= 0) if causal else glob)
-    return allowed
+    """(Lq, Lk) bool: sliding-window attention with optional global tokens, by absolute positions
+    (`tui_lab.mask_rule.may_attend` says which pairs)."""
+    return may_attend(q_pos[:, None], k_pos[None, :], causal, window, global_tokens)

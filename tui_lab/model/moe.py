@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tui_lab.model.blocks import FeedForward
+from tui_lab.model.feed_forward import FeedForward
 
 
 def route(logits: Tensor, k: int) -> tuple[Tensor, Tensor]:

@@ -18,6 +18,7 @@ from tui_lab.model.batchnorm import with_keep
 from tui_lab.model.blocks import DecoderBlock, EncoderBlock, dropped, make_norm
 from tui_lab.model.copy import CopyGate, copy_capture
 from tui_lab.model.heads import make_head
+from tui_lab.model.hooks import FINAL_NORM, Hooks, HookScope, stack_names
 from tui_lab.model.kv_cache import KVCache
 from tui_lab.model.masks import key_padding
 from tui_lab.model.nat import LENGTH_CLASSIFIER, LengthClassifier
@@ -60,19 +61,25 @@ class Transformer(nn.Module):
         self.length_classifier = LengthClassifier(c) if c.decoder_mode == LENGTH_CLASSIFIER else None
         # Built last, so every other weight draws the same numbers as without copy for a given seed.
         self.copy_gate = CopyGate(c) if c.copy else None
+        self.hooks: Hooks | None = None  # set by `tui_lab.model.hooks.attached`; None: one `is None` test per block
         self.apply(_init_weights)
         if c.tie_embeddings and self.lm_head is not None:
             self.lm_head.weight = self.tok_embed.weight  # 2017 section 3.4; GPT-2 wte
 
     # -- pieces ------------------------------------------------------------------------------------
-    def embed(self, ids: Tensor, start: int = 0, token_type_ids: Tensor | None = None) -> Tensor:
+    def embed(self, ids: Tensor, start: int = 0, token_type_ids: Tensor | None = None,
+              hooks: HookScope | None = None) -> Tensor:
         """(N, L) ids (or (N, C, I, I) pixels) -> (N, L, E): token vectors (scaled), plus segment and
-        position vectors where the config has them, normalised where it says so (BERT)."""
+        position vectors where the config has them, normalised where it says so (BERT). `hooks`: the
+        stack's `hook_embed` and `hook_pos_embed` points."""
         x = (self.tok_embed(ids) if self.patch_embed is None else self.patch_embed(ids)) * self.scale
+        if hooks is not None:
+            x = hooks("hook_embed", x)
         if self.type_embed is not None:
             x = x + self.type_embed(token_type_ids if token_type_ids is not None else torch.zeros_like(ids))
         if self.pos_embed is not None:
-            x = x + self.pos_embed(start, x.shape[1])
+            positions = self.pos_embed(start, x.shape[1])  # (L, E)
+            x = x + (positions if hooks is None else hooks("hook_pos_embed", positions.expand_as(x)))
         if self.embed_norm is not None:
             x = self.embed_norm(x)
         return dropped(self.embed_drop, x)
@@ -80,14 +87,16 @@ class Transformer(nn.Module):
     def encode(self, src: Tensor, src_mask: Tensor | None = None, need_weights: bool = False,
                token_type_ids: Tensor | None = None):
         """(N, S) source ids -> memory (N, S, E), plus encoder self-attention captures if asked."""
-        x = self.embed(src, token_type_ids=token_type_ids)
+        prefix = stack_names(self.config.family)[0]
+        hooks, captures = self._pass_hooks(need_weights, [(prefix, "encoder", "attn", "encoder-self")])
+        x = self.embed(src, token_type_ids=token_type_ids, hooks=self._embed_scope(hooks, prefix))
         allowed = key_padding(src_mask) if src_mask is not None else None
-        captures = []
         for i, block in enumerate(self.encoder):
-            x, w = block(x, allowed, need_weights=need_weights)
-            captures += _capture("encoder", i, "encoder-self", w)
+            x = block(x, allowed, hooks=None if hooks is None else hooks.scope(f"{prefix}.{i}."))
         if self.encoder_norm is not None:
             x = with_keep(self.encoder_norm, src_mask)(x)  # batchnorm: statistics over real tokens only
+            if hooks is not None:
+                x = hooks.apply(FINAL_NORM if prefix == "blocks" else f"{prefix}.{FINAL_NORM}", x)
         return (x, captures) if need_weights else x
 
     def decode(
@@ -107,29 +116,62 @@ class Transformer(nn.Module):
         (N, S) (`tui_lab.model.copy`), and the captures end with the copy distribution.
         """
         start = cache.length if cache is not None else 0
-        y = self.embed(tgt, start)
-        allowed = key_padding(tgt_mask) if tgt_mask is not None else None
         memory_kv, memory_allowed = self._memory(memory, src_mask, cache)
-        captures, inputs, last = [], y, len(self.decoder) - 1  # inputs (N, T, E): p_gen reads them
+        prefix = stack_names(self.config.family)[1]
+        kinds = [(prefix, "decoder", "attn", "decoder-self")]
+        if memory_kv is not None:
+            kinds.append((prefix, "decoder", "cross_attn", "cross"))
+        hooks, captures = self._pass_hooks(need_weights, kinds)
+        last_cross = self._last_cross(hooks, prefix) if self.copy_gate is not None else None
+        hooks = last_cross[0] if last_cross is not None else hooks
+        y = self.embed(tgt, start, hooks=self._embed_scope(hooks, prefix))
+        allowed = key_padding(tgt_mask) if tgt_mask is not None else None
+        inputs = y  # (N, T, E): p_gen reads them
         for i, block in enumerate(self.decoder):
             layer_cache = cache.layers[i] if cache is not None else None
+            scope = None if hooks is None else hooks.scope(f"{prefix}.{i}.")
             if memory_kv is None:
-                y, w = block(y, allowed, start, layer_cache, need_weights)
-                captures += _capture("decoder", i, "decoder-self", w)
+                y = block(y, allowed, start, layer_cache, scope)
             else:
-                # The copy mechanism points with the last layer's cross-attention: it needs its weights.
-                want = need_weights or (self.copy_gate is not None and i == last)
-                y, w, wx = block(y, memory_kv[i], allowed, memory_allowed, start, layer_cache, want)
-                if need_weights:
-                    captures += _capture("decoder", i, "decoder-self", w) + _capture("decoder", i, "cross", wx)
+                y = block(y, memory_kv[i], allowed, memory_allowed, start, layer_cache, scope)
         if cache is not None:
             cache.length = start + tgt.shape[1]
         state = with_keep(self.decoder_norm, tgt_mask)(y) if self.decoder_norm is not None else y  # (N, T, E)
+        if hooks is not None and self.decoder_norm is not None:
+            state = hooks.apply(FINAL_NORM, state)
         logits = self.lm_head(state)
         if self.copy_gate is not None:
-            logits, copy = self._copy(logits, state, inputs, wx, memory, src_ext)
-            captures += [copy_capture(last, copy)] if need_weights else []
+            logits, copy = self._copy(logits, state, inputs, last_cross[1][0], memory, src_ext)
+            captures += [copy_capture(len(self.decoder) - 1, copy)] if need_weights else []
         return (logits, captures) if need_weights else logits
+
+    def _embed_scope(self, hooks: Hooks | None, prefix: str) -> HookScope | None:
+        """The embedding points: bare names for one stack, `encoder.` / `decoder.` before them for two."""
+        if hooks is None:
+            return None
+        return hooks.scope("" if prefix == "blocks" else f"{prefix}.")
+
+    def _pass_hooks(self, need_weights: bool, kinds: list[tuple[str, str, str, str]]
+                    ) -> tuple[Hooks | None, list[AttentionCapture]]:
+        """The attached hooks, plus (with `need_weights`) readers of every `hook_pattern` that become the
+        pass's typed captures: the app's attention grids come through the same points as any other hook."""
+        captures: list[AttentionCapture] = []
+        if not need_weights:
+            return self.hooks, captures
+        readers = Hooks()
+        stacks = {"encoder": len(self.encoder), "decoder": len(self.decoder)}
+        for i in range(max(stacks.values())):
+            for prefix, stack, attn, kind in kinds:
+                if i < stacks[stack]:
+                    readers.add(f"{prefix}.{i}.{attn}.hook_pattern", _recorder(captures, stack, i, kind))
+        return (readers if self.hooks is None else self.hooks.merged(readers)), captures
+
+    def _last_cross(self, hooks: Hooks | None, prefix: str) -> tuple[Hooks, list[Tensor]]:
+        """The copy mechanism points with the last layer's cross-attention: a reader keeps it."""
+        kept: list[Tensor] = []
+        reader = Hooks([(f"{prefix}.{len(self.decoder) - 1}.cross_attn.hook_pattern",
+                         lambda w, _: kept.append(w))])
+        return (reader if hooks is None else hooks.merged(reader)), kept
 
     def _copy(self, logits: Tensor, state: Tensor, inputs: Tensor, cross: Tensor, memory: Tensor | None,
               src_ext: Tensor | None) -> tuple[Tensor, Tensor]:
@@ -194,8 +236,9 @@ class Transformer(nn.Module):
         return KVCache(self.config, batch, capacity or self.config.max_len, p.device, p.dtype)
 
 
-def _capture(stack: str, layer: int, kind: str, weights: Tensor | None) -> list[AttentionCapture]:
-    return [] if weights is None else [AttentionCapture(stack, layer, kind, weights)]
+def _recorder(captures: list[AttentionCapture], stack: str, layer: int, kind: str):
+    """A `hook_pattern` reader that keeps the weights as the typed capture the app draws."""
+    return lambda weights, _: captures.append(AttentionCapture(stack, layer, kind, weights))
 
 
 def _init_weights(module: nn.Module) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 SCHEDULES = ("noam", "cosine", "constant")
 TOKENIZERS = ("char", "bpe")
 SEQ2SEQ_TASKS = ("copy", "reverse", "numbers-de", "names")
+PRECISIONS = ("fp32", "bf16")  # bf16: the forward pass under torch.autocast, weights and optimizer in fp32
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class TrainConfig:
     # Mixture-of-experts: weight of the router's load-balancing loss (Switch Transformer's alpha = 10^-2,
     # section 2.2; MixtralConfig's router_aux_loss_coef is 0.001). Dense models ignore it.
     router_aux_loss_coef: float = 0.01
+    precision: str = "fp32"  # fp32 | bf16 (autocast on the forward pass: fast where the device has bf16 units)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "betas", tuple(self.betas))
@@ -202,6 +204,7 @@ def _validate(c: TrainConfig) -> None:
     _check(_is_number(c.router_aux_loss_coef) and c.router_aux_loss_coef >= 0,
            f"router_aux_loss_coef ({c.router_aux_loss_coef!r}) must be 0 or more")
     _check(c.schedule in SCHEDULES, f"schedule ({c.schedule!r}) must be one of: {', '.join(SCHEDULES)}")
+    _check(c.precision in PRECISIONS, f"precision ({c.precision!r}) must be one of: {', '.join(PRECISIONS)}")
     _check(c.tokenizer in TOKENIZERS, f"tokenizer ({c.tokenizer!r}) must be one of: {', '.join(TOKENIZERS)}")
     _check(c.task is None or c.task in SEQ2SEQ_TASKS, f"task ({c.task!r}) must be one of: {', '.join(SEQ2SEQ_TASKS)}")
     _check(c.task is None or c.data is None, "give either task or data, not both")

@@ -1,7 +1,12 @@
-"""What a training run reports, as small dataclasses the CLI prints and the app turns into widgets.
+"""What a training run reports, as small dataclasses of plain data: the CLI prints them, a trainer process
+sends them to its parent as they are (pickled through its queue), and the app's Train view receives them
+wrapped in one Textual message (`RunSaid`), never declared again.
 
-Every event has `to_dict()` with an "event" key; fields that do not apply (exact match for a language
-model, a val loss before the first evaluation) are left out rather than sent as null.
+The engine's events (start, step, eval, sample, done, stopped, error, checkpoint) have `to_dict()` with an
+"event" key, fields that do not apply left out rather than sent as null; `event_from_dict` reads them back
+through the one table, `EVENT_TYPES`. Below them, what only a trainer process says: ready (the Trainer is
+built), the weights' shared buffers, an alignment grid, a snapshot taken, a reply to a save, the run ended,
+the run could not start.
 """
 
 from __future__ import annotations
@@ -9,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
+
+from tui_lab.config import ModelConfig
 
 
 @dataclass
@@ -114,3 +121,75 @@ class ErrorEvent(Event):
 class CheckpointEvent(Event):
     path: str
     kind = "checkpoint"
+
+
+EVENT_TYPES = {cls.kind: cls for cls in (StartEvent, StepEvent, EvalEvent, SampleEvent, DoneEvent, StoppedEvent,
+                                         ErrorEvent, CheckpointEvent)}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """The inverse of `Event.to_dict()` (fields it left out because they were None come back as None)."""
+    cls = EVENT_TYPES[data["event"]]
+    return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
+
+
+# -- what a trainer process says besides the engine's events (tui_lab/train/process.py) --------------------
+@dataclass
+class Ready:
+    """The Trainer is built: the config it really trains and what a watcher needs before the first step."""
+
+    model_config: ModelConfig
+    train_config: Any  # the TrainConfig it trains (checked in the child)
+    notes: list[str]
+    lr_curve: list[tuple[int, float]]
+    params: int
+    continued: bool  # the run starts from the weights it was given, not fresh ones
+    tokens_per_step: int
+    flops_per_token: int
+    peak_flops: float
+    tokenizer: Any
+    example: tuple[str, str] | None  # the held-out (source, target) the alignment grid shows
+    kind = "ready"
+
+
+@dataclass
+class Buffers:
+    tensors: dict[str, Any]  # name -> shared-memory CPU tensor, the shape of the model's state_dict
+    kind = "buffers"
+
+
+@dataclass
+class Alignment:
+    step: int
+    grid: list[list[float]]
+    rows: list[str]
+    cols: list[str]
+    kind = "alignment"
+
+
+@dataclass
+class SnapshotReady:
+    step: int  # the buffers hold the weights after this many steps
+    kind = "snapshot"
+
+
+@dataclass
+class Reply:
+    request: int
+    path: str | None = None
+    error: str | None = None
+    kind = "reply"
+
+
+@dataclass
+class Ended:
+    outcome: str  # done, stopped or error
+    message: str
+    step: int
+    kind = "ended"
+
+
+@dataclass
+class Failed:
+    error: str  # the run could not start (one line)
+    kind = "failed"

@@ -1,7 +1,7 @@
 """Train in a separate process: the parent keeps its own GIL and cores' share; the run streams back.
 
 Why: a UI thread 8-11% busy cost in-app training ~20% through the GIL when the Trainer ran in a thread of
-the app (tui_lab/app/threads.py). A child process started with the spawn method (the same on Linux and
+the app (tui_lab/openmp.py). A child process started with the spawn method (the same on Linux and
 macOS; a forked child would inherit the app's threads and terminal) builds the Trainer and runs it
 (tui_lab/train/process_child.py); its events stream back over a queue as `to_dict()` data.
 
@@ -38,21 +38,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_lab.openmp import SET_BY_US as OPENMP_SET_BY_APP
 from tui_lab.run_control import Controlled, RunControl
-from tui_lab.train import process_messages as msg
+from tui_lab.train import events as msg
 from tui_lab.train.process_child import TrainerSpec
 
 __all__ = ["SharedRunControl", "Snapshot", "TrainerProcess", "TrainerSpec", "model_from_snapshot"]
 
 CONTEXT = "spawn"
-OPENMP_SET_BY_APP = "TUI_LAB_OPENMP_SET"  # written by tui_lab/app/threads.py (which must not import torch)
 
 
 @contextlib.contextmanager
 def _child_environment():
     """os.environ as the spawned child inherits it (spawn copies it at start), restored after.
 
-    The app sets a short OpenMP spin for threads that share its process (tui_lab/app/threads.py) and
+    The app sets a short OpenMP spin for threads that share its process (tui_lab/openmp.py) and
     names those variables in OPENMP_SET_BY_APP. A trainer in its own process shares only the cores, and
     there libgomp's default spin measured better on 2 cores (benchmarks/ui_latency.py, 4 runs each,
     alternating: in-app / headless 0.89, 0.90, 0.75, 0.91 with the default against 0.83, 0.74, 0.80, 0.93
@@ -191,14 +191,10 @@ class TrainerProcess(Controlled):
 
     # -- messages ----------------------------------------------------------------------------------
     def poll(self, timeout: float = 0.0) -> Any:
-        """The next message for the caller (Ready, EventMessage, Alignment, Ended, Failed), or None."""
+        """The next message for the caller (Ready, an engine Event, Alignment, Ended, Failed), or None."""
         if not self._inbox:
             self._pump(timeout)
         return self._inbox.popleft() if self._inbox else None
-
-    @staticmethod
-    def event(message: msg.EventMessage) -> Any:
-        return msg.event_from_dict(message.event)
 
     def _pump(self, timeout: float) -> None:
         """Read one message from the queue and file it (in order: one reader at a time)."""

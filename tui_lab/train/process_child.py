@@ -21,7 +21,7 @@ from typing import Any
 
 from tui_lab.config import ModelConfig
 from tui_lab.errors import one_line
-from tui_lab.train import process_messages as msg
+from tui_lab.train import events as msg
 from tui_lab.train.watch import alignment_example, cross_attention, lr_curve, tokens_per_step
 
 COMMAND_POLL_S = 0.5
@@ -119,7 +119,7 @@ class Child:
         if event.kind == "error":
             self.error = event.message
             self.control.stop()  # step mode: wake the paused loop so the run ends
-        self.messages.put(msg.EventMessage(event.to_dict()))
+        self.messages.put(event)  # as it is: plain data, pickled by the queue
         if event.kind != "step":
             return
         if self._example is not None and time.monotonic() - self._last_align >= self.spec.alignment_every_s:
@@ -154,8 +154,7 @@ class Child:
             if event.kind == "step" and every and trainer.step_count % every == 0:
                 trainer.evaluate()
         except Exception as err:  # noqa: BLE001 - shown, and the run keeps its last good weights
-            self.messages.put(msg.EventMessage({"event": "error", "step": trainer.step_count,
-                                                "message": one_line(err)}))
+            self.messages.put(msg.ErrorEvent(trainer.step_count, one_line(err)))
 
     def _snapshot(self) -> None:
         self._at_boundary(self._write_snapshot)

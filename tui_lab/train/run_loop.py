@@ -5,6 +5,7 @@ loop reads on one page; every attribute it uses is set by `Trainer.__init__`.
 
 from __future__ import annotations
 
+from tui_lab.devices import out_of_memory_line, release_cached_memory
 from tui_lab.train.events import DoneEvent, ErrorEvent, Event, StartEvent, StoppedEvent
 
 
@@ -24,6 +25,12 @@ class RunLoopMixin:
                 self._periodic()
             return self._finish_done()
         except Exception as err:
+            line = out_of_memory_line(err, self.device, "evaluating or sampling", "try a smaller eval_batches")
+            if line is not None:  # the weights are those of the last step: an error event, not a crash
+                release_cached_memory(self.device)
+                event = ErrorEvent(self.step_count, line)
+                self._emit(event)
+                return event
             self._emit(ErrorEvent(self.step_count, f"{type(err).__name__}: {err}"))
             raise
 

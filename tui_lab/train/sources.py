@@ -18,7 +18,6 @@ from torch import Tensor
 from tui_lab.config import is_nat
 from tui_lab.data import extended
 from tui_lab.generation import generate
-from tui_lab.train.config import TrainConfig
 
 IGNORE_INDEX = -100  # the same value as tui_lab.data.tasks.IGNORE_INDEX and torch's default
 
@@ -191,30 +190,3 @@ def greedy_seq2seq(model, src: Tensor, src_mask: Tensor, bos_id: int, eos_id: in
     """(N, S) sources -> (N, 1 + new) greedy targets starting with bos (padded with eos once done)."""
     return generate(model, src, max_new, temperature=0.0, src_mask=src_mask, bos_id=bos_id, eos_id=eos_id,
                     src_ext=src_ext, unk_id=unk_id)
-
-
-def build_source(c: TrainConfig, tokenizer=None, model_config=None):
-    """The data a config names; `tokenizer` (from a checkpoint) replaces a freshly trained one.
-
-    A model with BERT's head (`head = "mlm"`) learns masked language modelling on the same text."""
-    if c.task is not None:
-        from tui_lab.data.tasks import load_task
-
-        return Seq2SeqSource(load_task(c.task))
-    from tui_lab.data.corpus import builtin_corpus, read_text
-    from tui_lab.data.lm import lm_data
-
-    text = read_text(c.data) if c.data else builtin_corpus()
-    if tokenizer is None:
-        from tui_lab.data.tokenizers import bpe_tokenizer, char_tokenizer
-
-        tokenizer = char_tokenizer(text) if c.tokenizer == "char" else bpe_tokenizer(text, c.vocab)
-    if model_config is not None and model_config.input == "patches":
-        from tui_lab.train.images import ImageSource
-
-        return ImageSource()
-    if model_config is not None and model_config.head == "mlm":
-        from tui_lab.train.mlm import MLMSource, with_mask_token
-
-        return MLMSource(lm_data(text, with_mask_token(tokenizer), c.val_fraction), c.seq_len)
-    return LMSource(lm_data(text, tokenizer, c.val_fraction), c.seq_len)

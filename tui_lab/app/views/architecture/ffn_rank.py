@@ -1,6 +1,6 @@
 """The live model's FFN as one matrix (Architecture view, Layer tab): seed 002's Q&A made visible.
 
-With activation 'none' each FFN is W' = W_down W_up, E x E with rank <= min(E, F) (tui_lab.analysis.ffn_rank);
+With activation 'none' each FFN is W' = W_down W_up, E x E with rank <= min(E, F) (tui_lab.model.ffn_rank);
 with a nonlinearity there is no such matrix, and the note says so. The SVDs run in a thread worker: for
 GPT-2 small they take seconds, which the UI must not wait for.
 """
@@ -30,7 +30,7 @@ class FFNRankNote(Static):
         self.run_worker(lambda: self._ranks(model), thread=True, exclusive=True, group="ffn-rank")
 
     def _ranks(self, model: Any) -> None:
-        from tui_lab.analysis.ffn_rank import ffn_ranks
+        from tui_lab.model.ffn_rank import ffn_ranks
 
         try:
             lines = [r.line() for r in ffn_ranks(model)]

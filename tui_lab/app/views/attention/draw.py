@@ -16,7 +16,7 @@ from textual.widgets import Input, Label
 from tui_lab.app.guard import guarded
 from tui_lab.app.origin import describe_origin
 from tui_lab.app.views.attention import vit
-from tui_lab.app.views.attention.grids import ATTENTION_KINDS, Pattern, causal_mask, fit_title, grid_spec
+from tui_lab.app.views.attention.grids import ATTENTION_KINDS, Pattern, fit_title, grid_spec, hatched_cells
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
 from tui_lab.app.widgets.heatmap import Heatmap
@@ -72,7 +72,7 @@ class AttentionDrawing:
                  for layer in layers]
         first = self.cap.grids[(kind, layers[0])][0] if layers else None
         local = kind == "encoder-self" and self.pattern.window > 0
-        mask = causal_mask(len(first), len(first[0]), self.pattern, kind == "decoder-self") \
+        mask = hatched_cells(len(first), len(first[0]), self.pattern, kind == "decoder-self") \
             if first and (kind == "decoder-self" or local) else None
         self.query_one(SmallMultiples).set_tiles(tiles, layers, mask)
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 from rich.cells import cell_len, set_cell_size
 
-from tui_lab.analysis.attention_pattern import allowed, attended_pairs, pattern_name
+from tui_lab.analysis.attention_pattern import attended_pairs, pattern_name
 from tui_lab.app import grids
 from tui_lab.app.grids import GridSpec
+from tui_lab.mask_rule import may_attend
 
 KIND_TITLES = {
     "encoder-self": "encoder self-attention (source x source)",
@@ -61,9 +62,10 @@ class Pattern:
     global_tokens: int = 0
 
 
-def causal_mask(n_rows: int, n_cols: int, pattern: Pattern = Pattern(), causal: bool = True) -> list[list[bool]]:
-    """True where query q may NOT attend key k: above the diagonal, and outside a sliding window."""
-    return [[not allowed(q, k, causal, pattern.window, pattern.global_tokens) for k in range(n_cols)]
+def hatched_cells(n_rows: int, n_cols: int, pattern: Pattern = Pattern(), causal: bool = True) -> list[list[bool]]:
+    """The cells a heatmap hatches (its `mask`, True = hidden): where the mask rule says query q may not
+    attend key k."""
+    return [[not may_attend(q, k, causal, pattern.window, pattern.global_tokens) for k in range(n_cols)]
             for q in range(n_rows)]
 
 
@@ -72,7 +74,7 @@ def local_spec(tokens: list[str], pattern: Pattern, causal: bool) -> GridSpec:
     example = pattern.window == 0
     p = Pattern(EXAMPLE_WINDOW, EXAMPLE_GLOBAL) if example else pattern
     n = len(tokens)
-    blocked = causal_mask(n, n, p, causal)
+    blocked = hatched_cells(n, n, p, causal)
     values = [[0.0 if cell else 1.0 for cell in row] for row in blocked]
     pairs, full = attended_pairs(n, causal, p.window, p.global_tokens), attended_pairs(n, causal)
     share = f"{pairs / full:.0%}" if full else "-"
@@ -118,7 +120,7 @@ def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Patt
     ent = "" if entropy is None else \
         f" · entropy {sum(entropy) / len(entropy) if head < 0 else entropy[head]:.2f} nats"
     title = f"{KIND_TITLES[kind]} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}{ent}"
-    mask = causal_mask(len(grid), len(grid[0]), pattern, causal) if causal or local else None
+    mask = hatched_cells(len(grid), len(grid[0]), pattern, causal) if causal or local else None
     return GridSpec(title, grid, rows, cols, mask, lo=0.0, row_notes=notes)
 
 
@@ -132,7 +134,7 @@ def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_mode
         return local_spec(tokens, pattern, causal)
     if kind == "mask-causal":
         n = len(tokens)
-        return GridSpec(KIND_TITLES[kind], grids.causal_grid(n), tokens, tokens, causal_mask(n, n), 0.0, 1.0)
+        return GridSpec(KIND_TITLES[kind], grids.causal_grid(n), tokens, tokens, hatched_cells(n, n), 0.0, 1.0)
     if kind in ("mask-padding", "mask-both"):
         rows, row_labels, cols = grids.stacked_batch(causal=kind == "mask-both")
         mask = [[v == 0.0 for v in row] for row in rows]  # NaN separators stay blank, not masked

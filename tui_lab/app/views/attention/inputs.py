@@ -14,14 +14,13 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label
 
 from tui_lab.app import grids
+from tui_lab.app.examples import ENGLISH_SENTENCE, SOURCE_TEXT, TOY_DE, TOY_EN, numbers_pair, previous_token_meta
 from tui_lab.app.origin import describe_origin
 from tui_lab.app.views.attention import capture as work
 from tui_lab.app.views.attention.mlm import MLM_TEXT, is_mlm, mlm_ids
-from tui_lab.app.views.tour.examples import ENGLISH_SENTENCE, TOY_DE, TOY_EN, numbers_pair, previous_token_meta
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.data.masking import TYPED_MASK
 
-SOURCE_TEXT = "I have seen the film today"
 TARGET_TEXT = "<bos> ich habe heute den Film gesehen"
 GPT_TEXT = "the cat sat on the mat because it was tired"
 OWN_TRANSLATION = "empty: its own translation"  # the target's placeholder when an empty target translates

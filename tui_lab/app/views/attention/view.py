@@ -20,12 +20,13 @@ from textual.widgets import Button, Input, Label, Static
 from textual.worker import get_current_worker
 
 from tui_lab.app import grids
+from tui_lab.app.examples import SOURCE_TEXT
 from tui_lab.app.guard import guarded
 from tui_lab.app.views.attention import capture as work
 from tui_lab.app.views.attention import mlm, vit
 from tui_lab.app.views.attention.draw import AttentionDrawing
 from tui_lab.app.views.attention.grids import MASKS, Capture
-from tui_lab.app.views.attention.inputs import SOURCE_TEXT, TARGET_TEXT, Inputs
+from tui_lab.app.views.attention.inputs import TARGET_TEXT, Inputs
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.pickers import Pickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples

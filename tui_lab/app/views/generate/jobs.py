@@ -74,8 +74,13 @@ def codec_for(model: Any, tokenizer: Any) -> tuple[Any, bool]:
     return ByteCodec(model.config.vocab), True
 
 
-def encode_prompt(model: Any, codec: Any, prompt: str) -> list[int]:
-    """The core's rules: unknown text refused unless the tokenizer has <unk>; empty starts at bos."""
+def encode_prompt(model: Any, codec: Any, prompt: str, chat: bool = False) -> list[int]:
+    """The core's rules: unknown text refused unless the tokenizer has <unk>; empty starts at bos. With `chat`,
+    the prompt is one user turn through the model's chat template (`hf.chat`, as `generate --chat`)."""
+    if chat:
+        from tui_lab.hf.chat import chat_prompt_ids
+
+        return chat_prompt_ids(model, codec, [{"role": "user", "content": prompt}], field="chat")
     return prompt_ids(codec, prompt, model.config.family)
 
 
@@ -113,20 +118,22 @@ class Pointer:
         return labels(self.codec, ids)
 
 
-def stream_job(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings) -> None:
+def stream_job(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings,
+               chat: bool = False) -> None:
     """Stream one generation (worker thread): NewToken per token, then Finished."""
     try:
-        _stream(poster, job, model, tokenizer, prompt, s)
+        _stream(poster, job, model, tokenizer, prompt, s, chat)
     except Exception as err:  # noqa: BLE001 - a bad prompt or setting is a message, never a crash
         poster.post_message(GenerateFailed(job, one_line(err)))
 
 
-def _stream(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings) -> None:
+def _stream(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings,
+            chat: bool = False) -> None:
     from tui_lab.generation.session import complete
 
     worker = get_current_worker()
     codec, fallback = codec_for(model, tokenizer)
-    ids = encode_prompt(model, codec, prompt)
+    ids = encode_prompt(model, codec, prompt, chat)
     cross = model.config.family == "encoder-decoder"
     pointer = Pointer(model, codec, prompt)
     poster.post_message(Started(job, pointer.labels(pointer.src_ext or ids), fallback, cross, pointer.copy))
@@ -164,10 +171,11 @@ def attention_row(attentions: list | None, cross: bool, kind: str | None = None)
     return chosen[-1].weights[0, :, -1].float().mean(0).cpu().tolist()  # (H, 1, K) -> (K,)
 
 
-def compare_job(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings) -> None:
+def compare_job(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings,
+                chat: bool = False) -> None:
     """Greedy, top-k, top-p and beam for one prompt (worker thread): one CompareResult each, as they finish."""
     try:
-        _compare(poster, job, model, tokenizer, prompt, s)
+        _compare(poster, job, model, tokenizer, prompt, s, chat)
     except Exception as err:  # noqa: BLE001
         poster.post_message(GenerateFailed(job, one_line(err)))
 
@@ -186,12 +194,13 @@ def compare_modes(s: GenerationSettings) -> dict[str, tuple[GenerationSettings, 
     }
 
 
-def _compare(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings) -> None:
+def _compare(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings,
+             chat: bool = False) -> None:
     from tui_lab.generation.session import complete
 
     worker = get_current_worker()
     codec, _ = codec_for(model, tokenizer)
-    ids = encode_prompt(model, codec, prompt)
+    ids = encode_prompt(model, codec, prompt, chat)
     pointer = Pointer(model, codec, prompt)
     for mode, (settings, detail) in compare_modes(s).items():
         if worker.is_cancelled:

@@ -11,9 +11,10 @@ from typing import Any
 
 from textual.widgets import Button, Input, Static
 
+from tui_lab.app.examples import SOURCE_TEXT, TOY_DE, numbers_pair
 from tui_lab.app.origin import describe_origin
-from tui_lab.app.views.attention.inputs import SOURCE_TEXT
-from tui_lab.app.views.tour.examples import TOY_DE, numbers_pair
+from tui_lab.app.views.generate.folder import field_text, folder_form, folder_note
+from tui_lab.app.widgets.toggle import OnOffCheckbox
 
 # A prompt the default model (the shipped English toy) continues with words; meta.json has its sample.
 DEFAULT_PROMPT = "In the morning, Anna walked to"
@@ -29,7 +30,11 @@ class GenerateLiveModel:
         self.set_class(self.translating, "-translate")
         # Side by side is the lab's AT vs NAT on its own toys; a Hugging Face translator has no partner there.
         self.set_class(self.translating and describe_origin(live.origin).kind == "hf", "-hf")
+        # A chat model (a Hugging Face folder with a chat template and a tokenizer) gets the chat toggle.
+        self.set_class(live.ready and live.tokenizer is not None and getattr(live.model, "chat_template", None)
+                       is not None, "-chat")
         self._default_prompt()
+        form = self._folder_defaults(live)
         self.query_one("#gen-go", Button).label = "Translate g" if self.translating else "Generate g"
         if not live.ready:
             text = f"the live model is not ready ({live.status})"
@@ -43,7 +48,36 @@ class GenerateLiveModel:
             text = f"{live.origin}: {live.tokenizer.kind} tokenizer, vocab {live.tokenizer.vocab_size}"
         if config is not None and self.has_class("-nat"):
             text += f"; {config.decoder_mode}: one decoder pass"
+        if live.ready:
+            text += folder_note(getattr(live.model, "folder_generation", None), form)
         self.query_one("#gen-note", Static).update(text)
+
+    def _folder_defaults(self, live: Any) -> dict[str, Any]:
+        """The folder's proposals into the form (the person's later edits win); fields the previous folder set
+        and nobody touched since go back to the view's own values. Returns what the folder set."""
+        for name, text in self.folder_fields.items():
+            if name == "use_cache":
+                box = self.query_one("#gen-cache", OnOffCheckbox)
+                box.value = True if box.value == text else box.value
+            elif self.query_one(f"#gen-{name}", Input).value == text:
+                self.query_one(f"#gen-{name}", Input).value = self.field_defaults[name]
+        self.folder_fields = {}
+        folder = getattr(live.model, "folder_generation", None) if live.ready else None
+        form = folder_form(folder, self.form_defaults(), self._start_len(live))
+        for name, value in form.items():
+            if name == "use_cache":
+                self.query_one("#gen-cache", OnOffCheckbox).value = value
+                self.folder_fields[name] = value
+            else:
+                self.query_one(f"#gen-{name}", Input).value = self.folder_fields[name] = field_text(value)
+        return form
+
+    def _start_len(self, live: Any) -> int:
+        """What the decoder starts from, for a folder's max_length: the prompt's tokens, or an encoder-decoder's
+        start token."""
+        if not live.ready or live.config.family != "decoder-only" or live.tokenizer is None:
+            return 1
+        return max(1, len(live.tokenizer.encode(self.query_one("#gen-prompt", Input).value)))
 
     def _default_prompt(self) -> None:
         """An untouched prompt follows the live model: a sentence to translate, or text to continue."""

@@ -64,6 +64,8 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
     GenerateView #gen-prompt-label { display: none; padding: 0 1 0 0; color: $text-muted; }
     GenerateView.-translate #gen-prompt-label { display: block; }
     GenerateView.-hf #gen-vs-row { display: none; }
+    GenerateView .gen-chat-only { display: none; }
+    GenerateView.-chat .gen-chat-only { display: block; }
     """
     BINDINGS = [
         Binding("g", "generate", "generate"),
@@ -89,6 +91,8 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
         self.partners: dict[str, Any] = {}  # the second model of the side by side, loaded once per `vs` text
         self.versus_done: set[str] = set()
         self.translating = False  # an encoder-decoder with a tokenizer: the prompt is a source to translate
+        self.field_defaults = {name: value for _, name, value in FIELDS}
+        self.folder_fields: dict[str, Any] = {}  # the form's fields a Hugging Face folder's defaults set (folder.py)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
@@ -104,6 +108,8 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
                 yield Label(title, classes=f"gen-name {only}")
                 yield FieldInput(value, id=f"gen-{name}", classes=f"gen-field {only}", compact=True)
             yield OnOffCheckbox("cache", True, id="gen-cache", compact=True, classes="gen-at-only")
+            # A model with a chat template: the prompt is one user turn through it, as apply_chat_template renders it
+            yield OnOffCheckbox("chat", False, id="gen-chat", compact=True, classes="gen-chat-only")
         with Horizontal(id="gen-vs-row"):  # encoder-decoders: a second model to put beside the live one
             yield Label("vs", classes="gen-name")
             yield FieldInput(versus.DEFAULT_PARTNER, placeholder="checkpoint folder or shipped toy", id="gen-vs",
@@ -150,6 +156,16 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
                 ("Generate: a token's probability and top-5", "down, then left/right", self.action_focus_completion)]
 
     # -- settings ------------------------------------------------------------------------------------
+    def form_defaults(self) -> GenerationSettings:
+        """The view's own values, before any folder's (the base a folder's defaults go on)."""
+        return GenerationSettings(max_new_tokens=int(self.field_defaults["max_new_tokens"]),
+                                  temperature=float(self.field_defaults["temperature"]),
+                                  beam_size=int(self.field_defaults["beam_size"]))
+
+    def chat(self) -> bool:
+        """The chat toggle is on, for a model that has a chat template."""
+        return self.has_class("-chat") and self.query_one("#gen-chat", OnOffCheckbox).value
+
     def settings(self) -> GenerationSettings:
         """The form's values; ValueError naming the field when one is not a number or out of range."""
         values: dict[str, Any] = {}
@@ -179,8 +195,8 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
         self.cut = s.beam_size == 1 and s.temperature > 0 and bool(s.top_k or s.top_p)
         self.query_one(TokenStream).start(stream_prefix(prompt, model.config.family, self.translating))
         self._describe()
-        tokenizer, job = self.app.live.tokenizer, self.job
-        self.run_worker(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s), thread=True,
+        tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
+        self.run_worker(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
 
     @guarded
@@ -194,8 +210,8 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
         for mode, (_, detail) in jobs.compare_modes(s).items():
             self.query_one(f"#gen-box-{mode}").border_title = f"{mode} ({detail})"
             self.query_one(f"#gen-mode-{mode}", Static).update("...")
-        tokenizer, job = self.app.live.tokenizer, self.job
-        self.run_worker(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s), thread=True,
+        tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
+        self.run_worker(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
 
     @guarded

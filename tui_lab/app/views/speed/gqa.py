@@ -1,7 +1,7 @@
 """Speed's "MHA vs GQA vs MQA" panel: the live model's width, layers and heads built three times, kv_heads =
 heads, a divisor, 1, and cached greedy generation measured side by side in one run on the live model's device.
 
-`tui_lab.generation.gqa_speed.compare_kv_heads` measures (the function `benchmarks/gqa_speed.py` runs); this
+`tui_lab.bench.gqa_speed.compare_kv_heads` measures (the function `benchmarks/gqa_speed.py` runs); this
 panel runs it in a thread worker with a progress bar and Cancel, then shows tokens/s and KV cache bytes per
 token for each, and how many bytes a decode step reads: the weights once, plus the whole cache (which is
 what grouped-query attention shrinks).
@@ -26,7 +26,7 @@ FIELDS = (("prompt", "kv-prompt", "64"), ("new", "kv-new", "64"), ("repeats", "k
 
 def measure_kv(poster: JobPoster, config: Any, device: str, sizes: dict[str, int]) -> Any:
     """Worker thread: build the three models and time them."""
-    from tui_lab.generation.gqa_speed import compare_kv_heads
+    from tui_lab.bench.gqa_speed import compare_kv_heads
 
     return compare_kv_heads(config, device, sizes["prompt"], sizes["new"], sizes["repeats"], sizes["batch"],
                             on_progress=poster.progress, should_stop=lambda: poster.stopped)
@@ -112,7 +112,7 @@ class KVPanel(JobView):
             if not live.ready:
                 raise ValueError(f"the live model is not ready yet ({live.status})")
             sizes = parse_sizes({title: self.query_one(f"#{wid}", Input).value for title, wid, _ in FIELDS})
-            from tui_lab.generation.gqa_speed import check_kv_comparison, kv_choices
+            from tui_lab.bench.gqa_speed import check_kv_comparison, kv_choices
 
             config = live.model.config
             check_kv_comparison(config, sizes["prompt"], sizes["new"], sizes["repeats"], sizes["batch"])

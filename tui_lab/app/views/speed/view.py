@@ -1,6 +1,6 @@
 """Speed: cached vs uncached greedy generation measured in a worker, beside what the analysis predicts.
 
-`tui_lab.generation.speed.compare_generation` does the measuring (the same function as `tui-lab bench generate`);
+`tui_lab.bench.kv_speed.compare_generation` does the measuring (the same function as `tui-lab bench generate`);
 this view runs it in a thread worker with a progress bar and Cancel, then plots per-token latency against
 position for both paths (the median over repeats, the min and max as dots), the prediction from the FLOPs
 (`draw`), the totals and the speedup, with a log y axis on `l`.
@@ -54,7 +54,7 @@ def measure(poster: JobPoster, model: Any, device: str, prompt_len: int, lengths
             repeats: int) -> Measured:
     """Worker thread: run the comparison (building the demo model first when `model` is a ModelConfig), then
     the matmul peak on each path's thread count."""
-    from tui_lab.generation.speed import compare_generation
+    from tui_lab.bench.kv_speed import compare_generation
 
     if isinstance(model, ModelConfig):
         from tui_lab.loading import load_model

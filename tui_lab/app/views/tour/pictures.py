@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_lab.app.grids import GridSpec
-from tui_lab.app.views.tour.examples import (
+from tui_lab.app.examples import (
     ENGLISH_SENTENCE,
     MASK_BATCH,
     SINE_ROWS,
@@ -20,6 +19,7 @@ from tui_lab.app.views.tour.examples import (
     numbers_pair,
     previous_token_meta,
 )
+from tui_lab.app.grids import GridSpec
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from tui_lab.analysis import count_params
-from tui_lab.app.views.tour.examples import (
+from tui_lab.app.examples import (
     ENGLISH_SENTENCE,
     MASK_BATCH,
     NUMBER,

@@ -2,7 +2,7 @@
 
 A mixin of TrainView (which provides `store`, `session`, `stats`, `dirty`, `_hold`, `_step_ema`, `_say`,
 `_after_run` and `_alignment_arrived`). A message from a run other than the session's own is dropped. The
-trainer is built held paused; `on_train_ready` releases it, or first asks when the estimate says the run is
+trainer is built held paused; its Ready releases it, or first asks when the estimate says the run is
 long. When a run ends trained, its last good weights become the live model.
 """
 
@@ -12,20 +12,35 @@ from textual.widgets import Button
 
 from tui_lab.app.modals.confirm_run import ConfirmLongRun
 from tui_lab.app.runs import label_runs
-from tui_lab.app.views.train.messages import Alignment, TrainEnded, TrainEvent, TrainFailed, TrainReady
+from tui_lab.app.views.train.messages import Estimate, RunSaid
 from tui_lab.app.views.train.notes import confirm_text, vocab_note
+from tui_lab.train.events import Alignment, Ended, Event, Failed, Ready
 
 
 class TrainMessages:
     def _mine(self, run: int) -> bool:
         return self.session is not None and run == self.session.run
 
-    def on_train_ready(self, message: TrainReady) -> None:
+    def on_run_said(self, message: RunSaid) -> None:
+        """What the session's run said, by its type (tui_lab.train.events)."""
         if not self._mine(message.run):
             return
+        said = message.said
+        if isinstance(said, Ready):
+            self._run_ready(message.run, said)
+        elif isinstance(said, Event):
+            self._run_event(said)
+        elif isinstance(said, Alignment):
+            self._alignment_arrived(said.step, said.grid, said.rows, said.cols)
+        elif isinstance(said, Failed):
+            self._run_failed(message.run, said)
+        elif isinstance(said, Ended):
+            self._run_ended(message.run, said)
+
+    def _run_ready(self, number: int, message: Ready) -> None:
         run = self.store.current
         run.model = message.model_config.to_dict()
-        run.train = self.session.config.to_dict()
+        run.train = self.session.train_config.to_dict()
         label_runs(self.store.runs)  # now with every field of the real configs
         self.stats["lr_curve"] = message.lr_curve
         start = "continuing the live weights" if message.continued else "fresh weights"
@@ -36,7 +51,9 @@ class TrainMessages:
         if notes:
             self.notify(notes + " - the live model is rebuilt for it when the run ends", title="train")
         self.dirty = True
-        question = confirm_text(run.number, message.estimate, self.session.device)
+        estimate = Estimate(self.session.train_config.steps, message.tokens_per_step, message.flops_per_token,
+                            message.peak_flops)
+        question = confirm_text(run.number, estimate, self.session.device)
         if question and self._hold == "run":
             self.app.push_screen(ConfirmLongRun(question), self._confirmed)
         else:
@@ -55,12 +72,10 @@ class TrainMessages:
         if hold == "run" and self.training:
             self.session.resume()
 
-    def on_train_event(self, message: TrainEvent) -> None:
-        if not self._mine(message.run):
-            return
-        event, run = message.event, self.store.current
+    def _run_event(self, event: Event) -> None:
+        run = self.store.current
         if event.kind == "step":
-            run.loss.append((event.step, event.train_loss))
+            run.train_loss.append((event.step, event.train_loss))
             run.lr.append((event.step, event.lr))
             run.tokens_per_s.append(event.tokens_per_s)
             if event.teacher_forcing is not None:
@@ -80,37 +95,30 @@ class TrainMessages:
             self.notify(event.message, title="training stopped", severity="error", timeout=10)
         self.dirty = True
 
-    def on_alignment(self, message: Alignment) -> None:
-        if self._mine(message.run):
-            self._alignment_arrived(message.step, message.grid, message.rows, message.cols)
-
-    def on_train_failed(self, message: TrainFailed) -> None:
-        if not self._mine(message.run):
-            return
+    def _run_failed(self, number: int, message: Failed) -> None:
         if self.session.ended:
             self.store.current.status = "failed"
-        self._say(f"run #{message.run}: {message.error}", "bold red")
+        self._say(f"run #{number}: {message.error}", "bold red")
         self.notify(message.error, title="train", severity="error", timeout=10)
         if self.session.ended:
             self._after_run()  # a quit waiting for the run goes ahead
 
-    def on_train_ended(self, message: TrainEnded) -> None:
-        if not self._mine(message.run):
-            return
+    def _run_ended(self, number: int, message: Ended) -> None:
         from tui_lab.app.live_model import ModelReady
         from tui_lab.app.origin import task_label, trained_origin
 
         run = self.store.current
         run.status = message.outcome
         if message.step == 0 and message.outcome == "stopped":  # cancelled: untrained weights replace nothing
-            self._say(f"run #{message.run} cancelled before its first step; the live model is unchanged", "bold")
+            self._say(f"run #{number} cancelled before its first step; the live model is unchanged", "bold")
         else:
             done = self.session.train_config  # built before any step, so set whenever a run ends trained
-            origin = trained_origin(message.run, message.step, task_label(done.task, done.data))
-            self.app.post_message(ModelReady(message.config, message.model, message.tokenizer,
-                                             self.app.live.device, origin, self.session.example_text()))
+            origin = trained_origin(number, message.step, task_label(done.task, done.data))
+            session = self.session  # its last good weights, rebuilt from the final snapshot
+            self.app.post_message(ModelReady(session.run_config, session.model, session.tokenizer,
+                                             self.app.live.device, origin, session.example_text()))
             style = "bold red" if message.outcome == "error" else "bold green"
-            self._say(f"run #{message.run} {message.outcome}: {message.message}; the live model is now its last "
+            self._say(f"run #{number} {message.outcome}: {message.message}; the live model is now its last "
                       "good weights", style)
         self.query_one("#tf-pause", Button).label = "Pause p"
         self.dirty = True

@@ -1,8 +1,8 @@
-"""The messages a training run posts to the Train view, and the estimate it asks with before a long run.
+"""The one message a training run posts to the Train view, and the estimate it asks with before a long run.
 
-Posted from the session's reader thread (`tui_lab.app.views.train.session`); each names its run, so a view drops
-what an older run still sends. None bubbles: only the Train view handles them, and a bubbling message
-costs a dispatch per ancestor, every step.
+Posted from the session's reader thread (`tui_lab.app.views.train.session`), it carries what the trainer
+said as the core's own type (`tui_lab.train.events`) and names its run, so a view drops what an older run
+still sends.
 """
 
 from __future__ import annotations
@@ -12,23 +12,9 @@ from typing import Any
 
 from textual.message import Message
 
-from tui_lab.config import ModelConfig
-
 # The share of the measured matmul peak a training step reaches, for the estimate shown before a run starts:
 # in-app runs measured 36-51% MFU on CPU (issue 9).
 ASSUMED_MFU = 0.4
-
-
-class TrainReady(Message):
-    """The Trainer is built: the config it really trains, the notes (vocab refit...), the lr curve."""
-
-    bubble = False  # only the Train view handles it: bubbling costs a dispatch per ancestor, per step
-
-    def __init__(self, run: int, model_config: ModelConfig, notes: list[str], lr_curve: list[tuple[int, float]],
-                 params: int, continued: bool, estimate: Estimate | None = None) -> None:
-        super().__init__()
-        self.run, self.model_config, self.notes, self.lr_curve = run, model_config, notes, lr_curve
-        self.params, self.continued, self.estimate = params, continued, estimate
 
 
 @dataclass(frozen=True)
@@ -49,44 +35,12 @@ class Estimate:
                 f"/token at {ASSUMED_MFU:.0%} of the measured {self.peak_flops / 1e9:,.0f} GFLOP/s peak")
 
 
-class TrainEvent(Message):
-    """One engine event (tui_lab.train.events)."""
+class RunSaid(Message):
+    """What run number `run`'s trainer said: one of `tui_lab.train.events`' types, as the trainer sent it
+    (Ready, an engine event, Alignment, Ended, Failed). The Train view dispatches on its type."""
 
     bubble = False  # only the Train view handles it: bubbling costs a dispatch per ancestor, per step
 
-    def __init__(self, run: int, event: Any) -> None:
+    def __init__(self, run: int, said: Any) -> None:
         super().__init__()
-        self.run, self.event = run, event
-
-
-class Alignment(Message):
-    """Cross-attention (mean of heads, last decoder layer) of the fixed held-out example."""
-
-    bubble = False  # only the Train view handles it: bubbling costs a dispatch per ancestor, per step
-
-    def __init__(self, run: int, step: int, grid: list[list[float]], rows: list[str], cols: list[str]) -> None:
-        super().__init__()
-        self.run, self.step, self.grid, self.rows, self.cols = run, step, grid, rows, cols
-
-
-class TrainEnded(Message):
-    """The run is over (done, stopped, or an error); the model holds the last good weights."""
-
-    bubble = False  # only the Train view handles it: bubbling costs a dispatch per ancestor, per step
-
-    def __init__(self, run: int, model: Any, tokenizer: Any, config: ModelConfig | None, step: int,
-                 outcome: str, message: str) -> None:
-        super().__init__()
-        self.run, self.model, self.tokenizer, self.config = run, model, tokenizer, config
-        self.step, self.outcome, self.message = step, outcome, message
-
-
-class TrainFailed(Message):
-    """The run could not start (bad file, a config the task cannot train...)."""
-
-    bubble = False  # only the Train view handles it: bubbling costs a dispatch per ancestor, per step
-
-    def __init__(self, run: int, error: str) -> None:
-        super().__init__()
-        self.run, self.error = run, error
-
+        self.run, self.said = run, said

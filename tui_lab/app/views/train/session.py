@@ -1,7 +1,7 @@
 """One training run of the app: the engine's Trainer in a trainer process, relayed as messages.
 
 The Trainer runs in a child process (`tui_lab.train.process`), so it never shares the app's GIL: in a
-thread of the app it lost ~20% of its speed to a UI thread 8-11% busy (tui_lab/app/threads.py). A thread
+thread of the app it lost ~20% of its speed to a UI thread 8-11% busy (tui_lab/openmp.py). A thread
 worker here starts the process and reads what it streams (events, the alignment grid) and posts each as
 a message (never `call_from_thread`, which blocks the worker until the UI runs it). Pause/resume/stop act
 on a SharedRunControl created on the UI thread before the process exists, so a run can start paused
@@ -12,7 +12,7 @@ process dies) and the final one, which becomes the live model when the run ends.
 one line; the live model stays, and the last snapshot is kept (`w` saves it).
 
 Threads: on 2 cores, torch's default of 2 OpenMP threads beside a busy UI thread collapsed throughput
-(spinning workers); the run's thread count and OpenMP's spin come from `tui_lab.app.threads` (the child
+(spinning workers); the run's thread count and OpenMP's spin come from `tui_lab.openmp` (the child
 inherits the environment, so the spin setting reaches it).
 """
 
@@ -27,11 +27,12 @@ from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
 from tui_lab.app import priority
-from tui_lab.app.threads import train_threads
-from tui_lab.app.views.train.messages import Alignment, Estimate, TrainEnded, TrainEvent, TrainFailed, TrainReady
+from tui_lab.app.views.train.messages import RunSaid
 from tui_lab.config import ModelConfig
 from tui_lab.errors import one_line
+from tui_lab.openmp import train_threads
 from tui_lab.run_control import Controlled
+from tui_lab.train.events import Ended, Failed
 from tui_lab.train.process import SharedRunControl
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class TrainSession(Controlled):
         if paused:
             self.control.pause()
         self.process: TrainerProcess | None = None  # set by the worker
-        self.ready = False  # the Trainer is built (TrainReady was posted)
+        self.ready = False  # the Trainer is built (its Ready was posted)
         self.run_config: ModelConfig | None = None  # the config it really trains (vocab refit to the tokenizer)
         self.tokenizer: Any = None  # the run's tokenizer, from the trainer process
         self.model: Any = None  # the model built from the final snapshot (what became the live model)
@@ -175,26 +176,21 @@ class TrainSession(Controlled):
         kind = message.kind
         if kind == "ready":
             self._ready(message)
-        elif kind == "event":
-            event = process.event(message)
-            if event.kind == "error":
-                self.error = event.message
-            self._post(TrainEvent(self.run, event))
-        elif kind == "alignment":
-            self._post(Alignment(self.run, message.step, message.grid, message.rows, message.cols))
         elif kind == "failed":
             self._fail(message.error)
             process.close()
         elif kind == "ended":
             self._ended(process, message)
+        else:  # an engine event or an alignment grid, as the trainer sent it
+            if kind == "error":
+                self.error = message.message
+            self._post(RunSaid(self.run, message))
 
     def _ready(self, ready: Any) -> None:
         self.train_config = ready.train_config
         self.run_config, self.tokenizer, self._example = ready.model_config, ready.tokenizer, ready.example
         self.ready = True
-        estimate = Estimate(self.config.steps, ready.tokens_per_step, ready.flops_per_token, ready.peak_flops)
-        self._post(TrainReady(self.run, ready.model_config, ready.notes, ready.lr_curve, ready.params,
-                              ready.continued, estimate))
+        self._post(RunSaid(self.run, ready))
 
     def _ended(self, process: TrainerProcess, ended: Any) -> None:
         from tui_lab.train.process import model_from_snapshot
@@ -205,13 +201,13 @@ class TrainSession(Controlled):
             self._died(process, one_line(err))
             return
         self.ended = True
-        message = self.error or ended.message
-        self._post(TrainEnded(self.run, self.model, self.tokenizer, self.run_config, ended.step,
-                              "error" if self.error else ended.outcome, message))
+        # The run's own error, when it had one, is what it ended with; its last good weights are `self.model`.
+        outcome = Ended("error", self.error, ended.step) if self.error else ended
+        self._post(RunSaid(self.run, outcome))
 
     def _fail(self, error: str) -> None:
         self.ended = True
-        self._post(TrainFailed(self.run, error))
+        self._post(RunSaid(self.run, Failed(error)))
 
     def _died(self, process: TrainerProcess, why: str | None = None) -> None:
         """The trainer process is gone without ending the run: one line; the live model stays."""

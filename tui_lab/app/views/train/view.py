@@ -140,7 +140,7 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
             self.session.close()  # the last run's process stayed for saving (w); a new run replaces it
         run = self.store.start(live.config.to_dict(), {"task": task, **fields})
         self._suggest_folder(run.number)
-        # Held paused until the trainer is built and the estimate read (a long run asks first, on_train_ready).
+        # Held paused until the trainer is built and the estimate read (a long run asks first, a Ready from the run).
         self._hold = "paused" if paused else "run"
         self.session = TrainSession(run.number, live.config, (task, fields), live.device, paused=True,
                                     live=weights)

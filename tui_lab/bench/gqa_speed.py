@@ -9,13 +9,13 @@ in a rotated order, so load that comes and goes on a shared machine weighs on al
 always goes first. KV bytes are read from the cache's buffers beside `analysis.cost.kv_cache_bytes`'s
 prediction (bounded by the window for a sliding-window model: its cache is a rolling buffer).
 
+Decoding runs through the one loop (`generation.loop.Generation`), timed by `bench.timer.StepTimer`.
 The same function serves the Speed view's "MHA vs GQA vs MQA" panel and `benchmarks/gqa_speed.py`.
 """
 
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,8 +23,12 @@ from typing import Any
 import torch
 
 from tui_lab.analysis.cost import DTYPE_BYTES, example_kv_heads, kv_bytes_per_token, kv_cache_bytes
+from tui_lab.bench.timer import Cancelled, StepTimer, intervals
 from tui_lab.config import ModelConfig
+from tui_lab.generation.loop import Generation, Sampler
 from tui_lab.generation.threads import decode_threads, torch_threads
+
+GREEDY = Sampler(temperature=0.0)
 
 WARMUP_TOKENS = 8  # an untimed short run per model first: allocator, kernels, RoPE tables
 
@@ -77,10 +81,6 @@ class KVReport:
                           "tokens_per_s": r.tokens_per_s(self.batch), "steps": len(r.step_s)} for r in self.rows]}
 
 
-class Cancelled(Exception):
-    """`should_stop()` said yes between two tokens."""
-
-
 def kv_choices(config: ModelConfig, grouped: int | None = None) -> list[tuple[str, int]]:
     """(name, kv_heads) for MHA, GQA and MQA at the config's heads; GQA left out when no divisor lies between.
 
@@ -130,15 +130,16 @@ def compare_kv_heads(config: ModelConfig, device: str = "cpu", prompt_len: int =
     report.rows = [KVRow(name, c.n_kv_heads, _kv_per_token(c, dtype), predicted_bytes=_kv_bytes(
         c, prompt_len + new_tokens, batch, dtype)) for name, c in variants]
     prompt = torch.randint(config.vocab, (batch, prompt_len), generator=torch.Generator().manual_seed(seed))
-    timer = _Timer(prompt.to(p.device), should_stop, on_progress, total=len(models) * (repeats + 1))
+    prompt = prompt.to(p.device)
+    timer = StepTimer(p.device, len(models) * (repeats + 1), should_stop, on_progress)
     report.threads = decode_threads(models[0], True, batch) if threads is None else threads
     try:
         with torch_threads(report.threads), torch.inference_mode():
             for model in models:
-                timer.run(model, WARMUP_TOKENS)
+                _decode_steps(timer, model, prompt, WARMUP_TOKENS)
             for r in range(repeats):
                 for i in _rotated(len(models), r):
-                    steps, report.rows[i].cache_bytes = timer.run(models[i], new_tokens)
+                    steps, report.rows[i].cache_bytes = _decode_steps(timer, models[i], prompt, new_tokens)
                     report.rows[i].step_s += steps
     except Cancelled:
         report.cancelled = True
@@ -162,28 +163,11 @@ def _rotated(n: int, start: int) -> list[int]:
     return [(start + i) % n for i in range(n)]
 
 
-class _Timer:
-    """Fills a fresh cache with the prompt, then times each one-token decode step."""
-
-    def __init__(self, prompt, should_stop, on_progress, total: int) -> None:
-        self.prompt, self.should_stop, self.on_progress = prompt, should_stop, on_progress
-        self.done, self.total = 0, total
-        self.sync = torch.cuda.synchronize if prompt.device.type == "cuda" else (lambda: None)
-
-    def run(self, model, new_tokens: int) -> tuple[list[float], int]:
-        """(seconds of each decode step after the prefill, the cache's bytes)."""
-        cache = model.new_cache(self.prompt.shape[0], self.prompt.shape[1] + new_tokens)
-        token = model.decode(self.prompt, cache=cache)[:, -1:].argmax(-1)  # prefill: not a decode step
-        steps = []
-        for _ in range(new_tokens - 1):
-            self.sync()
-            start = time.perf_counter()
-            token = model.decode(token, cache=cache)[:, -1:].argmax(-1)
-            self.sync()
-            steps.append(time.perf_counter() - start)
-            if self.should_stop is not None and self.should_stop():
-                raise Cancelled
-        self.done += 1
-        if self.on_progress is not None:
-            self.on_progress(self.done, self.total)
-        return steps, cache.bytes()
+def _decode_steps(timer: StepTimer, model, prompt, new_tokens: int) -> tuple[list[float], int]:
+    """(seconds of each decode step after the prefill, the cache's bytes): cached greedy decoding through
+    the one loop; its first step fills the cache with the prompt and is not a decode step."""
+    # One token more than asked: its step is not timed, and the cache then holds prompt + new_tokens, the
+    # length analysis.cost predicts the bytes of.
+    run = Generation(model, prompt, new_tokens + 1, GREEDY, use_cache=True)
+    steps = intervals(timer.marks(run.steps(want_probs=False)))[1:new_tokens]
+    return steps, run.state.cache.bytes()

@@ -1,4 +1,5 @@
-"""The tour's fixed inputs: which shipped toys, which sentences, which held-out number. No torch.
+"""The fixed inputs the views open on (the Tour, Attention, Generate): which shipped toys, which sentences,
+which held-out number. No torch.
 
 The number is held out of the numbers-de task (tests check it), so the cross-attention page shows the
 toy generalising, not remembering: German says the units before the tens ("zwei und dreißig"), so the
@@ -17,6 +18,7 @@ NUMBER = 432  # in numbers-de's held-out split
 # Its words, written out because `tui_lab.data` imports torch and these are read on the UI thread; tests check
 # them against tui_lab.data.numbers and the task's split.
 NUMBER_WORDS = ("four hundred thirty two", "vier hundert zwei und dreißig")
+SOURCE_TEXT = "I have seen the film today"  # a random-weight encoder-decoder's first source
 ENGLISH_SENTENCE = "The streets were wet and empty."  # short: its grid fits at 80x24
 # Seed 002's padding example: a batch of three sentences of 4, 3 and 1 tokens.
 MASK_BATCH = (("我", "喜欢", "机器", "学习"), ("我", "喜欢", "NLP"), ("你好",))

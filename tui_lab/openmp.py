@@ -1,4 +1,5 @@
-"""How torch's OpenMP threads share the cores with the UI thread.
+"""How torch's OpenMP threads share the cores with the UI thread: the policy the app sets before torch loads
+and the trainer child undoes (train/process.py). No torch here: it must run before torch is imported.
 
 Measured on the 2-core machine (benchmarks/ui_latency.py, gpt2-toy, batch 16 x 64): headless training ran
 ~19-20k tokens/s with torch's 2 threads. In the app, 2 threads that spin while idle (libgomp's default,

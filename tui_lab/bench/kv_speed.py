@@ -20,7 +20,6 @@ The default lengths fit the model's window (`lengths`); a length that slides pas
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from tui_lab.bench.timer import Cancelled, StepTimer, intervals
+from tui_lab.devices import out_of_memory
 from tui_lab.generation.lengths import BASE_LENGTHS, default_lengths, position_window, slid_steps, slide_note
 from tui_lab.generation.loop import Generation, Sampler, eval_mode
 from tui_lab.generation.threads import decode_threads, torch_threads
@@ -92,10 +93,6 @@ class SpeedReport:
                 "runs": [run.to_dict(self.batch) for run in self.runs], "notes": self.notes}
 
 
-class Cancelled(Exception):
-    """`should_stop()` said yes; the report keeps the lengths already measured."""
-
-
 def compare_generation(model: Transformer, prompt_len: int = 16, new_tokens: tuple[int, ...] | None = None,
                        repeats: int = 3, batch: int = 1, on_progress: Callable[[int, int], None] | None = None,
                        should_stop: Callable[[], bool] | None = None, bos_id: int = 0, seed: int = 0) -> SpeedReport:
@@ -115,26 +112,32 @@ def compare_generation(model: Transformer, prompt_len: int = 16, new_tokens: tup
                          notes=[note for n in new_tokens if (note := slide_note(config, prompt_len, n))])
     prompt = torch.randint(model.config.vocab, (batch, prompt_len), generator=torch.Generator().manual_seed(seed))
     prompt = prompt.to(device)
-    timer = _Timer(model, prompt, bos_id, should_stop, on_progress, total=len(new_tokens) * 2 * (repeats + 1))
+    timer = StepTimer(device, len(new_tokens) * 2 * (repeats + 1), should_stop, on_progress)
+
+    def run(n: int, use_cache: bool) -> _Timing:
+        return _timed(timer, model, prompt, bos_id, n, use_cache)
+
     # Chosen before anything is timed (the first call may measure; see threads.py).
     report.threads = {"cached": decode_threads(model, True, batch), "uncached": decode_threads(model, False, batch)}
     try:
-        with eval_mode(model), torch.inference_mode():
+        with out_of_memory(str(device), "measuring generation speed", "try fewer new tokens or a smaller batch"), \
+                eval_mode(model), torch.inference_mode():
             for n in new_tokens:
-                report.runs.append(_measure(timer, n, repeats, report.threads, slid_steps(config, prompt_len, n)))
-    except Cancelled:
+                report.runs.append(_measure(run, n, repeats, report.threads, slid_steps(config, prompt_len, n)))
+    except Cancelled:  # `should_stop()` said yes; the report keeps the lengths already measured
         report.cancelled = True
     return report
 
 
-def _measure(timer: _Timer, new_tokens: int, repeats: int, threads: dict[str, int | None], slid: int) -> SpeedRun:
+def _measure(run: Callable[[int, bool], _Timing], new_tokens: int, repeats: int, threads: dict[str, int | None],
+             slid: int) -> SpeedRun:
     results: dict[bool, list[_Timing]] = {True: [], False: []}
     # Warm-ups first, then the timed runs alternate between the paths: a shared machine's load, which
     # comes and goes, then weighs on both alike.
     for timed in [False] + [True] * repeats:
         for use_cache in (True, False):
             with torch_threads(threads["cached" if use_cache else "uncached"]):
-                timing = timer.run(new_tokens, use_cache)  # the warm-up: this length, this count, not kept
+                timing = run(new_tokens, use_cache)  # the warm-up: this length, this count, not kept
             if timed:
                 results[use_cache].append(timing)
     cached, uncached = results[True], results[False]
@@ -162,30 +165,12 @@ class _Timing:
     slid: bool
 
 
-class _Timer:
-    """Runs one greedy generation and times it token by token (synchronising CUDA at each mark)."""
-
-    def __init__(self, model, prompt, bos_id, should_stop, on_progress, total: int) -> None:
-        self.model, self.prompt, self.bos_id = model, prompt, bos_id
-        self.should_stop, self.on_progress = should_stop, on_progress
-        self.done, self.total = 0, total
-        self.sync = torch.cuda.synchronize if prompt.device.type == "cuda" else (lambda: None)
-
-    def run(self, new_tokens: int, use_cache: bool) -> _Timing:
-        self.sync()
-        start = time.perf_counter()
-        run = Generation(self.model, self.prompt, new_tokens, GREEDY, use_cache, bos_id=self.bos_id)
-        marks = [start]
-        for _ in run.steps(want_probs=False):
-            self.sync()
-            marks.append(time.perf_counter())
-            if self.should_stop is not None and self.should_stop():
-                raise Cancelled
-        self.done += 1
-        if self.on_progress is not None:
-            self.on_progress(self.done, self.total)
-        steps = [b - a for a, b in zip(marks, marks[1:], strict=False)]
-        return _Timing(marks[-1] - start, steps, run.sequence.clone(), run.state.slid)
+def _timed(timer: StepTimer, model: Transformer, prompt: Tensor, bos_id: int, new_tokens: int,
+           use_cache: bool) -> _Timing:
+    """One greedy generation, timed token by token."""
+    run = Generation(model, prompt, new_tokens, GREEDY, use_cache, bos_id=bos_id)
+    marks = timer.marks(run.steps(want_probs=False))
+    return _Timing(marks[-1] - marks[0], intervals(marks), run.sequence.clone(), run.state.slid)
 
 
 def _per_step(timings: list[_Timing], reduce: Callable[[list[float]], float]) -> list[float]:

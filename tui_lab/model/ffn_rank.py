@@ -35,7 +35,7 @@ class FFNRank:
 
 def equivalent_linear(ffn: Any) -> tuple[Any, Any]:
     """(W' (E, E), b' (E,) or None) with ffn(x) == x @ W'.T + b' for an FFN without activation."""
-    from tui_lab.model.blocks import ACTIVATIONS
+    from tui_lab.model.feed_forward import ACTIVATIONS
 
     if getattr(ffn, "gate", None) is not None or ffn.act is not ACTIVATIONS["none"]:
         raise ValueError("activation: only an FFN without activation ('none') is a single linear map")

@@ -1,0 +1,39 @@
+"""`tui-lab lens`: the logit lens of a prompt, every residual point x every position (top token, probability, top-k)."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from tui_lab.cli.mechanism_args import add_common, dump, load_causal, window
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_common(parser)
+    parser.add_argument("--prompt", required=True, help="the text to read")
+    parser.add_argument("--top", type=int, default=5, metavar="K", help="tokens listed per cell (default: 5)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.top < 1:
+        raise ValueError(f"--top must be at least 1, got {args.top}")
+    loaded = load_causal(args, "lens")
+    from tui_lab.mechanism.data import text_batch
+    from tui_lab.mechanism.lens import logit_lens
+
+    ids = text_batch(loaded.codec, args.prompt, window(loaded), "--prompt")[0].tolist()
+    table = logit_lens(loaded.model, loaded.codec, ids, k=args.top)
+    if args.json:
+        dump(loaded, table.to_dict())
+        return 0
+    grid = Table(title=f"logit lens: {loaded.label} (top token and its probability)")
+    grid.add_column("stream")
+    for token in table.tokens:
+        grid.add_column(repr(token)[1:-1])
+    for p, point in enumerate(table.points):
+        label = point.removeprefix("blocks.").replace(".hook_resid_", " ")  # "0 pre" ... "3 post"
+        grid.add_row(label, *(f"{repr(cell[0]['token'])[1:-1]} {cell[0]['prob']:.2f}" for cell in table.top[p]))
+    Console().print(grid)
+    return 0

@@ -1,0 +1,12 @@
+"""Mechanistic interpretability on the lab's causal models (GPT-2 and Llama shapes): what a part does.
+
+The hook points themselves live with the model (`tui_lab.model.hooks`); this package builds the tools
+people know from TransformerLens on them. Importing it imports torch.
+
+- `cache`: `run_with_cache` (the activations asked for) and `run_with_hooks` (read or replace).
+- `lens`: the logit lens (nostalgebraist 2020), final norm and unembedding on every residual point.
+- `ablation`: zero and mean ablation of each head's `hook_z`, as a layers x heads table.
+- `patching`: activation patching of `hook_resid_pre` (Meng et al. 2022; Wang et al. 2022), layers x positions.
+- `attribution`: direct logit attribution per head; Q/K/V-composition scores (Elhage et al. 2021).
+- `heads`: each head's W_Q, W_K, W_V, W_O slices of the fused weights.
+"""

@@ -1,0 +1,92 @@
+"""Head ablation: how much a metric moves when one head's output (`hook_z`) is taken away.
+
+Zero ablation replaces the head's z by zero; mean ablation by its mean over the evaluation batch's
+positions (one D-vector per head), which keeps the average signal the next layers expect. The metric is
+the next-token loss over the batch, or one token's logit at one position.
+Dimension legend: N batch, L length, H heads, D d_head.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from tui_lab.mechanism.cache import layer_points, require_causal, run_with_cache, run_with_hooks
+
+MODES = ("zero", "mean")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """The next-token loss (token None), or the logit of `token` at `position` (of the first row)."""
+
+    token: int | None = None
+    position: int = -1
+
+    @property
+    def name(self) -> str:
+        return "loss" if self.token is None else "logit"
+
+    def __call__(self, logits: Tensor, ids: Tensor) -> float:
+        if self.token is None:
+            return next_token_loss(logits, ids)
+        return float(logits[0, self.position, self.token])
+
+
+def next_token_loss(logits: Tensor, ids: Tensor) -> float:
+    """Mean cross-entropy of predicting ids[:, 1:] from logits[:, :-1]."""
+    if ids.shape[1] < 2:
+        raise ValueError("text: the loss needs at least two tokens")
+    return float(F.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten()))
+
+
+@dataclass
+class AblationTable:
+    """values[l][h] = metric with head (l, h) ablated - metric of the clean pass."""
+
+    mode: str
+    metric: str
+    clean: float
+    values: list[list[float]]
+
+    def to_dict(self) -> dict[str, Any]:
+        flat = [(v, layer, h) for layer, row in enumerate(self.values) for h, v in enumerate(row)]
+        ranked = sorted(flat, key=lambda x: -abs(x[0]))  # the heads that matter most first
+        return {"mode": self.mode, "metric": self.metric, "clean": self.clean, "layers": len(self.values),
+                "heads": len(self.values[0]) if self.values else 0, "delta": self.values,
+                "ranked": [{"layer": layer, "head": h, "delta": v} for v, layer, h in ranked]}
+
+
+def ablate_head(layer: int, head: int, replacement: Tensor | None):
+    """A `hook_z` function that puts `replacement` (D,) (None: zeros) in head `head`'s place."""
+    def hook(z: Tensor, _: str) -> Tensor:  # z (N, L, H, D)
+        z = z.clone()
+        z[:, :, head] = 0.0 if replacement is None else replacement
+        return z
+
+    return hook
+
+
+@torch.no_grad()
+def head_ablation(model, ids: Tensor, mode: str = "zero", metric: Metric | None = None) -> AblationTable:
+    """Ablate every head in turn on the batch ids (N, L); one pass per head."""
+    require_causal(model.config, "ablate")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    metric = metric or Metric()
+    points = layer_points(model.config, "attn.hook_z")
+    logits, cache = run_with_cache(model, ids, names=points)
+    clean = metric(logits, ids)
+    values = []
+    for layer, point in enumerate(points):
+        means = cache[point].mean(dim=(0, 1))  # (H, D): each head's mean over the batch's positions
+        row = []
+        for head in range(model.config.heads):
+            fn = ablate_head(layer, head, None if mode == "zero" else means[head])
+            row.append(metric(run_with_hooks(model, ids, hooks=[(point, fn)]), ids) - clean)
+        values.append(row)
+    return AblationTable(mode, metric.name, clean, values)

@@ -1,0 +1,45 @@
+"""The position-wise feed-forward network and the activations it can use (the dense FFN; a mixture of
+them is `moe.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from tui_lab.model.hooks import HookScope
+
+ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "swiglu": F.silu,  # SiLU on the gate branch, multiplied by the up branch (Shazeer 2020)
+    "silu": F.silu,  # swish without a gate (Marian's "swish")
+    "none": lambda x: x,  # seed 002's Q&A: without it down(up(x)) is the single matrix W_down W_up (+ biases)
+}
+
+
+
+class FeedForward(nn.Module):
+    """Position-wise MLP: down(act(up(x))), or down(silu(gate(x)) * up(x)) for SwiGLU."""
+
+    def __init__(self, config) -> None:
+        super().__init__()
+        self.act = ACTIVATIONS[config.activation]
+        self.up = nn.Linear(config.d_model, config.d_ff, bias=config.bias)
+        self.gate = nn.Linear(config.d_model, config.d_ff, bias=config.bias) if config.activation == "swiglu" else None
+        self.down = nn.Linear(config.d_ff, config.d_model, bias=config.bias)
+
+    def forward(self, x: Tensor, hooks: HookScope | None = None) -> Tensor:  # (N, L, E) -> (N, L, E)
+        if hooks is not None:
+            return self._hooked(x, hooks)
+        hidden = self.act(self.gate(x)) * self.up(x) if self.gate is not None else self.act(self.up(x))
+        return self.down(hidden)  # hidden (N, L, F)
+
+    def _hooked(self, x: Tensor, hooks: HookScope) -> Tensor:
+        """The same maths through `mlp.hook_pre` (the gate's, for SwiGLU), `hook_pre_linear` and `hook_post`."""
+        if self.gate is None:
+            return self.down(hooks("hook_post", self.act(hooks("hook_pre", self.up(x)))))
+        gate, up = hooks("hook_pre", self.gate(x)), hooks("hook_pre_linear", self.up(x))
+        return self.down(hooks("hook_post", self.act(gate) * up))
