@@ -246,7 +246,11 @@ def line_with(screen: str, text: str) -> str:
 
 
 def field_text(screen: str, label: str) -> str:
-    """What a form row shows after its label: "d_model   768  " -> "768"."""
-    line = line_with(screen, f" {label} ") or line_with(screen, label)
-    after = line.split(label, 1)[1] if label in line else ""
-    return after.strip().split("  ")[0].strip(" ▏▕│┃")
+    """What a form row shows after its label ("d_model          768" -> "768"): a row that starts with the
+    label (not "kv heads  per token" elsewhere on the screen); "" if none or the field is empty."""
+    names = [re.escape(label)] + [re.escape(label[:n]) + "…" for n in range(len(label) - 1, 7, -1)]  # cut short
+    for line in screen.splitlines():
+        match = re.match(rf" ?(?:{'|'.join(names)}) +([^ ▏▕│┃]*)", line)
+        if match:
+            return match.group(1)
+    return ""
