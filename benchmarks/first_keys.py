@@ -7,7 +7,7 @@ matmul loop, and times from the first frame (the parameter count on screen) unti
   - view2: `2`, pressed the moment the first frame shows, has the Attention view on screen.
 Prints one line per run, the medians, and last one JSON object.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/first_keys.py [--runs 3] [--idle]
+    PYTHONPATH=. .venv/bin/python benchmarks/first_keys.py [--runs 3] [--idle] [--probes form,view2]
 """
 
 from __future__ import annotations
@@ -33,7 +33,10 @@ def one_run(seed: int, probe: str) -> dict[str, float]:
         start = time.monotonic()
         if probe == "type":
             w.press("i", "7", rate=50)
-            w.wait_for(lambda s: field_text(s, "encoder_layers") == "7", timeout=120, poll=0.01)
+            try:
+                w.wait_for(lambda s: field_text(s, "encoder_layers") == "7", timeout=20, poll=0.01)
+            except AssertionError:  # the keys never acted (issue 23's open defect): say so, do not stop
+                return {"type": float("nan")}
             return {"type": time.monotonic() - start}
         if probe == "view2":
             w.press("2", rate=1000)
@@ -49,20 +52,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--idle", action="store_true", help="no busy process beside the app")
+    parser.add_argument("--probes", default="form,type,view2", help="which times (an older tree has no `i`)")
     args = parser.parse_args()
     busy = None if args.idle else Busy()
     times: dict[str, list[float]] = {}
     try:
         time.sleep(0 if args.idle else 3)  # the busy loop's torch import is over before the first launch
         for i in range(args.runs):
-            for probe in ("form", "type", "view2"):
+            for probe in args.probes.split(","):
                 for key, seconds in one_run(i, probe).items():
                     times.setdefault(key, []).append(round(seconds, 3))
                     print(f"run {i + 1} {key}: {seconds:.2f} s after the first frame", flush=True)
     finally:
         if busy is not None:
             busy.stop()
-    medians = {key: round(statistics.median(ts), 3) for key, ts in times.items()}
+    medians = {key: round(statistics.median(ts), 3) for key, ts in times.items()}  # nan: a key never acted
     print("medians (s after the first frame):", medians)
     print(json.dumps({"busy": not args.idle, "median_s": medians, "runs_s": times, "cpus": os.cpu_count(),
                       "load_avg": round(os.getloadavg()[0], 2)}))

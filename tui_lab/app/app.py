@@ -175,6 +175,8 @@ class TuiLabApp(App):
         with self.batch_update():  # one repaint: the view in, the count line out
             await self._mount_view(VIEWS[0])
             await self.query_one(FirstFrame).remove()
+        self.keys.open = True  # keys typed on the first frame act on the view now there
+        await self._next_key()
         self.call_after_refresh(self._after_first_view)
 
     async def _after_first_view(self) -> None:

@@ -38,12 +38,13 @@ class KeyQueue:
 
     def __init__(self) -> None:
         self.in_flight: events.Key | None = None
+        self.open = False  # keys wait until the first view is mounted (a key on the first frame has no view)
         self.held: deque[events.Key] = deque()
         self._watcher: asyncio.Task | None = None
 
     def hold(self, key: events.Key) -> bool:
         """True when `key` must wait (a key is in flight, or others wait before it)."""
-        if self.in_flight is None and not self.held:
+        if self.open and self.in_flight is None and not self.held:
             return False
         self.held.append(key)
         return True
@@ -63,7 +64,7 @@ class KeyQueue:
 
     def next(self) -> events.Key | None:
         """The next held key, once none is in flight."""
-        return self.held.popleft() if self.held and self.in_flight is None else None
+        return self.held.popleft() if self.open and self.held and self.in_flight is None else None
 
     async def _watch(self, app: App, key: events.Key, target: Widget) -> None:
         end = time.monotonic() + FLIGHT_S

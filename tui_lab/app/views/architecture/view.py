@@ -161,10 +161,14 @@ class ArchitectureView(ArchitectureAnalysis, Vertical):
         self.query_one(ConfigForm).load(self.app.live.config)
 
     def live_model_changed(self) -> None:
-        """A checkpoint or HF folder brings its own config: show it in the form."""
-        live = self.app.live
-        if describe_origin(live.origin).kind in ("checkpoint", "hf", "shipped") and self.form_config != live.config:
-            self.query_one(ConfigForm).load(live.config)
+        """A checkpoint or HF folder brings its own config: show it in the form. A shipped toy arriving at
+        start-up leaves a form the person has typed into alone (their keys are never overwritten)."""
+        live, form = self.app.live, self.query_one(ConfigForm)
+        kind = describe_origin(live.origin).kind
+        typed = form.config != form.base  # edited since the form was last loaded
+        if kind in ("checkpoint", "hf", "shipped") and self.form_config != live.config and \
+                not (kind == "shipped" and typed):
+            form.load(live.config)
         if self.query_one("#arch-tabs", TabbedContent).active == "arch-layer":
             self.query_one(FFNRankNote).show(live)
 
