@@ -255,7 +255,7 @@ class TuiLabApp(App):
             home = home_of(view)
             inside = self.focused is not None and view in self.focused.ancestors_with_self
             if home is not None and not (only_if_lost and inside) and not (inside and in_field(self.focused)):
-                home.focus(scroll_visible=False)
+                self.screen.set_focus(home, scroll_visible=False)  # now: Widget.focus() waits a turn
 
     def _active_view(self) -> Widget | None:
         active = self.query_one("#views", TabbedContent).active
@@ -265,14 +265,14 @@ class TuiLabApp(App):
         view = self._active_view()
         field = first_field_of(view) if view is not None else None
         if field is not None:
-            field.focus()
+            self.screen.set_focus(field)  # now, not a turn later: the next key is already the field's
 
     def action_leave_field(self) -> None:
         view = self._active_view()
         if view is not None and in_field(self.focused):
             home = home_of(view)
             if home is not None:
-                home.focus(scroll_visible=False)
+                self.screen.set_focus(home, scroll_visible=False)  # now: Widget.focus() waits a turn
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK
