@@ -8,6 +8,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TUI_LAB_TRAIN_THREADS", "1")
 
 import tempfile  # noqa: E402
+import zlib  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -20,6 +21,36 @@ def _private_user_folders(tmp_path_factory, monkeypatch):
 
 
 _SESSION_CACHE = tempfile.mkdtemp(prefix="tui-lab-cache-")
+
+
+# -- the walk: the app in a real terminal at typing speed beside a busy CPU (tests/walk.py) --------------
+@pytest.fixture(scope="module")
+def busy_cpu():
+    """A 2-thread matmul loop for the module's walks (one process: its torch import is paid once)."""
+    from walk import Busy, tmux_available
+
+    if not tmux_available():
+        pytest.skip("tmux is not installed (the walk needs a real terminal)")
+    busy = Busy()
+    yield busy
+    busy.stop()
+
+
+@pytest.fixture
+def walk(busy_cpu, request):
+    """`walk(*app_args, size=(80, 24))` starts `tui-lab ARGS` in tmux; every walk started is closed after."""
+    from walk import Walk
+
+    started = []
+
+    def start(*args: str, size: tuple[int, int] = (80, 24), seed: int | None = None):
+        seed = zlib.crc32(request.node.nodeid.encode()) if seed is None else seed
+        started.append(Walk(list(args), *size, seed=seed))
+        return started[-1]
+
+    yield start
+    for one in started:
+        one.close()
 
 
 # The developer's fast loop is `pytest -m "not slow" -n 2` (README). Slow: the files that drive the app with

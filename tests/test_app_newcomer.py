@@ -72,7 +72,7 @@ async def test_newcomer_walk_at_80x24(tmp_path, monkeypatch):
         assert app.live.origin == f"checkpoint {where}"
         vocab = app.live.tokenizer.vocab_size
 
-        await pilot.press("f5")
+        await pilot.press("f5", "i")  # the view opens on its completion; i enters the prompt
         generate = app.view("generate")
         prompt = app.query_one("#gen-prompt", Input)
         await wait_for(pilot, lambda: app.focused is prompt)

@@ -2,7 +2,8 @@
 
 Adding a view is one line in `VIEWS`. A view is a widget that reads `self.app.live` (a `LiveModel`)
 and may define `live_model_changed()` (called after every rebuild/load), `view_activated()` (its tab was
-opened) and `palette_commands()` (extra (title, help, callback) entries for the command palette).
+opened), `palette_commands()` (extra (title, help, callback) entries for the command palette), and `home()` /
+`first_field()`: the widget focused when it opens and the one `i` enters (`view_focus`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from textual.widgets import Footer, Header, TabbedContent, TabPane
 
 from tui_lab.analysis import memory
 from tui_lab.app.first_frame import FirstFrame
+from tui_lab.app.key_queue import KeyQueue
 from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus
 from tui_lab.app.origin import origin_subtitle
+from tui_lab.app.view_focus import first_field_of, home_of, in_field
 from tui_lab.config import ModelConfig
 from tui_lab.devices import fit_problem, free_memory
 
@@ -77,12 +80,27 @@ def _tab_label(i: int, spec: ViewSpec) -> str:
 TABS_WIDTH = sum(len(_tab_label(i, spec)) + 2 for i, spec in enumerate(VIEWS))  # labels and their padding
 
 
+class Views(TabbedContent):
+    """The views' tabs. A pane whose widget took the focus comes to the front, as in Textual, unless the
+    focus has moved on since: switching views at typing speed (F6 F5), the Run button focused by F6 told its
+    pane late and brought Speed back over Generate."""
+
+    def _on_tab_pane_focused(self, event: TabPane.Focused) -> None:
+        focused = self.app.focused
+        if focused is None or event.tab_pane not in focused.ancestors:
+            event.stop()
+            event.prevent_default()  # stale: TabbedContent's own handler would switch back
+
+
 class TuiLabApp(App):
     CSS_PATH = "tui_lab.tcss"
     TITLE = "tui-lab"
     BINDINGS = [
         *_view_bindings(),
-        Binding("t", "toggle_theme", "theme"),
+        # Off the footer (the palette and README name it): at 80 columns the footer's room is the view's keys'.
+        Binding("t", "toggle_theme", "theme", show=False),
+        Binding("i", "enter_field", "type", show=False),  # into the view's first field (Tab too)
+        Binding("escape", "leave_field", "leave the field", show=False),
         Binding("ctrl+x", "cancel_build", "cancel build", show=False),
         Binding("q", "quit", "quit"),
     ]
@@ -96,19 +114,48 @@ class TuiLabApp(App):
         self._origin = origin or f"preset {config.name}"
         self._build_on_start = build
         self.last_key_at = float("-inf")  # time.monotonic() of the last key (views hold costly redraws meanwhile)
+        self.keys = KeyQueue()
+        self._unmounted: list[ViewSpec] = []  # hidden views still to mount after the first frame
 
     def on_resize(self, event: events.Resize) -> None:
         # Every tab on one line at 80 columns: without the space after each label the bar needs 75, not 82.
         self.query_one("#views", TabbedContent).set_class(event.size.width < TABS_WIDTH, "-narrow-tabs")
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key):
+        if isinstance(event, events.Key) and not event.is_forwarded:  # from the terminal: one at a time
             self.last_key_at = time.monotonic()
-        await super().on_event(event)
+            if not self.keys.hold(event):
+                await self._send_key(event)
+        elif isinstance(event, events.Key) and self.keys.landed(event):
+            if not self._screen_stack:  # quitting
+                return
+            await super().on_event(event)  # back at the App: its bindings (Tab, a view's key) act first
+            await self._next_key()
+        else:
+            await super().on_event(event)
+
+    async def _send_key(self, key: events.Key) -> None:
+        if not self.is_running or not self._screen_stack:  # quitting: no screen to route it to
+            return
+        target = self.focused or self.screen
+        await super().on_event(key)  # Textual's routing: priority bindings, else to the focused widget
+        if key.is_forwarded:
+            self.keys.follow(self, key, target)
+        else:
+            await self._next_key()
+
+    async def _next_key(self) -> None:
+        key = self.keys.next()
+        if key is not None:
+            await self._send_key(key)
+
+    async def on_key_queue_landed(self, message: KeyQueue.Landed) -> None:
+        if self.keys.landed(message.key):
+            await self._next_key()
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with TabbedContent(id="views", initial=VIEWS[0].id):
+        with Views(id="views", initial=VIEWS[0].id):
             for i, spec in enumerate(VIEWS):
                 with TabPane(_tab_label(i, spec), id=spec.id):
                     if i == 0:  # the views mount once this first frame is on screen (`on_ready`)
@@ -128,13 +175,26 @@ class TuiLabApp(App):
         with self.batch_update():  # one repaint: the view in, the count line out
             await self._mount_view(VIEWS[0])
             await self.query_one(FirstFrame).remove()
+        self.keys.open = True  # keys typed on the first frame act on the view now there
+        await self._next_key()
         self.call_after_refresh(self._after_first_view)
 
     async def _after_first_view(self) -> None:
         _start_resource_tracker()  # before any view can spawn a process
-        for spec in VIEWS[1:]:
-            await self._mount_view(spec)
-        self._start_live_model()
+        self._unmounted = list(VIEWS[1:])
+        self.call_after_refresh(self._mount_next_view)
+
+    async def _mount_next_view(self) -> None:
+        """Mount one hidden view per turn of the App's queue, the one shown first: keys typed meanwhile are
+        handled between two mounts (~0.1-0.5 s each on a busy machine), not after all six (~10 s)."""
+        if not self._unmounted:
+            self._start_live_model()
+            return
+        active = self.query_one("#views", TabbedContent).active
+        spec = next((s for s in self._unmounted if s.id == active), self._unmounted[0])
+        self._unmounted.remove(spec)
+        await self._mount_view(spec)
+        self.call_after_refresh(self._mount_next_view)
 
     async def _mount_view(self, spec: ViewSpec) -> None:
         await self.query_one(f"#{spec.id}", TabPane).mount(spec.widget_class()(id=f"view-{spec.id}"))
@@ -180,6 +240,7 @@ class TuiLabApp(App):
         if self.focused is not None and pane not in self.focused.ancestors:
             self.set_focus(None)
         self.query_one("#views", TabbedContent).active = view_id
+        self._focus_home(view_id)  # now, not when TabActivated arrives: the next key is the view's already
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.tabbed_content.id != "views" or event.pane is None:
@@ -192,6 +253,36 @@ class TuiLabApp(App):
         for view in self.query(f"#view-{view_id}"):  # none yet while it mounts: it is told once mounted
             if hasattr(view, "view_activated"):
                 view.view_activated()
+        self._focus_home(view_id)
+        # A tab clicked with the mouse: TabbedContent focuses its tabs as it activates the pane.
+        self.call_after_refresh(self._focus_home, view_id, True)
+
+    def _focus_home(self, view_id: str, only_if_lost: bool = False) -> None:
+        """Focus the view's home widget (its keys act at once), unless a field of the view has the keys."""
+        if self.query_one("#views", TabbedContent).active != view_id:
+            return
+        for view in self.query(f"#view-{view_id}"):
+            home = home_of(view)
+            inside = self.focused is not None and view in self.focused.ancestors_with_self
+            if home is not None and not (only_if_lost and inside) and not (inside and in_field(self.focused)):
+                self.screen.set_focus(home, scroll_visible=False)  # now: Widget.focus() waits a turn
+
+    def _active_view(self) -> Widget | None:
+        active = self.query_one("#views", TabbedContent).active
+        return next(iter(self.query(f"#view-{active}")), None)
+
+    def action_enter_field(self) -> None:
+        view = self._active_view()
+        field = first_field_of(view) if view is not None else None
+        if field is not None:
+            self.screen.set_focus(field)  # now, not a turn later: the next key is already the field's
+
+    def action_leave_field(self) -> None:
+        view = self._active_view()
+        if view is not None and in_field(self.focused):
+            home = home_of(view)
+            if home is not None:
+                self.screen.set_focus(home, scroll_visible=False)  # now: Widget.focus() waits a turn
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK

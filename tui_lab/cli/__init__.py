@@ -29,6 +29,10 @@ COMMANDS = {
     "attribute": ("tui_lab.cli.attribute", "direct logit attribution per head, composition scores"),
 }
 
+# The Hugging Face model types --from-hf opens (tui_lab.hf.families.FAMILIES, kept equal by
+# tests/test_cli_words.py): written out here so that --help imports nothing of the loaders.
+HF_MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "marian", "bert", "vit")
+
 
 class UsageError(ValueError):
     """Bad input from the command line: printed as one line, exit code 2."""

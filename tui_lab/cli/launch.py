@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tui_lab.cli import Parser, UsageError
+from tui_lab.cli import HF_MODEL_TYPES, Parser, UsageError
 from tui_lab.openmp import configure_openmp
 
 # The shipped trained English toy (tui_lab/shipped/): the first look at attention and generation shows
@@ -29,10 +29,9 @@ def add_app_arguments(p) -> None:
     p.add_argument("--preset", default=None, help=f"preset to open (default {DEFAULT_PRESET}; tui-lab presets "
                                                   "lists them)")
     p.add_argument("--checkpoint", metavar="DIR", help="open a checkpoint folder saved by tui-lab")
-    p.add_argument("--from-hf", metavar="ID|DIR", help="open a Hugging Face folder or model id (GPT-2, Llama, Mistral, "
-                                                       "Qwen2, Mixtral, Marian, BERT or ViT); an id "
-                                                       "not in the local cache shows its files and size and asks "
-                                                       "before downloading")
+    p.add_argument("--from-hf", metavar="ID|DIR",
+                   help=f"open a Hugging Face model folder or id (model types {', '.join(HF_MODEL_TYPES)}; e.g. "
+                        "gpt2); an id not in the local cache shows its files and size and asks before downloading")
     p.add_argument("--download", action="store_true", help="with --from-hf ID: download without asking (the file "
                                                            "list and progress still show)")
     p.add_argument("--allow-pickle", dest="allow_pickle", action="store_true",

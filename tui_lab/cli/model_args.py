@@ -13,13 +13,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from tui_lab.cli import HF_MODEL_TYPES
 from tui_lab.cli.interrupt import on_sigint
 from tui_lab.devices import pick_device
 from tui_lab.generation.settings import SEED_LIMIT
 from tui_lab.loading import LoadedModel, load_model
 
-FROM_HF_HELP = ("a Hugging Face folder, cache root or model id (model types gpt2, llama, mistral, qwen2, "
-                "mixtral, marian, bert, vit; e.g. distilgpt2); an id not in the local cache needs --download")
+FROM_HF_HELP = (f"a Hugging Face folder, cache root or model id (model types {', '.join(HF_MODEL_TYPES)}; "
+                "e.g. distilgpt2); an id not in the local cache needs --download")
 PROGRESS_EVERY_S = 0.2  # a terminal's progress line is redrawn at most this often
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tui_lab.analysis.params import count_params
 from tui_lab.presets import list_presets, load_preset, weights_of
@@ -25,8 +27,29 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"presets": rows}))
         return 0
-    table = Table("preset", "family", "parameters", "weights", "source")
-    for row in rows:
-        table.add_row(row["name"], row["family"], f"{row['total_params']:,}", row["weights"], row["source"])
-    Console().print(table)
+    console = Console()
+    console.print(_table(rows, wide=console.width >= WIDE))
     return 0
+
+
+WIDE = 110  # below this the source goes under the name: a name is never cut (a person types it)
+
+
+def _table(rows: list[dict], wide: bool) -> Table:
+    """The name (what a person types after --preset) is never cut or wrapped; the source wraps instead."""
+    name_width = max(len(row["name"]) for row in rows)
+    table = Table(box=box.HEAVY_HEAD if wide else box.SIMPLE_HEAD)
+    table.add_column("preset", no_wrap=wide, min_width=name_width, max_width=None if wide else name_width,
+                     overflow="fold")
+    table.add_column("family", no_wrap=True)
+    table.add_column("parameters", justify="right", no_wrap=True)
+    table.add_column("weights", no_wrap=True, min_width=len("trained"))
+    if wide:
+        table.add_column("source", ratio=1)
+    for row in rows:
+        cells = [row["name"], row["family"], f"{row['total_params']:,}", row["weights"]]
+        if wide:
+            table.add_row(*cells, row["source"])
+        else:
+            table.add_row(Text.assemble(row["name"], "\n", (row["source"], "dim")), *cells[1:])
+    return table

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from tui_lab.analysis.format import fmt_bytes
-from tui_lab.cli import UsageError
+from tui_lab.cli import HF_MODEL_TYPES, UsageError
 
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 SESSION_BYTES = 400 * 1024**2  # an app session measured 300-370 MiB (issue 24): 400 MiB each by default
@@ -41,8 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", help="preset to open")
     parser.add_argument("--checkpoint", metavar="DIR", help="open a checkpoint folder saved by tui-lab")
     parser.add_argument("--from-hf", dest="from_hf", metavar="ID|DIR",
-                        help="open a Hugging Face GPT-2 folder or model id (gpt2); an id not in the local cache is "
-                             "downloaded only with --download (a browser session cannot start a download itself)")
+                        help=f"open a Hugging Face model folder or id (model types {', '.join(HF_MODEL_TYPES)}); "
+                             "an id not in the local cache is downloaded only with --download (a browser session "
+                             "cannot start a download itself)")
     parser.add_argument("--download", action="store_true",
                         help="with --from-hf ID: each session downloads that id without asking (files and progress "
                              "still show); without it no session downloads anything")

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -289,6 +290,10 @@ class RichPrinter:
         )
         self.task = None
         self.total = 0
+        self.family = ""
+        # The closing hint's prompt: a held-out source once a translation sample is printed (a word the
+        # task's model knows), else a plain start of text for a language model.
+        self.prompt = "The"
 
     def __enter__(self) -> RichPrinter:
         self.progress.__enter__()
@@ -309,6 +314,11 @@ class RichPrinter:
         for note in e.notes:
             self.console.print(f"  note: {note}")
         self.total = e.total_steps
+        self.family = m["family"]
+        if e.train.get("task") and m["family"] == "encoder-decoder":  # a held-out source of the task
+            from tui_lab.data.tasks import load_task
+
+            self.prompt = load_task(e.train["task"]).examples("val")[0][0]
         self.task = self.progress.add_task("train", total=e.total_steps, completed=e.step, loss="-", speed="-")
 
     def _on_step(self, e) -> None:
@@ -319,6 +329,8 @@ class RichPrinter:
         self.console.print(f"step {e.step}: val loss {e.val_loss:.4f}{exact}{_masked(e)}", markup=False)
 
     def _on_sample(self, e) -> None:
+        if e.target is not None:  # a seq2seq source: a prompt the trained model can translate
+            self.prompt = e.prompt
         target = f"  (want: {e.target})" if e.target is not None else ""
         self.console.print(f"  sample: {e.prompt!r} -> {e.text!r}{target}", markup=False)
 
@@ -342,11 +354,15 @@ class RichPrinter:
         """Where the run went, or that it went nowhere and how to keep the next one."""
         if folder is None:
             self.console.print("not saved: the trained model is discarded; add --out DIR to keep it "
-                               "(then tui-lab generate --checkpoint DIR)", markup=False, soft_wrap=True)
+                               "(then tui-lab generate --checkpoint DIR --prompt TEXT)", markup=False,
+                               soft_wrap=True)
             return
-        then = (f"generate: tui-lab generate --checkpoint {folder}; train on to N steps in all: "
-                f"tui-lab train --resume {folder} --steps N") if finished else \
-            f"finish the run: tui-lab train --resume {folder}"
+        # Printed for a person to paste: each command runs as printed (tests/test_cli_words.py runs them).
+        where = shlex.quote(folder)
+        generate = "" if self.family == "encoder-only" else \
+            f"generate: tui-lab generate --checkpoint {where} --prompt {shlex.quote(self.prompt)}; "
+        then = (f"{generate}train on to N steps in all: tui-lab train --resume {where} --steps N") if finished \
+            else f"finish the run: tui-lab train --resume {where}"
         self.console.print(f"saved to {folder} ({then})", markup=False, soft_wrap=True)
 
     def _on_error(self, e) -> None:

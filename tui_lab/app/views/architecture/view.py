@@ -13,13 +13,14 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Button, DataTable, Input, Label, Select, Static, TabbedContent, TabPane
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.modals.confirm_apply import ConfirmApply
 from tui_lab.app.origin import describe_origin
 from tui_lab.app.views.architecture.analysis import CURRENT, DEFAULT_BATCH, DEFAULT_LENGTH, ArchitectureAnalysis
-from tui_lab.app.views.architecture.config_form import ConfigForm
+from tui_lab.app.views.architecture.config_form import TEXT_FIELDS, ConfigForm
 from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
 from tui_lab.app.views.architecture.model_diagram import ModelDiagram
 from tui_lab.app.views.architecture.param_bars import ParamBars
@@ -33,8 +34,9 @@ from tui_lab.presets import list_presets, load_preset
 class ArchitectureView(ArchitectureAnalysis, Vertical):
     BINDINGS = [
         Binding("ctrl+s", "apply", "apply"),
-        Binding("ctrl+r", "reset", "reset form"),
+        Binding("ctrl+r", "reset", "reset"),  # short: the footer keeps f1..f7 and q quit at 80 columns
     ]
+    can_focus = True  # the view is its keys' home: it opens focused, not on a field (app.view_focus)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -105,6 +107,10 @@ class ArchitectureView(ArchitectureAnalysis, Vertical):
     def load_preset(self, name: str) -> None:
         self.query_one("#preset", Select).value = name  # on_select_changed loads the form
 
+    def first_field(self) -> Widget:
+        """`i` enters the form's first text box (its family above, and the preset, are Shift+Tab back)."""
+        return self.query_one(f"#f-{TEXT_FIELDS[0]}")
+
     def show_tab(self, pane_id: str) -> None:
         self.query_one("#arch-tabs", TabbedContent).active = pane_id
 
@@ -155,10 +161,14 @@ class ArchitectureView(ArchitectureAnalysis, Vertical):
         self.query_one(ConfigForm).load(self.app.live.config)
 
     def live_model_changed(self) -> None:
-        """A checkpoint or HF folder brings its own config: show it in the form."""
-        live = self.app.live
-        if describe_origin(live.origin).kind in ("checkpoint", "hf", "shipped") and self.form_config != live.config:
-            self.query_one(ConfigForm).load(live.config)
+        """A checkpoint or HF folder brings its own config: show it in the form. A shipped toy arriving at
+        start-up leaves a form the person has typed into alone (their keys are never overwritten)."""
+        live, form = self.app.live, self.query_one(ConfigForm)
+        kind = describe_origin(live.origin).kind
+        typed = form.config != form.base  # edited since the form was last loaded
+        if kind in ("checkpoint", "hf", "shipped") and self.form_config != live.config and \
+                not (kind == "shipped" and typed):
+            form.load(live.config)
         if self.query_one("#arch-tabs", TabbedContent).active == "arch-layer":
             self.query_one(FFNRankNote).show(live)
 

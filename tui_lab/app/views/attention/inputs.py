@@ -35,7 +35,7 @@ class Inputs:
             yield FieldInput(placeholder="sentence (source)", id="att-src", compact=True)
             yield Label("target", id="att-tgt-label", classes="att-input-label")
             yield FieldInput(placeholder="target", id="att-tgt", compact=True)
-            yield Button("Run", id="att-run", variant="primary", compact=True)
+            yield Button("Run r", id="att-run", variant="primary", compact=True)
 
     def _set_defaults(self) -> None:
         src, tgt = self.query_one("#att-src", Input), self.query_one("#att-tgt", Input)

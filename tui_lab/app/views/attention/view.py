@@ -34,14 +34,23 @@ from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.paths import exports_dir
 
 
+class AttentionMap(Heatmap):
+    """The view's grid: its # and z are on the hint line under it, so the footer keeps the view's keys."""
+
+    BINDINGS = [Binding("z", "toggle_density", "dense/full", show=False),
+                Binding("number_sign", "toggle_numbers", "# numbers", show=False)]
+
+
 class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
+    # The footer has room for three keys beside f1..f7 and q quit at 80 columns: the pickers'. The hint line
+    # under the grid names #, z, m and e; the Run button names r.
     BINDINGS = [
-        Binding("e", "export", "export JSON"),
-        Binding("r", "run", "run"),
+        Binding("e", "export", "export JSON", show=False),
+        Binding("r", "run", "run", show=False),
         Binding("k", "cycle_kind", "grid"),
         Binding("l", "cycle_layer", "layer"),
         Binding("h", "cycle_head", "head"),
-        Binding("m", "model_view", "all heads"),
+        Binding("m", "model_view", "all heads", show=False),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -73,7 +82,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
         yield from self.compose_pickers()
         yield Label("", id="att-title")
         yield PatchImage(id="att-image")
-        yield Heatmap(id="att-map")
+        yield AttentionMap(id="att-map")
         yield SmallMultiples(id="att-model")
         yield Static("", id="att-info")
 
@@ -83,6 +92,11 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
         self._set_defaults()
         self._fill_kinds()
         self.live_model_changed()
+
+    def home(self) -> Heatmap | SmallMultiples:
+        """The grid on screen: its arrows, #, z and the view's k, l, h, m act as soon as the view opens."""
+        gallery = self.query_one(SmallMultiples)
+        return gallery if gallery.display else self.query_one(Heatmap)
 
     # -- the live model ----------------------------------------------------------------------------
     @property

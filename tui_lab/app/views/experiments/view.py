@@ -103,9 +103,9 @@ class ExperimentsView(JobView):
         self.query_one("#ex-progress", ProgressBar).update(total=1.0, progress=0.0)
         self._status("r runs it")
 
-    def view_activated(self) -> None:
-        # After the tab switch settles: TabbedContent moves focus while it activates a pane.
-        self.call_after_refresh(self.query_one("#ex-list", OptionList).focus)
+    def home(self) -> OptionList:
+        """The list of experiments: r, f act at once, arrows pick one."""
+        return self.query_one("#ex-list", OptionList)
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return [("Experiments: run (or queue) the one picked", "r", self.action_run),

@@ -67,12 +67,13 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
     GenerateView .gen-chat-only { display: none; }
     GenerateView.-chat .gen-chat-only { display: block; }
     """
+    # Two keys on the footer (beside f1..f7 and q quit at 80 columns); the buttons name v, s and y.
     BINDINGS = [
         Binding("g", "generate", "generate"),
-        Binding("m", "compare", "compare modes"),
-        Binding("v", "versus", "side by side"),
-        Binding("s", "stop", "stop"),
-        Binding("y", "probs", "probabilities"),
+        Binding("m", "compare", "compare"),
+        Binding("v", "versus", "side by side", show=False),
+        Binding("s", "stop", "stop", show=False),
+        Binding("y", "probs", "probabilities", show=False),
         Binding("down", "focus_completion", "to the completion", show=False),
     ]
 
@@ -97,8 +98,9 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
             yield Label("source", id="gen-prompt-label")  # shown while the live model translates
+            # Entered with i or Tab, the cursor goes to the end: a prompt is continued more often than replaced.
             yield FieldInput(DEFAULT_PROMPT, placeholder="prompt (the source, for an encoder-decoder)", id="gen-prompt",
-                        compact=True)
+                             compact=True, select_on_focus=False)
             yield Button("Generate g", id="gen-go", variant="primary", compact=True)
             yield Button("Compare m", id="gen-compare-go", compact=True)
             yield Button("Stop s", id="gen-stop", variant="error", compact=True)
@@ -141,8 +143,9 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
         self._draw_legend()
 
     # -- app hooks -----------------------------------------------------------------------------------
-    def view_activated(self) -> None:
-        self.query_one("#gen-prompt", Input).focus()
+    def home(self) -> TokenStream:
+        """The completion: g, m, v, s, y act at once, and its arrows walk the tokens (i: into the prompt)."""
+        return self.query_one(TokenStream)
 
     def live_model_changed(self) -> None:
         self._note_model()

@@ -149,7 +149,10 @@ class SpeedView(JobView):
         if not self.demo_set and live.ready:
             # The toy's steps are all overhead: start on the demo unless the live model is at least as wide.
             self._set_demo(live.model.config.d_model <= DEMO.d_model)
-        self.query_one("#kv-run" if self.kv_shown else "#sp-run", Button).focus()
+
+    def home(self) -> Button:
+        """The shown comparison's Run button: r, k, x, l, d act at once."""
+        return self.query_one("#kv-run" if self.kv_shown else "#sp-run", Button)
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return [("Speed: compare cached vs uncached generation", "r", self.action_run),

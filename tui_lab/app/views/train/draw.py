@@ -136,7 +136,9 @@ class TrainDrawing:
         if self._step_ema is not None and self.training:
             left = (s["total"] - s["step"]) * self._step_ema
             parts.append(f"ETA {int(left // 60)}:{int(left % 60):02d}")
-        if self.training:
+        if self.training and self._hold is not None:  # held until built (and asked): not a pause asked for
+            parts.append("building the trainer" if self.session.train_config is None else "starting")
+        elif self.training:
             parts.append("PAUSED" if self.session.paused else "running")
         key = (tuple(parts), self.message, self.message_style)
         if key == getattr(self, "_status_drawn", None):

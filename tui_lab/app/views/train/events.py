@@ -1,14 +1,12 @@
 """What the Train view does with its run's messages: ready (ask before a long run), steps, evals, the end.
 
 A mixin of TrainView (which provides `store`, `session`, `stats`, `dirty`, `_hold`, `_step_ema`, `_say`,
-`_after_run` and `_alignment_arrived`). A message from a run other than the session's own is dropped. The
-trainer is built held paused; its Ready releases it, or first asks when the estimate says the run is
-long. When a run ends trained, its last good weights become the live model.
+`_after_run`, `_alignment_arrived` and `label_pause`). A message from a run other than the session's own is
+dropped. The trainer is built held paused; its Ready releases it, or first asks when the estimate says the run
+is long. When a run ends trained, its last good weights become the live model.
 """
 
 from __future__ import annotations
-
-from textual.widgets import Button
 
 from tui_lab.app.modals.confirm_run import ConfirmLongRun
 from tui_lab.app.runs import label_runs
@@ -71,6 +69,7 @@ class TrainMessages:
         hold, self._hold = self._hold, None
         if hold == "run" and self.training:
             self.session.resume()
+        self.label_pause()
 
     def _run_event(self, event: Event) -> None:
         run = self.store.current
@@ -120,6 +119,6 @@ class TrainMessages:
             style = "bold red" if message.outcome == "error" else "bold green"
             self._say(f"run #{number} {message.outcome}: {message.message}; the live model is now its last "
                       "good weights", style)
-        self.query_one("#tf-pause", Button).label = "Pause p"
+        self.label_pause()
         self.dirty = True
         self._after_run()

@@ -57,7 +57,8 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
         self.session: TrainSession | None = None
         self.overlay = False
         self.stats: dict[str, Any] = {}
-        self.message = "press g to train the live model"
+        self.message = "building the trainer..." if getattr(self.app, "train_on_start", False) else \
+            "press g to train the live model"
         self.message_style = "dim"
         self.dirty = False
         self.panel = 0
@@ -97,8 +98,11 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
             self.call_after_refresh(self.action_start)
 
     # -- app hooks -----------------------------------------------------------------------------------
+    def home(self) -> Button:
+        """The Train controls: g, p, n, x, w, o, c, v, l act at once (i or Tab: into the form)."""
+        return self.query_one("#tf-start", Button)
+
     def view_activated(self) -> None:
-        self.query_one("#tf-start", Button).focus()
         self.call_after_refresh(self._redraw)  # what arrived while another view was in front (not drawn then)
 
     def live_model_changed(self) -> None:
@@ -129,6 +133,9 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
     # -- actions -------------------------------------------------------------------------------------
     @guarded
     def action_start(self, paused: bool = False) -> None:
+        if self.training and self.held_paused:  # g on a paused run goes on, as its Resume button says
+            self.action_pause()
+            return
         if self.training:
             self.notify("a run is already going: stop it first (x)", severity="warning")
             return
@@ -157,14 +164,23 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
         if self._hold is not None:  # not started yet (building, or asking): remember the choice
             self._hold = "run" if self._hold == "paused" else "paused"
             self._say("will start paused" if self._hold == "paused" else "will start running")
-            return
-        if self.session.paused:
+        elif self.session.paused:
             self.session.resume()
             self._say("resumed")
         else:
             self.session.pause()
-            self._say("paused: n steps once, p resumes")
-        self.query_one("#tf-pause", Button).label = "Resume p" if self.session.paused else "Pause p"
+            self._say("paused: n steps once, p or g resumes")
+        self.label_pause()
+
+    @property
+    def held_paused(self) -> bool:
+        """Paused by the person (or to start paused), not held while the trainer is built."""
+        if not self.training:
+            return False
+        return self._hold == "paused" if self._hold is not None else self.session.paused
+
+    def label_pause(self) -> None:
+        self.query_one("#tf-pause", Button).label = "Resume p" if self.held_paused else "Pause p"
 
     def action_step(self) -> None:
         if not self.training or not self.session.paused:
@@ -206,7 +222,11 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
 
     # -- layout --------------------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:
-        self.set_class(event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT, "compact")
+        compact = event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT
+        self.set_class(compact, "compact")
+        # One panel at a time on a small screen: its border names the key to the next (the footer has no room).
+        for panel in PANELS:
+            self.query_one(f"#{panel}").border_title = "l next panel" if compact else ""
         self.dirty = True  # panels hidden until now are drawn at the next tick
 
     def _show_experts(self, moe: bool) -> None:
