@@ -39,7 +39,7 @@ def test_help_names_every_model_type_from_hf_opens(capsys, monkeypatch):
     assert set(HF_MODEL_TYPES) == set(FAMILIES)
     monkeypatch.setenv("COLUMNS", "300")
     out = run_cli(capsys, "--help").stdout
-    help_line = next(line for line in out.splitlines() if "--from-hf" in line)
+    help_line = next(line for line in out.splitlines() if line.strip().startswith("--from-hf"))  # the option's
     assert "GPT-2 folder" not in help_line
     for kind in FAMILIES:
         assert re.search(rf"\b{kind}\b", help_line), (kind, help_line)

@@ -114,7 +114,7 @@ class TuiLabApp(App):
         self._origin = origin or f"preset {config.name}"
         self._build_on_start = build
         self.last_key_at = float("-inf")  # time.monotonic() of the last key (views hold costly redraws meanwhile)
-        self.keys = KeyQueue()
+        self.keys = KeyQueue(collapsible=frozenset(f"f{n}" for n in range(1, len(VIEWS) + 1)))
         self._unmounted: list[ViewSpec] = []  # hidden views still to mount after the first frame
 
     def on_resize(self, event: events.Resize) -> None:

@@ -36,7 +36,10 @@ class KeyQueue:
             super().__init__()
             self.key = key
 
-    def __init__(self) -> None:
+    def __init__(self, collapsible: frozenset[str] = frozenset()) -> None:
+        # Keys whose effect the next one of them replaces (the view keys): held back to back, only the last is
+        # kept, so a storm of them (issue 24: 600 F-keys at once) ends in one switch to the last view asked for.
+        self.collapsible = collapsible
         self.in_flight: events.Key | None = None
         self.open = False  # keys wait until the first view is mounted (a key on the first frame has no view)
         self.held: deque[events.Key] = deque()
@@ -46,7 +49,10 @@ class KeyQueue:
         """True when `key` must wait (a key is in flight, or others wait before it)."""
         if self.open and self.in_flight is None and not self.held:
             return False
-        self.held.append(key)
+        if self.held and key.key in self.collapsible and self.held[-1].key in self.collapsible:
+            self.held[-1] = key  # nothing was typed between them: the earlier view would only flash by
+        else:
+            self.held.append(key)
         return True
 
     def follow(self, app: App, key: events.Key, target: Widget) -> None:
