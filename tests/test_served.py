@@ -97,3 +97,21 @@ def test_the_operators_own_model_folder_opens_in_a_served_session(policy, tmp_pa
     assert _served_spec(operator, "gpt2") == "gpt2"  # an id: the shared cache
     with pytest.raises(ValueError, match="model folder"):
         _served_spec(operator, str(tmp_path / "elsewhere"))
+
+
+def test_an_experiments_output_folder_stays_in_the_session(tmp_path, monkeypatch):
+    import pytest
+
+    from tui_lab.served import ENV, ServedPolicy, output_folder
+
+    home = tmp_path / "sessions" / "tok"
+    home.mkdir(parents=True)
+    monkeypatch.setenv(ENV, ServedPolicy(str(home)).to_env())
+    assert output_folder("runs/lora", "lora-merged") == str(home.resolve() / "runs" / "lora")
+    assert output_folder("", "lora-merged").startswith(str(home.resolve() / "exports" / "lora-merged-"))
+    for bad in ("/tmp/x", "../x", "~/x"):
+        with pytest.raises(ValueError, match="out"):
+            output_folder(bad, "lora-merged")
+    monkeypatch.delenv(ENV)
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    assert output_folder("~/x", "lora-merged") == str(tmp_path / "me" / "x")  # a terminal: ~ is expanded

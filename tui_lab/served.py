@@ -134,3 +134,13 @@ def exports_folder() -> Path:
     from tui_lab.paths import exports_dir
 
     return exports_dir()
+
+
+def output_folder(text: str, default_name: str, field: str = "out") -> str:
+    """The folder an experiment's `out` option names, as the app passes it on: the page's name checked like any
+    other path (`page_path`), or when empty a new folder in the exports (a served session's own)."""
+    if text.strip():
+        return str(page_path(text, field))
+    import time
+
+    return str(exports_folder() / f"{default_name}-{time.strftime('%Y%m%d-%H%M%S')}")

@@ -29,7 +29,7 @@ from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.experiments import registry
-from tui_lab.served import exports_folder
+from tui_lab.served import exports_folder, output_folder
 
 
 def run_job(poster: JobPoster, name: str, options: dict[str, Any]) -> Any:
@@ -137,7 +137,10 @@ class ExperimentsView(JobView):
             sets |= {"field": str(self.query_one("#ex-field", Select).value),
                      "values": self.query_one("#ex-values", Input).value,
                      "seeds": self.query_one("#ex-seeds", Input).value}
-        return registry.get(name).resolve(self.query_one("#ex-quick", OnOffCheckbox).value, sets)
+        options = registry.get(name).resolve(self.query_one("#ex-quick", OnOffCheckbox).value, sets)
+        if "out" in options:  # a folder the run writes (lora's merged model): served, inside the session's folder
+            options["out"] = output_folder(str(options["out"]), f"{name}-merged")
+        return options
 
     @guarded
     def action_run(self) -> None:
