@@ -22,6 +22,9 @@ async def test_an_idle_view_paints_no_frame(view):
         await pilot.pause(0.3)
         app.set_focus(None)  # a focused Input's cursor blinks: a person's choice, not idling work
         await pilot.pause(1.2)  # the Train view's 1 Hz redraw draws the view once after it is shown
+        train = app.view("train")  # drawn only while shown: a loaded machine's tick comes late
+        await wait_for(pilot, lambda: view != "train" or not train.dirty, 30)
+        await pilot.pause(0.3)
         frames = []
         display = app._display
 

@@ -112,4 +112,6 @@ async def test_screenshots_of_train_generate_and_speed(tmp_path, monkeypatch):
         await wait_for(pilot, lambda: len(train.store.current.train_loss) >= (25 if FOLDER else 3), 240)
         train.action_pause()
         await pilot.pause(1.2)  # the plots redraw at 1 Hz
+        await wait_for(pilot, lambda: not train.dirty, 60)  # a loaded machine's tick comes late
+        await pilot.pause()
         assert "tokens/s" in keep(app, "train")
