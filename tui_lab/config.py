@@ -45,7 +45,8 @@ AXES: dict[str, Axis] = {
     "family": Axis(FAMILIES),
     "norm": Axis(("layernorm", "rmsnorm", "batchnorm")),
     "norm_position": Axis(("post", "pre")),
-    "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none")),
+    # relative (Shaw et al. 2018) and t5 (Raffel et al. 2020): tui_lab/model/relative.py
+    "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none", "relative", "t5")),
     # "none" (issue 13, seed 002's Q&A): no nonlinearity, so the FFN is down(up(x)), one linear map in disguise.
     "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu", "none")),
     "embedding_scale": Axis(("none", "sqrt_d_model")),
@@ -87,7 +88,7 @@ AXES: dict[str, Axis] = {
 
 # Fields that are not axes but that presets may still omit (they keep their default): numbers that
 # only Hugging Face checkpoints set.
-OPTIONAL_FIELDS = ("rope_base",)
+OPTIONAL_FIELDS = ("rope_base", "relative_clip", "relative_buckets", "relative_max_distance")
 
 # One tuple of allowed values per string axis (the app's selects and the CLI read these).
 CHOICES: dict[str, tuple[str, ...]] = {name: axis.values for name, axis in AXES.items() if axis.is_choice}
@@ -136,6 +137,11 @@ class ModelConfig:
     experts_per_token: int = 0
     # Hugging Face families (hf-families): RoPE's base (Llama 2 10000, Llama 3 500000, Qwen2 1e6); no parameters.
     rope_base: float = 10000.0
+    # Relative positions (tui_lab/model/relative.py): Shaw's clip k (distances past it share a row), T5's
+    # buckets and the distance where its log-spaced buckets stop (T5's 32 and 128).
+    relative_clip: int = 16
+    relative_buckets: int = 32
+    relative_max_distance: int = 128
     # experiments (issue 15): "none" leaves q k^T unscaled, to watch softmax saturate as d_head grows
     attention_scale: str = "sqrt_d_head"
     # Encoder-only heads and image input (BERT, ViT; issue 14). The defaults build what the lab built before.
@@ -224,6 +230,17 @@ def _validate(c: ModelConfig) -> None:
         _check(c.d_head % 2 == 0, f"positions 'rope' needs an even d_head; d_model/heads is {c.d_head}")
     _validate_stacks(c)
     _validate_nat(c)
+    _validate_relative(c)
+
+
+def _validate_relative(c: ModelConfig) -> None:
+    """Shaw's table needs a clip of 1 or more; T5's exact half of each direction's buckets needs a row
+    (buckets >= 4) and its log-spaced half a range past it (max distance > buckets / 2)."""
+    _check(c.relative_clip >= 1, f"relative_clip ({c.relative_clip}) must be 1 or more")
+    _check(c.relative_buckets >= 4, f"relative_buckets ({c.relative_buckets}) must be 4 or more")
+    _check(c.relative_max_distance > c.relative_buckets // 2,
+           f"relative_max_distance ({c.relative_max_distance}) must be more than relative_buckets / 2 "
+           f"({c.relative_buckets // 2})")
 
 
 def is_nat(c: ModelConfig) -> bool:

@@ -70,7 +70,12 @@ def ffn_norms(c: ModelConfig) -> int:
 
 
 def position_params(c: ModelConfig) -> int:
-    return c.max_len * c.d_model if c.positions == "learned" else 0
+    """Learned: one row per position. Relative (Shaw): a key and a value table (2k+1, D) in every self-attention
+    layer. T5: a (buckets, H) table in each stack's first layer, shared by the rest of that stack."""
+    stacks = int(c.encoder_layers > 0) + int(c.decoder_layers > 0)
+    return {"learned": c.max_len * c.d_model,
+            "relative": c.layers * 2 * (2 * c.relative_clip + 1) * c.d_head,
+            "t5": stacks * c.relative_buckets * c.heads}.get(c.positions, 0)
 
 
 def copy_params(c: ModelConfig) -> int:

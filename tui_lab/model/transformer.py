@@ -24,6 +24,7 @@ from tui_lab.model.masks import key_padding
 from tui_lab.model.nat import LENGTH_CLASSIFIER, LengthClassifier
 from tui_lab.model.patches import PatchEmbedding
 from tui_lab.model.positions import ADDITIVE
+from tui_lab.model.relative import share_t5_bias
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Transformer(nn.Module):
         else:
             self.decoder = nn.ModuleList(DecoderBlock(c) for _ in range(c.decoder_layers))
         self.decoder_norm = make_norm(c) if c.family != "encoder-only" and c.final_norm else None
+        share_t5_bias(self.encoder, c), share_t5_bias(self.decoder, c)  # T5: one bias table per stack
         self.head = make_head(c)
         self.lm_head = nn.Linear(c.d_model, c.vocab, bias=c.output_bias) if c.head != "classifier" else None
         # NAT (model/nat.py): the length classifier reads the encoder output; registered last so every
