@@ -121,3 +121,25 @@ def share_t5_bias(blocks: nn.ModuleList, config) -> None:
     blocks[0].attn.t5_bias = owner
     for block in blocks[1:]:
         block.attn.shared_t5 = [owner]  # a list, so nn.Module does not register it a second time
+
+
+def position_grids(model: nn.Module, length: int) -> dict[tuple[str, int], Tensor]:
+    """What the Attention view draws over `length` query x key positions, per layer, as (heads, L, L):
+    T5: the bias each head adds to the scores (the first layer's table, which every layer uses; the decoder's
+    where there is one); relative: the norm |a^K_(j-i)| of the key row each pair reads (shared by the heads,
+    so one grid per layer). Empty for the other position kinds."""
+    config = model.config
+    stack = model.decoder if len(model.decoder) else model.encoder
+    positions = torch.arange(length, device=next(model.parameters()).device)
+    with torch.no_grad():
+        if config.positions == "t5":
+            bias = stack[0].attn.t5_bias(0, length, positions, first=True)
+            return {("pos-t5", 0): bias.float()}
+        if config.positions == "relative":
+            grids = {}
+            for i, block in enumerate(stack):
+                shaw = block.attn.shaw
+                norms = shaw.keys.weight.float().norm(dim=-1)  # (2k+1,)
+                grids[("pos-relative", i)] = norms[shaw_index(positions, positions, shaw.clip)][None]
+            return grids
+    return {}

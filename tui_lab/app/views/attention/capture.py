@@ -62,6 +62,11 @@ def capture(model: Any, src_ids: list[int], tgt_ids: list[int] | None) -> tuple[
         table = getattr(model, "pos_embed", None)
         weight = getattr(table, "weight", None)
         learned = weight[:POS_ROWS].float().cpu().tolist() if weight is not None else None
+        if src.dim() == 2:  # relative positions (T5's bias, Shaw's table) over the query x key positions
+            from tui_lab.model.relative import position_grids
+
+            length = tgt.shape[1] if tgt is not None else src.shape[1]
+            grids |= {key: grid.cpu().tolist() for key, grid in position_grids(model, length).items()}
     return grids, entropy, learned
 
 

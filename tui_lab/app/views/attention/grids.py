@@ -28,7 +28,10 @@ KIND_TITLES = {
     "mask-local": "mask: sliding window / global tokens",
     "pos-sinusoidal": "positions: sinusoidal table (from the formula)",
     "pos-learned": "positions: learned table (live model)",
+    "pos-t5": "positions: T5 bias added to the scores (live model, first layer's table, used by every layer)",
+    "pos-relative": "positions: Shaw's relative key row |a^K(j-i)| (live model; constant past the clip)",
 }
+RELATIVE_KINDS = ("pos-t5", "pos-relative")
 ATTENTION_KINDS = ("encoder-self", "decoder-self", "cross", "copy")
 # A title line's name for a kind when the whole one does not fit: the kind picker just above names it in full.
 SHORT_KINDS = {"encoder-self": "encoder self", "decoder-self": "decoder self", "cross": "cross-attention",
@@ -148,5 +151,20 @@ def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_mode
             return GridSpec("this model has no learned position table", [], [], [])
         return GridSpec(KIND_TITLES[kind], cap.learned, [str(p) for p in range(len(cap.learned))],
                         [str(i) for i in range(len(cap.learned[0]))], axes=("position", "dim"))
+    if kind in RELATIVE_KINDS:
+        return relative_spec(cap, kind, layer, head, tokens, causal)
     return attention_spec(cap, kind, layer, head, pattern)
+
+
+def relative_spec(cap: Capture, kind: str, layer: int, head: int, tokens: list[str], causal: bool) -> GridSpec:
+    """T5's bias or Shaw's table over the tokens' query x key positions; a causal stack's future keys hatched."""
+    heads = cap.grids.get((kind, layer))
+    if heads is None:
+        return GridSpec("no grid yet: press Run", [], [], [])
+    grid, which = (mean_of_heads(heads), "mean of heads") if head < 0 or head >= len(heads) else \
+        (heads[head], f"head {head}")
+    labels = tokens[: len(grid)] + [str(i) for i in range(len(tokens), len(grid))]
+    title = f"{KIND_TITLES[kind]} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}"
+    mask = hatched_cells(len(grid), len(grid[0])) if causal else None
+    return GridSpec(title, grid, labels, labels, mask, axes=("query position", "key position"))
 
