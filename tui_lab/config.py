@@ -48,7 +48,8 @@ AXES: dict[str, Axis] = {
     # relative (Shaw et al. 2018) and t5 (Raffel et al. 2020): tui_lab/model/relative.py
     "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none", "relative", "t5")),
     # "none" (issue 13, seed 002's Q&A): no nonlinearity, so the FFN is down(up(x)), one linear map in disguise.
-    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu", "none")),
+    # "geglu" (issue 27): GELU (tanh) on a gate branch times an up branch, T5 v1.1 / FLAN's "gated-gelu"
+    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu", "none", "geglu")),
     "embedding_scale": Axis(("none", "sqrt_d_model")),
     "tie_embeddings": Axis((True, False)),
     "bias": Axis((True, False)),
@@ -84,7 +85,11 @@ AXES: dict[str, Axis] = {
     "output_bias": Axis((False, True)),
     # copy mechanism (issue 13, seed 002 section 4 Tips 1): a pointer-generator over the source
     "copy": Axis((False, True), families=("encoder-decoder",)),
+    # The original T5 (tied) rescales the decoder's output by d_model^-0.5 before the vocabulary (issue 27)
+    "output_scale": Axis(("none", "inv_sqrt_d_model"), families=("encoder-decoder", "decoder-only")),
 }
+# Activations with a gate branch: three FFN matrices (gate, up, down) instead of two.
+GATED = ("swiglu", "geglu")
 
 # Fields that are not axes but that presets may still omit (they keep their default): numbers that
 # only Hugging Face checkpoints set.
@@ -156,6 +161,8 @@ class ModelConfig:
     channels: int = 0
     # copy mechanism (issue 13): p_gen mixes the vocabulary with the cross-attention over the source
     copy: bool = False
+    # T5 (tied embeddings): the last decoder state times d_model^-0.5 before the output layer; no parameters
+    output_scale: str = "none"
 
     def __post_init__(self) -> None:
         _validate(self)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tui_lab.config import ModelConfig
+from tui_lab.config import GATED, ModelConfig
 
 
 def linear(n_in: int, n_out: int, bias: bool) -> int:
@@ -41,7 +41,7 @@ def attention_params(c: ModelConfig) -> int:
 
 def expert_params(c: ModelConfig) -> int:
     """One dense FFN (a dense model's whole FFN, or one expert of a sparse one)."""
-    matrices = 3 if c.activation == "swiglu" else 2
+    matrices = 3 if c.activation in GATED else 2
     up = linear(c.d_model, c.d_ff, c.bias)
     return (matrices - 1) * up + linear(c.d_ff, c.d_model, c.bias)
 

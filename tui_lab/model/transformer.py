@@ -46,6 +46,7 @@ class Transformer(nn.Module):
         self.pos_embed = ADDITIVE[c.positions](c) if c.positions in ADDITIVE else None
         self.embed_drop = nn.Dropout(c.dropout)
         self.scale = math.sqrt(c.d_model) if c.embedding_scale == "sqrt_d_model" else 1.0
+        self.out_scale = c.d_model ** -0.5 if c.output_scale == "inv_sqrt_d_model" else 1.0  # T5 (tied)
         causal_encoder = False
         self.encoder = nn.ModuleList(EncoderBlock(c, causal_encoder) for _ in range(c.encoder_layers))
         self.encoder_norm = make_norm(c) if c.has_encoder and c.final_norm else None
@@ -141,7 +142,7 @@ class Transformer(nn.Module):
         state = with_keep(self.decoder_norm, tgt_mask)(y) if self.decoder_norm is not None else y  # (N, T, E)
         if hooks is not None and self.decoder_norm is not None:
             state = hooks.apply(FINAL_NORM, state)
-        logits = self.lm_head(state)
+        logits = self.lm_head(state if self.out_scale == 1.0 else state * self.out_scale)
         if self.copy_gate is not None:
             logits, copy = self._copy(logits, state, inputs, last_cross[1][0], memory, src_ext)
             captures += [copy_capture(len(self.decoder) - 1, copy)] if need_weights else []
