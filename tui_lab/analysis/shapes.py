@@ -101,6 +101,13 @@ def _embed_rows(c: ModelConfig, n: int, length: int) -> list[ShapeRow]:
     if c.positions in ("learned", "sinusoidal", "sinusoidal_halves"):
         rows.append(ShapeRow("pos_embed", f"{c.positions} positions", (length,), (length, c.d_model),
                              position_params(c), 1, "added to the token vectors"))
+    if c.positions == "t5":  # model/relative.py: each stack's first layer holds the table, every layer adds it
+        rows.append(ShapeRow("t5_bias", "t5 positions", (length, length), (c.heads, length, length),
+                             position_params(c), 1, "bucket bias per head, added to every layer's scores"))
+    if c.positions == "relative":
+        rows.append(ShapeRow("relative", "relative positions", (length, length), (length, length, c.d_head),
+                             position_params(c), 1, f"key and value rows per layer, distances clipped at "
+                                                    f"{c.relative_clip}"))
     if c.embedding_norm:
         rows.append(ShapeRow("embed_norm", c.norm, x, x, norm_params(c), 1, "on the embedding sum"))
     return rows
