@@ -38,6 +38,21 @@ def hf_twin(preset: str) -> GPT2LMHeadModel:
     return GPT2LMHeadModel(config).eval()
 
 
+def greedy_runs(ours: torch.nn.Module, theirs: GPT2LMHeadModel, prompt: torch.Tensor,
+                n: int) -> tuple[Callable[[], torch.Tensor], Callable[[], torch.Tensor]]:
+    """Our cached greedy decoding and `theirs.generate` (KV cache on both), each exactly `n` new tokens."""
+
+    def run_ours() -> torch.Tensor:
+        return generate(ours, prompt, n, temperature=0.0, use_cache=True)
+
+    def run_theirs() -> torch.Tensor:
+        with torch.inference_mode():  # min_new_tokens: an early stop would time fewer tokens
+            return theirs.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=n,
+                                   min_new_tokens=n, do_sample=False, use_cache=True)
+
+    return run_ours, run_theirs
+
+
 def paired_medians(ours: Callable[[], object], theirs: Callable[[], object], repeats: int,
                    device: torch.device) -> tuple[float, float]:
     """Median wall time of each over `repeats` runs, alternating (a shared machine's load hits both alike),
@@ -63,15 +78,7 @@ def measure(args: argparse.Namespace) -> dict:
     theirs = hf_twin(args.preset).to(device)
     prompt = torch.randint(ours.config.vocab, (1, args.prompt_len), device=device)
     n = args.new_tokens
-
-    def run_ours() -> torch.Tensor:
-        return generate(ours, prompt, n, temperature=0.0, use_cache=True)
-
-    def run_theirs() -> torch.Tensor:
-        with torch.inference_mode():
-            return theirs.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=n,
-                                   min_new_tokens=n, do_sample=False, use_cache=True)
-
+    run_ours, run_theirs = greedy_runs(ours, theirs, prompt, n)
     assert run_ours().shape == run_theirs().shape == (1, args.prompt_len + n)
     results = {}
     # The policy's count for our cached path; transformers runs on the same count, so the ratio is like for like.
