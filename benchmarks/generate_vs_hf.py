@@ -15,12 +15,11 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 
 import torch
-from one_thread import machine_line, rerun_with_one_thread
+from one_thread import add_reference_options, machine_line, reference_argv, rerun_with_one_thread
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from tui_lab import build_model, load_preset
@@ -101,9 +100,7 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=200)
     parser.add_argument("--prompt-len", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--no-reference", action="store_true", help="skip the OMP_NUM_THREADS=1 column")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    add_reference_options(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(args)))
@@ -112,7 +109,7 @@ def main() -> None:
     print(machine_line(load))
     results = measure(args)
     if not args.no_reference and args.device == "cpu":
-        results["omp1"] = reference([a for a in sys.argv[1:] if a != "--no-reference"])
+        results["omp1"] = reference(reference_argv())
     n = args.new_tokens
     print(f"{args.preset} on {args.device}: prompt {args.prompt_len}, {n} new tokens, greedy with a KV cache, "
           f"median of {args.repeats} (alternating)")
