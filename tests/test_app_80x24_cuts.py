@@ -32,6 +32,8 @@ async def test_train_footer_keeps_every_view_key_and_quit_and_the_hidden_keys_st
     app = app_for("--preset", "transformer-2017-toy", build=False)
     async with app.run_test(size=SIZE) as pilot:
         train = await train_view(pilot)
+        # The footer recomposes a frame after the view's keys change (later on a loaded machine).
+        await wait_for(pilot, lambda: "q quit" in screen_lines(app)[-1])
         footer = screen_lines(app)[-1]
         assert "f1 f2 f3 f4 f5 f6 f7 views" in footer and "q quit" in footer, footer
         assert "g start  p pause" in footer  # the view's own first keys stay on the footer
@@ -47,7 +49,7 @@ async def test_train_footer_keeps_every_view_key_and_quit_and_the_hidden_keys_st
             await pilot.press(key)
             shown = VIEWS[int(key[1:]) - 1].id  # a loaded machine switches a turn late
             await wait_for(pilot, lambda v=shown: app.query_one("#views", TabbedContent).active == v)
-            await pilot.pause()
+            await wait_for(pilot, lambda: "q quit" in screen_lines(app)[-1])
             footer = screen_lines(app)[-1]
             assert "f1 f2 f3 f4 f5 f6 f7 views" in footer and "q quit" in footer, (key, footer)
 
