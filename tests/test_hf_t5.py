@@ -155,3 +155,13 @@ def test_the_t5_small_preset_counts_as_transformers_does():
         reference = transformers.T5ForConditionalGeneration(transformers.T5Config())
     assert sum(p.numel() for p in reference.parameters()) == 60_506_624
     assert sum(p.numel() for p in build_model(config, device="meta").parameters()) == 60_506_624
+
+
+def test_a_byte_level_bpe_without_its_class_is_refused_in_one_line(tmp_path):
+    """Some CodeT5 folders name no tokenizer_class: vocab.json + merges.txt and no spiece.model say it."""
+    save_t5(tmp_path)
+    (tmp_path / "vocab.json").write_text("{}")
+    (tmp_path / "merges.txt").write_text("")
+    with pytest.raises(ValueError, match=r"^this T5 folder's tokenizer is a byte-level BPE \(vocab.json \+ "
+                                         r"merges.txt, as CodeT5's\); the lab reads T5's sentencepiece"):
+        load_hf(tmp_path)
