@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tui_lab.model.efficient import LinformerProjection, approximate_attention, linformer_attend, performer_attend
 from tui_lab.model.hooks import HookScope
 from tui_lab.model.masks import causal_mask, combine, local_mask
 from tui_lab.model.positions import alibi_bias, apply_rope, rope_angles
@@ -128,6 +129,7 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(e, sum(self.split), bias=config.bias or config.qkv_bias)
         self.out = nn.Linear(e, e, bias=config.bias)
         self._rope: tuple[Tensor, Tensor] | None = None  # cos/sin table, grown on demand (not a parameter)
+        self.approx = approximate_attention(config)  # Linformer's E/F or Performer's features; None: softmax
 
     def forward(
         self,
@@ -146,6 +148,9 @@ class SelfAttention(nn.Module):
         if self.positions == "rope":
             cos, sin = self._rope_table(end, q)
             q, k = apply_rope(q, cos[start:end], sin[start:end]), apply_rope(k, cos[start:end], sin[start:end])
+        if self.approx is not None:
+            out = self._approximate(q, k, v, allowed, cache, hooks)
+            return self.out(merge_heads(out) if hooks is None else hook_z(hooks, out))
         rolled = None  # the keys' absolute positions when a rolling window cache holds them out of order
         if cache is not None:
             k, v, rolled = cache.append(k, v, start)  # (N, K, S, D): S = start + L, or the window's slots
@@ -166,6 +171,17 @@ class SelfAttention(nn.Module):
         scores = _by_position_hook(hooks, "hook_attn_scores", rolled, end, float("-inf"))
         out, _ = attend(q, k, v, allowed, bias, self.causal, drop, False, self.scale, pattern, scores)
         return self.out(hook_z(hooks, out))
+
+    def _approximate(self, q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None, cache,
+                     hooks: HookScope | None) -> Tensor:
+        """Linformer or Performer (model/efficient.py) -> (N, H, L, D); a Performer cache is its running sums."""
+        pattern = None if hooks is None or not hooks.wants("hook_pattern") else lambda w: hooks("hook_pattern", w)
+        if isinstance(self.approx, LinformerProjection):
+            scores = None if hooks is None or not hooks.wants("hook_attn_scores") else \
+                (lambda s: hooks("hook_attn_scores", s))
+            drop = self.dropout if self.training else 0.0
+            return linformer_attend(self.approx, q, k, v, allowed, self.scale, drop, attend, pattern, scores)
+        return performer_attend(self.approx, q, k, v, allowed, self.causal, self.scale, cache, pattern)
 
     def _local(self, allowed: Tensor | None, start: int, end: int, k_pos: Tensor, device) -> Tensor:
         """The sliding window (and global tokens) by absolute position, so a cached step masks like a full pass."""
