@@ -1,5 +1,7 @@
 """Linformer and Performer (tui_lab/model/efficient.py) against exact softmax attention, hand-built cases."""
 
+import math
+
 import pytest
 import torch
 
@@ -141,14 +143,23 @@ def test_linformer_trains_its_projections():
     (dict(self_attention="linformer", linformer_k=4), r"^self_attention 'linformer' mixes every position .* causal"),
     (dict(self_attention="performer", performer_features=8, positions="alibi"), r"^positions 'alibi' adds a bias"),
     (dict(self_attention="performer", performer_features=8, attention_window=3), r"^attention_window \(3\) must be 0"),
-    (dict(self_attention="performer"), r"^performer_features \(0\) must be 1 or more"),
+    (dict(self_attention="performer", performer_features=-1), r"^performer_features \(-1\) must be 0 \(d_head ln"),
     (dict(performer_features=8), r"^performer_features \(8\) must be 0 unless"),
 ])
 def test_what_an_approximation_cannot_do_is_refused_in_one_line(changes, message):
     with pytest.raises(ValueError, match=message):
         ModelConfig(**changes)
-    with pytest.raises(ValueError, match=r"^linformer_k \(13\) must be from 1 to max_len \(12\)"):
+    with pytest.raises(ValueError, match=r"^linformer_k \(13\) must be from 0 \(max_len / 4\) to max_len \(12\)"):
         linformer(13)
+
+
+def test_zero_picks_the_default_k_and_m_as_kv_heads_zero_does():
+    assert linformer(0).linformer_rows == 3  # max_len / 4
+    assert build_model(linformer(0)).encoder[0].attn.approx.e.shape == (1, 12, 3)
+    assert count_params(linformer(0)).total == count_params(linformer(3)).total
+    performer = ModelConfig(d_model=64, heads=4, self_attention="performer")
+    assert performer.n_features == round(16 * math.log(16)) == 44  # d_head ln d_head
+    assert build_model(performer, device="meta").decoder[0].attn.approx.w.shape == (44, 16)
 
 
 def test_the_analysis_counts_what_the_approximations_cost():

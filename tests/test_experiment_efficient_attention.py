@@ -22,7 +22,7 @@ def test_the_quick_run_measures_error_speed_and_training_in_under_30_seconds():
     assert list(s["linformer_error"]) == [str(n // 8), str(n // 4), str(n // 2), str(n)]
     assert s["linformer_identity_error"] < 1e-5  # identity projections at k = n: exact attention
     fitted = list(s["linformer_fitted_error"].values())
-    assert fitted[0] > fitted[-1] and all(f < r for f, r in zip(fitted, s["linformer_error"].values()))
+    assert fitted[0] > fitted[-1] and all(f < r for f, r in zip(fitted, s["linformer_error"].values(), strict=True))
     assert [row[0] for row in result.tables["time"].rows] == list(options["lengths"])
     assert [c.label for c in result.plots["time"].curves] == list(SPEED_PATHS)
     assert all(v > 0 for row in result.tables["memory"].rows for v in row[1:])

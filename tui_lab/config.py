@@ -161,6 +161,7 @@ class ModelConfig:
     copy: bool = False
     # Approximate self-attention (issue 27): 'softmax' is exact; Linformer's E and F are (max_len, linformer_k),
     # shared by a layer's heads ('headwise'), one for K and V ('key-value') or one per kv head ('none').
+    # 0 picks a default, as kv_heads 0 does: k = max_len / 4, m = d_head ln(d_head) (`linformer_rows`, `n_features`).
     self_attention: str = "softmax"
     linformer_k: int = 0
     linformer_sharing: str = "headwise"
@@ -177,6 +178,17 @@ class ModelConfig:
     def n_kv_heads(self) -> int:
         """Key/value heads: `kv_heads`, or one per query head when it is 0 (multi-head attention)."""
         return self.kv_heads or self.heads
+
+    @property
+    def linformer_rows(self) -> int:
+        """Linformer's k: `linformer_k`, or max_len / 4 when it is 0."""
+        return self.linformer_k or max(1, self.max_len // 4)
+
+    @property
+    def n_features(self) -> int:
+        """Performer's m: `performer_features`, or d_head ln(d_head) when it is 0 (Choromanski et al. 2021,
+        theorem 4: m = O(d log d) random features suffice), at least d_head (one orthogonal block)."""
+        return self.performer_features or max(self.d_head, round(self.d_head * math.log(self.d_head)))
 
     @property
     def has_encoder(self) -> bool:
@@ -294,11 +306,11 @@ def _validate_self_attention(c: ModelConfig) -> None:
         _check(not c.has_decoder, "self_attention 'linformer' mixes every position into each projected key, future "
                                   "ones included, so a causal decoder cannot use it: use an encoder-only model, "
                                   "or performer")
-        _check(1 <= c.linformer_k <= c.max_len,
-               f"linformer_k ({c.linformer_k}) must be from 1 to max_len ({c.max_len}) for self_attention 'linformer'")
+        _check(0 <= c.linformer_k <= c.max_len, f"linformer_k ({c.linformer_k}) must be from 0 (max_len / 4) to "
+                                                f"max_len ({c.max_len}) for self_attention 'linformer'")
     else:
-        _check(c.performer_features >= 1,
-               f"performer_features ({c.performer_features}) must be 1 or more for self_attention 'performer'")
+        _check(c.performer_features >= 0, f"performer_features ({c.performer_features}) must be 0 (d_head ln d_head) "
+                                          f"or more for self_attention 'performer'")
     _check(c.attention_window == 0, f"attention_window ({c.attention_window}) must be 0 for self_attention "
                                     f"{kind!r}: it forms no score matrix to mask")
     _check(c.positions not in SCORE_BIAS_POSITIONS, f"positions {c.positions!r} adds a bias to the scores, which "

@@ -23,9 +23,9 @@ def core_flops_per_token(c: ModelConfig, context: int) -> int:
     """Self-attention's core (everything but the q/k/v/out projections) for one token of an approximation."""
     e = c.d_model
     if c.self_attention == "linformer":
-        rows = min(c.linformer_k, context)
+        rows = min(c.linformer_rows, context)
         return 4 * rows * e + 2 * 2 * rows * c.n_kv_heads * c.d_head
-    m = c.performer_features
+    m = c.n_features
     return 2 * m * (4 * e + c.heads)
 
 
@@ -33,12 +33,12 @@ def score_columns(c: ModelConfig, seq_len: int) -> int:
     """Columns of the (L x ?) tensors a self-attention layer keeps per head for backward: the L x L scores for
     softmax, L x k for Linformer, the features phi(q) and phi(k), L x m, for Performer."""
     if c.self_attention == "linformer":
-        return min(c.linformer_k, seq_len)
+        return min(c.linformer_rows, seq_len)
     if c.self_attention == "performer":
-        return c.performer_features
+        return c.n_features
     return seq_len
 
 
 def performer_state_bytes(c: ModelConfig, batch: int = 1, dtype: str = "float32") -> int:
     """Performer's decoding cache: S (H, m, D) and z (H, m) per decoder layer, whatever the context length."""
-    return c.decoder_layers * batch * c.heads * c.performer_features * (c.d_head + 1) * DTYPE_BYTES[dtype]
+    return c.decoder_layers * batch * c.heads * c.n_features * (c.d_head + 1) * DTYPE_BYTES[dtype]

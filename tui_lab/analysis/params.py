@@ -84,7 +84,7 @@ def linformer_params(c: ModelConfig) -> int:
     if c.self_attention != "linformer":
         return 0
     pairs = c.n_kv_heads if c.linformer_sharing == "none" else 1
-    return pairs * (1 if c.linformer_sharing == "key-value" else 2) * c.max_len * c.linformer_k
+    return pairs * (1 if c.linformer_sharing == "key-value" else 2) * c.max_len * c.linformer_rows
 
 
 def encoder_layer_params(c: ModelConfig) -> int:

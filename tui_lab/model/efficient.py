@@ -29,7 +29,7 @@ class LinformerProjection(nn.Module):
 
     def __init__(self, config) -> None:
         super().__init__()
-        n, k = config.max_len, config.linformer_k
+        n, k = config.max_len, config.linformer_rows
         p = config.n_kv_heads if config.linformer_sharing == "none" else 1
         bound = 1 / math.sqrt(k)  # the paper's JL-style scale: K' rows keep K's magnitude on average
         self.e = nn.Parameter(torch.empty(p, n, k).uniform_(-bound, bound))
@@ -87,7 +87,7 @@ class PerformerFeatures(nn.Module):
 
     def __init__(self, config) -> None:
         super().__init__()
-        self.register_buffer("w", orthogonal_features(config.performer_features, config.d_head))
+        self.register_buffer("w", orthogonal_features(config.n_features, config.d_head))
 
     def forward(self, x: Tensor, scale: float, is_query: bool) -> Tensor:
         """x (N, H, L, D) -> phi(x) (N, H, L, m) for exp(scale q.k). Stabilisers cancel in the normalisation:

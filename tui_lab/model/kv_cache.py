@@ -102,7 +102,7 @@ class KVCache:
 def _layer_kv(config, batch: int, capacity: int, device, dtype) -> LayerKV | WindowKV | PerformerState:
     """A rolling buffer for a sliding-window decoder (always causal), Performer's running sums, else every position."""
     if config.self_attention == "performer":
-        return PerformerState(batch, config.heads, config.performer_features, config.d_head, device, dtype)
+        return PerformerState(batch, config.heads, config.n_features, config.d_head, device, dtype)
     args = (batch, config.n_kv_heads, capacity, config.d_head, device, dtype)
     if config.attention_window:
         return WindowKV(*args, config.attention_window, config.global_tokens)
