@@ -1,5 +1,6 @@
 """Speed view on approximate self-attention: a Performer's decoding is measured with its running sums (the demo
-model takes the live model's features); a Linformer encoder is told in one line why it has none."""
+model takes the live model's features); a Linformer encoder is told in one line why it has none, and the
+Attention view draws its weights per position (softmax over projected rows times F^T), without an entropy."""
 
 from __future__ import annotations
 
@@ -45,10 +46,14 @@ async def test_a_performer_is_measured_with_its_running_sums(tmp_path):
         assert "exact attention's KV cache at 24 tokens: 48.0 KiB" in text
 
 
-async def test_a_linformer_says_why_it_has_no_decoding(tmp_path):
+async def test_a_linformer_says_why_it_has_no_decoding_and_draws_its_weights_per_position(tmp_path):
     app = app_for("--checkpoint", checkpoint(tmp_path / "linformer", LINFORMER))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(pilot)
+        app.show_view("attention")
+        await wait_for(pilot, lambda: "encoder self-attention (source x source) · layer 0" in screen_text(app))
+        title = next(line for line in screen_text(app).splitlines() if "· layer 0 ·" in line)
+        assert "8 x 8" in title and "entropy" not in title  # per position; signed weights: no entropy
         app.show_view("speed")
         await pilot.pause()
         await pilot.press("r")
