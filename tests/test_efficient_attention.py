@@ -180,3 +180,15 @@ def test_the_analysis_counts_what_the_approximations_cost():
     low_rank = encoder.replace(self_attention="linformer", linformer_k=64)
     assert memory(low_rank, 1, 1024).activations < memory(encoder, 1, 1024).activations / 4
     assert flops_per_token(low_rank, 1024) < flops_per_token(encoder, 1024) / 4
+
+
+def test_the_shape_trace_names_what_stands_where_the_scores_were():
+    from tui_lab.analysis import shape_trace
+
+    for config, note in ((linformer(4), "scores (N, H, L, k) = (2, 4, 12, 4) against E^T K"),
+                         (ModelConfig(**ENCODER, self_attention="performer", performer_features=16),
+                          "features phi(q), phi(k) (N, H, L, m) = (2, 4, 12, 16); no L x L scores")):
+        rows = shape_trace(config, batch=2, seq_len=12)
+        attn = next(r for r in rows if r.path.endswith(".attn"))
+        assert attn.note.startswith(note)
+        assert sum(r.params for r in rows if r.depth == 2 and ".0." in r.path) == count_params(config).encoder_layer

@@ -42,3 +42,16 @@ def score_columns(c: ModelConfig, seq_len: int) -> int:
 def performer_state_bytes(c: ModelConfig, batch: int = 1, dtype: str = "float32") -> int:
     """Performer's decoding cache: S (H, m, D) and z (H, m) per decoder layer, whatever the context length."""
     return c.decoder_layers * batch * c.heads * c.n_features * (c.d_head + 1) * DTYPE_BYTES[dtype]
+
+
+def scores_note(c: ModelConfig, n: int, length: int) -> str:
+    """The shape trace's note on a self-attention row: what stands where exact attention's (N, H, L, L) scores do."""
+    h = c.heads
+    if c.self_attention == "linformer":
+        rows = min(c.linformer_rows, length)
+        return (f"scores (N, H, L, k) = {(n, h, length, rows)} against E^T K; E, F ({c.max_len}, {c.linformer_rows}) "
+                f"project keys and values along the sequence")
+    if c.self_attention == "performer":
+        m = c.n_features
+        return f"features phi(q), phi(k) (N, H, L, m) = {(n, h, length, m)}; no L x L scores (FAVOR+)"
+    return f"scores (N, H, L, L) = {(n, h, length, length)}"
