@@ -53,7 +53,8 @@ def linformer_attend(proj: LinformerProjection, q: Tensor, k: Tensor, v: Tensor,
                      scale: float | None, dropout_p: float, attend: Callable, pattern_hook=None, scores_hook=None
                      ) -> Tensor:
     """softmax(q K'^T * scale) V' -> (N, H, L, D). Hooked, the pattern is the effective weight of each position's
-    value, softmax(q K'^T) F^T (N, H, L, S): rows need not sum to 1, but out = pattern @ v exactly."""
+    value, softmax(q K'^T) F^T (N, H, L, S): rows need not sum to 1, but out = pattern @ v exactly.
+    `attend` is `model.attention.attend`, passed in because that module imports this one."""
     kp, vp, f = proj(k, v, allowed)
     if pattern_hook is None and scores_hook is None:
         return attend(q, kp, vp, None, None, False, dropout_p, False, scale)[0]
@@ -114,7 +115,9 @@ class PerformerState:
 def performer_attend(phi: PerformerFeatures, q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None,
                      causal: bool, scale: float | None, state: PerformerState | None = None,
                      pattern_hook=None) -> Tensor:
-    """FAVOR+ attention -> (N, H, L, D); the causal prefix-sum form for a decoder, continuing `state` if given."""
+    """FAVOR+ attention -> (N, H, L, D); the causal prefix-sum form for a decoder, continuing `state` if given.
+    No attention dropout (there are no weights to drop); `pattern_hook` sees the implied weights on an uncached
+    pass only (a cached step keeps sums, not the keys it would need)."""
     heads = q.shape[1]
     k, v = k.repeat_interleave(heads // k.shape[1], 1), v.repeat_interleave(heads // v.shape[1], 1)
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
