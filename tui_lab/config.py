@@ -87,6 +87,15 @@ AXES: dict[str, Axis] = {
     "copy": Axis((False, True), families=("encoder-decoder",)),
     # The original T5 (tied) rescales the decoder's output by d_model^-0.5 before the vocabulary (issue 27)
     "output_scale": Axis(("none", "inv_sqrt_d_model"), families=("encoder-decoder", "decoder-only")),
+    # Attention that is not quadratic (issue 27, tui_lab/model/efficient.py): Linformer (Wang et al. 2020)
+    # projects keys and values along the sequence to linformer_k rows; Performer (Choromanski et al. 2021)
+    # replaces softmax with performer_features positive orthogonal random features (FAVOR+).
+    "self_attention": Axis(("softmax", "linformer", "performer"),
+                           companions={"linformer": {"linformer_k": 4}, "performer": {"performer_features": 8}}),
+    "linformer_k": Axis((0, 4), companions={4: {"self_attention": "linformer"}}),
+    "linformer_sharing": Axis(("headwise", "key-value", "none"), ("encoder-only",),
+                              {v: {"self_attention": "linformer", "linformer_k": 4} for v in ("key-value", "none")}),
+    "performer_features": Axis((0, 8), companions={8: {"self_attention": "performer"}}),
 }
 # Activations with a gate branch: three FFN matrices (gate, up, down) instead of two.
 GATED = ("swiglu", "geglu")
@@ -163,6 +172,13 @@ class ModelConfig:
     copy: bool = False
     # T5 (tied embeddings): the last decoder state times d_model^-0.5 before the output layer; no parameters
     output_scale: str = "none"
+    # Approximate self-attention (issue 27): 'softmax' is exact; Linformer's E and F are (max_len, linformer_k),
+    # shared by a layer's heads ('headwise'), one for K and V ('key-value') or one per kv head ('none').
+    # 0 picks a default, as kv_heads 0 does: k = max_len / 4, m = d_head ln(d_head) (`linformer_rows`, `n_features`).
+    self_attention: str = "softmax"
+    linformer_k: int = 0
+    linformer_sharing: str = "headwise"
+    performer_features: int = 0
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -175,6 +191,17 @@ class ModelConfig:
     def n_kv_heads(self) -> int:
         """Key/value heads: `kv_heads`, or one per query head when it is 0 (multi-head attention)."""
         return self.kv_heads or self.heads
+
+    @property
+    def linformer_rows(self) -> int:
+        """Linformer's k: `linformer_k`, or max_len / 4 when it is 0."""
+        return self.linformer_k or max(1, self.max_len // 4)
+
+    @property
+    def n_features(self) -> int:
+        """Performer's m: `performer_features`, or d_head ln(d_head) when it is 0 (Choromanski et al. 2021,
+        theorem 4: m = O(d log d) random features suffice), at least d_head (one orthogonal block)."""
+        return self.performer_features or max(self.d_head, round(self.d_head * math.log(self.d_head)))
 
     @property
     def has_encoder(self) -> bool:
@@ -238,6 +265,7 @@ def _validate(c: ModelConfig) -> None:
     _validate_stacks(c)
     _validate_nat(c)
     _validate_relative(c)
+    _validate_self_attention(c)
 
 
 def _validate_relative(c: ModelConfig) -> None:
@@ -281,6 +309,37 @@ def _validate_attention(c: ModelConfig) -> None:
     _check(c.heads % c.n_kv_heads == 0, f"kv_heads ({c.kv_heads}) must divide heads ({c.heads})")
     _check(c.global_tokens == 0 or c.attention_window > 0,
            f"global_tokens ({c.global_tokens}) needs attention_window > 0 (with full attention every token is global)")
+
+
+# Positions that add a bias to the score matrix, which neither approximation ever forms.
+SCORE_BIAS_POSITIONS = ("alibi", "relative", "t5")
+
+
+def _validate_self_attention(c: ModelConfig) -> None:
+    """Linformer and Performer never form the L x L score matrix: no window mask, no score bias on it."""
+    kind = c.self_attention
+    _check(kind == "linformer" or c.linformer_k == 0, f"linformer_k ({c.linformer_k}) must be 0 unless "
+                                                     f"self_attention is 'linformer'")
+    _check(kind == "linformer" or c.linformer_sharing == "headwise",
+           f"linformer_sharing ({c.linformer_sharing!r}) applies to self_attention 'linformer' only")
+    _check(kind == "performer" or c.performer_features == 0,
+           f"performer_features ({c.performer_features}) must be 0 unless self_attention is 'performer'")
+    if kind == "softmax":
+        return
+    if kind == "linformer":
+        _check(not c.has_decoder, "self_attention 'linformer' mixes every position into each projected key, future "
+                                  "ones included, so a causal decoder cannot use it: use an encoder-only model, "
+                                  "or performer")
+        _check(0 <= c.linformer_k <= c.max_len, f"linformer_k ({c.linformer_k}) must be from 0 (max_len / 4) to "
+                                                f"max_len ({c.max_len}) for self_attention 'linformer'")
+    else:
+        _check(c.performer_features >= 0, f"performer_features ({c.performer_features}) must be 0 (d_head ln d_head) "
+                                          f"or more for self_attention 'performer'")
+    _check(c.attention_window == 0, f"attention_window ({c.attention_window}) must be 0 for self_attention "
+                                    f"{kind!r}: it forms no score matrix to mask")
+    _check(c.positions not in SCORE_BIAS_POSITIONS, f"positions {c.positions!r} adds a bias to the scores, which "
+                                                    f"self_attention {kind!r} never forms; use rope, learned or "
+                                                    f"sinusoidal")
 
 
 def _validate_moe(c: ModelConfig) -> None:

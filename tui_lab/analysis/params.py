@@ -83,8 +83,17 @@ def copy_params(c: ModelConfig) -> int:
     return 3 * c.d_model + 1 if c.copy else 0
 
 
+def linformer_params(c: ModelConfig) -> int:
+    """Linformer's E and F (max_len x linformer_k each, no bias) per encoder layer: shared by the heads, one for
+    keys and values ('key-value'), or a pair per kv head ('none'). Performer's random features are a buffer."""
+    if c.self_attention != "linformer":
+        return 0
+    pairs = c.n_kv_heads if c.linformer_sharing == "none" else 1
+    return pairs * (1 if c.linformer_sharing == "key-value" else 2) * c.max_len * c.linformer_rows
+
+
 def encoder_layer_params(c: ModelConfig) -> int:
-    return attention_params(c) + ffn_params(c) + (1 + ffn_norms(c)) * norm_params(c)
+    return attention_params(c) + linformer_params(c) + ffn_params(c) + (1 + ffn_norms(c)) * norm_params(c)
 
 
 def decoder_layer_params(c: ModelConfig) -> int:
@@ -187,7 +196,7 @@ def count_params(c: ModelConfig) -> ParamCount:
     return ParamCount(
         token_embedding=c.vocab * c.d_model if c.input == "tokens" else 0,
         position_embedding=position_params(c),
-        attention=attn_blocks * attention_params(c),
+        attention=attn_blocks * attention_params(c) + n_enc * linformer_params(c),
         ffn=(n_enc + n_dec) * ffn_params(c),
         norms=(layer_norms + final_norms + int(c.embedding_norm)) * norm_params(c),
         output=output_params(c),

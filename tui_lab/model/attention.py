@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tui_lab.model.efficient import LinformerProjection, approximate_attention, linformer_attend, performer_attend
 from tui_lab.model.hooks import HookScope
 from tui_lab.model.masks import causal_mask, combine, local_mask
 from tui_lab.model.positions import alibi_bias, apply_rope, rope_angles
@@ -132,6 +133,7 @@ class SelfAttention(nn.Module):
         # positions 'relative': this layer's tables; 't5': the first layer's table (relative.share_t5_bias)
         self.shaw = ShawRelative(config) if config.positions == "relative" else None
         self.t5_bias, self.shared_t5 = None, []
+        self.approx = approximate_attention(config)  # Linformer's E/F or Performer's features; None: softmax
 
     def forward(
         self,
@@ -150,6 +152,9 @@ class SelfAttention(nn.Module):
         if self.positions == "rope":
             cos, sin = self._rope_table(end, q)
             q, k = apply_rope(q, cos[start:end], sin[start:end]), apply_rope(k, cos[start:end], sin[start:end])
+        if self.approx is not None:
+            out = self._approximate(q, k, v, allowed, cache, hooks)
+            return self.out(merge_heads(out) if hooks is None else hook_z(hooks, out))
         rolled = None  # the keys' absolute positions when a rolling window cache holds them out of order
         if cache is not None:
             k, v, rolled = cache.append(k, v, start)  # (N, K, S, D): S = start + L, or the window's slots
@@ -178,6 +183,16 @@ class SelfAttention(nn.Module):
             return None
         table = self.t5_bias if self.t5_bias is not None else self.shared_t5[0]
         return table(start, end, k_pos, first=self.t5_bias is not None, rolled=rolled)
+    def _approximate(self, q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None, cache,
+                     hooks: HookScope | None) -> Tensor:
+        """Linformer or Performer (model/efficient.py) -> (N, H, L, D); a Performer cache is its running sums."""
+        pattern = None if hooks is None or not hooks.wants("hook_pattern") else lambda w: hooks("hook_pattern", w)
+        if isinstance(self.approx, LinformerProjection):
+            scores = None if hooks is None or not hooks.wants("hook_attn_scores") else \
+                (lambda s: hooks("hook_attn_scores", s))
+            drop = self.dropout if self.training else 0.0
+            return linformer_attend(self.approx, q, k, v, allowed, self.scale, drop, attend, pattern, scores)
+        return performer_attend(self.approx, q, k, v, allowed, self.causal, self.scale, cache, pattern)
 
     def _local(self, allowed: Tensor | None, start: int, end: int, k_pos: Tensor, device) -> Tensor:
         """The sliding window (and global tokens) by absolute position, so a cached step masks like a full pass."""

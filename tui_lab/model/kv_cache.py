@@ -12,6 +12,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from tui_lab.model.efficient import PerformerState
+
 
 class LayerKV:
     """Buffers (N, K, capacity, D) for one layer's self-attention keys and values."""
@@ -85,7 +87,7 @@ class KVCache:
         self.memory_allowed: Tensor | None = None
 
     def bytes(self) -> int:
-        return sum(layer.k.numel() * layer.k.element_size() * 2 for layer in self.layers)
+        return sum((layer.k.numel() + layer.v.numel()) * layer.k.element_size() for layer in self.layers)
 
     def reorder(self, index: Tensor) -> None:
         """Keep rows `index` of the batch (beam search picks which hypotheses continue)."""
@@ -97,8 +99,10 @@ class KVCache:
             self.memory_allowed = self.memory_allowed[index]
 
 
-def _layer_kv(config, batch: int, capacity: int, device, dtype) -> LayerKV | WindowKV:
-    """A rolling buffer for a sliding-window decoder (always causal), else every position."""
+def _layer_kv(config, batch: int, capacity: int, device, dtype) -> LayerKV | WindowKV | PerformerState:
+    """A rolling buffer for a sliding-window decoder (always causal), Performer's running sums, else every position."""
+    if config.self_attention == "performer":
+        return PerformerState(batch, config.heads, config.n_features, config.d_head, device, dtype)
     args = (batch, config.n_kv_heads, capacity, config.d_head, device, dtype)
     if config.attention_window:
         return WindowKV(*args, config.attention_window, config.global_tokens)
