@@ -83,6 +83,8 @@ AXES: dict[str, Axis] = {
     "output_bias": Axis((False, True)),
     # copy mechanism (issue 13, seed 002 section 4 Tips 1): a pointer-generator over the source
     "copy": Axis((False, True), families=("encoder-decoder",)),
+    # guided cross-attention (issue 27, seed 002 section 4 Tips 2): tui_lab/model/guided_cross.py
+    "cross_attention": Axis(("softmax", "location-aware", "monotonic"), families=("encoder-decoder",)),
 }
 
 # Fields that are not axes but that presets may still omit (they keep their default): numbers that
@@ -150,6 +152,8 @@ class ModelConfig:
     channels: int = 0
     # copy mechanism (issue 13): p_gen mixes the vocabulary with the cross-attention over the source
     copy: bool = False
+    # guided cross-attention (issue 27): location-aware (Chorowski et al. 2015) or monotonic (Raffel et al. 2017)
+    cross_attention: str = "softmax"
 
     def __post_init__(self) -> None:
         _validate(self)
