@@ -1,6 +1,6 @@
 """Seed 002's guided attention, side by side on copy and numbers-de (issue 27 item 5): the `cross_attention`
 axis's `location-aware` and `monotonic` beside `softmax` without and with the diagonal prior
-(`guided_attention`, Tachibana et al. 2017). transformer-2017-toy, the task's training defaults, one seed.
+(`guided_attention`, Tachibana et al. 2017). transformer-2017-toy, the task's training defaults, --seed.
 
 Per run: held-out exact match (greedy decoding, cached), the diagonal agreement every --every steps (the
 share of held-out target words whose most-attended source word, last decoder layer, mean of heads, is the
@@ -75,8 +75,8 @@ def run(task_name: str, kind: str, prior: float, args) -> dict:
     task = load_task(task_name)
     steps = args.steps or train_config_for(task_name).steps
     c = train_config_for(task_name, steps=steps, eval_every=0, sample_every=0, eval_examples=args.eval_examples,
-                         guided_attention=prior)
-    torch.manual_seed(0)
+                         guided_attention=prior, seed=args.seed)
+    torch.manual_seed(args.seed)
     trainer = Trainer(load_preset("transformer-2017-toy", cross_attention=kind), c, data=task)
     held_out = trainer.source.batch("val", 128, torch.Generator().manual_seed(1))
     curve, reached = [], None
@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=50)
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0, help="the trainer's seed (weights, batches, noise)")
     parser.add_argument("--eval-examples", type=int, default=300)
     parser.add_argument("--tasks", nargs="+", default=["copy", "numbers-de"])
     parser.add_argument("--kinds", nargs="+", default=[label(k, p) for k, p in KINDS])
@@ -124,7 +125,8 @@ def main() -> None:
                   f"{r['steps_to_alignment']}  diagonal agreement {[a for _, a in r['curve']]}  {r['seconds']:.0f} s",
                   flush=True)
             print(draw(r["grid"]), flush=True)
-    print(json.dumps({"benchmark": "guided_cross_attention", "threshold": args.threshold, "results": results}))
+    print(json.dumps({"benchmark": "guided_cross_attention", "threshold": args.threshold, "seed": args.seed,
+                      "results": results}))
 
 
 if __name__ == "__main__":
