@@ -227,7 +227,7 @@ def test_monotonic_trains_through_its_expected_alignment():
     {"bias": False, "norm": "rmsnorm"}])))
 def test_counts_are_exact_with_other_axes(kind, other):
     config = tiny(kind, **other)
-    model = build_model(config, device="meta")
+    model = build_model(config)  # tiny: the CPU is quicker than the meta device's first build (~10 s)
     assert sum(p.numel() for p in model.parameters()) == count_params(config).total
     assert count_params(config).total > count_params(config.replace(cross_attention="softmax")).total
 
@@ -237,3 +237,21 @@ def test_the_axis_is_refused_outside_encoder_decoders_in_one_line():
         ModelConfig(cross_attention="monotonic")
     with pytest.raises(ValueError, match=r"^cross_attention \('diagonal'\) must be one of: softmax, location-aware"):
         tiny("diagonal")
+
+
+def test_scores_can_be_read_and_a_replaced_pattern_meets_the_values():
+    from tui_lab.model.hooks import Hooks, attached
+
+    torch.manual_seed(6)
+    model = build_model(tiny("location-aware")).eval()
+    src, tgt = torch.randint(3, 30, (1, 5)), torch.randint(3, 30, (1, 4))
+    seen = []
+    with attached(model, Hooks([("decoder.0.cross_attn.hook_attn_scores", lambda s, _: seen.append(s))])):
+        model(src, tgt)
+    assert seen[0].shape == (1, 4, 4, 5)
+    with attached(model, Hooks([("decoder.0.cross_attn.hook_attn_scores", lambda s, _: s * 0)])):
+        with pytest.raises(ValueError, match="^cross_attn.hook_attn_scores can only be read"):
+            model(src, tgt)
+    plain = model(src, tgt)
+    with attached(model, Hooks([("decoder.1.cross_attn.hook_pattern", lambda w, _: w * 0)])):
+        assert not torch.allclose(model(src, tgt), plain)

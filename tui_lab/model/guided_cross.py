@@ -17,7 +17,8 @@ Both read where the previous target step looked, so both run step by step over t
   **Every head of every decoder layer is monotonic**, each with its own r and its own alignment (the paper
   had one attention: heads = 1 is its case; Ma et al. 2019 made every head monotonic in the same way).
 
-A replaced `hook_pattern` is what meets the values; the recurrence has already used the weights it computed.
+A replaced `hook_pattern` is what meets the values (the recurrence has already used the weights it computed);
+`hook_attn_scores` can only be read here.
 Dimension legend: N batch, H heads, T target length (this call's new positions), S source length, D d_head,
 C location filters.
 """
@@ -60,8 +61,10 @@ class GuidedCrossAttention(CrossAttention):
             cache.cross_state = state
         if hooks is not None:
             read = _by_position_hook(hooks, "hook_attn_scores", None, 0, 0.0)
-            if read is not None:
-                read(scores)  # read only: the recurrence has used these scores already
+            if read is not None and read(scores) is not scores:  # read only: the recurrence has used them already
+                raise ValueError("cross_attn.hook_attn_scores can only be read in a guided cross-attention "
+                                 "(location-aware, monotonic): each step's scores were used by the next; replace "
+                                 "cross_attn.hook_pattern instead")
             replace = _by_position_hook(hooks, "hook_pattern", None, 0, 0.0)
             weights = weights if replace is None else replace(weights)
         out = F.dropout(weights, self.dropout if self.training else 0.0) @ v  # (N, H, T, D)
