@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tui_lab.analysis.cross_attention import LOCATION_FILTERS, LOCATION_WIDTH, MONOTONIC_NOISE_STD, MONOTONIC_R_INIT
-from tui_lab.model.attention import CrossAttention, _by_position_hook, hook_heads, hook_z, merge_heads, split_heads
+from tui_lab.model.attention import CrossAttention, hook_heads, hook_z, merge_heads, split_heads
 from tui_lab.model.hooks import HookScope
 
 
@@ -60,13 +60,11 @@ class GuidedCrossAttention(CrossAttention):
         if cache is not None:
             cache.cross_state = state
         if hooks is not None:
-            read = _by_position_hook(hooks, "hook_attn_scores", None, 0, 0.0)
-            if read is not None and read(scores) is not scores:  # read only: the recurrence has used them already
+            if hooks.wants("hook_attn_scores") and hooks("hook_attn_scores", scores) is not scores:  # read only
                 raise ValueError("cross_attn.hook_attn_scores can only be read in a guided cross-attention "
                                  "(location-aware, monotonic): each step's scores were used by the next; replace "
                                  "cross_attn.hook_pattern instead")
-            replace = _by_position_hook(hooks, "hook_pattern", None, 0, 0.0)
-            weights = weights if replace is None else replace(weights)
+            weights = hooks("hook_pattern", weights) if hooks.wants("hook_pattern") else weights
         out = F.dropout(weights, self.dropout if self.training else 0.0) @ v  # (N, H, T, D)
         return self.out(merge_heads(out) if hooks is None else hook_z(hooks, out))
 
