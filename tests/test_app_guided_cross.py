@@ -29,6 +29,13 @@ def monotonic_checkpoint(folder) -> None:
     save_checkpoint(folder, model, tokenizer)
 
 
+def test_the_train_views_alignment_names_a_guided_kind_beside_the_prior():
+    from tui_lab.app.views.train.align import method_label
+
+    assert method_label({"guided_attention": 0.0}, {"cross_attention": "monotonic"}) == "monotonic, guided 0"
+    assert method_label({"guided_attention": 1.0}, {"cross_attention": "softmax"}) == "guided 1"
+
+
 async def test_the_form_offers_the_axis_and_the_grid_names_monotonic_and_where_heads_stop(tmp_path):
     monotonic_checkpoint(tmp_path / "ckpt")
     app = app_for("--checkpoint", str(tmp_path / "ckpt"))
