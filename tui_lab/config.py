@@ -96,6 +96,8 @@ AXES: dict[str, Axis] = {
     "linformer_sharing": Axis(("headwise", "key-value", "none"), ("encoder-only",),
                               {v: {"self_attention": "linformer", "linformer_k": 4} for v in ("key-value", "none")}),
     "performer_features": Axis((0, 8), companions={8: {"self_attention": "performer"}}),
+    # guided cross-attention (issue 27, seed 002 section 4 Tips 2): tui_lab/model/guided_cross.py
+    "cross_attention": Axis(("softmax", "location-aware", "monotonic"), families=("encoder-decoder",)),
 }
 # Activations with a gate branch: three FFN matrices (gate, up, down) instead of two.
 GATED = ("swiglu", "geglu")
@@ -179,6 +181,8 @@ class ModelConfig:
     linformer_k: int = 0
     linformer_sharing: str = "headwise"
     performer_features: int = 0
+    # guided cross-attention (issue 27): location-aware (Chorowski et al. 2015) or monotonic (Raffel et al. 2017)
+    cross_attention: str = "softmax"
 
     def __post_init__(self) -> None:
         _validate(self)

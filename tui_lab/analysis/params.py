@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tui_lab.analysis.cross_attention import guided_cross_params
 from tui_lab.config import GATED, ModelConfig
 
 
@@ -100,7 +101,7 @@ def decoder_layer_params(c: ModelConfig) -> int:
     """A decoder block adds cross-attention and its norm; GPT-2's decoder-only block does not."""
     if c.family == "decoder-only":
         return encoder_layer_params(c)
-    return 2 * attention_params(c) + ffn_params(c) + (2 + ffn_norms(c)) * norm_params(c)
+    return 2 * attention_params(c) + guided_cross_params(c) + ffn_params(c) + (2 + ffn_norms(c)) * norm_params(c)
 
 
 def length_classifier_params(c: ModelConfig) -> int:
@@ -196,7 +197,7 @@ def count_params(c: ModelConfig) -> ParamCount:
     return ParamCount(
         token_embedding=c.vocab * c.d_model if c.input == "tokens" else 0,
         position_embedding=position_params(c),
-        attention=attn_blocks * attention_params(c) + n_enc * linformer_params(c),
+        attention=attn_blocks * attention_params(c) + n_enc * linformer_params(c) + n_dec * guided_cross_params(c),
         ffn=(n_enc + n_dec) * ffn_params(c),
         norms=(layer_norms + final_norms + int(c.embedding_norm)) * norm_params(c),
         output=output_params(c),

@@ -271,7 +271,11 @@ class CrossAttention(nn.Module):
         memory_kv: tuple[Tensor, Tensor],
         allowed: Tensor | None = None,
         hooks: HookScope | None = None,
+        start: int = 0,
+        cache=None,
     ) -> Tensor:
+        """`start` and the layer's `cache` are for the guided kinds, which carry an alignment from step to step
+        (tui_lab/model/guided_cross.py); softmax needs neither."""
         q = self.q(x)
         if hooks is not None:
             q = hook_heads(hooks, "hook_q", q, self.heads)

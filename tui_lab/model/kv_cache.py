@@ -22,6 +22,7 @@ class LayerKV:
         shape = (batch, heads, capacity, d_head)
         self.k = torch.zeros(shape, device=device, dtype=dtype)
         self.v = torch.zeros(shape, device=device, dtype=dtype)
+        self.cross_state: Tensor | None = None  # a guided cross-attention's last alignment (model/guided_cross.py)
 
     def append(self, k: Tensor, v: Tensor, start: int) -> tuple[Tensor, Tensor, Tensor | None]:
         """Write k, v (N, K, L, D) at [start, start + L) and return everything up to there (positions None:
@@ -51,6 +52,7 @@ class WindowKV:
         self.k = torch.zeros((batch, heads, slots, d_head), device=device, dtype=dtype)
         self.v = torch.zeros_like(self.k)
         self.pos = torch.full((slots,), -1, dtype=torch.long, device=device)
+        self.cross_state: Tensor | None = None  # as LayerKV's
 
     def _slots(self, positions: Tensor) -> Tensor:
         return torch.where(positions < self.sinks, positions, self.sinks + (positions - self.sinks) % self.window)
@@ -93,6 +95,8 @@ class KVCache:
         """Keep rows `index` of the batch (beam search picks which hypotheses continue)."""
         for layer in self.layers:  # every row of a WindowKV holds the same positions: `pos` needs no reorder
             layer.k, layer.v = layer.k[index], layer.v[index]
+            if layer.cross_state is not None:
+                layer.cross_state = layer.cross_state[index]
         if self.memory_kv is not None:
             self.memory_kv = [(k[index], v[index]) for k, v in self.memory_kv]
         if self.memory_allowed is not None:

@@ -106,7 +106,20 @@ def mean_of_heads(heads: list) -> list[list[float]]:
     return [[sum(h[q][k] for h in heads) / n for k in range(len(heads[0][0]))] for q in range(len(heads[0]))]
 
 
-def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Pattern = Pattern()) -> GridSpec:
+# The cross_attention axis (tui_lab/model/guided_cross.py): how its grid reads, after the kind's title.
+CROSS_KINDS = {"location-aware": "location-aware (reads the last row)",
+               "monotonic": "monotonic: hard, forward only, every head"}
+
+
+def monotonic_notes(grid: list[list[float]], heads: int, head: int, cols: list[str]) -> list[str]:
+    """Per row of a monotonic grid (eval: hard attention): where a head stopped, or that its context is zero."""
+    if head >= 0:
+        return [f"stops at {cols[row.index(1.0)]!r}" if 1.0 in row else "no stop: zero context" for row in grid]
+    return [f"{round(sum(row) * heads)} of {heads} heads stop" for row in grid]
+
+
+def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Pattern = Pattern(),
+                   cross_kind: str = "softmax") -> GridSpec:
     heads = cap.grids.get((kind, layer))
     if heads is None:
         return GridSpec("no grid yet: press Run", [], [], [])
@@ -117,21 +130,26 @@ def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Patt
     notes = [f"decoder input {t!r} predicts it" for t in cap.tgt] if decoder_rows else []
     if kind == "copy":  # a row's mass is what is copied; the rest, p_gen, is generated from the vocabulary
         notes = [f"p_gen {1 - sum(row):.2f}; {note}" for row, note in zip(grid, notes, strict=False)]
+    if kind == "cross" and cross_kind == "monotonic":
+        marks = monotonic_notes(grid, len(heads), head, cols)
+        notes = [f"{mark}; {note}" for mark, note in zip(marks, notes, strict=False)]
     causal = kind == "decoder-self"
     local = kind in ("decoder-self", "encoder-self") and pattern.window > 0
     entropy = cap.entropy.get((kind, layer))
     ent = "" if entropy is None else \
         f" · entropy {sum(entropy) / len(entropy) if head < 0 else entropy[head]:.2f} nats"
-    title = f"{KIND_TITLES[kind]} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}{ent}"
+    guided = f" · {CROSS_KINDS[cross_kind]}" if kind == "cross" and cross_kind in CROSS_KINDS else ""
+    title = f"{KIND_TITLES[kind]}{guided} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}{ent}"
     mask = hatched_cells(len(grid), len(grid[0]), pattern, causal) if causal or local else None
     return GridSpec(title, grid, rows, cols, mask, lo=0.0, row_notes=notes)
 
 
 def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_model: int,
-              pattern: Pattern = Pattern(), causal: bool = True) -> GridSpec:
+              pattern: Pattern = Pattern(), causal: bool = True, cross_kind: str = "softmax") -> GridSpec:
     """The grid of `kind` (an attention kind, a mask or a position table) for the pickers' choice.
 
-    `pattern` is the live model's window; `causal` whether its self-attention over the typed tokens is causal."""
+    `pattern` is the live model's window; `causal` whether its self-attention over the typed tokens is causal;
+    `cross_kind` its cross_attention (the guided kinds name themselves in the title)."""
     tokens = (cap.tgt if cap.encoder_decoder else cap.src) or typed.split()
     if kind == "mask-local":
         return local_spec(tokens, pattern, causal)
@@ -153,7 +171,7 @@ def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_mode
                         [str(i) for i in range(len(cap.learned[0]))], axes=("position", "dim"))
     if kind in RELATIVE_KINDS:
         return relative_spec(cap, kind, layer, head, tokens, causal)
-    return attention_spec(cap, kind, layer, head, pattern)
+    return attention_spec(cap, kind, layer, head, pattern, cross_kind)
 
 
 def relative_spec(cap: Capture, kind: str, layer: int, head: int, tokens: list[str], causal: bool) -> GridSpec:
