@@ -28,7 +28,7 @@ async def test_efficient_attention_runs_in_the_view_and_draws_its_plots():
         view = await open_view(pilot)
         app.query_one("#ex-list", OptionList).highlighted = names().index("efficient-attention")
         await pilot.pause()
-        await wait_for(pilot, lambda: "Linformer and Performer" in screen_text(app), 10)  # its title
+        await wait_for(pilot, lambda: "Linformer and Performer" in screen_text(app), 60)  # its title
         if picture:
             await pilot.press("k")  # the quick version
         app.query_one("#ex-options", Input).value = PICTURE if picture else TINY

@@ -57,6 +57,6 @@ async def test_a_linformer_says_why_it_has_no_decoding_and_draws_its_weights_per
         app.show_view("speed")
         await pilot.pause()
         await pilot.press("r")
-        await wait_for(pilot, lambda: "has no decoding to measure" in screen_text(app), 10)
+        await wait_for(pilot, lambda: "has no decoding to measure" in screen_text(app), 60)
         assert "no causal form and no cache" in " ".join(screen_text(app).split())
         assert app.view("speed").report is None
