@@ -290,12 +290,17 @@ class TuiLabApp(App):
     # -- the live model ----------------------------------------------------------------------------
     def rebuild_model(self, config: ModelConfig, origin: str | None = None) -> None:
         """Rebuild the live model from `config` in a worker; refused at once when it cannot fit."""
-        problem = None if self.live.device.startswith("cuda") else \
-            fit_problem(memory(config).weights, free_memory("cpu"), self.live.device)
+        problem = self.build_refusal(config)
         if problem:
             self.notify(problem, title="not built", severity="error")
             return
         self.live.start_build(self, config, origin or f"config {config.name}")
+
+    def build_refusal(self, config: ModelConfig) -> str | None:
+        """Why `config` cannot be built here (its weights do not fit in free memory), or None."""
+        if self.live.device.startswith("cuda"):
+            return None
+        return fit_problem(memory(config).weights, free_memory("cpu"), self.live.device)
 
     def action_cancel_build(self) -> None:
         if self.live.cancel():
