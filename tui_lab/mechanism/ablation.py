@@ -8,6 +8,7 @@ Dimension legend: N batch, L length, H heads, D d_head.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,8 +73,10 @@ def ablate_head(layer: int, head: int, replacement: Tensor | None):
 
 
 @torch.no_grad()
-def head_ablation(model, ids: Tensor, mode: str = "zero", metric: Metric | None = None) -> AblationTable:
-    """Ablate every head in turn on the batch ids (N, L); one pass per head."""
+def head_ablation(model, ids: Tensor, mode: str = "zero", metric: Metric | None = None,
+                  on_step: Callable[[int, int], None] | None = None) -> AblationTable:
+    """Ablate every head in turn on the batch ids (N, L); one pass per head. `on_step(done, total)` after each
+    pass (a caller's progress; it may raise to stop)."""
     require_causal(model.config, "ablate")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -81,12 +84,14 @@ def head_ablation(model, ids: Tensor, mode: str = "zero", metric: Metric | None 
     points = layer_points(model.config, "attn.hook_z")
     logits, cache = run_with_cache(model, ids, names=points)
     clean = metric(logits, ids)
-    values = []
+    values, total = [], len(points) * model.config.heads
     for layer, point in enumerate(points):
         means = cache[point].mean(dim=(0, 1))  # (H, D): each head's mean over the batch's positions
         row = []
         for head in range(model.config.heads):
             fn = ablate_head(layer, head, None if mode == "zero" else means[head])
             row.append(metric(run_with_hooks(model, ids, hooks=[(point, fn)]), ids) - clean)
+            if on_step is not None:
+                on_step(layer * model.config.heads + head + 1, total)
         values.append(row)
     return AblationTable(mode, metric.name, clean, values)

@@ -9,6 +9,7 @@ Dimension legend: L length, E d_model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,10 +50,12 @@ def restore_positions(clean: Tensor):
 
 
 @torch.no_grad()
-def patch_residual(model, clean_ids: Tensor, corrupt_ids: Tensor, answer: int, wrong: int) -> PatchTable:
+def patch_residual(model, clean_ids: Tensor, corrupt_ids: Tensor, answer: int, wrong: int,
+                   on_step: Callable[[int, int], None] | None = None) -> PatchTable:
     """clean_ids, corrupt_ids (L,) of one length -> the layers x positions table of recovered logit difference.
 
-    One pass per layer: the corrupted prompt repeated L times, row t patched at position t."""
+    One pass per layer: the corrupted prompt repeated L times, row t patched at position t. `on_step(done,
+    total)` after each layer (a caller's progress; it may raise to stop)."""
     require_causal(model.config, "patch")
     if clean_ids.shape != corrupt_ids.shape:
         raise ValueError(f"corrupt: the clean and corrupted prompts must be as long as each other "
@@ -70,4 +73,6 @@ def patch_residual(model, clean_ids: Tensor, corrupt_ids: Tensor, answer: int, w
         patched = run_with_hooks(model, batch, hooks=[(point, restore_positions(cache[point][0]))])
         ld = logit_difference(patched, answer, wrong)  # (L,)
         values.append(((ld - ld_corrupt) / (ld_clean - ld_corrupt)).tolist())
+        if on_step is not None:
+            on_step(len(values), len(points))
     return PatchTable(ld_clean, ld_corrupt, values, points)

@@ -1,0 +1,119 @@
+"""What the app's mechanism panels compute, on a private copy of the live model, a step at a time.
+
+Hooks live on `model.hooks`, which every thread that runs the model reads: a lens or an ablation attaching
+its hooks to the live model while the Generate view streams from it would put them into that generation too.
+So every panel works on `private_copy(model)` (a deep copy, in eval mode): the live model never carries a
+panel's hooks, and a generation, a training step or a second panel can run beside it unchanged. The copy
+costs the model's memory once per run (a lock would instead hold a generation back until the job ends).
+
+`on_step(done, total)` is the caller's progress; it may raise to stop the work between passes.
+Dimension legend: L length, H heads.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from tui_lab.mechanism.ablation import AblationTable, head_ablation
+from tui_lab.mechanism.cache import require_causal
+from tui_lab.mechanism.lens import LensTable, logit_lens
+from tui_lab.mechanism.patching import PatchTable, patch_residual
+from tui_lab.mechanism.tokens import single_token, token_text
+
+Step = Callable[[int, int], None] | None
+
+
+def private_copy(model: Any) -> Any:
+    """A deep copy of `model` in eval mode, with no hooks attached: what a panel attaches its hooks to."""
+    twin = copy.deepcopy(model)
+    twin.hooks = None
+    return twin.eval()
+
+
+def _device(model: Any) -> torch.device:
+    return next(model.parameters()).device
+
+
+def lens_of(model: Any, codec: Any, ids: list[int], on_step: Step = None) -> LensTable:
+    """The logit lens of one prompt (one pass, so one step)."""
+    require_causal(model.config, "lens")
+    table = logit_lens(private_copy(model), codec, ids)
+    if on_step is not None:
+        on_step(1, 1)
+    return table
+
+
+def ablation_of(model: Any, ids: list[int], mode: str = "mean", on_step: Step = None) -> AblationTable:
+    """The next-token loss change when each head's output is ablated, on one text of at least two tokens."""
+    require_causal(model.config, "ablation")
+    if len(ids) < 2:
+        raise ValueError("text: ablation measures the next-token loss, which needs at least two tokens")
+    twin = private_copy(model)
+    return head_ablation(twin, torch.tensor([ids], device=_device(twin)), mode, on_step=on_step)
+
+
+@dataclass
+class Attribution:
+    """values[l][h]: head (l, h)'s direct share of logit(answer) - logit(wrong) at the last position; `total`
+    is that difference in the model's own logits (the heads are part of it, with embeddings, biases, MLPs)."""
+
+    values: list[list[float]]
+    answer: str
+    wrong: str
+    total: float
+
+
+@torch.no_grad()
+def attribution_of(model: Any, codec: Any, ids: list[int], on_step: Step = None) -> Attribution:
+    """Direct logit attribution at the last position for the model's own top prediction against its second
+    (`codec` names them; None: by id)."""
+    require_causal(model.config, "attribution")
+    twin = private_copy(model)
+    x = torch.tensor(ids, device=_device(twin))  # (L,)
+    from tui_lab.mechanism.attribution import head_logit_attribution
+
+    logits = twin(x[None])[0, -1].float()  # (V,)
+    answer, wrong = (int(i) for i in logits.topk(2).indices)
+    values = head_logit_attribution(twin, x, answer, wrong)  # (layers, H)
+    if on_step is not None:
+        on_step(1, 1)
+    name = (lambda i: f"#{i}") if codec is None else (lambda i: token_text(codec, i))  # None: ids hashed from words
+    return Attribution(values.tolist(), name(answer), name(wrong),
+                       float(logits[answer] - logits[wrong]))
+
+
+@dataclass
+class Patching:
+    table: PatchTable
+    tokens: list[str]  # the clean prompt's tokens, one per position
+    answer: str
+    wrong: str
+
+
+def _answer(codec: Any, text: str, logits: Tensor, field: str) -> int:
+    """The token typed in `field`, or (empty) the run's own top prediction at the last position."""
+    return single_token(codec, text, field) if text.strip() else int(logits[0, -1].argmax())
+
+
+@torch.no_grad()
+def patching_of(model: Any, codec: Any, clean: list[int], corrupt: list[int], answer: str = "",
+                wrong: str = "", on_step: Step = None) -> Patching:
+    """Activation patching of the residual stream from the clean prompt into the corrupted one. An empty answer
+    is the clean run's top prediction, an empty wrong the corrupted run's (as in the IOI-style setups)."""
+    require_causal(model.config, "patching")
+    twin = private_copy(model)
+    device = _device(twin)
+    clean_t, corrupt_t = torch.tensor(clean, device=device), torch.tensor(corrupt, device=device)
+    a = _answer(codec, answer, twin(clean_t[None]), "answer")
+    w = _answer(codec, wrong, twin(corrupt_t[None]), "wrong")
+    if a == w:
+        raise ValueError(f"wrong: the answer and the wrong token are both {token_text(codec, a)!r}; "
+                         "type a wrong token that differs (or a corrupt prompt the model answers otherwise)")
+    table = patch_residual(twin, clean_t, corrupt_t, a, w, on_step=on_step)
+    return Patching(table, [token_text(codec, i) for i in clean], token_text(codec, a), token_text(codec, w))
