@@ -51,8 +51,8 @@ class PatchPanel(MechanismPanel):
         """Shown with the clean prompt filled in (when empty), focus in the corrupted one."""
         if not self.value("clean").strip():
             self.query_one("#patch-clean", Input).value = prompt
-        self.query_one("#patch-corrupt", Input).focus()
         self.show()
+        self.query_one("#patch-corrupt", Input).focus()  # after show()'s grid focus: both wait a turn, in order
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
