@@ -25,7 +25,7 @@ import torch
 from torch import Tensor
 
 from tui_lab.mechanism.ablation import AblationTable, head_ablation
-from tui_lab.mechanism.cache import require_causal
+from tui_lab.mechanism.cache import require_causal, require_stream
 from tui_lab.mechanism.lens import LensTable, logit_lens
 from tui_lab.mechanism.patching import PatchTable, patch_residual
 from tui_lab.mechanism.tokens import single_token, token_text
@@ -53,24 +53,29 @@ def _device(model: Any) -> torch.device:
     return next(model.parameters()).device
 
 
-def lens_of(model: Any, codec: Any, ids: list[int], on_step: Step = None) -> LensTable:
-    """The logit lens of one prompt (one pass, so one step)."""
-    require_causal(model.config, "lens")
+def lens_of(model: Any, codec: Any, ids: list[int], on_step: Step = None, src: list[int] | None = None
+            ) -> LensTable:
+    """The logit lens of one prompt (one pass, so one step); an encoder-decoder's target, read with `src`."""
+    require_stream(model.config, "lens")
     with job_threads(model):
-        table = logit_lens(private_copy(model), codec, ids)
+        table = logit_lens(private_copy(model), codec, ids, src=src)
     if on_step is not None:
         on_step(1, 1)
     return table
 
 
-def ablation_of(model: Any, ids: list[int], mode: str = "mean", on_step: Step = None) -> AblationTable:
-    """The next-token loss change when each head's output is ablated, on one text of at least two tokens."""
-    require_causal(model.config, "ablation")
+def ablation_of(model: Any, ids: list[int], mode: str = "mean", on_step: Step = None,
+                src: list[int] | None = None) -> AblationTable:
+    """The next-token loss change when each head's output is ablated, on one text of at least two tokens (an
+    encoder-decoder: the target, teacher-forced, with the source `src`)."""
+    require_stream(model.config, "ablation")
     if len(ids) < 2:
         raise ValueError("text: ablation measures the next-token loss, which needs at least two tokens")
     twin = private_copy(model)
+    device = _device(twin)
+    source = None if src is None else torch.tensor([src], device=device)
     with job_threads(model):
-        return head_ablation(twin, torch.tensor([ids], device=_device(twin)), mode, on_step=on_step)
+        return head_ablation(twin, torch.tensor([ids], device=device), mode, on_step=on_step, src=source)
 
 
 @dataclass
