@@ -123,3 +123,42 @@ async def test_every_head_ablation_cancel_and_attribution_at_160x48(monkeypatch)
         assert f"head L1 H1 writes {att.values[1][1]:+.3f}" in screen_text(app)
         await pilot.press("enter")  # that head's attention, full size
         await wait_for(pilot, lambda: "layer 1 · head 1" in screen_text(app))
+
+
+async def test_encoder_decoder_heads_and_patching_read_the_decoder_stream_at_80x24():
+    """The shipped numbers-de toy (2017 shape): a ablates encoder, decoder self- and cross-attention heads on the
+    typed target; p takes two sources and patches the decoder's stream where their translations part."""
+    app = app_for("--preset", "transformer-2017-toy-numbers-de")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(pilot, "attention")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "ablated: loss" in screen_text(app), 60)
+        rows = ("enc L0", "dec L0 self", "dec L1 cross")
+        assert all(re.search(rf"^ *{row} ", screen_text(app), re.M) for row in rows)
+        live, panel = app.live, app.query_one("#att-heads")
+        await pilot.press("down", "down", "down")  # from enc L0 to the first decoder layer's cross-attention
+        expected = readouts.ablation_of(live.model, panel.text, src=panel.src)
+        v = expected.values[3][0]
+        await wait_for(pilot, lambda: f"head dec L0 cross H0 ablated: loss {expected.clean + v:.3f} ({v:+.3f} nats)"
+                       in screen_text(app))
+        await pilot.press("d")  # not for an encoder-decoder: one line saying why
+        await wait_for(pilot, lambda: "attribution: covers decoder-only models" in screen_text(app))
+
+        app.show_view("generate")
+        await pilot.pause()
+        await pilot.press("p")
+        await wait_for(pilot, lambda: "corrupt" in screen_text(app))
+        patch = app.query_one("#gen-patch")
+        patch.query_one("#patch-clean").value = "four hundred thirty two"
+        patch.query_one("#patch-corrupt").value = "four hundred thirty five"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "restores" in screen_text(app), 60)
+        codec = live.tokenizer
+        result = readouts.patching_of(live.model, codec, codec.encode("four hundred thirty two"),
+                                      codec.encode("four hundred thirty five"))
+        assert (result.answer, result.wrong) == ("zwei", "fünf")  # where the two translations part
+        t = result.table
+        assert f"logit('zwei') - logit('fünf') restored · clean {t.ld_clean:.2f}, corrupt {t.ld_corrupt:.2f}" \
+            in _flat(app)
+        await pilot.press("down", "right", "right")
+        await wait_for(pilot, lambda: f"layer 1 at 2 'hundert' restores {t.values[1][2]:.2f}" in screen_text(app))

@@ -78,6 +78,40 @@ def ablation_of(model: Any, ids: list[int], mode: str = "mean", on_step: Step = 
         return head_ablation(twin, torch.tensor([ids], device=device), mode, on_step=on_step, src=source)
 
 
+@torch.no_grad()
+def translation(model: Any, codec: Any, src: list[int], tool: str) -> tuple[int, list[int]]:
+    """(start token, what the encoder-decoder writes for `src` greedily, its end token included)."""
+    bos, eos = getattr(codec, "bos_id", None), getattr(codec, "eos_id", None)
+    if bos is None:
+        raise ValueError(f"{tool}: an encoder-decoder's decoder input is its own translation, which needs a "
+                         "tokenizer with a start token (this model has none: load a trained one, e.g. numbers-de)")
+    from tui_lab.generation import generate
+
+    budget = max(2, min(model.config.max_len - 1, 2 * len(src) + 8))  # a translation rarely runs past twice its source
+    out = generate(model, torch.tensor([src], device=_device(model)), budget, temperature=0.0, bos_id=bos,
+                   eos_id=eos, vocab_limit=getattr(codec, "vocab_size", None))
+    return bos, out[0, 1:].tolist()
+
+
+def greedy_target(model: Any, codec: Any, src: list[int], tool: str) -> list[int]:
+    """An encoder-decoder's decoder input for `src`: its start token, then its own greedy translation but the last
+    token, so each position reads as the token the model wrote next (teacher forcing on its own output)."""
+    bos, written = translation(model, codec, src, tool)
+    return [bos, *written[:-1]] if len(written) > 1 else [bos, *written]
+
+
+def diverging_target(model: Any, codec: Any, clean: list[int], corrupt: list[int]) -> tuple[list[int], int, int]:
+    """Two sources' translations up to where they first differ: (the shared decoder input, the clean source's
+    next token, the corrupted one's). Patching then asks where the decoder's stream decides between them."""
+    bos, a = translation(model, codec, clean, "patching")
+    _, b = translation(model, codec, corrupt, "patching")
+    k = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+    if k is None:
+        raise ValueError("corrupt: both sources translate to the same tokens as far as the shorter goes; "
+                         "type a corrupted source the model translates otherwise")
+    return [bos, *a[:k]], a[k], b[k]
+
+
 @dataclass
 class Attribution:
     """values[l][h]: head (l, h)'s direct share of logit(answer) - logit(wrong) at the last position; `total`
@@ -126,16 +160,29 @@ def _answer(codec: Any, text: str, logits: Tensor, field: str) -> int:
 def patching_of(model: Any, codec: Any, clean: list[int], corrupt: list[int], answer: str = "",
                 wrong: str = "", on_step: Step = None) -> Patching:
     """Activation patching of the residual stream from the clean prompt into the corrupted one. An empty answer
-    is the clean run's top prediction, an empty wrong the corrupted run's (as in the IOI-style setups)."""
-    require_causal(model.config, "patching")
+    is the clean run's top prediction, an empty wrong the corrupted run's (as in the IOI-style setups).
+
+    An encoder-decoder: the two prompts are two sources (any lengths); both runs read the same decoder input, the
+    two translations up to where they first differ, and the answer and wrong tokens are where each goes next
+    (`diverging_target`); the patched stream is the decoder's."""
+    require_stream(model.config, "patching")
     twin = private_copy(model)
     device = _device(twin)
-    clean_t, corrupt_t = torch.tensor(clean, device=device), torch.tensor(corrupt, device=device)
+    sources: tuple[Tensor | None, Tensor | None] = (None, None)
     with job_threads(model, rows=len(clean)):
-        a = _answer(codec, answer, twin(clean_t[None]), "answer")
-        w = _answer(codec, wrong, twin(corrupt_t[None]), "wrong")
+        if model.config.family == "encoder-decoder":
+            sources = (torch.tensor(clean, device=device), torch.tensor(corrupt, device=device))
+            clean, a, w = diverging_target(twin, codec, clean, corrupt)
+            corrupt = clean
+            a = single_token(codec, answer, "answer") if answer.strip() else a
+            w = single_token(codec, wrong, "wrong") if wrong.strip() else w
+        clean_t, corrupt_t = torch.tensor(clean, device=device), torch.tensor(corrupt, device=device)
+        if sources[0] is None:
+            a = _answer(codec, answer, twin(clean_t[None]), "answer")
+            w = _answer(codec, wrong, twin(corrupt_t[None]), "wrong")
         if a == w:
             raise ValueError(f"wrong: the answer and the wrong token are both {token_text(codec, a)!r}; "
                              "type a wrong token that differs (or a corrupt prompt the model answers otherwise)")
-        table = patch_residual(twin, clean_t, corrupt_t, a, w, on_step=on_step)
+        table = patch_residual(twin, clean_t, corrupt_t, a, w, on_step=on_step, clean_src=sources[0],
+                               corrupt_src=sources[1])
     return Patching(table, [token_text(codec, i) for i in clean], token_text(codec, a), token_text(codec, w))

@@ -40,8 +40,10 @@ class HeadEffects(MechanismPanel):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.kind = "ablation"
-        self.text: list[int] = []
+        self.text: list[int] | None = []
         self.labels: list[str] = []
+        self.src: list[int] | None = None  # an encoder-decoder's source (text is then its target, or None)
+        self.row_names: list[str] = []
 
     def compose(self):
         for widget in super().compose():
@@ -51,9 +53,10 @@ class HeadEffects(MechanismPanel):
     def grid(self) -> HeadMap:
         return self.query_one("#heads-map", HeadMap)
 
-    def measure(self, kind: str, ids: list[int], labels: list[str]) -> None:
-        """Run `kind` on the sentence `ids` (labelled `labels`) with the live model."""
-        self.kind, self.text, self.labels = kind, ids, labels
+    def measure(self, kind: str, ids: list[int] | None, labels: list[str], src: list[int] | None = None) -> None:
+        """Run `kind` on the sentence `ids` (labelled `labels`) with the live model. An encoder-decoder: `ids` is
+        the target the decoder reads with the source `src` (None: the model's own greedy translation)."""
+        self.kind, self.text, self.labels, self.src = kind, ids, labels, src
         self.run()
 
     def run(self) -> None:
@@ -62,24 +65,32 @@ class HeadEffects(MechanismPanel):
         if not live.ready:
             self.say(f"not run: the live model is not ready yet ({live.status})")
             return
-        model, ids, kind = live.model, list(self.text), self.kind
+        model, ids, src, kind, tokenizer = live.model, self.text, self.src, self.kind, live.tokenizer
+
         def work(step) -> Any:
             from tui_lab.mechanism import readouts
 
+            target = ids
+            if target is None:  # a translation model with no typed target: its own translation of the source
+                target = readouts.greedy_target(model, tokenizer, src, "ablation")
+            self.text = target
             if kind == "ablation":
-                return readouts.ablation_of(model, ids, "mean", step)
-            return readouts.attribution_of(model, live.tokenizer, ids, step)
+                return readouts.ablation_of(model, target, "mean", step, src=src)
+            return readouts.attribution_of(model, tokenizer, target, step)
 
-        total = model.config.decoder_layers * model.config.heads if kind == "ablation" else 1
-        self.start(work, total, f"{KINDS[kind]} on {len(ids)} tokens...")
+        from tui_lab.mechanism.cache import head_points
+
+        total = len(head_points(model.config)) * model.config.heads if kind == "ablation" else 1
+        self.start(work, total, f"{KINDS[kind]}...")
 
     def draw(self, result: Any) -> None:
         values = result.values
-        rows = [f"L{layer}" for layer in range(len(values))]
+        rows = getattr(result, "rows", None) or [f"L{layer}" for layer in range(len(values))]
+        self.row_names = rows
         cols = [f"H{h}" for h in range(len(values[0]))]
         self.grid.set_grid(values, rows, cols, axes=("layer", "head"))
         if self.kind == "ablation":
-            self.say(f"{KINDS['ablation']} (clean {result.clean:.3f} nats on {len(self.text)} tokens) · "
+            self.say(f"{KINDS['ablation']} (clean {result.clean:.3f} nats on {len(self.text or [])} tokens) · "
                      "enter opens a head · d attribution · esc back")
         else:
             share = sum(map(sum, values))
@@ -96,9 +107,9 @@ class HeadEffects(MechanismPanel):
     def _describe(self, layer: int, head: int) -> None:
         if self.result is None:
             return
-        v = self.result.values[layer][head]
+        v, row = self.result.values[layer][head], self.row_names[layer]
         if self.kind == "ablation":
-            self.cell(f"head L{layer} H{head} ablated: loss {self.result.clean + v:.3f} ({v:+.3f} nats)")
+            self.cell(f"head {row} H{head} ablated: loss {self.result.clean + v:.3f} ({v:+.3f} nats)")
         else:
-            self.cell(f"head L{layer} H{head} writes {v:+.3f} onto logit({self.result.answer!r}) - "
+            self.cell(f"head {row} H{head} writes {v:+.3f} onto logit({self.result.answer!r}) - "
                       f"logit({self.result.wrong!r})")

@@ -11,6 +11,15 @@ from tui_lab.app.widgets.mechanism_panel import MechanismPanel
 GRIDS = ("#att-map", "#att-model", "#att-image")
 
 
+def row_kind(label: str) -> tuple[str, int]:
+    """A row of the head grid as (attention kind, layer): `L3`, `enc L0`, `dec L1 self`, `dec L1 cross`."""
+    words = label.split()
+    layer = int(next(w for w in words if w.startswith("L"))[1:])
+    if words[0] == "enc":
+        return "encoder-self", layer
+    return ("cross" if words[-1] == "cross" else "decoder-self"), layer
+
+
 class AttentionMechanism:
     def compose_mechanism(self):
         yield HeadEffects(id="att-heads")
@@ -21,12 +30,11 @@ class AttentionMechanism:
             self._grids_shown = {s: self.query_one(s).display for s in GRIDS}
             for selector in GRIDS:
                 self.query_one(selector).display = False
-        src_ids, src, *_ = self._ids()
-        if self.encoder_decoder:
-            from tui_lab.mechanism.cache import require_causal
-
-            require_causal(self.app.live.config, kind)  # one line saying why, from the core
-        panel.measure(kind, src_ids, src)
+        src_ids, src, tgt_ids, tgt, _ = self._ids()
+        if self.encoder_decoder:  # the decoder's stream on the target (none typed: the model's own translation)
+            panel.measure(kind, tgt_ids, tgt, src=src_ids)
+        else:
+            panel.measure(kind, src_ids, src)
 
     @guarded
     def action_ablate(self) -> None:
@@ -44,8 +52,9 @@ class AttentionMechanism:
     def on_head_map_open(self, message: HeadMap.Open) -> None:
         self._grids_shown = {"#att-map": True, "#att-model": False, "#att-image": False}  # what hiding restores
         self.query_one(HeadEffects).hide()
-        self._select_kind("decoder-self")  # the heads measured: the decoder's self-attention
-        self.choose(message.row, message.col)
+        kind, layer = row_kind(message.row_label)
+        self._select_kind(kind)
+        self.choose(layer, message.col)
 
     def stop_mechanism(self) -> None:
         for panel in self.query(MechanismPanel):

@@ -44,10 +44,14 @@ class LensPanel(MechanismPanel):
         self.show()
 
         def work(step) -> Any:
-            from tui_lab.mechanism.readouts import lens_of
+            from tui_lab.mechanism.readouts import greedy_target, lens_of
 
             codec, _ = codec_for(model, live.tokenizer)
-            return lens_of(model, codec, encode_prompt(model, codec, prompt), step)
+            ids = encode_prompt(model, codec, prompt)
+            if model.config.family != "encoder-decoder":
+                return lens_of(model, codec, ids, step)
+            # the prompt is the source; the decoder's stream reads the model's own translation of it
+            return lens_of(model, codec, greedy_target(model, codec, ids, "lens"), step, src=ids)
 
         self.start(work, 1, f"logit lens of {prompt!r}: every layer's stream through the final norm and "
                             "unembedding...")

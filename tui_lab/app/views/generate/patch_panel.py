@@ -4,7 +4,9 @@ the clean one's answer lives.
 The corrupted prompt runs with the clean run's residual stream (`hook_resid_pre`) put back at one layer and
 one position; a cell is how much of the clean logit difference logit(answer) - logit(wrong) at the last
 position comes back: 1 that point alone restores the answer, 0 that it carries nothing of it. An empty
-answer is the clean run's own top prediction, an empty wrong the corrupted run's. `p` opens it.
+answer is the clean run's own top prediction, an empty wrong the corrupted run's. `p` opens it. For an
+encoder-decoder the two prompts are two sources and both runs read the clean source's own translation: the
+columns are that translation's tokens, the rows the decoder's layers.
 """
 
 from __future__ import annotations
@@ -68,15 +70,15 @@ class PatchPanel(MechanismPanel):
 
         model, texts = live.model, {name: self.value(name) for name in FIELDS}
         try:
-            from tui_lab.mechanism.cache import require_causal
+            from tui_lab.mechanism.cache import require_stream
 
-            require_causal(model.config, "patching")
+            require_stream(model.config, "patching")
             codec, _ = codec_for(model, live.tokenizer)
             clean, corrupt = (encode_prompt(model, codec, texts[n]) for n in ("clean", "corrupt"))
         except ValueError as err:
             self.say(f"[red]not run:[/red] {err}")
             return
-        if len(clean) != len(corrupt):
+        if len(clean) != len(corrupt) and model.config.family != "encoder-decoder":  # two sources: any lengths
             self.say(f"[red]not run:[/red] corrupt must be as many tokens as clean ({len(corrupt)} and {len(clean)})")
             return
 
