@@ -84,7 +84,7 @@ async def test_every_head_ablation_cancel_and_attribution_at_160x48(monkeypatch)
     passed, go = threading.Event(), threading.Event()
     real = readouts.head_ablation
 
-    def held(model, ids, mode, on_step):
+    def held(model, ids, mode, on_step, **kwargs):
         def step(done, total):
             if done == 2 and not go.is_set():
                 passed.set()
@@ -92,7 +92,7 @@ async def test_every_head_ablation_cancel_and_attribution_at_160x48(monkeypatch)
             if on_step is not None:
                 on_step(done, total)
 
-        return real(model, ids, mode, on_step=step)
+        return real(model, ids, mode, on_step=step, **kwargs)
 
     monkeypatch.setattr(readouts, "head_ablation", held)
     app = app_for()
