@@ -23,7 +23,8 @@ KINDS = {"ablation": "mean ablation: next-token loss change per head",
 
 
 class HeadMap(PanelMap):
-    BINDINGS = [Binding("enter", "open", "open head", show=False)]
+    # m (every head) from here goes back to the grids as they were, rather than drawing them under the panel
+    BINDINGS = [Binding("enter", "open", "open head", show=False), Binding("m", "leave", "the grids", show=False)]
 
     class Open(Heatmap.CellHighlighted):
         """Enter on a head: the view opens its attention grid."""
