@@ -90,13 +90,14 @@ def test_every_tool_takes_a_llama_folder_and_a_preset(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("command", ["lens", "ablate", "patch", "attribute"])
-def test_an_encoder_decoder_is_refused_in_one_line_naming_part_2(capsys, command):
+def test_an_encoder_decoder_is_refused_in_one_line_naming_where_it_is_covered(capsys, command):
     extra = {"lens": ["--prompt", "a"], "ablate": [], "patch": ["--prompt", "a", "--corrupt", "b", "--answer-id", "1",
                                                                  "--wrong-id", "2"],
              "attribute": ["--prompt", "a", "--answer-id", "1"]}[command]
     out = run_cli(capsys, command, "--preset", "transformer-2017-toy", *extra, "--json")
     assert out.returncode == 2 and out.stdout == "" and len(out.stderr.strip().splitlines()) == 1
-    assert f"{command}: encoder-decoder models are not covered yet (mechanism part 2)" in out.stderr
+    assert f"{command}: covers decoder-only models; for an encoder-decoder the lens, ablation and patching read its " \
+        "decoder stream (the core's src=, the app's Attention view)" in out.stderr
 
 
 @pytest.mark.parametrize("args, message", [

@@ -28,7 +28,8 @@ phase change at steps 650, 400, 600 (induction score 0.49, 0.45, 0.75 there; 0.8
 repeated block's loss 0.03-0.04 x the first's), the one-layer model none (0.68-0.71, best induction 0.08).
 The defaults come from that tuning: RoPE (learned positions had no phase change in 1,200 steps), and
 TransformerLens's init range. Three or four layer-1 heads share the induction job, so the per-layer-0 reading
-is measured by ablation too (`_reads`); K-composition reads the weights without RoPE's rotation.
+is measured by ablation too (`_reads`); K-composition named it on 1 seed of 3, with or without RoPE's rotation
+taken in (`composition_scores(rotary=True)` moved no score by more than 0.016: README).
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ Q, K or V reads what an earlier head's OV circuit writes, ||W_OV^a W^b||_F / (||
 W^b = W_QK^b (Q), W_QK^b^T (K), W_OV^b (V). As TransformerLens with fold_ln and center_writing_weights:
 each head's norm weight gamma is folded into its W_Q/W_K/W_V, and for LayerNorm models those are centred over
 d_model and W_O over its output (the norm removes the mean). RoPE is left out (the rotation depends on the
-positions): the scores read the unrotated weights.
+positions): the scores read the unrotated weights, as TransformerLens's; `rotary=True` averages the Q and K
+scores over the relative rotations a RoPE model's queries and keys go through.
 Dimension legend: N batch, L length, H heads, D d_head, E d_model, V vocab.
 """
 
@@ -91,25 +92,52 @@ def _reader(w: HeadWeights, kind: str) -> tuple[Tensor, Tensor]:
     return {"Q": (w.q, w.k), "K": (w.k, w.q), "V": (w.v, w.o.T)}[kind]
 
 
+def rope_rotation(d_head: int, offset: int, base: float) -> Tensor:
+    """(D, D) float64: RoPE's relative rotation R_offset, q_i k_j^T = x_i W_Q R_(i-j) W_K^T x_j^T, in the row-vector
+    convention of `positions.apply_rope` (adjacent pairs (2p, 2p+1) turned by offset * base^(-2p/D))."""
+    theta = offset / base ** (torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)
+    c, s = theta.cos(), theta.sin()
+    r = torch.zeros(d_head, d_head, dtype=torch.float64)
+    even = torch.arange(0, d_head, 2)
+    r[even, even], r[even, even + 1], r[even + 1, even], r[even + 1, even + 1] = c, s, -s, c
+    return r
+
+
+def _score(a: HeadWeights, x: Tensor, y: Tensor) -> Tensor:
+    """||W_OV^a X Y^T|| / (||W_OV^a|| ||X Y^T||)."""
+    eye = torch.eye(a.o.shape[0], dtype=torch.float64, device=a.o.device)
+    # W_OV^a R^b = V_a (O_a X) Y^T; ||W_OV^a|| = ||V_a I O_a||; ||R^b|| = ||X I Y^T||
+    return _product_norm(a.v, a.o @ x, y) / (_product_norm(a.v, eye, a.o.T) * _product_norm(x, eye, y))
+
+
 @torch.no_grad()
-def composition_score(model, first: tuple[int, int], second: tuple[int, int], kind: str = "K") -> float:
+def composition_score(model, first: tuple[int, int], second: tuple[int, int], kind: str = "K",
+                      rotary: bool = False) -> float:
     """How much head `second` (layer, head)'s Q, K or V reads what head `first` (an earlier layer) writes:
-    ||W_OV^a R^b||_F / (||W_OV^a||_F ||R^b||_F), 1 when aligned, about sqrt(D/E) for random weights."""
+    ||W_OV^a R^b||_F / (||W_OV^a||_F ||R^b||_F), 1 when aligned, about sqrt(D/E) for random weights.
+
+    `rotary` (a RoPE model, Q or K): what the keys and queries actually go through. The QK circuit at relative
+    offset t is W_Q R_t W_K^T, so the score is the mean over every offset t = 0..max_len-1 a causal query can
+    look back (TransformerLens, and the default, read the unrotated W_Q W_K^T, which is the offset-0 term)."""
     if kind not in COMPOSITIONS:
         raise ValueError(f"composition must be one of {', '.join(COMPOSITIONS)}, not {kind!r}")
     if first[0] >= second[0]:
         raise ValueError(f"composition: head {first} must sit in an earlier layer than head {second}")
     a, b = (_double(folded(model, *head)) for head in (first, second))
     x, y = _reader(b, kind)
-    eye = torch.eye(a.o.shape[0], dtype=torch.float64, device=a.o.device)
-    # W_OV^a R^b = V_a (O_a X) Y^T; ||W_OV^a|| = ||V_a I O_a||; ||R^b|| = ||X I Y^T||
-    product = _product_norm(a.v, a.o @ x, y)
-    return float(product / (_product_norm(a.v, eye, a.o.T) * _product_norm(x, eye, y)))
+    if not rotary or kind == "V" or model.config.positions != "rope":
+        return float(_score(a, x, y))
+    d, base = b.q.shape[1], model.config.rope_base
+    # K reads W_QK(t)^T = W_K R_t^T W_Q^T; Q reads W_QK(t) = W_Q R_t W_K^T
+    rotations = (rope_rotation(d, t, base).to(x.device) for t in range(model.config.max_len))
+    scores = [_score(a, x @ (r.T if kind == "K" else r), y) for r in rotations]
+    return float(torch.stack(scores).mean())
 
 
 @torch.no_grad()
-def composition_scores(model, kind: str = "K") -> Tensor:
-    """(layers, heads, layers, heads): score[l1, h1, l2, h2] for l1 < l2, zero elsewhere (as TransformerLens)."""
+def composition_scores(model, kind: str = "K", rotary: bool = False) -> Tensor:
+    """(layers, heads, layers, heads): score[l1, h1, l2, h2] for l1 < l2, zero elsewhere (as TransformerLens);
+    `rotary`: RoPE's rotation taken into the Q and K scores (`composition_score`)."""
     require_causal(model.config, "composition")
     layers, heads = model.config.decoder_layers, model.config.heads
     scores = torch.zeros(layers, heads, layers, heads, dtype=torch.float64)
@@ -117,7 +145,7 @@ def composition_scores(model, kind: str = "K") -> Tensor:
         for h1 in range(heads):
             for l2 in range(l1 + 1, layers):
                 for h2 in range(heads):
-                    scores[l1, h1, l2, h2] = composition_score(model, (l1, h1), (l2, h2), kind)
+                    scores[l1, h1, l2, h2] = composition_score(model, (l1, h1), (l2, h2), kind, rotary)
     return scores
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from tui_lab.model.hooks import HookFn, Hooks, attached, point_names
+from tui_lab.model.hooks import HookFn, Hooks, attached, point_names, stack_names
 
 Names = Iterable[str] | Callable[[str], bool] | None
 
@@ -28,11 +28,27 @@ class ActivationCache(dict):
 def require_causal(config, tool: str) -> None:
     """Part 1 covers the causal families (GPT-2 and Llama shapes); one line for the rest."""
     if config.family == "encoder-decoder":
-        raise ValueError(f"{tool}: encoder-decoder models are not covered yet (mechanism part 2); "
-                         "use a decoder-only model (GPT-2 or Llama shape)")
+        raise ValueError(f"{tool}: covers decoder-only models; for an encoder-decoder the lens, ablation and "
+                         "patching read its decoder stream (the core's src=, the app's Attention view)")
     if config.family != "decoder-only" or config.head != "lm":
         raise ValueError(f"{tool}: only decoder-only language models are covered (family {config.family!r}, "
                          f"head {config.head!r})")
+
+
+def require_stream(config, tool: str) -> None:
+    """The lens, ablation and patching read a decoder's stream: decoder-only language models and encoder-decoders
+    (whose decoder reads the source through cross-attention); one line for the rest."""
+    if config.family != "encoder-decoder":
+        require_causal(config, tool)
+    elif config.copy:
+        raise ValueError(f"{tool}: a copy (pointer-generator) model's output mixes in a copy distribution over the "
+                         "source that the unembedding leaves out; use a model without copy")
+
+
+def stream_inputs(ids: Tensor, src: Tensor | None) -> tuple[Tensor, ...]:
+    """The model's arguments for decoder ids (N, L): (ids,) alone, or (src, ids) with the source (1, S) or (N, S)
+    repeated for every row (an encoder-decoder)."""
+    return (ids,) if src is None else (src.expand(ids.shape[0], -1), ids)
 
 
 def select(config, names: Names) -> list[str]:
@@ -70,5 +86,17 @@ def run_with_hooks(model, *inputs: Any, hooks: Iterable[tuple[str, HookFn]], **k
 
 
 def layer_points(config, point: str) -> list[str]:
-    """`blocks.{l}.<point>` for every layer of a causal stack."""
-    return [f"blocks.{i}.{point}" for i in range(config.decoder_layers)]
+    """`blocks.{l}.<point>` for every layer of a causal stack (`decoder.{l}.<point>` for an encoder-decoder's)."""
+    prefix = stack_names(config.family)[1]
+    return [f"{prefix}.{i}.{point}" for i in range(config.decoder_layers)]
+
+
+def head_points(config) -> list[tuple[str, str]]:
+    """(row label, `hook_z` point) of every attention a head can be ablated in: each layer's self-attention; for
+    an encoder-decoder the encoder's, then each decoder layer's self- and cross-attention."""
+    if config.family != "encoder-decoder":
+        return [(f"L{i}", point) for i, point in enumerate(layer_points(config, "attn.hook_z"))]
+    rows = [(f"enc L{i}", f"encoder.{i}.attn.hook_z") for i in range(config.encoder_layers)]
+    for i in range(config.decoder_layers):
+        rows += [(f"dec L{i} self", f"decoder.{i}.attn.hook_z"), (f"dec L{i} cross", f"decoder.{i}.cross_attn.hook_z")]
+    return rows

@@ -14,13 +14,14 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from tui_lab.mechanism.cache import layer_points, require_causal, run_with_cache
+from tui_lab.mechanism.cache import layer_points, require_stream, run_with_cache, stream_inputs
 from tui_lab.mechanism.tokens import token_text
 
 
 def residual_points(config) -> list[str]:
-    """`blocks.{l}.hook_resid_pre` for every layer, then the last block's `hook_resid_post`."""
-    return [*layer_points(config, "hook_resid_pre"), f"blocks.{config.decoder_layers - 1}.hook_resid_post"]
+    """`blocks.{l}.hook_resid_pre` for every layer, then the last block's `hook_resid_post` (`decoder.` for an
+    encoder-decoder's decoder stream)."""
+    return [*layer_points(config, "hook_resid_pre"), layer_points(config, "hook_resid_post")[-1]]
 
 
 def unembed(model, resid: Tensor) -> Tensor:
@@ -30,11 +31,12 @@ def unembed(model, resid: Tensor) -> Tensor:
 
 
 @torch.no_grad()
-def lens_logits(model, ids: Tensor) -> tuple[list[str], Tensor]:
-    """The points and their lens logits (P, N, L, V) for ids (N, L)."""
-    require_causal(model.config, "lens")
+def lens_logits(model, ids: Tensor, src: Tensor | None = None) -> tuple[list[str], Tensor]:
+    """The points and their lens logits (P, N, L, V) for ids (N, L) (an encoder-decoder's target, with its
+    source `src`)."""
+    require_stream(model.config, "lens")
     points = residual_points(model.config)
-    _, cache = run_with_cache(model, ids, names=points)
+    _, cache = run_with_cache(model, *stream_inputs(ids, src), names=points)
     return points, unembed(model, cache.stack(points))
 
 
@@ -60,11 +62,14 @@ class LensTable:
         return {"points": self.points, "tokens": self.tokens, "ids": self.ids, "rows": rows}
 
 
-def logit_lens(model, codec, ids: list[int], k: int = 5) -> LensTable:
-    """The lens of one prompt as a table; `codec` names the tokens."""
+def logit_lens(model, codec, ids: list[int], k: int = 5, src: list[int] | None = None) -> LensTable:
+    """The lens of one prompt (an encoder-decoder: the target ids, its decoder input, read with the source
+    `src`) as a table; `codec` names the tokens."""
     if not ids:
         raise ValueError("prompt: the logit lens needs at least one token")
-    points, logits = lens_logits(model, torch.tensor([ids], device=next(model.parameters()).device))
+    device = next(model.parameters()).device
+    source = None if src is None else torch.tensor([src], device=device)
+    points, logits = lens_logits(model, torch.tensor([ids], device=device), source)
     probs = torch.softmax(logits[:, 0].float(), dim=-1)  # (P, L, V)
     values, top_ids = probs.topk(min(k, probs.shape[-1]), dim=-1)  # (P, L, K)
     table = LensTable(points, [token_text(codec, i) for i in ids], list(ids))

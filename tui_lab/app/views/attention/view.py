@@ -27,6 +27,7 @@ from tui_lab.app.views.attention import mlm, vit
 from tui_lab.app.views.attention.draw import AttentionDrawing
 from tui_lab.app.views.attention.grids import MASKS, Capture
 from tui_lab.app.views.attention.inputs import TARGET_TEXT, Inputs
+from tui_lab.app.views.attention.mechanism import AttentionMechanism
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.pickers import Pickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
@@ -41,7 +42,7 @@ class AttentionMap(Heatmap):
                 Binding("number_sign", "toggle_numbers", "# numbers", show=False)]
 
 
-class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
+class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Vertical):
     # The footer has room for three keys beside f1..f7 and q quit at 80 columns: the pickers'. The hint line
     # under the grid names #, z, m and e; the Run button names r.
     BINDINGS = [
@@ -51,6 +52,8 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
         Binding("l", "cycle_layer", "layer"),
         Binding("h", "cycle_head", "head"),
         Binding("m", "model_view", "all heads", show=False),
+        Binding("a", "ablate", "ablate heads", show=False),
+        Binding("d", "attribute", "logit attribution", show=False),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -84,6 +87,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
         yield PatchImage(id="att-image")
         yield AttentionMap(id="att-map")
         yield SmallMultiples(id="att-model")
+        yield from self.compose_mechanism()
         yield Static("", id="att-info")
 
     def on_mount(self) -> None:
@@ -223,7 +227,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
             self.action_run()
 
     def _hint(self) -> str:
-        return "arrows or mouse: a cell · # numbers · z dense · m all heads · e export"
+        return "arrows or mouse: a cell · # numbers · z dense · m all heads · a ablate · d attribution · e export"
 
     def _info(self, text: str) -> None:
         self.query_one("#att-info", Static).update(text)
@@ -236,5 +240,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
                 ("Attention: next layer", "l", self.action_cycle_layer),
                 ("Attention: next head", "h", self.action_cycle_head),
                 ("Attention: every layer x head (model view)", "m", self.action_model_view),
+                ("Attention: each head's loss change when ablated", "a", self.action_ablate),
+                ("Attention: each head's direct logit attribution", "d", self.action_attribute),
                 ("Attention: weights written in the cells", "#", heatmap.action_toggle_numbers),
                 ("Attention: dense/full heatmap", "z", heatmap.action_toggle_density)]

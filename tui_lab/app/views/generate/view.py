@@ -31,6 +31,7 @@ from textual.widgets import Button, Input, Label, Static
 from tui_lab.app.guard import guarded
 from tui_lab.app.views.generate import jobs, versus
 from tui_lab.app.views.generate.live import DEFAULT_PROMPT, GenerateLiveModel
+from tui_lab.app.views.generate.mechanism import GenerateMechanism
 from tui_lab.app.views.generate.stream import GenerateStream, sampling_text, stream_prefix
 from tui_lab.app.views.generate.token_stream import TokenStream, describe, legend
 from tui_lab.app.widgets.field_input import FieldInput
@@ -45,7 +46,7 @@ ONLY_FOR = {"beam_size": "gen-at-only", "nat_length": "gen-nat-only"}
 OPTIONAL = ("top_k", "top_p", "nat_length")  # empty means unset
 
 
-class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
+class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertical):
     DEFAULT_CSS = """
     GenerateView #gen-compare { display: none; }
     GenerateView #gen-compare.-shown { display: block; }
@@ -75,6 +76,8 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
         Binding("s", "stop", "stop", show=False),
         Binding("y", "probs", "probabilities", show=False),
         Binding("down", "focus_completion", "to the completion", show=False),
+        Binding("l", "lens", "logit lens", show=False),
+        Binding("p", "patch", "patching", show=False),
     ]
 
     def __init__(self, **kwargs: Any) -> None:
@@ -137,6 +140,7 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
                     box.border_title = mode
                     yield Static("", id=f"gen-mode-{mode}")
         yield versus.VersusPanel(id="gen-versus")
+        yield from self.compose_mechanism()
 
     def on_mount(self) -> None:
         self._note_model()
@@ -155,6 +159,8 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
                 ("Generate: compare greedy, top-k, top-p, beam", "m", self.action_compare),
                 ("Generate: the live model beside a second one (AT vs NAT)", "v", self.action_versus),
                 ("Generate: stop", "s", self.action_stop),
+                ("Generate: the logit lens of the prompt (layers x positions)", "l", self.action_lens),
+                ("Generate: activation patching between two prompts", "p", self.action_patch),
                 ("Generate: show token probabilities", "y", self.action_probs),
                 ("Generate: a token's probability and top-5", "down, then left/right", self.action_focus_completion)]
 
@@ -241,10 +247,12 @@ class GenerateView(GenerateLiveModel, GenerateStream, Vertical):
         self.job += 1
         self.running = True
         self.rows, self.row_labels = [], []
+        self._only(None)  # a mechanism panel gives the completion its room back
 
     def action_stop(self) -> None:
         self.workers.cancel_group(self, "generate")
         self.running = False
+        self.stop_mechanism()
 
     def action_probs(self) -> None:
         box = self.query_one("#gen-probs", OnOffCheckbox)

@@ -1,0 +1,164 @@
+"""The mechanism panels on the shipped English toy, read from the rendered screen: Generate's logit lens (l) and
+patching (p), the Attention view's ablation (a) and direct logit attribution (d). Every number read is checked
+against the core computed here; a running job can be cancelled while the view keeps answering keys."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+from test_app_support import app_for, screen_text, wait_for, wait_ready
+
+from tui_lab.mechanism import readouts
+
+
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch):
+    monkeypatch.setenv("TUI_LAB_DECODE_THREADS", "1")  # no thread-count measurement inside a test
+
+
+def _line(app, text: str) -> str:
+    return next((line for line in screen_text(app).splitlines() if text in line), "")
+
+
+def _flat(app) -> str:
+    """The screen's words joined by single spaces: a summary wrapped onto two lines reads as one."""
+    return " ".join(screen_text(app).split())
+
+
+async def _open(pilot, view: str) -> None:
+    await wait_ready(pilot)
+    pilot.app.show_view(view)
+    await pilot.pause()
+
+
+async def test_lens_then_patching_at_80x24():
+    """l: the lens names each layer and the cursor cell's top-5 (as the core computes it); Escape gives the
+    completion back; p: two prompts, the recovered share per cell, a bad pair refused in one line."""
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(pilot, "generate")
+        await pilot.press("l")
+        await wait_for(pilot, lambda: "top-5" in _line(app, "0_pre at 0 "), 60)
+        live = app.live
+        ids = live.tokenizer.encode(app.query_one("#gen-prompt").value)
+        table = readouts.lens_of(live.model, live.tokenizer, ids)
+        text = screen_text(app)
+        layers = live.config.decoder_layers
+        assert all(re.search(rf"^ {i}_pre ", text, re.M) for i in range(layers)) and re.search(r"^ final ", text, re.M)
+        await pilot.press("right")
+        await wait_for(pilot, lambda: "0_pre at 1 " in screen_text(app))
+        first = table.top[0][1][0]
+        assert f"top-5 {first['token']!r} {first['prob']:.2f}" in screen_text(app)
+        await pilot.press(*["down"] * layers, "right")  # the last row: the model's own prediction
+        await wait_for(pilot, lambda: "final at 2 " in screen_text(app))
+        top = table.top[layers][2][0]
+        assert f"top-5 {top['token']!r} {top['prob']:.2f}" in screen_text(app)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "attention of each new token" in screen_text(app))
+        assert "top-5 '" not in screen_text(app)
+
+        await pilot.press("p")
+        await wait_for(pilot, lambda: "corrupt" in screen_text(app))
+        await pilot.press("enter")  # in the corrupted prompt, as it opens
+        await wait_for(pilot, lambda: "restores" in screen_text(app), 60)
+        panel = app.query_one("#gen-patch")
+        clean, corrupt = (live.tokenizer.encode(panel.value(n)) for n in ("clean", "corrupt"))
+        result = readouts.patching_of(live.model, live.tokenizer, clean, corrupt)
+        t = result.table
+        assert f"clean {t.ld_clean:.2f}, corrupt {t.ld_corrupt:.2f}" in _flat(app)
+        assert f"layer 0 at 0 {result.tokens[0]!r} restores {t.values[0][0]:.2f}" in screen_text(app)
+        await pilot.press("right")
+        await wait_for(pilot, lambda: f"layer 0 at 1 {result.tokens[1]!r} restores {t.values[0][1]:.2f}"
+                       in screen_text(app))
+        panel.query_one("#patch-corrupt").value = "Anna walked"
+        await pilot.press("r")  # from the grid: runs again, and refuses in one line
+        await wait_for(pilot, lambda: "corrupt must be as many tokens as clean" in screen_text(app))
+
+
+async def test_every_head_ablation_cancel_and_attribution_at_160x48(monkeypatch):
+    """a: the first run is held in its second pass: the screen still answers (x says cancelling at once) and the
+    job stops at its next step without a table; run again, each head's loss change is the core's; d: each
+    head's direct logit attribution; Enter opens the head under the cursor."""
+    passed, go = threading.Event(), threading.Event()
+    real = readouts.head_ablation
+
+    def held(model, ids, mode, on_step, **kwargs):
+        def step(done, total):
+            if done == 2 and not go.is_set():
+                passed.set()
+                go.wait(20)
+            if on_step is not None:
+                on_step(done, total)
+
+        return real(model, ids, mode, on_step=step, **kwargs)
+
+    monkeypatch.setattr(readouts, "head_ablation", held)
+    app = app_for()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _open(pilot, "attention")
+        await pilot.press("m", "a")
+        await wait_for(pilot, lambda: passed.is_set() and "mean ablation" in screen_text(app), 60)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: "cancelling" in screen_text(app))
+        go.set()
+        await wait_for(pilot, lambda: "cancelled: nothing measured" in screen_text(app))
+        assert "ablated: loss" not in screen_text(app)
+
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "ablated: loss" in screen_text(app), 60)
+        live, panel = app.live, app.query_one("#att-heads")
+        expected = readouts.ablation_of(live.model, panel.text)
+        v = expected.values[0][0]
+        assert f"head L0 H0 ablated: loss {expected.clean + v:.3f} ({v:+.3f} nats)" in screen_text(app)
+        await pilot.press("down", "right")
+        v = expected.values[1][1]
+        await wait_for(pilot, lambda: f"head L1 H1 ablated: loss {expected.clean + v:.3f} ({v:+.3f} nats)"
+                       in screen_text(app))
+        await pilot.press("d")
+        await wait_for(pilot, lambda: "writes" in screen_text(app), 60)
+        att = readouts.attribution_of(live.model, live.tokenizer, panel.text)
+        assert f"logit({att.answer!r}) - logit({att.wrong!r}) = {att.total:.2f}" in _flat(app)
+        assert f"head L1 H1 writes {att.values[1][1]:+.3f}" in screen_text(app)
+        await pilot.press("enter")  # that head's attention, full size
+        await wait_for(pilot, lambda: "layer 1 · head 1" in screen_text(app))
+
+
+async def test_encoder_decoder_heads_and_patching_read_the_decoder_stream_at_80x24():
+    """The shipped numbers-de toy (2017 shape): a ablates encoder, decoder self- and cross-attention heads on the
+    typed target; p takes two sources and patches the decoder's stream where their translations part."""
+    app = app_for("--preset", "transformer-2017-toy-numbers-de")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(pilot, "attention")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "ablated: loss" in screen_text(app), 60)
+        rows = ("enc L0", "dec L0 self", "dec L1 cross")
+        assert all(re.search(rf"^ *{row} ", screen_text(app), re.M) for row in rows)
+        live, panel = app.live, app.query_one("#att-heads")
+        await pilot.press("down", "down", "down")  # from enc L0 to the first decoder layer's cross-attention
+        expected = readouts.ablation_of(live.model, panel.text, src=panel.src)
+        v = expected.values[3][0]
+        await wait_for(pilot, lambda: f"head dec L0 cross H0 ablated: loss {expected.clean + v:.3f} ({v:+.3f} nats)"
+                       in screen_text(app))
+        await pilot.press("d")  # not for an encoder-decoder: one line saying why
+        await wait_for(pilot, lambda: "attribution: covers decoder-only models" in screen_text(app))
+
+        app.show_view("generate")
+        await pilot.pause()
+        await pilot.press("p")
+        await wait_for(pilot, lambda: "corrupt" in screen_text(app))
+        patch = app.query_one("#gen-patch")
+        patch.query_one("#patch-clean").value = "four hundred thirty two"
+        patch.query_one("#patch-corrupt").value = "four hundred thirty five"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "restores" in screen_text(app), 60)
+        codec = live.tokenizer
+        result = readouts.patching_of(live.model, codec, codec.encode("four hundred thirty two"),
+                                      codec.encode("four hundred thirty five"))
+        assert (result.answer, result.wrong) == ("zwei", "fünf")  # where the two translations part
+        t = result.table
+        assert f"logit('zwei') - logit('fünf') restored · clean {t.ld_clean:.2f}, corrupt {t.ld_corrupt:.2f}" \
+            in _flat(app)
+        await pilot.press("down", "right", "right")
+        await wait_for(pilot, lambda: f"layer 1 at 2 'hundert' restores {t.values[1][2]:.2f}" in screen_text(app))

@@ -1,0 +1,116 @@
+"""The every-head grid's effects: what each head does to the output, layers x heads like the model view.
+
+`a`: mean ablation (each head's `hook_z` replaced by its mean over the sentence's positions, one pass per
+head): the next-token loss on the sentence with the head taken away, minus the clean loss. Positive: the
+model needs that head here. `d`: direct logit attribution at the last position: each head's write through
+the final norm (its scale frozen) onto W_U[top] - W_U[second], the model's own top two next tokens; the heads'
+shares plus the embeddings', the MLPs' and the biases' add up to the logit difference. Enter on a cell opens
+that head's attention full size; Escape goes back to the grids.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.binding import Binding
+
+from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.mechanism_panel import MechanismPanel, PanelMap
+
+KINDS = {"ablation": "mean ablation: next-token loss change per head",
+         "attribution": "direct logit attribution per head"}
+
+
+class HeadMap(PanelMap):
+    # m (every head) from here goes back to the grids as they were, rather than drawing them under the panel
+    BINDINGS = [Binding("enter", "open", "open head", show=False), Binding("m", "leave", "the grids", show=False)]
+
+    class Open(Heatmap.CellHighlighted):
+        """Enter on a head: the view opens its attention grid."""
+
+    def action_open(self) -> None:
+        if self.values:
+            r, c = self.cursor
+            self.post_message(self.Open(self, r, c, self.values[r][c], self.row_labels[r], self.col_labels[c]))
+
+
+class HeadEffects(MechanismPanel):
+    PREFIX = "heads"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.kind = "ablation"
+        self.text: list[int] | None = []
+        self.labels: list[str] = []
+        self.src: list[int] | None = None  # an encoder-decoder's source (text is then its target, or None)
+        self.row_names: list[str] = []
+
+    def compose(self):
+        for widget in super().compose():
+            yield HeadMap(id="heads-map") if isinstance(widget, PanelMap) else widget
+
+    @property
+    def grid(self) -> HeadMap:
+        return self.query_one("#heads-map", HeadMap)
+
+    def measure(self, kind: str, ids: list[int] | None, labels: list[str], src: list[int] | None = None) -> None:
+        """Run `kind` on the sentence `ids` (labelled `labels`) with the live model. An encoder-decoder: `ids` is
+        the target the decoder reads with the source `src` (None: the model's own greedy translation)."""
+        self.kind, self.text, self.labels, self.src = kind, ids, labels, src
+        self.run()
+
+    def run(self) -> None:
+        live = self.app.live
+        self.show()
+        if not live.ready:
+            self.say(f"not run: the live model is not ready yet ({live.status})")
+            return
+        model, ids, src, kind, tokenizer = live.model, self.text, self.src, self.kind, live.tokenizer
+
+        def work(step) -> Any:
+            from tui_lab.mechanism import readouts
+
+            target = ids
+            if target is None:  # a translation model with no typed target: its own translation of the source
+                target = readouts.greedy_target(model, tokenizer, src, "ablation")
+            self.text = target
+            if kind == "ablation":
+                return readouts.ablation_of(model, target, "mean", step, src=src)
+            return readouts.attribution_of(model, tokenizer, target, step)
+
+        from tui_lab.mechanism.cache import head_points
+
+        total = len(head_points(model.config)) * model.config.heads if kind == "ablation" else 1
+        self.start(work, total, f"{KINDS[kind]}...")
+
+    def draw(self, result: Any) -> None:
+        values = result.values
+        rows = getattr(result, "rows", None) or [f"L{layer}" for layer in range(len(values))]
+        self.row_names = rows
+        cols = [f"H{h}" for h in range(len(values[0]))]
+        self.grid.set_grid(values, rows, cols, axes=("layer", "head"))
+        if self.kind == "ablation":
+            self.say(f"{KINDS['ablation']} (clean {result.clean:.3f} nats on {len(self.text or [])} tokens) · "
+                     "enter opens a head · d attribution · esc back")
+        else:
+            share = sum(map(sum, values))
+            self.say(f"{KINDS['attribution']}: logit({result.answer!r}) - logit({result.wrong!r}) = "
+                     f"{result.total:.2f}, heads' direct part {share:.2f} · enter opens · a ablation · esc back")
+        self.grid.focus()
+        self._describe(*self.grid.cursor)
+
+    @on(Heatmap.CellHighlighted, "#heads-map")
+    def _moved(self, event: Heatmap.CellHighlighted) -> None:
+        if not isinstance(event, HeadMap.Open):
+            self._describe(event.row, event.col)
+
+    def _describe(self, layer: int, head: int) -> None:
+        if self.result is None:
+            return
+        v, row = self.result.values[layer][head], self.row_names[layer]
+        if self.kind == "ablation":
+            self.cell(f"head {row} H{head} ablated: loss {self.result.clean + v:.3f} ({v:+.3f} nats)")
+        else:
+            self.cell(f"head {row} H{head} writes {v:+.3f} onto logit({self.result.answer!r}) - "
+                      f"logit({self.result.wrong!r})")

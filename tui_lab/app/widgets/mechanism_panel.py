@@ -1,0 +1,136 @@
+"""What the mechanism panels share (the logit lens, head effects, patching): a background job on a private
+copy of the live model (`tui_lab.mechanism.readouts`), a progress bar, Cancel, one summary line and a grid.
+
+The job's work gets `step(done, total)`: it posts progress and raises `JobCancelled` once Cancel was pressed,
+so the core's loops stop between passes. A panel hides itself until a key shows it; Escape hides it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Button, Input, ProgressBar, Static
+
+from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobView
+from tui_lab.app.widgets.heatmap import Heatmap
+
+
+def stepper(poster: JobPoster, text: str) -> Callable[[int, int], None]:
+    """The core's `on_step`: progress for the bar, and a stop between passes once Cancel was pressed."""
+    def step(done: int, total: int) -> None:
+        poster.progress(done, total, text)
+        if poster.stopped:
+            raise JobCancelled
+
+    return step
+
+
+class PanelMap(Heatmap):
+    """A panel's grid: Escape hands the keys back to the view (the grid's arrows are the cursor)."""
+
+    BINDINGS = [Binding("escape", "leave", "back", show=False)]
+
+    def action_leave(self) -> None:
+        panel = next((a for a in self.ancestors if isinstance(a, MechanismPanel)), None)
+        if panel is not None:
+            panel.hide()
+
+
+class MechanismPanel(JobView):
+    """Subclasses set the ids (`PREFIX`), compose their inputs in `compose_inputs`, start work in `run` and draw
+    the result in `draw`. The panel's own `#<prefix>-summary` line says what runs, what came out, or why not."""
+
+    PREFIX = "mech"
+    BINDINGS = [Binding("r", "run_job", "run", show=False), Binding("x", "cancel_job", "cancel", show=False)]
+    DEFAULT_CSS = """
+    MechanismPanel { height: 1fr; display: none; }
+    MechanismPanel.-shown { display: block; }
+    MechanismPanel .mech-row { height: 1; }
+    MechanismPanel .mech-name { padding: 0 1; color: $text-muted; }
+    MechanismPanel .mech-row Input { width: 1fr; }
+    MechanismPanel .mech-row Button { margin-left: 1; width: auto; min-width: 8; }
+    MechanismPanel ProgressBar { height: 1; }
+    MechanismPanel ProgressBar Bar { width: 1fr; }
+    MechanismPanel .mech-summary { height: auto; max-height: 2; }
+    MechanismPanel .mech-cell { height: auto; max-height: 3; color: $text; }
+    MechanismPanel PanelMap { height: 1fr; min-height: 5; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        p = self.PREFIX
+        self.JOB_GROUP, self.JOB_PROGRESS = f"{p}-job", f"#{p}-progress"
+        self.JOB_BUTTONS = {f"{p}-run": "run", f"{p}-cancel": "cancel"}
+        self.result: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_inputs()
+        yield ProgressBar(total=1, id=f"{self.PREFIX}-progress", show_eta=False)
+        yield Static("", id=f"{self.PREFIX}-summary", classes="mech-summary")
+        yield PanelMap(id=f"{self.PREFIX}-map")
+        yield Static("", id=f"{self.PREFIX}-cell", classes="mech-cell")
+
+    def compose_inputs(self) -> ComposeResult:
+        with Horizontal(classes="mech-row"):
+            yield Button("Run r", id=f"{self.PREFIX}-run", variant="primary", compact=True)
+            yield Button("Cancel x", id=f"{self.PREFIX}-cancel", variant="error", compact=True)
+
+    @property
+    def grid(self) -> PanelMap:
+        return self.query_one(f"#{self.PREFIX}-map", PanelMap)
+
+    def show(self) -> None:
+        """Shown, its grid focused: r, x, the arrows and Escape act at once (a hidden widget had the focus)."""
+        self.add_class("-shown")
+        if not any(isinstance(w, Input) and w.has_focus for w in self.query(Input)):
+            self.grid.focus()
+
+    def action_run_job(self) -> None:
+        self.run()
+
+    def action_cancel_job(self) -> None:
+        self.cancel()
+
+    def hide(self) -> None:
+        self.cancel_job()
+        self.remove_class("-shown")
+        self.post_message(self.Hidden())
+
+    class Hidden(Message):
+        """The panel went away: the view gives its own widgets the room back."""
+
+    def start(self, work: Callable[[Callable[[int, int], None]], Any], total: int, text: str) -> None:
+        """Run `work(step)` in the background; the summary says `text` meanwhile."""
+        self.result = None
+        self.say(text)
+        self.start_job(lambda poster: work(stepper(poster, text)), total=total, label=text)
+
+    def run(self) -> None:
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        if self.cancel_job():
+            self.say("cancelling...")
+
+    def job_finished(self, done: JobDone, label: Any) -> None:
+        if done.cancelled:
+            self.say("cancelled: nothing measured (press r to run again)")
+        elif done.error:
+            self.say(f"[red]not run:[/red] {done.error}")
+        else:
+            self.result = done.result
+            self.draw(done.result)
+
+    def draw(self, result: Any) -> None:
+        raise NotImplementedError
+
+    def say(self, text: str) -> None:
+        self.query_one(f"#{self.PREFIX}-summary", Static).update(text)
+
+    def cell(self, text: str) -> None:
+        self.query_one(f"#{self.PREFIX}-cell", Static).update(text)
