@@ -21,14 +21,16 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Header, TabbedContent, TabPane
+from textual.widgets import Header, TabbedContent, TabPane
 
 from tui_lab.analysis import memory
 from tui_lab.app.first_frame import FirstFrame
 from tui_lab.app.key_queue import KeyQueue
 from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus
 from tui_lab.app.origin import origin_subtitle
+from tui_lab.app.steady_screen import SteadyScreen
 from tui_lab.app.view_focus import first_field_of, home_of, in_field
+from tui_lab.app.widgets.steady_footer import SteadyFooter
 from tui_lab.config import ModelConfig
 from tui_lab.devices import fit_problem, free_memory
 
@@ -117,6 +119,9 @@ class TuiLabApp(App):
         self.keys = KeyQueue(collapsible=frozenset(f"f{n}" for n in range(1, len(VIEWS) + 1)))
         self._unmounted: list[ViewSpec] = []  # hidden views still to mount after the first frame
 
+    def get_default_screen(self) -> Screen:
+        return SteadyScreen(id="_default")  # a focus change repaints what changed, not every cell
+
     def on_resize(self, event: events.Resize) -> None:
         # Every tab on one line at 80 columns: without the space after each label the bar needs 75, not 82.
         self.query_one("#views", TabbedContent).set_class(event.size.width < TABS_WIDTH, "-narrow-tabs")
@@ -160,7 +165,7 @@ class TuiLabApp(App):
                 with TabPane(_tab_label(i, spec), id=spec.id):
                     if i == 0:  # the views mount once this first frame is on screen (`on_ready`)
                         yield FirstFrame(self.live.config)
-        yield Footer()
+        yield SteadyFooter()  # rebuilt only when its keys change: a Tab between fields keeps it
 
     def on_mount(self) -> None:
         self.theme = DARK
