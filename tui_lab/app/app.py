@@ -220,6 +220,13 @@ class TuiLabApp(App):
                         yield FirstFrame(self.live.config)
         yield SteadyFooter()  # rebuilt only when its keys change: a Tab between fields keeps it
 
+    def _handle_exception(self, error: Exception) -> None:
+        # q pressed while a hidden view still mounts: its on_mount then queries children the shutdown has
+        # already closed. Quitting early is not a fault, so it leaves no traceback behind.
+        if not self._running and isinstance(error, NoMatches):
+            return
+        super()._handle_exception(error)
+
     def on_mount(self) -> None:
         self.theme = DARK
         self.sub_title = "building the live model in the background..."
