@@ -78,9 +78,10 @@ def test_the_forms_dropdowns_change_by_keys_typed_straight_on(app80):
                         timeout=20)
     w.wait_for(f"{count_params(want).total:,} parameters", timeout=15)
     assert field_text(screen, "norm_position") == load_preset(START).norm_position  # the Tab between: untouched
-    w.press("Escape")
-    w.wait_for(lambda s: "q quit" in _footer(s), timeout=10)
-    w.press("C-r")
+    # Esc and a view key in one read (a busy app reads late): Esc leaves the field, 2 opens Attention. It was
+    # read as alt+2 ("trade_mark_sign"): the field kept the keys, and every view key after typed into it.
+    w.burst("\x1b2")
+    w.wait_for(lambda s: "k grid" in _footer(s) and "q quit" in _footer(s), timeout=15)
 
 
 def test_ctrl_s_applies_a_preset_loaded_from_the_palette(app80):

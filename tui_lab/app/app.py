@@ -27,6 +27,7 @@ from textual.widgets import Header, TabbedContent, TabPane
 from textual.widgets._tabbed_content import ContentTab, ContentTabs
 
 from tui_lab.analysis import memory
+from tui_lab.app import escape_keys
 from tui_lab.app.first_frame import FirstFrame
 from tui_lab.app.key_queue import KeyQueue
 from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus
@@ -121,6 +122,7 @@ class TuiLabApp(App):
     def __init__(self, config: ModelConfig, device: str = "cpu", checkpoint: str | None = None,
                  from_hf: str | None = None, origin: str | None = None, build: bool = True) -> None:
         super().__init__()
+        escape_keys.install()  # Esc and a key read in one go are Esc and the key, not alt+key
         self.live = LiveModel(config, device)
         self._checkpoint, self._from_hf = checkpoint, from_hf
         self.hf_options: dict[str, bool] = {}  # --download / --allow-pickle for from_hf (cli/launch.py sets them)
