@@ -84,6 +84,18 @@ def test_the_forms_dropdowns_change_by_keys_typed_straight_on(app80):
     w.wait_for(lambda s: "k grid" in _footer(s) and "q quit" in _footer(s), timeout=15)
 
 
+def test_i_in_train_enters_a_field_on_screen(app80):
+    """`i` entered Train's file box, hidden while the corpus is built-in: the digits typed went nowhere seen."""
+    w = app80
+    w.press("4")
+    w.wait_for(lambda s: "g start" in _footer(s), timeout=15)
+    w.press("i")
+    w.type("12")
+    w.wait_for(lambda s: field_text(s, "steps") == "12", timeout=15)
+    w.press("Escape")
+    w.wait_for(lambda s: "q quit" in _footer(s), timeout=10)
+
+
 def test_ctrl_s_applies_a_preset_loaded_from_the_palette(app80):
     w = app80
     _palette(w, "Load preset moe-toy")
