@@ -27,11 +27,13 @@ import json
 import os
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from walk import Tmux  # noqa: E402  (the walk's control client: one tmux driver for tests and benchmarks)
 
 BARE_TEXT = "bare Textual app: first frame"
 FORM_LAST_FIELD = "decoder_mode"  # the form's last row visible at 80 x 24 (new axes pushed final_norm below)
@@ -49,44 +51,6 @@ class Bare(App):
 
 Bare().run()
 '''
-
-
-class Tmux:
-    """A private tmux server driven through one control-mode client (no process spawned per command)."""
-
-    def __init__(self, env: dict[str, str], cols: int = 80, rows: int = 24) -> None:
-        self.socket = f"launch-time-{os.getpid()}"
-        # the server's environment is what every window's process starts with
-        subprocess.run(["tmux", "-L", self.socket, "new", "-d", "-s", "bench", "-x", str(cols), "-y", str(rows)],
-                       check=True, env=env)
-        self.client = subprocess.Popen(["tmux", "-L", self.socket, "-C", "attach", "-t", "bench"],
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
-        self._reply()  # the attach itself answers with an empty block
-        self.command("refresh-client -f no-output")  # we read screens, not the output stream
-
-    def command(self, line: str) -> str:
-        self.client.stdin.write(line.encode() + b"\n")
-        return self._reply()
-
-    def _reply(self) -> str:
-        lines, inside = [], False
-        for raw in self.client.stdout:
-            if raw.startswith(b"%begin"):
-                inside, lines = True, []
-            elif inside and raw.startswith((b"%end", b"%error")):
-                if raw.startswith(b"%error"):
-                    raise RuntimeError(f"tmux: {b''.join(lines).decode(errors='replace').strip()}")
-                return b"".join(lines).decode(errors="replace")
-            elif inside:
-                lines.append(raw)
-        raise RuntimeError("tmux control client closed")
-
-    def close(self) -> None:
-        socket_path = self.command("display -p '#{socket_path}'").strip()
-        self.client.stdin.close()
-        self.client.wait(timeout=5)
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
-        Path(socket_path).unlink(missing_ok=True)  # the server leaves its socket file behind
 
 
 def screen_seconds(tmux: Tmux, shell_command: str, needles: tuple[str, ...], poll_s: float,
@@ -156,7 +120,7 @@ def main() -> None:
         runs = contestants(args, bare_path)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-        tmux = Tmux(env)
+        tmux = Tmux(80, 24, env)
         try:
             for command, needles in runs.values():  # warm-up: writes the bytecode, not timed
                 screen_seconds(tmux, command, needles, args.poll_ms / 1000, args.timeout)

@@ -21,15 +21,20 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Header, TabbedContent, TabPane
+from textual.widgets import Header, TabbedContent, TabPane
+from textual.widgets._tabbed_content import ContentTab, ContentTabs
 
 from tui_lab.analysis import memory
+from tui_lab.app import escape_keys
 from tui_lab.app.first_frame import FirstFrame
 from tui_lab.app.key_queue import KeyQueue
 from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus
 from tui_lab.app.origin import origin_subtitle
+from tui_lab.app.steady_screen import SteadyScreen
 from tui_lab.app.view_focus import first_field_of, home_of, in_field
+from tui_lab.app.widgets.steady_footer import SteadyFooter
 from tui_lab.config import ModelConfig
 from tui_lab.devices import fit_problem, free_memory
 
@@ -55,6 +60,9 @@ VIEWS: list[ViewSpec] = [
     ViewSpec("experiments", "Experiments", "tui_lab.app.views.experiments.view:ExperimentsView"),
 ]
 LIGHT, DARK = "textual-light", "textual-dark"
+# Hidden views mount while no key has come for this long: a person typing never waits behind a mount.
+KEY_QUIET_S = 0.5
+CLICK_WAIT_S = 1.0  # the longest keys wait for a clicked tab's view, or a dialog to close (it may stay)
 
 
 VIEW_KEYS = Binding.Group("views")  # the footer shows "f1 ... f7 views"; the tabs name each number
@@ -86,6 +94,11 @@ class Views(TabbedContent):
     focus has moved on since: switching views at typing speed (F6 F5), the Run button focused by F6 told its
     pane late and brought Speed back over Generate."""
 
+    def on_mount(self) -> None:
+        # The bar never takes the focus (a click on it focused it, and the keys after the click were its):
+        # number and F-keys switch views, and a view opens on its home widget.
+        self.get_child_by_type(ContentTabs).can_focus = False
+
     def _on_tab_pane_focused(self, event: TabPane.Focused) -> None:
         focused = self.app.focused
         if focused is None or event.tab_pane not in focused.ancestors:
@@ -111,6 +124,7 @@ class TuiLabApp(App):
                  first_view: str = VIEWS[0].id) -> None:
         super().__init__()
         self.first_view = next(spec for spec in VIEWS if spec.id == first_view)  # the view the app opens on
+        escape_keys.install()  # Esc and a key read in one go are Esc and the key, not alt+key
         self.live = LiveModel(config, device)
         self._checkpoint, self._from_hf = checkpoint, from_hf
         self.hf_options: dict[str, bool] = {}  # --download / --allow-pickle for from_hf (cli/launch.py sets them)
@@ -119,6 +133,16 @@ class TuiLabApp(App):
         self.last_key_at = float("-inf")  # time.monotonic() of the last key (views hold costly redraws meanwhile)
         self.keys = KeyQueue(collapsible=frozenset(f"f{n}" for n in range(1, len(VIEWS) + 1)))
         self._unmounted: list[ViewSpec] = []  # hidden views still to mount after the first frame
+        self._view_waiters: dict[str, list[Callable[[Any], None]]] = {}  # with_view's callbacks
+        self._key_pauses = 0  # switches and mounts under way that keys wait for
+        self._model_started = False
+        self._tracker_started = False
+        self._switch_queued = False
+        self._click_pause: Timer | None = None  # keys wait for the view a click on its tab opens
+        self._modal_pause: Timer | None = None  # keys wait for a dialog that Enter or Esc may close
+
+    def get_default_screen(self) -> Screen:
+        return SteadyScreen(id="_default")  # a focus change repaints what changed, not every cell
 
     def on_resize(self, event: events.Resize) -> None:
         # Every tab on one line at 80 columns: without the space after each label the bar needs 75, not 82.
@@ -129,6 +153,11 @@ class TuiLabApp(App):
             self.last_key_at = time.monotonic()
             if not self.keys.hold(event):
                 await self._send_key(event)
+        elif isinstance(event, events.MouseDown) and self._on_other_view_tab(event):
+            # The keys after a click on a view's tab are that view's: they wait until it is shown (or 1 s).
+            self._pause_keys()
+            self._click_pause = self.set_timer(CLICK_WAIT_S, self._end_click_pause)
+            await super().on_event(event)
         elif isinstance(event, events.Key) and self.keys.landed(event):
             if not self._screen_stack:  # quitting
                 return
@@ -137,10 +166,40 @@ class TuiLabApp(App):
         else:
             await super().on_event(event)
 
+    def _on_other_view_tab(self, event: events.MouseDown) -> bool:
+        if self._click_pause is not None or not self._screen_stack or self.screen is not self.screen_stack[0]:
+            return False
+        try:
+            widget, _ = self.screen.get_widget_at(event.screen_x, event.screen_y)
+        except NoMatches:
+            return False
+        views = self.query_one("#views", TabbedContent)
+        return isinstance(widget, ContentTab) and views.get_child_by_type(ContentTabs) in widget.ancestors and \
+            widget.id != ContentTab.add_prefix(str(views.active))
+
+    async def _end_click_pause(self) -> None:
+        if self._click_pause is not None:
+            self._click_pause.stop()
+            self._click_pause = None
+            await self._resume_keys()
+
+    async def end_modal_pause(self) -> None:
+        """The main screen is back (SteadyScreen calls this after the palette's command), or 1 s went by."""
+        if self._modal_pause is not None:
+            self._modal_pause.stop()
+            self._modal_pause = None
+            await self._resume_keys()
+
     async def _send_key(self, key: events.Key) -> None:
         if not self.is_running or not self._screen_stack:  # quitting: no screen to route it to
             return
+        if key.key in ("enter", "escape") and len(self.screen_stack) > 1 and self._modal_pause is None:
+            # Enter or Esc in a dialog or the palette may close it: the next keys are the view's then, not the
+            # dialog's (the palette runs its command after it has gone). They wait for it to go (or 1 s).
+            self._pause_keys()
+            self._modal_pause = self.set_timer(CLICK_WAIT_S, self.end_modal_pause)
         target = self.focused or self.screen
+        self.last_key_at = time.monotonic()  # and when it acts (held keys act late): mounts wait for both
         await super().on_event(key)  # Textual's routing: priority bindings, else to the focused widget
         if key.is_forwarded:
             self.keys.follow(self, key, target)
@@ -163,7 +222,7 @@ class TuiLabApp(App):
                 with TabPane(_tab_label(i, spec), id=spec.id):
                     if spec is self.first_view:  # the views mount once this first frame is on screen (`on_ready`)
                         yield FirstFrame(self.live.config)
-        yield Footer()
+        yield SteadyFooter()  # rebuilt only when its keys change: a Tab between fields keeps it
 
     def _handle_exception(self, error: Exception) -> None:
         # q pressed while a hidden view still mounts: its on_mount then queries children the shutdown has
@@ -190,26 +249,79 @@ class TuiLabApp(App):
         self.call_after_refresh(self._after_first_view)
 
     async def _after_first_view(self) -> None:
-        _start_resource_tracker()  # before any view can spawn a process
+        self._ensure_tracker()  # the first view (Train, with --train) may spawn a process
         self._unmounted = [spec for spec in VIEWS if spec is not self.first_view]
+        if getattr(self, "train_on_start", False):  # --train: the Train view first (it starts the run)
+            self._unmounted.sort(key=lambda spec: spec.id != "train")
         self.call_after_refresh(self._mount_next_view)
 
     async def _mount_next_view(self) -> None:
-        """Mount one hidden view per turn of the App's queue, the one shown first: keys typed meanwhile are
-        handled between two mounts (~0.1-0.5 s each on a busy machine), not after all six (~10 s)."""
+        """Mount the hidden views one per turn of the App's queue while no key is coming; the live model last.
+
+        A key waits for the mount under way (~0.1-0.5 s on a busy machine), never for the next: mounting
+        pauses until no key has come for KEY_QUIET_S. A view opened before it is mounted mounts at once
+        (`_mount_now`)."""
         if not self._unmounted:
-            self._start_live_model()
+            if not self._model_started:
+                self._model_started = True
+                self._start_live_model()
             return
-        active = self.query_one("#views", TabbedContent).active
-        spec = next((s for s in self._unmounted if s.id == active), self._unmounted[0])
-        self._unmounted.remove(spec)
-        await self._mount_view(spec)
+        quiet_for = time.monotonic() - self.last_key_at
+        if quiet_for < KEY_QUIET_S or self.keys.in_flight is not None or self.keys.held:
+            self.set_timer(max(KEY_QUIET_S - quiet_for, 0.05), self._mount_next_view)
+            return
+        await self._mount_view(self._unmounted.pop(0))
         self.call_after_refresh(self._mount_next_view)
 
+    def _mount_now(self, view_id: str) -> None:
+        """A view opened (key, click, palette, tour) before it was mounted: mount it now; keys wait for it."""
+        spec = next((s for s in self._unmounted if s.id == view_id), None)
+        if spec is None:
+            return
+        self._unmounted.remove(spec)
+        self._pause_keys()
+        self.call_later(self._mount_then_resume, spec)
+
+    async def _mount_then_resume(self, spec: ViewSpec) -> None:
+        try:
+            await self._mount_view(spec)
+        finally:
+            await self._resume_keys()
+        if not self._unmounted:  # it was the last: the live model's turn
+            self.call_after_refresh(self._mount_next_view)
+
+    def _pause_keys(self) -> None:
+        """Keys from the terminal wait (a view is switching or mounting: they are the next view's keys)."""
+        self._key_pauses += 1
+        self.keys.open = False
+
+    async def _resume_keys(self) -> None:
+        self._key_pauses -= 1
+        if self._key_pauses == 0:
+            self.keys.open = True
+            await self._next_key()
+
     async def _mount_view(self, spec: ViewSpec) -> None:
+        if spec is not self.first_view:  # before any view that can spawn a process (the first waits a frame)
+            self._ensure_tracker()
         await self.query_one(f"#{spec.id}", TabPane).mount(spec.widget_class()(id=f"view-{spec.id}"))
         if self.query_one("#views", TabbedContent).active == spec.id:
             self._activated(spec.id)  # its tab was opened before it existed
+        for callback in self._view_waiters.pop(spec.id, []):
+            callback(self.view(spec.id))
+
+    def _ensure_tracker(self) -> None:
+        if not self._tracker_started:
+            self._tracker_started = True
+            _start_resource_tracker()
+
+    def with_view(self, view_id: str, callback: Callable[[Any], None]) -> None:
+        """`callback(view)` now, or once the view has mounted (views not yet shown mount lazily)."""
+        if self.query(f"#view-{view_id}"):
+            callback(self.view(view_id))
+        else:
+            self._view_waiters.setdefault(view_id, []).append(callback)
+            self._mount_now(view_id)
 
     def _start_live_model(self) -> None:
         if not self._build_on_start:
@@ -235,13 +347,17 @@ class TuiLabApp(App):
         switch runs once, after the keys already queued, to the last view asked for, so nothing is left queued
         behind it (issue 24: 600 keys once kept the app busy for minutes)."""
         self._wanted_view = view_id
-        if not getattr(self, "_switch_queued", False):
+        if not self._switch_queued:
             self._switch_queued = True
+            self._pause_keys()  # the keys typed after a view key are the new view's: they wait for the switch
             self.call_later(self._show_wanted_view)
 
-    def _show_wanted_view(self) -> None:
+    async def _show_wanted_view(self) -> None:
         self._switch_queued = False
-        self.show_view(self._wanted_view)
+        try:
+            self.show_view(self._wanted_view)
+        finally:
+            await self._resume_keys()
 
     def show_view(self, view_id: str) -> None:
         # A focused widget left in the pane we leave would pull its pane back to the front (TabbedContent
@@ -250,6 +366,7 @@ class TuiLabApp(App):
         if self.focused is not None and pane not in self.focused.ancestors:
             self.set_focus(None)
         self.query_one("#views", TabbedContent).active = view_id
+        self._mount_now(view_id)  # not mounted yet: it mounts now, and is focused once mounted
         self._focus_home(view_id)  # now, not when TabActivated arrives: the next key is the view's already
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -257,7 +374,9 @@ class TuiLabApp(App):
             return
         if self.focused is not None and event.pane not in self.focused.ancestors:
             self.set_focus(None)  # a tab clicked with the mouse: same reason as in show_view
+        self._mount_now(str(event.pane.id))
         self._activated(str(event.pane.id))
+        self.call_later(self._end_click_pause)  # after the mount it may have started, queued before it
 
     def _activated(self, view_id: str) -> None:
         for view in self.query(f"#view-{view_id}"):  # none yet while it mounts: it is told once mounted

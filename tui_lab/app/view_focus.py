@@ -27,9 +27,22 @@ def home_of(view: Widget) -> Widget | None:
 def first_field_of(view: Widget) -> Widget | None:
     first = getattr(view, "first_field", None)
     try:
-        return first() if first is not None else next((w for w in view.query(Input) if w.focusable), None)
+        return first() if first is not None else next((w for w in view.query(Input) if _shown(w, view)), None)
     except NoMatches:
         return None
+
+
+def _shown(widget: Widget, view: Widget) -> bool:
+    """Focusable and displayed, with every container up to the view: `focusable` alone passed Train's hidden
+    file box (display: none while the corpus is built-in), so `i` typed into a field nobody could see."""
+    if not widget.focusable:
+        return False
+    node: Widget | None = widget
+    while node is not None and node is not view:
+        if not node.display:
+            return False
+        node = node.parent if isinstance(node.parent, Widget) else None
+    return True
 
 
 def in_field(widget: Widget | None) -> bool:

@@ -49,7 +49,11 @@ class Step:
 # -- opening the full views (never the live model) ------------------------------------------------
 def _attention(app: Any, kind: str | None = None, cursor: tuple[str, str] | None = None) -> None:
     app.show_view("attention")
-    live, view = app.live.config, app.view("attention")
+    app.with_view("attention", lambda view: _set_attention(app, view, kind, cursor))  # it may mount first
+
+
+def _set_attention(app: Any, view: Any, kind: str | None, cursor: tuple[str, str] | None) -> None:
+    live = app.live.config
     wanted = {"cross": live.family == "encoder-decoder", "decoder-self": live.family != "encoder-only"}
     if kind is None or not wanted.get(kind, True):
         if kind is not None:
