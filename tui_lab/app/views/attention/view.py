@@ -27,6 +27,7 @@ from tui_lab.app.views.attention import mlm, vit
 from tui_lab.app.views.attention.draw import AttentionDrawing
 from tui_lab.app.views.attention.grids import MASKS, Capture
 from tui_lab.app.views.attention.inputs import TARGET_TEXT, Inputs
+from tui_lab.app.views.attention.inside_head import InsideHead, Pointer
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.pickers import Pickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
@@ -51,6 +52,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
         Binding("l", "cycle_layer", "layer"),
         Binding("h", "cycle_head", "head"),
         Binding("m", "model_view", "all heads", show=False),
+        Binding("c", "inside_head", "inside one head", show=False),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -83,12 +85,14 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
         yield Label("", id="att-title")
         yield PatchImage(id="att-image")
         yield AttentionMap(id="att-map")
+        yield InsideHead(id="att-inside")
         yield SmallMultiples(id="att-model")
         yield Static("", id="att-info")
 
     def on_mount(self) -> None:
         self.query_one(SmallMultiples).display = False
         self.query_one(PatchImage).display = False
+        self.query_one(InsideHead).display = False
         self._set_defaults()
         self._fill_kinds()
         self.live_model_changed()
@@ -159,7 +163,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
                 return
             if not get_current_worker().is_cancelled:
                 self.post_message(work.Captured(result, entropy, src, target[1], target[2], learned, generation,
-                                                guesses, translation=target[3]))
+                                                guesses, translation=target[3], inputs=(model, src_ids, target[0])))
 
         self.run_worker(run, thread=True, exclusive=True, group="attention", exit_on_error=False)
 
@@ -187,6 +191,8 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
         self.cap = Capture(message.grids, message.entropy, message.src, message.tgt, message.predicted,
                            message.learned, self.encoder_decoder)
         self.captured_generation = message.generation
+        if message.inputs is not None:
+            self.query_one(InsideHead).follow(*message.inputs)
         self._fill_kinds()
         if first and not self.pending_kind:  # a translation opens on its cross-attention (target x source)
             self._select_kind("cross" if message.translation is not None else self.kinds()[0])
@@ -210,6 +216,37 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
             return
         self._info(self._hint())
 
+    # -- inside one head -----------------------------------------------------------------------------
+    # Where the view is short (80x24) the panel takes the grid's place and its arrows move the grid's cursor.
+    SHORT = 30
+
+    def action_inside_head(self) -> None:
+        panel, heatmap = self.query_one(InsideHead), self.query_one(Heatmap)
+        panel.display = not panel.display
+        self.query_one(SmallMultiples).display = False
+        heatmap.display = not (panel.display and self.size.height < self.SHORT)
+        self._point_inside()
+        if panel.display:
+            panel.opened()
+        (heatmap if heatmap.display else panel).focus()
+        self._info(self._hint())
+
+    def redraw(self) -> None:
+        super().redraw()
+        self._point_inside()
+
+    def _point_inside(self) -> None:
+        heatmap, (kind, layer, head) = self.query_one(Heatmap), self.choice()
+        row, col = heatmap.cursor
+        self.query_one(InsideHead).point(Pointer(kind, layer, head, row, col, heatmap.row_labels,
+                                                 heatmap.col_labels))
+
+    def on_heatmap_cell_highlighted(self, message: Heatmap.CellHighlighted) -> None:
+        self._point_inside()
+
+    def on_inside_head_move(self, message: InsideHead.Move) -> None:
+        self.query_one(Heatmap).action_move(message.d_row, message.d_col)
+
     def on_capture_failed(self, message: work.CaptureFailed) -> None:
         self._info(f"[red]capture failed:[/red] {message.error}")
 
@@ -223,7 +260,9 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
             self.action_run()
 
     def _hint(self) -> str:
-        return "arrows or mouse: a cell · # numbers · z dense · m all heads · e export"
+        if self.query_one(InsideHead).display:  # at 80 columns each hint fits one line
+            return "arrows: query ↑↓, key ←→ · h head · l layer · c back to the grid"
+        return "arrows: a cell · # numbers · z dense · m all heads · c one head · e export"
 
     def _info(self, text: str) -> None:
         self.query_one("#att-info", Static).update(text)
@@ -236,5 +275,6 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
                 ("Attention: next layer", "l", self.action_cycle_layer),
                 ("Attention: next head", "h", self.action_cycle_head),
                 ("Attention: every layer x head (model view)", "m", self.action_model_view),
+                ("Attention: inside one head (q·k, √d_k, mask, softmax, Σ p·v)", "c", self.action_inside_head),
                 ("Attention: weights written in the cells", "#", heatmap.action_toggle_numbers),
                 ("Attention: dense/full heatmap", "z", heatmap.action_toggle_density)]
