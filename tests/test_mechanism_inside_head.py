@@ -76,3 +76,14 @@ def test_bad_choices_are_one_line_naming_the_field():
                         (("decoder-self", 0, 9, 0), "head"), (("decoder-self", 0, 0, 3), "query")]:
         with pytest.raises(ValueError, match=f"^{field}: "):
             traced.steps(*args)
+
+
+def test_an_image_model_reads_its_patches():
+    """A ViT's pass starts from pixels (1, C, I, I); its class token is query 0."""
+    torch.manual_seed(0)
+    model = build_model(load_preset("vit-toy")).eval()
+    pixels = torch.rand(1, model.config.channels, model.config.image_size, model.config.image_size)
+    with torch.no_grad():
+        grid = model.run(pixels, need_weights=True).attentions[0].weights[0, 1, 0]
+    steps = trace(model, pixels).steps("encoder-self", 0, 1, 0)
+    assert steps.weights == pytest.approx(grid.tolist(), abs=1e-5) and steps.out_error < 1e-5

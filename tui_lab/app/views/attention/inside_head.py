@@ -46,8 +46,11 @@ def number(x: float) -> str:
     return f"{x:.3f}" if abs(x) < 10 else f"{x:.1f}" if abs(x) < 1000 else f"{x:.0e}"
 
 
-def bar(p: float) -> str:
-    return BARS[min(len(BARS) - 1, round(p * (len(BARS) - 1)))]
+def bar(p: float, top: float) -> str:
+    """One key's weight as a bar, full at the row's largest weight; any weight above 0 shows."""
+    if p <= 0 or top <= 0:
+        return BARS[0]
+    return BARS[max(1, min(len(BARS) - 1, math.ceil(p / top * (len(BARS) - 1))))]
 
 
 def key_window(n_keys: int, cursor: int, width: int) -> range:
@@ -117,9 +120,10 @@ def panel_text(steps, pointer: Pointer, width: int) -> Text:
     bars = Text(f"{'softmax':<{LABEL_W}}", style="bold")
     room = max(1, width - LABEL_W)
     for k, p in list(enumerate(steps.weights))[:room]:
-        bars.append(bar(p), "reverse" if k == pointer.key else "cyan")
+        bars.append(bar(p, max(steps.weights)), "reverse" if k == pointer.key else "cyan")
     n = len(steps.weights)
-    note = f"  all {n} keys" + (f"; numbers for {keys.start}-{keys.stop - 1}" if len(keys) < n else "")
+    note = f"  all {n} keys, full bar {max(steps.weights):.3f}" + \
+        (f"; numbers for {keys.start}-{keys.stop - 1}" if len(keys) < n else "")
     out.append_text(bars + Text(note if n + len(note) <= room else "", style="dim") + "\n")
     out.append_text(vector_line("Σ p·v", steps.out, width) + "\n")
     out.append_text(check_lines(steps, pointer))

@@ -175,14 +175,15 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
 
         def run() -> None:
             try:
-                result, entropy, pixels, caption = vit.capture_image(model, config, index)
+                result, entropy, pixels, caption, image = vit.capture_image(model, config, index)
             except Exception as err:  # noqa: BLE001 - shown inline, never a crash
                 self.post_message(work.CaptureFailed(str(err).splitlines()[0] if str(err) else type(err).__name__))
                 return
             if not get_current_worker().is_cancelled:
                 self.image = (pixels, caption)
                 labels = vit.patch_labels(config)
-                self.post_message(work.Captured(result, entropy, labels, [], [], None, generation))
+                self.post_message(work.Captured(result, entropy, labels, [], [], None, generation,
+                                                inputs=(model, image, None)))
 
         self.run_worker(run, thread=True, exclusive=True, group="attention", exit_on_error=False)
 
@@ -224,15 +225,23 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, Vertical):
         panel, heatmap = self.query_one(InsideHead), self.query_one(Heatmap)
         panel.display = not panel.display
         self.query_one(SmallMultiples).display = False
-        heatmap.display = not (panel.display and self.size.height < self.SHORT)
+        self._make_room()
         self._point_inside()
         if panel.display:
             panel.opened()
         (heatmap if heatmap.display else panel).focus()
         self._info(self._hint())
 
+    def _make_room(self) -> None:
+        """A short view shows the open panel in the grid's (and a ViT image's) place."""
+        crowded = self.query_one(InsideHead).display and self.size.height < self.SHORT
+        self.query_one(Heatmap).display = not crowded
+        if crowded:
+            self.query_one(PatchImage).display = False
+
     def redraw(self) -> None:
         super().redraw()
+        self._make_room()
         self._point_inside()
 
     def _point_inside(self) -> None:
