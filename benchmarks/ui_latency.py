@@ -72,11 +72,8 @@ def headless(fields: dict, threads: int | None = None, device: str = "cpu") -> f
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
-    # A session of its own, as the app's trainer has (tui_lab/train/process_child.py own_cpu_group): on Linux
-    # each session is a CPU group, so both sides train in a group of their own beside whatever else runs.
-    shared = os.environ.get("TUI_LAB_TRAINER_GROUP") == "shared"
     out = subprocess.run([sys.executable, "-c", HEADLESS, json.dumps(fields), device], capture_output=True, text=True,
-                         check=True, env=env, cwd=Path(__file__).resolve().parents[1], start_new_session=not shared)
+                         check=True, env=env, cwd=Path(__file__).resolve().parents[1])
     return json.loads(out.stdout.strip().splitlines()[-1])["tokens_per_s"]
 
 

@@ -46,17 +46,6 @@ def step_events(proc: TrainerProcess, seen: list) -> list[int]:
     return [e.step for e in seen if isinstance(e, Event) and e.kind == "step"]
 
 
-def assert_own_cpu_group(pid: int) -> None:
-    """The trainer leads a session of its own: on Linux its own CPU group (autogroup), not the app's, so the UI
-    thread's time never comes out of its share on a busy machine."""
-    if not hasattr(os, "getsid"):
-        return
-    assert os.getsid(pid) == pid != os.getsid(0)
-    group = f"/proc/{pid}/autogroup"
-    if os.path.exists(group):
-        assert open(group).read().split()[0] != open("/proc/self/autogroup").read().split()[0]
-
-
 def test_events_round_trip_through_to_dict():
     event = StepEvent(3, 2.5, 1e-3, 0.7, {"block 0": 0.1}, 64, 1000.0, None, 0.05)
     assert event_from_dict(event.to_dict()) == event
@@ -100,7 +89,6 @@ def test_pause_step_resume_stop_cross_the_process():
         seen: list = []
         ready = until(proc, "ready", seen)
         assert ready.params > 0 and ready.tokenizer.vocab_size == ready.model_config.vocab
-        assert_own_cpu_group(proc._process.pid)  # noqa: SLF001
         time.sleep(1.0)
         while proc.poll(0.1) is not None:
             pass

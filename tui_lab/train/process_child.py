@@ -10,7 +10,6 @@ The command thread also watches the parent: when it is gone the run stops, so no
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import os
 import queue
@@ -47,7 +46,6 @@ def main(spec: TrainerSpec, control: Any, messages: Any, commands: Any) -> None:
     """The child's entry point."""
     import torch
 
-    own_cpu_group()
     if spec.threads:
         torch.set_num_threads(spec.threads)
     child = Child(spec, control, messages)
@@ -63,21 +61,6 @@ def main(spec: TrainerSpec, control: Any, messages: Any, commands: Any) -> None:
     messages.close()
     messages.join_thread()  # everything sent has reached the pipe
     os._exit(0)  # skip the interpreter's teardown of torch: seconds on a busy machine, and nothing to keep
-
-
-def own_cpu_group() -> None:
-    """Leave the app's session: on Linux a new session is a new CPU group (autogroup scheduling, on by default),
-    which gets its fair share of the cores on its own.
-
-    In the app's group the trainer shared one group's share with the UI thread, so on a machine busy with other
-    sessions every millisecond the UI took came out of the trainer's share (nice values act only inside a group):
-    in-app training then ran far below `tui-lab train` in a terminal, which has a group to itself
-    (benchmarks/ui_latency.py). TUI_LAB_TRAINER_GROUP=shared keeps the app's group, for comparison. Elsewhere
-    (no setsid, or not a session's leader to be) nothing changes."""
-    if os.environ.get("TUI_LAB_TRAINER_GROUP") == "shared" or not hasattr(os, "setsid"):
-        return
-    with contextlib.suppress(OSError):
-        os.setsid()
 
 
 class Child:
