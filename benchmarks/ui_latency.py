@@ -245,6 +245,10 @@ async def rounds(fields: dict, args) -> dict:
             out["latencies"] += latencies
             out["in_app"].append(statistics.median(rates) if rates else 0.0)
             out["cpu"].append(cpu)
+            before = out["headless"][-1] if out["headless"] else 0.0
+            p50 = statistics.median(latencies) if latencies else float("nan")
+            print(f"round {r + 1}: headless before {before:,.0f}, in app {out['in_app'][-1]:,.0f} tokens/s; keys p50 "
+                  f"{p50:.0f} ms; load {os.getloadavg()[0]:.1f}", flush=True)  # a run cut short still says this much
         if not args.app_only:
             out["headless"].append(await asyncio.to_thread(spawn, lambda: headless(fields)))
             out["headless_same_threads"] = await asyncio.to_thread(spawn, lambda: headless(fields, train_threads()))

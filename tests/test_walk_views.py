@@ -129,3 +129,21 @@ def test_train_names_its_keys_and_pause_reads_resume(app80):
     time.sleep(0.5)
     assert "already going" not in w.screen()
     w.press("x")  # the run stops once built (last in the module: nothing after waits on it)
+
+
+def test_attention_c_opens_inside_one_head_and_its_arrows_move_the_query(app80):
+    """`c`: the query under the cursor through q·k, √d_k, the mask, softmax and Σ p·v, in the grid's place."""
+    w = app80
+    _open(w, "2", "2")
+    w.press("c")
+    screen = w.wait_for(lambda s: "= output" in s or "pick one head" in s, timeout=20)
+    if "pick one head" in screen:  # the mean of heads is no head's own computation
+        w.press("h")
+        screen = w.wait_for(lambda s: "Σ p·v" in s and "= output" in s, timeout=20)
+    for label in ("q·k", "÷ √", "mask", "softmax", "= grid"):
+        assert label in screen, screen
+    query = int(re.search(r"query \[(\d+)\]", screen).group(1))
+    w.press("Down" if query == 0 else "Up")
+    w.wait_for(f"query [{query + 1 if query == 0 else query - 1}]", timeout=10)
+    w.press("c")
+    w.wait_for(lambda s: "Σ p·v" not in s and "c one head" in s, timeout=10)

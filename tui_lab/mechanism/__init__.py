@@ -9,4 +9,6 @@ people know from TransformerLens on them. Importing it imports torch.
 - `patching`: activation patching of `hook_resid_pre` (Meng et al. 2022; Wang et al. 2022), layers x positions.
 - `attribution`: direct logit attribution per head; Q/K/V-composition scores (Elhage et al. 2021).
 - `heads`: each head's W_Q, W_K, W_V, W_O slices of the fused weights.
+- `inside_head`: one query of one head through q·k, the scale, the mask, softmax and Σ p·v, from a pass's points
+  (any family: self-, causal and cross-attention).
 """

@@ -27,6 +27,7 @@ from tui_lab.app.views.attention import mlm, vit
 from tui_lab.app.views.attention.draw import AttentionDrawing
 from tui_lab.app.views.attention.grids import MASKS, Capture
 from tui_lab.app.views.attention.inputs import TARGET_TEXT, Inputs
+from tui_lab.app.views.attention.inside_head import InsideHead, Pointer
 from tui_lab.app.views.attention.mechanism import AttentionMechanism
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.pickers import Pickers
@@ -54,6 +55,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
         Binding("m", "model_view", "all heads", show=False),
         Binding("a", "ablate", "ablate heads", show=False),
         Binding("d", "attribute", "logit attribution", show=False),
+        Binding("c", "inside_head", "inside one head", show=False),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -86,6 +88,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
         yield Label("", id="att-title")
         yield PatchImage(id="att-image")
         yield AttentionMap(id="att-map")
+        yield InsideHead(id="att-inside")
         yield SmallMultiples(id="att-model")
         yield from self.compose_mechanism()
         yield Static("", id="att-info")
@@ -93,6 +96,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
     def on_mount(self) -> None:
         self.query_one(SmallMultiples).display = False
         self.query_one(PatchImage).display = False
+        self.query_one(InsideHead).display = False
         self._set_defaults()
         self._fill_kinds()
         self.live_model_changed()
@@ -163,7 +167,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
                 return
             if not get_current_worker().is_cancelled:
                 self.post_message(work.Captured(result, entropy, src, target[1], target[2], learned, generation,
-                                                guesses, translation=target[3]))
+                                                guesses, translation=target[3], inputs=(model, src_ids, target[0])))
 
         self.run_worker(run, thread=True, exclusive=True, group="attention", exit_on_error=False)
 
@@ -175,14 +179,15 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
 
         def run() -> None:
             try:
-                result, entropy, pixels, caption = vit.capture_image(model, config, index)
+                result, entropy, pixels, caption, image = vit.capture_image(model, config, index)
             except Exception as err:  # noqa: BLE001 - shown inline, never a crash
                 self.post_message(work.CaptureFailed(str(err).splitlines()[0] if str(err) else type(err).__name__))
                 return
             if not get_current_worker().is_cancelled:
                 self.image = (pixels, caption)
                 labels = vit.patch_labels(config)
-                self.post_message(work.Captured(result, entropy, labels, [], [], None, generation))
+                self.post_message(work.Captured(result, entropy, labels, [], [], None, generation,
+                                                inputs=(model, image, None)))
 
         self.run_worker(run, thread=True, exclusive=True, group="attention", exit_on_error=False)
 
@@ -191,6 +196,8 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
         self.cap = Capture(message.grids, message.entropy, message.src, message.tgt, message.predicted,
                            message.learned, self.encoder_decoder)
         self.captured_generation = message.generation
+        if message.inputs is not None:
+            self.query_one(InsideHead).follow(*message.inputs)
         self._fill_kinds()
         if first and not self.pending_kind:  # a translation opens on its cross-attention (target x source)
             self._select_kind("cross" if message.translation is not None else self.kinds()[0])
@@ -214,6 +221,45 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
             return
         self._info(self._hint())
 
+    # -- inside one head -----------------------------------------------------------------------------
+    # Where the view is short (80x24) the panel takes the grid's place and its arrows move the grid's cursor.
+    SHORT = 30
+
+    def action_inside_head(self) -> None:
+        panel, heatmap = self.query_one(InsideHead), self.query_one(Heatmap)
+        panel.display = not panel.display
+        self.query_one(SmallMultiples).display = False
+        self._make_room()
+        self._point_inside()
+        if panel.display:
+            panel.opened()
+        (heatmap if heatmap.display else panel).focus()
+        self._info(self._hint())
+
+    def _make_room(self) -> None:
+        """A short view shows the open panel in the grid's (and a ViT image's) place."""
+        crowded = self.query_one(InsideHead).display and self.size.height < self.SHORT
+        self.query_one(Heatmap).display = not crowded
+        if crowded:
+            self.query_one(PatchImage).display = False
+
+    def redraw(self) -> None:
+        super().redraw()
+        self._make_room()
+        self._point_inside()
+
+    def _point_inside(self) -> None:
+        heatmap, (kind, layer, head) = self.query_one(Heatmap), self.choice()
+        row, col = heatmap.cursor
+        self.query_one(InsideHead).point(Pointer(kind, layer, head, row, col, heatmap.row_labels,
+                                                 heatmap.col_labels))
+
+    def on_heatmap_cell_highlighted(self, message: Heatmap.CellHighlighted) -> None:
+        self._point_inside()
+
+    def on_inside_head_move(self, message: InsideHead.Move) -> None:
+        self.query_one(Heatmap).action_move(message.d_row, message.d_col)
+
     def on_capture_failed(self, message: work.CaptureFailed) -> None:
         self._info(f"[red]capture failed:[/red] {message.error}")
 
@@ -227,7 +273,12 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
             self.action_run()
 
     def _hint(self) -> str:
-        return "arrows or mouse: a cell · # numbers · z dense · m all heads · a ablate · d attribution · e export"
+        if self.query_one(InsideHead).display:  # at 80 columns each hint fits one line
+            return "arrows: query ↑↓, key ←→ · h head · l layer · c back to the grid"
+        if self.size.width < 100:  # DLA: direct logit attribution (the palette says it whole)
+            return "# numbers · z dense · m heads · c inside · a ablate · d DLA · e export"
+        return "arrows or mouse: a cell · # numbers · z dense · m all heads · c one head · a ablate · " \
+               "d attribution · e export"
 
     def _info(self, text: str) -> None:
         self.query_one("#att-info", Static).update(text)
@@ -242,5 +293,6 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
                 ("Attention: every layer x head (model view)", "m", self.action_model_view),
                 ("Attention: each head's loss change when ablated", "a", self.action_ablate),
                 ("Attention: each head's direct logit attribution", "d", self.action_attribute),
+                ("Attention: inside one head (q·k, √d_k, mask, softmax, Σ p·v)", "c", self.action_inside_head),
                 ("Attention: weights written in the cells", "#", heatmap.action_toggle_numbers),
                 ("Attention: dense/full heatmap", "z", heatmap.action_toggle_density)]

@@ -34,8 +34,9 @@ def patch_labels(config) -> list[str]:
     return ["[CLS]"] + [f"{r},{c}" for r in range(grid) for c in range(grid)]
 
 
-def capture_image(model: Any, config, index: int) -> tuple[dict, dict, list[list[float]], str]:
-    """(grids, entropies, grey pixels in 0..1, caption) for held-out image `index` (worker thread)."""
+def capture_image(model: Any, config, index: int) -> tuple[dict, dict, list[list[float]], str, Any]:
+    """(grids, entropies, grey pixels in 0..1, caption, the input (1, C, I, I)) for held-out image `index`
+    (worker thread)."""
     import torch
 
     from tui_lab.data.images import shapes_task
@@ -58,7 +59,7 @@ def capture_image(model: Any, config, index: int) -> tuple[dict, dict, list[list
     grey = pixels[0].mean(0)
     grey = (grey - grey.min()) / (grey.max() - grey.min()).clamp_min(1e-6)
     caption = f"image {index}: {truth} · model says {name} ({probs[guess]:.2f})"
-    return grids, entropy, grey.tolist(), caption
+    return grids, entropy, grey.tolist(), caption, pixels
 
 
 def class_token_row(weights: list[list[list[float]]], head: int, grid: int) -> list[list[float]]:
