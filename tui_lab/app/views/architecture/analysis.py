@@ -7,7 +7,7 @@ batch and lengths above the tabs feed all of them; a bad one is named under the 
 
 from __future__ import annotations
 
-from textual.widgets import Button, DataTable, Input, Label, Select, Static, TabbedContent
+from textual.widgets import Button, Input, Label, Select, Static, TabbedContent
 
 from tui_lab.analysis import count_params, shape_trace
 from tui_lab.app.views.architecture.compare import compare_table
@@ -16,10 +16,12 @@ from tui_lab.app.views.architecture.model_diagram import ModelDiagram
 from tui_lab.app.views.architecture.param_bars import ParamBars
 from tui_lab.app.views.architecture.tables import kv_table, paper_note, shape_text, short_path, summary_text
 from tui_lab.app.widgets.block_diagram import BlockDiagram
+from tui_lab.app.widgets.whole_columns import WholeColumns
 from tui_lab.config import ModelConfig
 from tui_lab.presets import load_preset
 
 CURRENT = "(this form)"
+SHAPE_COLUMNS = ("module", "output", "params", "input", "kind", "note")
 DEFAULT_BATCH, DEFAULT_LENGTH = 2, 16  # seed 003's examples use a batch of 2: N is then visibly not 1
 
 
@@ -89,11 +91,10 @@ class ArchitectureAnalysis:
 
 
     def _fill_shapes(self, config: ModelConfig, batch: int, seq: int, src: int) -> None:
-        table = self.query_one("#shape-table", DataTable)
-        table.clear()
-        for row in shape_trace(config, batch, seq, src):
-            table.add_row(short_path(row.path, row.depth), shape_text(row.output_shape), f"{row.params:,}",
-                          shape_text(row.input_shape), row.kind, row.note)
+        # The output shape right after the module: a narrow pane leaves out the secondary columns, whole.
+        rows = [(short_path(row.path, row.depth), shape_text(row.output_shape), f"{row.params:,}",
+                 shape_text(row.input_shape), row.kind, row.note) for row in shape_trace(config, batch, seq, src)]
+        self.query_one("#shape-table", WholeColumns).set_table(SHAPE_COLUMNS, rows)
 
     def refresh_compare(self) -> None:
         configs = []

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Button, DataTable, Input, Label, Select, Static, TabbedContent, TabPane
+from textual.widgets import Button, Input, Label, Select, Static, TabbedContent, TabPane
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.modals.confirm_apply import ConfirmApply
@@ -26,6 +26,7 @@ from tui_lab.app.views.architecture.model_diagram import ModelDiagram
 from tui_lab.app.views.architecture.param_bars import ParamBars
 from tui_lab.app.widgets.block_diagram import BlockDiagram
 from tui_lab.app.widgets.field_input import FieldInput
+from tui_lab.app.widgets.whole_columns import WholeColumns
 from tui_lab.config import ModelConfig
 from tui_lab.loading import shipped_for
 from tui_lab.presets import list_presets, load_preset
@@ -78,7 +79,7 @@ class ArchitectureView(ArchitectureAnalysis, Vertical):
                     with TabPane("Model", id="arch-model"):
                         yield ModelDiagram(id="model-diagram")
                     with TabPane("Shapes", id="arch-shapes"):
-                        yield DataTable(id="shape-table", zebra_stripes=True, cursor_type="row")
+                        yield WholeColumns(id="shape-table", zebra_stripes=True, cursor_type="row")
                     with TabPane("Compare", id="arch-compare"):
                         options = [(CURRENT, CURRENT)] + [(n, n) for n in list_presets()]
                         with Horizontal(id="compare-pick"):
@@ -94,9 +95,6 @@ class ArchitectureView(ArchitectureAnalysis, Vertical):
                             yield FFNRankNote(id="ffn-rank")
 
     def on_mount(self) -> None:
-        table = self.query_one("#shape-table", DataTable)
-        # The output shape right after the module: at 80 columns the secondary columns scroll off, not it.
-        table.add_columns("module", "output", "params", "input", "kind", "note")
         self.refresh_analysis(self.query_one(ConfigForm).validate())
 
     # -- public, used by the tour and the app ------------------------------------------------------
