@@ -15,10 +15,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 
 import torch
-from one_thread import machine_line, rerun_with_one_thread
+from one_thread import add_reference_options, machine_line, reference_argv, rerun_with_one_thread
 
 from tui_lab import build_model, load_preset
 from tui_lab.bench.kv_speed import compare_generation
@@ -71,9 +70,7 @@ def main() -> None:
                         help="lengths (default: 64 128 256, the longest cut to fit each preset's max_len)")
     parser.add_argument("--prompt-len", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--no-reference", action="store_true", help="skip the OMP_NUM_THREADS=1 column")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    add_reference_options(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(args)))
@@ -81,7 +78,7 @@ def main() -> None:
     load = os.getloadavg()
     print(machine_line(load))
     reports = measure(args)
-    argv = [a for a in sys.argv[1:] if a != "--no-reference"]
+    argv = reference_argv()
     refs = None if args.no_reference or args.device != "cpu" else reference(argv)
     verdicts = {}
     for preset, report in reports.items():

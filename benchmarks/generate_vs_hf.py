@@ -15,12 +15,11 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 
 import torch
-from one_thread import machine_line, rerun_with_one_thread
+from one_thread import add_reference_options, machine_line, reference_argv, rerun_with_one_thread
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from tui_lab import build_model, load_preset
@@ -36,6 +35,21 @@ def hf_twin(preset: str) -> GPT2LMHeadModel:
                         resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0,
                         pad_token_id=0)
     return GPT2LMHeadModel(config).eval()
+
+
+def greedy_runs(ours: torch.nn.Module, theirs: GPT2LMHeadModel, prompt: torch.Tensor,
+                n: int) -> tuple[Callable[[], torch.Tensor], Callable[[], torch.Tensor]]:
+    """Our cached greedy decoding and `theirs.generate` (KV cache on both), each exactly `n` new tokens."""
+
+    def run_ours() -> torch.Tensor:
+        return generate(ours, prompt, n, temperature=0.0, use_cache=True)
+
+    def run_theirs() -> torch.Tensor:
+        with torch.inference_mode():  # min_new_tokens: an early stop would time fewer tokens
+            return theirs.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=n,
+                                   min_new_tokens=n, do_sample=False, use_cache=True)
+
+    return run_ours, run_theirs
 
 
 def paired_medians(ours: Callable[[], object], theirs: Callable[[], object], repeats: int,
@@ -63,15 +77,7 @@ def measure(args: argparse.Namespace) -> dict:
     theirs = hf_twin(args.preset).to(device)
     prompt = torch.randint(ours.config.vocab, (1, args.prompt_len), device=device)
     n = args.new_tokens
-
-    def run_ours() -> torch.Tensor:
-        return generate(ours, prompt, n, temperature=0.0, use_cache=True)
-
-    def run_theirs() -> torch.Tensor:
-        with torch.inference_mode():
-            return theirs.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=n,
-                                   min_new_tokens=n, do_sample=False, use_cache=True)
-
+    run_ours, run_theirs = greedy_runs(ours, theirs, prompt, n)
     assert run_ours().shape == run_theirs().shape == (1, args.prompt_len + n)
     results = {}
     # The policy's count for our cached path; transformers runs on the same count, so the ratio is like for like.
@@ -94,9 +100,7 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=200)
     parser.add_argument("--prompt-len", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--no-reference", action="store_true", help="skip the OMP_NUM_THREADS=1 column")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    add_reference_options(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(args)))
@@ -105,7 +109,7 @@ def main() -> None:
     print(machine_line(load))
     results = measure(args)
     if not args.no_reference and args.device == "cpu":
-        results["omp1"] = reference([a for a in sys.argv[1:] if a != "--no-reference"])
+        results["omp1"] = reference(reference_argv())
     n = args.new_tokens
     print(f"{args.preset} on {args.device}: prompt {args.prompt_len}, {n} new tokens, greedy with a KV cache, "
           f"median of {args.repeats} (alternating)")

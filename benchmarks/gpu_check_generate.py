@@ -11,13 +11,12 @@ import tempfile
 from typing import Any
 
 import torch
-from generate_vs_hf import hf_twin, paired_medians
+from generate_vs_hf import greedy_runs, hf_twin, paired_medians
 from gpu_check_models import TIE, top2_gap_where_they_part
 from train_vs_hf import alternate, hf_loss, hf_model, ours_loss, random_batches, step_timer
 
 from tui_lab import load_preset
 from tui_lab.bench.kv_speed import compare_generation
-from tui_lab.generation import generate
 from tui_lab.loading import load_model
 
 LOSS_ATOL = 1e-3  # the same weights and batches: the same loss at every step, up to float noise
@@ -74,15 +73,7 @@ def greedy(device: str, sizes) -> dict[str, Any]:
     theirs.to(device)
     n = sizes.hf_gen_tokens
     prompt = torch.randint(ours.config.vocab, (1, PROMPT), generator=torch.Generator().manual_seed(3)).to(device)
-
-    def run_ours() -> torch.Tensor:
-        return generate(ours, prompt, n, temperature=0.0, use_cache=True)
-
-    def run_theirs() -> torch.Tensor:
-        with torch.inference_mode():
-            return theirs.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=n,
-                                   min_new_tokens=n, do_sample=False, use_cache=True)
-
+    run_ours, run_theirs = greedy_runs(ours, theirs, prompt, n)
     ids, expected = run_ours(), run_theirs()
     same = bool(torch.equal(ids, expected))
     first = None if same else int((ids != expected).nonzero()[0, 1]) - PROMPT

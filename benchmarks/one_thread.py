@@ -3,6 +3,7 @@ in a child process whose OpenMP starts with one thread (the reference column).""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -22,3 +23,15 @@ def rerun_with_one_thread(script: str, argv: list[str]) -> dict:
     out = subprocess.run([sys.executable, script, *argv, "--child"], env=env, capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def add_reference_options(parser: argparse.ArgumentParser) -> None:
+    """--device, --no-reference (skip the one-thread column) and the hidden --child the rerun passes."""
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--no-reference", action="store_true", help="skip the OMP_NUM_THREADS=1 column")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+
+
+def reference_argv() -> list[str]:
+    """This run's arguments for the one-thread child (which always measures)."""
+    return [a for a in sys.argv[1:] if a != "--no-reference"]

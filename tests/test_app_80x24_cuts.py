@@ -7,8 +7,9 @@ from __future__ import annotations
 from screen_reader import ELLIPSIS, shows
 from test_app_support import app_for, screen_lines, wait_for, wait_ready
 from test_app_train import train_view
-from textual.widgets import Select
+from textual.widgets import Select, TabbedContent
 
+from tui_lab.app.app import VIEWS
 from tui_lab.app.views.attention.grids import KIND_TITLES, SHORT_KINDS, fit_title
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 
@@ -31,20 +32,24 @@ async def test_train_footer_keeps_every_view_key_and_quit_and_the_hidden_keys_st
     app = app_for("--preset", "transformer-2017-toy", build=False)
     async with app.run_test(size=SIZE) as pilot:
         train = await train_view(pilot)
+        # The footer recomposes a frame after the view's keys change (later on a loaded machine).
+        await wait_for(pilot, lambda: "q quit" in screen_lines(app)[-1])
         footer = screen_lines(app)[-1]
         assert "f1 f2 f3 f4 f5 f6 f7 views" in footer and "q quit" in footer, footer
         assert "g start  p pause" in footer  # the view's own first keys stay on the footer
         # n, x and w left the footer (their buttons name them) but still answer
         await pilot.press("n")
-        await pilot.pause()
-        assert any("step mode works while a run is paused" in str(n.message) for n in app._notifications)
+        await wait_for(pilot, lambda: any("step mode works while a run is paused" in str(n.message)
+                                          for n in app._notifications))
         keys = {b.binding.key for b in app.active_bindings.values()}
         assert {"n", "x", "w", "o", "c", "v"} <= keys
         assert not train.training
         # the other views with keys of their own fit too
         for key in ("f1", "f2", "f3", "f6", "f7"):
             await pilot.press(key)
-            await pilot.pause()
+            shown = VIEWS[int(key[1:]) - 1].id  # a loaded machine switches a turn late
+            await wait_for(pilot, lambda v=shown: app.query_one("#views", TabbedContent).active == v)
+            await wait_for(pilot, lambda: "q quit" in screen_lines(app)[-1])
             footer = screen_lines(app)[-1]
             assert "f1 f2 f3 f4 f5 f6 f7 views" in footer and "q quit" in footer, (key, footer)
 

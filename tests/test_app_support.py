@@ -11,7 +11,8 @@ from tui_lab.cli.launch import make_app
 SIZE = (120, 40)
 
 
-async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 30.0) -> None:
+async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 90.0) -> None:
+    """Until `condition` holds; the timeout is generous since a loaded 2-core machine is slow, not wrong."""
     start = time.monotonic()
     while not condition():
         if time.monotonic() - start > timeout:

@@ -19,6 +19,7 @@ from typing import Any
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, TabbedContent, TabPane
@@ -161,6 +162,13 @@ class TuiLabApp(App):
                     if i == 0:  # the views mount once this first frame is on screen (`on_ready`)
                         yield FirstFrame(self.live.config)
         yield Footer()
+
+    def _handle_exception(self, error: Exception) -> None:
+        # q pressed while a hidden view still mounts: its on_mount then queries children the shutdown has
+        # already closed. Quitting early is not a fault, so it leaves no traceback behind.
+        if not self._running and isinstance(error, NoMatches):
+            return
+        super()._handle_exception(error)
 
     def on_mount(self) -> None:
         self.theme = DARK

@@ -1,31 +1,82 @@
-"""The Architecture view's right panel: the total, the summary, and whichever tab is shown, from the form.
+"""The Architecture view's right panel: the total, the summary, and whichever tab is shown, for a config.
 
-A mixin of ArchitectureView (which provides `form_config` and `_shown_name`). The summary follows every
-keystroke; the Shapes, Compare, Model and Layer tabs cost more, so only the one on screen is redrawn. The
-batch and lengths above the tabs feed all of them; a bad one is named under the inputs and the numbers wait.
+A widget of its own: the view hands it each config the form yields (None while the form is invalid) with
+`show`. The summary follows every keystroke; the Shapes, Compare, Model and Layer tabs cost more, so only
+the one on screen is redrawn. The batch and lengths above the tabs feed all of them; a bad one is named under
+the inputs and the numbers wait.
 """
 
 from __future__ import annotations
 
-from textual.widgets import Button, Input, Label, Select, Static, TabbedContent
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Input, Label, Select, Static, TabbedContent, TabPane
 
 from tui_lab.analysis import count_params, shape_trace
+from tui_lab.app.guard import guarded
 from tui_lab.app.views.architecture.compare import compare_table
 from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
 from tui_lab.app.views.architecture.model_diagram import ModelDiagram
 from tui_lab.app.views.architecture.param_bars import ParamBars
 from tui_lab.app.views.architecture.tables import kv_table, paper_note, shape_text, short_path, summary_text
 from tui_lab.app.widgets.block_diagram import BlockDiagram
+from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.whole_columns import WholeColumns
 from tui_lab.config import ModelConfig
-from tui_lab.presets import load_preset
+from tui_lab.presets import list_presets, load_preset
 
 CURRENT = "(this form)"
 SHAPE_COLUMNS = ("module", "output", "params", "input", "kind", "note")
 DEFAULT_BATCH, DEFAULT_LENGTH = 2, 16  # seed 003's examples use a batch of 2: N is then visibly not 1
+TABS = (("arch-summary", "Summary"), ("arch-model", "Model"), ("arch-shapes", "Shapes"),
+        ("arch-compare", "Compare"), ("arch-layer", "Layer"))
 
 
-class ArchitectureAnalysis:
+class ArchitectureResults(Vertical):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.config: ModelConfig | None = None  # the form's, as last shown (None: the form is invalid)
+        self._shown_name = ""  # the config the numbers on screen belong to (kept, dimmed, while invalid)
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="arch-total")
+        # Batch and lengths above the tabs: the summary's memory, the shapes and the diagram all use them.
+        with Horizontal(id="shape-inputs"):
+            yield Label("batch N", id="shape-batch-label")
+            yield FieldInput(str(DEFAULT_BATCH), id="shape-batch", compact=True)
+            yield Label("length L", id="shape-seq-label")
+            yield FieldInput(str(DEFAULT_LENGTH), id="shape-seq", compact=True)
+            yield Label("source S", id="shape-src-label")
+            yield FieldInput(str(DEFAULT_LENGTH), id="shape-src", compact=True)
+        yield Label("", id="shape-error", classes="field-error")
+        with TabbedContent(id="arch-tabs"):
+            with TabPane("Summary", id="arch-summary"):
+                with VerticalScroll():
+                    yield ParamBars(id="bars")
+                    yield Static("", id="arch-cost")
+                    yield Static("", id="paper-note")
+                    yield Static("", id="arch-kv")
+            with TabPane("Model", id="arch-model"):
+                yield ModelDiagram(id="model-diagram")
+            with TabPane("Shapes", id="arch-shapes"):
+                yield WholeColumns(id="shape-table", zebra_stripes=True, cursor_type="row")
+            with TabPane("Compare", id="arch-compare"):
+                options = [(CURRENT, CURRENT)] + [(n, n) for n in list_presets()]
+                with Horizontal(id="compare-pick"):
+                    yield Select(options, value=_default("transformer-2017-base"), id="cmp-a",
+                                 allow_blank=False, compact=True)
+                    yield Select(options, value=_default("gpt2-small"), id="cmp-b",
+                                 allow_blank=False, compact=True)
+                with VerticalScroll():
+                    yield Static("", id="compare-table")
+            with TabPane("Layer", id="arch-layer"):
+                with VerticalScroll():
+                    yield BlockDiagram(id="diagram")
+                    yield FFNRankNote(id="ffn-rank")
+
+    def show_tab(self, pane_id: str) -> None:
+        self.query_one("#arch-tabs", TabbedContent).active = pane_id
+
     def shape_inputs(self) -> tuple[int, int, int]:
         """Batch, target length and source length from the Shapes inputs (ValueError if not positive)."""
         out = []
@@ -37,13 +88,10 @@ class ArchitectureAnalysis:
             out.append(int(text))
         return out[0], out[1], out[2]
 
-    def refresh_analysis(self, config: ModelConfig | None) -> None:
+    def show(self, config: ModelConfig | None) -> None:
         """The summary follows every keystroke; the other tabs redraw only while shown (they cost more)."""
-        apply = self.query_one("#apply", Button)
-        apply.disabled = config is None
-        self.query_one("#apply-error", Label).update(
-            "" if config is not None else "invalid: the field marked above")
-        self.query_one("#arch-results").set_class(config is None, "stale")
+        self.config = config
+        self.set_class(config is None, "stale")
         if config is None:  # the numbers stay, dimmed, under a title that says they are not the form's
             self.query_one("#arch-total", Static).update(
                 f"[b reverse] stale: form invalid [/] numbers below are for {self._shown_name}")
@@ -89,7 +137,6 @@ class ArchitectureAnalysis:
         for sid in ("#shape-src-label", "#shape-src"):
             self.query_one(sid).display = two
 
-
     def _fill_shapes(self, config: ModelConfig, batch: int, seq: int, src: int) -> None:
         # The output shape right after the module: a narrow pane leaves out the secondary columns, whole.
         rows = [(short_path(row.path, row.depth), shape_text(row.output_shape), f"{row.params:,}",
@@ -100,7 +147,7 @@ class ArchitectureAnalysis:
         configs = []
         for sid in ("cmp-a", "cmp-b"):
             name = self.query_one(f"#{sid}", Select).value
-            config = self.form_config if name == CURRENT else load_preset(str(name))
+            config = self.config if name == CURRENT else load_preset(str(name))
             if config is None:
                 self.query_one("#compare-table", Static).update("the form is invalid")
                 return
@@ -111,3 +158,26 @@ class ArchitectureAnalysis:
         except ValueError:
             context = DEFAULT_LENGTH  # the field shows its own error
         self.query_one("#compare-table", Static).update(compare_table(a, b, na, nb, context))
+
+    # -- reacting ----------------------------------------------------------------------------------
+    @guarded
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id and event.input.id.startswith("shape-"):
+            event.stop()
+            self.show(self.config)
+
+    @guarded
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id in ("cmp-a", "cmp-b"):
+            event.stop()
+            self.refresh_compare()
+
+    @guarded
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.tabbed_content.id == "arch-tabs":
+            event.stop()
+            self.show(self.config)
+
+
+def _default(name: str) -> str:
+    return name if name in list_presets() else CURRENT

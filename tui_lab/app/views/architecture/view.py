@@ -1,8 +1,8 @@
 """Architecture: pick a preset, edit it, see counts, shapes, cost and the layer live; Apply rebuilds.
 
 Everything on this page is arithmetic on the config (`tui_lab.analysis`), so it follows every keystroke,
-even for 124M parameters, before torch has loaded. The right panel's drawing is `analysis`; its
-tables are `tables`.
+even for 124M parameters, before torch has loaded. The right panel is a widget of its own
+(`analysis.ArchitectureResults`); its tables are `tables`.
 """
 
 from __future__ import annotations
@@ -14,25 +14,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Button, Input, Label, Select, Static, TabbedContent, TabPane
+from textual.widgets import Button, Label, Select, TabbedContent
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.modals.confirm_apply import ConfirmApply
 from tui_lab.app.origin import describe_origin
-from tui_lab.app.views.architecture.analysis import CURRENT, DEFAULT_BATCH, DEFAULT_LENGTH, ArchitectureAnalysis
+from tui_lab.app.views.architecture.analysis import TABS, ArchitectureResults
 from tui_lab.app.views.architecture.config_form import TEXT_FIELDS, ConfigForm
 from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
-from tui_lab.app.views.architecture.model_diagram import ModelDiagram
-from tui_lab.app.views.architecture.param_bars import ParamBars
-from tui_lab.app.widgets.block_diagram import BlockDiagram
-from tui_lab.app.widgets.field_input import FieldInput
-from tui_lab.app.widgets.whole_columns import WholeColumns
 from tui_lab.config import ModelConfig
 from tui_lab.loading import shipped_for
 from tui_lab.presets import list_presets, load_preset
 
 
-class ArchitectureView(ArchitectureAnalysis, Vertical):
+class ArchitectureView(Vertical):
     BINDINGS = [
         Binding("ctrl+s", "apply", "apply"),
         Binding("ctrl+r", "reset", "reset"),  # short: the footer keeps f1..f7 and q quit at 80 columns
@@ -42,7 +37,6 @@ class ArchitectureView(ArchitectureAnalysis, Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.preset_name = ""
-        self._shown_name = ""  # the config the right panel's numbers belong to
 
     def compose(self) -> ComposeResult:
         live = self.app.live.config
@@ -58,44 +52,16 @@ class ArchitectureView(ArchitectureAnalysis, Vertical):
                     yield Button("Reset", id="reset", compact=True)
                 yield Label("", id="apply-error", classes="field-error")
                 yield ConfigForm(live, id="form")
-            with Vertical(id="arch-results"):
-                yield Static("", id="arch-total")
-                # Batch and lengths above the tabs: the summary's memory, the shapes and the diagram all use them.
-                with Horizontal(id="shape-inputs"):
-                    yield Label("batch N", id="shape-batch-label")
-                    yield FieldInput(str(DEFAULT_BATCH), id="shape-batch", compact=True)
-                    yield Label("length L", id="shape-seq-label")
-                    yield FieldInput(str(DEFAULT_LENGTH), id="shape-seq", compact=True)
-                    yield Label("source S", id="shape-src-label")
-                    yield FieldInput(str(DEFAULT_LENGTH), id="shape-src", compact=True)
-                yield Label("", id="shape-error", classes="field-error")
-                with TabbedContent(id="arch-tabs"):
-                    with TabPane("Summary", id="arch-summary"):
-                        with VerticalScroll():
-                            yield ParamBars(id="bars")
-                            yield Static("", id="arch-cost")
-                            yield Static("", id="paper-note")
-                            yield Static("", id="arch-kv")
-                    with TabPane("Model", id="arch-model"):
-                        yield ModelDiagram(id="model-diagram")
-                    with TabPane("Shapes", id="arch-shapes"):
-                        yield WholeColumns(id="shape-table", zebra_stripes=True, cursor_type="row")
-                    with TabPane("Compare", id="arch-compare"):
-                        options = [(CURRENT, CURRENT)] + [(n, n) for n in list_presets()]
-                        with Horizontal(id="compare-pick"):
-                            yield Select(options, value=_default("transformer-2017-base"), id="cmp-a",
-                                         allow_blank=False, compact=True)
-                            yield Select(options, value=_default("gpt2-small"), id="cmp-b",
-                                         allow_blank=False, compact=True)
-                        with VerticalScroll():
-                            yield Static("", id="compare-table")
-                    with TabPane("Layer", id="arch-layer"):
-                        with VerticalScroll():
-                            yield BlockDiagram(id="diagram")
-                            yield FFNRankNote(id="ffn-rank")
+            yield ArchitectureResults(id="arch-results")
 
     def on_mount(self) -> None:
         self.refresh_analysis(self.query_one(ConfigForm).validate())
+
+    def refresh_analysis(self, config: ModelConfig | None) -> None:
+        """Apply waits for a valid form; the right panel shows the form's numbers (dimmed while invalid)."""
+        self.query_one("#apply", Button).disabled = config is None
+        self.query_one("#apply-error", Label).update("" if config is not None else "invalid: the field marked above")
+        self.query_one(ArchitectureResults).show(config)
 
     # -- public, used by the tour and the app ------------------------------------------------------
     @property
@@ -110,7 +76,7 @@ class ArchitectureView(ArchitectureAnalysis, Vertical):
         return self.query_one(f"#f-{TEXT_FIELDS[0]}")
 
     def show_tab(self, pane_id: str) -> None:
-        self.query_one("#arch-tabs", TabbedContent).active = pane_id
+        self.query_one(ArchitectureResults).show_tab(pane_id)
 
 
     # -- reacting ----------------------------------------------------------------------------------
@@ -123,13 +89,6 @@ class ArchitectureView(ArchitectureAnalysis, Vertical):
         if event.select.id == "preset" and isinstance(event.value, str):
             self.preset_name = event.value
             self.query_one(ConfigForm).load(load_preset(event.value))
-        elif event.select.id in ("cmp-a", "cmp-b"):
-            self.refresh_compare()
-
-    @guarded
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id and event.input.id.startswith("shape-"):
-            self.refresh_analysis(self.form_config)
 
     @guarded
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -168,13 +127,12 @@ class ArchitectureView(ArchitectureAnalysis, Vertical):
                 not (kind == "shipped" and typed):
             form.load(live.config)
         if self.query_one("#arch-tabs", TabbedContent).active == "arch-layer":
-            self.query_one(FFNRankNote).show(live)
+            self.query_one(FFNRankNote).show(live)  # the live model's weights, not the form's config
 
     def palette_commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
         commands = [("Apply the form (rebuild the live model)", "ctrl+s", self.action_apply),
                     ("Reset the form to the live model", "ctrl+r", self.action_reset)]
-        for pane, title in (("arch-summary", "Summary"), ("arch-model", "Model"), ("arch-shapes", "Shapes"),
-                            ("arch-compare", "Compare"), ("arch-layer", "Layer")):
+        for pane, title in TABS:
             commands.append((f"Architecture: {title} tab", "", _call(self._show_pane, pane)))
         for name in list_presets():
             commands.append((f"Load preset {name}", "into the Architecture form", _call(self._open_preset, name)))
@@ -188,16 +146,6 @@ class ArchitectureView(ArchitectureAnalysis, Vertical):
         self.app.show_view("architecture")
         self.load_preset(name)
 
-    @guarded
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.tabbed_content.id == "arch-tabs":
-            event.stop()
-            self.refresh_analysis(self.form_config)
-
 
 def _call(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
     return lambda: fn(*args)
-
-
-def _default(name: str) -> str:
-    return name if name in list_presets() else CURRENT
