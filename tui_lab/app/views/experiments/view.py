@@ -76,7 +76,7 @@ class ExperimentsView(JobView):
                 yield Static("", id="ex-lesson")
                 with Horizontal(id="ex-inputs"):
                     # Short: at 80 columns the field is ~20 wide beside its buttons (the defaults are listed above).
-                    yield FieldInput(placeholder="option=value; ...", id="ex-options", compact=True)
+                    yield FieldInput(placeholder="name=value; ...", id="ex-options", compact=True)
                     yield OnOffCheckbox("quick k", id="ex-quick", compact=True)
                     yield Button("Run r", id="ex-run", variant="primary", compact=True)
                     yield Button("Cancel x", id="ex-cancel", variant="error", compact=True)
