@@ -87,6 +87,6 @@ async def test_an_error_is_one_line_and_cancel_stops_the_work():
         await wait_for(pilot, lambda: started.is_set() and outer.progressed)
         assert outer.running == "long"
         await pilot.click("#outer-cancel")  # the button map calls cancel_job
-        await wait_for(pilot, lambda: len(outer.finished) == 2, 10)
+        await wait_for(pilot, lambda: len(outer.finished) == 2, 60)
         assert outer.finished[1] == ("long", None, None, True) and outer.running is None
         assert not outer.cancel_job()  # nothing runs: nothing to cancel

@@ -148,7 +148,7 @@ async def test_induction_heads_runs_in_the_view_and_plots_both_models_losses():
         view = await open_view(pilot)
         app.query_one("#ex-list", OptionList).highlighted = names().index("induction-heads")
         await pilot.pause()
-        await wait_for(pilot, lambda: "induction head" in screen_text(app), 10)  # its lesson
+        await wait_for(pilot, lambda: "induction head" in screen_text(app), 60)  # its lesson
         app.query_one("#ex-options", Input).value = "steps=40; eval_every=20; eval_batch=8; warmup=5"
         app.query_one("#ex-list", OptionList).focus()
         await pilot.press("r")

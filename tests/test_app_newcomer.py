@@ -18,7 +18,7 @@ def seen(app) -> str:
 
 async def shows(pilot, *texts: str) -> None:
     """Until every text is on the screen (a redraw can lag a frame behind under load)."""
-    await wait_for(pilot, lambda: all(t in seen(pilot.app) for t in texts), 10)
+    await wait_for(pilot, lambda: all(t in seen(pilot.app) for t in texts), 60)
 
 
 def errors(app) -> list[str]:

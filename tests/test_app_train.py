@@ -109,7 +109,7 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         await start_paused(pilot, view)
         assert "vocab set to" in view.message  # the char tokenizer's vocab, not the preset's 256
         # text cursors hold still while a run trains (a blink is a frame taken from the trainer), and blink after
-        await wait_for(pilot, lambda: not any(field.cursor_blink for field in app.screen.query(Input)), 5)
+        await wait_for(pilot, lambda: not any(field.cursor_blink for field in app.screen.query(Input)), 60)
         await steps(pilot, view, 3)
         assert [s for s, _ in view.store.current.train_loss] == [1, 2, 3]
         await wait_for(pilot, lambda: app.query_one("#tr-loss", LinePlot).points == 3)  # redrawn by a 1 Hz timer
@@ -148,7 +148,7 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         await wait_for(pilot, lambda: "#1 lr=0.003" in labels() and "#2 lr=0.001" in labels())
         view.action_stop()
         await wait_for(pilot, lambda: not view.training)
-        await wait_for(pilot, lambda: all(field.cursor_blink for field in app.screen.query(Input)), 5)
+        await wait_for(pilot, lambda: all(field.cursor_blink for field in app.screen.query(Input)), 60)
 
 
 async def test_non_finite_loss_stops_with_a_message_and_keeps_the_last_good_weights():

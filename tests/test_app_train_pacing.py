@@ -32,5 +32,5 @@ async def test_the_loss_plot_waits_while_keys_arrive_and_then_catches_up(tmp_pat
         assert "step 3/" in str(app.query_one("#tr-status").render())  # the status line is not held
 
         app.last_key_at = float("-inf")  # the keys stopped
-        await wait_for(pilot, lambda: plot.points == 3, 10)
+        await wait_for(pilot, lambda: plot.points == 3, 60)
         await stop(pilot, view)

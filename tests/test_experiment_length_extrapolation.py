@@ -26,6 +26,7 @@ def test_a_tiny_run_measures_every_scheme_past_the_training_length():
     result = exp.run(options)
     plot = result.plots["position_loss"]
     assert [c.label for c in plot.curves] == list(SCHEMES)
+    assert {"relative", "t5"} <= set(SCHEMES)  # issue 27: the relative kinds beside the four
     assert all(c.xs == [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] for c in plot.curves)
     assert all(math.isfinite(y) for c in plot.curves for y in c.ys)  # learned too: clamped, not refused
     assert result.scalars["rope_score_3_1"] == pytest.approx(result.scalars["rope_score_10_8"], abs=1e-6)

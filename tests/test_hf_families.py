@@ -110,7 +110,7 @@ def _rewrite(folder, **changes):
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"model_type": "t5"}, "model_type is 't5'; the lab opens gpt2, llama"),
+    ({"model_type": "bart"}, "model_type is 'bart'; the lab opens gpt2, llama"),
     ({"hidden_act": "gelu"}, "hidden_act 'gelu' is not supported"),
     ({"attention_bias": True}, "attention_bias is true"),
     ({"head_dim": 16}, "head_dim (16) must be hidden_size / num_attention_heads (8)"),

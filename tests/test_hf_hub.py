@@ -183,16 +183,16 @@ def test_an_unknown_repo_is_named(hub):
 
 
 def test_a_model_the_lab_cannot_open_is_refused_before_its_weights_move(hub, sources, tmp_path):
-    foreign = tmp_path / "t5"
+    foreign = tmp_path / "bart"
     shutil.copytree(sources["safetensors"], foreign)
     config = json.loads((foreign / "config.json").read_text())
-    (foreign / "config.json").write_text(json.dumps({**config, "model_type": "t5"}))
-    hub.add_repo("lab/t5", foreign)
-    with pytest.raises(ValueError, match="lab/t5: config.json: model_type is 't5'.*nothing more was fetched") \
+    (foreign / "config.json").write_text(json.dumps({**config, "model_type": "bart"}))
+    hub.add_repo("lab/bart", foreign)
+    with pytest.raises(ValueError, match="lab/bart: config.json: model_type is 'bart'.*nothing more was fetched") \
             as info:
-        resolve("lab/t5", download=True)
+        resolve("lab/bart", download=True)
     _one_line(info)
-    assert hub.fetched() == ["config.json"] and locate("lab/t5") is None
+    assert hub.fetched() == ["config.json"] and locate("lab/bart") is None
 
 
 def test_huggingface_hub_logs_go_where_the_app_says_not_to_stderr(capfd):

@@ -91,7 +91,7 @@ def sound_configs(draw) -> dict:
     stacks = {"encoder_layers": draw(st.integers(1, 4)) if family != "decoder-only" else 0,
               "decoder_layers": draw(st.integers(1, 4)) if family != "encoder-only" else 0}
     axes = {axis: draw(st.sampled_from(CHOICES[axis])) for axis in CHOICES
-            if axis not in ("family", "positions") and AXES[axis].families == FAMILIES}
+            if axis not in ("family", "positions", "self_attention") and AXES[axis].families == FAMILIES}
     axes |= {k: v for axis, value in list(axes.items()) for k, v in AXES[axis].companions.get(value, {}).items()}
     # Axes that apply to some families only keep their defaults (the preset may be BERT's).
     axes |= {name: getattr(ModelConfig(), name) for name in AXES if name not in axes and name != "family"}

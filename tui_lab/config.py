@@ -45,9 +45,11 @@ AXES: dict[str, Axis] = {
     "family": Axis(FAMILIES),
     "norm": Axis(("layernorm", "rmsnorm", "batchnorm")),
     "norm_position": Axis(("post", "pre")),
-    "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none")),
+    # relative (Shaw et al. 2018) and t5 (Raffel et al. 2020): tui_lab/model/relative.py
+    "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none", "relative", "t5")),
     # "none" (issue 13, seed 002's Q&A): no nonlinearity, so the FFN is down(up(x)), one linear map in disguise.
-    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu", "none")),
+    # "geglu" (issue 27): GELU (tanh) on a gate branch times an up branch, T5 v1.1 / FLAN's "gated-gelu"
+    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu", "none", "geglu")),
     "embedding_scale": Axis(("none", "sqrt_d_model")),
     "tie_embeddings": Axis((True, False)),
     "bias": Axis((True, False)),
@@ -83,11 +85,26 @@ AXES: dict[str, Axis] = {
     "output_bias": Axis((False, True)),
     # copy mechanism (issue 13, seed 002 section 4 Tips 1): a pointer-generator over the source
     "copy": Axis((False, True), families=("encoder-decoder",)),
+    # The original T5 (tied) rescales the decoder's output by d_model^-0.5 before the vocabulary (issue 27)
+    "output_scale": Axis(("none", "inv_sqrt_d_model"), families=("encoder-decoder", "decoder-only")),
+    # Attention that is not quadratic (issue 27, tui_lab/model/efficient.py): Linformer (Wang et al. 2020)
+    # projects keys and values along the sequence to linformer_k rows; Performer (Choromanski et al. 2021)
+    # replaces softmax with performer_features positive orthogonal random features (FAVOR+).
+    "self_attention": Axis(("softmax", "linformer", "performer"),
+                           companions={"linformer": {"linformer_k": 4}, "performer": {"performer_features": 8}}),
+    "linformer_k": Axis((0, 4), companions={4: {"self_attention": "linformer"}}),
+    "linformer_sharing": Axis(("headwise", "key-value", "none"), ("encoder-only",),
+                              {v: {"self_attention": "linformer", "linformer_k": 4} for v in ("key-value", "none")}),
+    "performer_features": Axis((0, 8), companions={8: {"self_attention": "performer"}}),
+    # guided cross-attention (issue 27, seed 002 section 4 Tips 2): tui_lab/model/guided_cross.py
+    "cross_attention": Axis(("softmax", "location-aware", "monotonic"), families=("encoder-decoder",)),
 }
+# Activations with a gate branch: three FFN matrices (gate, up, down) instead of two.
+GATED = ("swiglu", "geglu")
 
 # Fields that are not axes but that presets may still omit (they keep their default): numbers that
 # only Hugging Face checkpoints set.
-OPTIONAL_FIELDS = ("rope_base",)
+OPTIONAL_FIELDS = ("rope_base", "relative_clip", "relative_buckets", "relative_max_distance")
 
 # One tuple of allowed values per string axis (the app's selects and the CLI read these).
 CHOICES: dict[str, tuple[str, ...]] = {name: axis.values for name, axis in AXES.items() if axis.is_choice}
@@ -136,6 +153,11 @@ class ModelConfig:
     experts_per_token: int = 0
     # Hugging Face families (hf-families): RoPE's base (Llama 2 10000, Llama 3 500000, Qwen2 1e6); no parameters.
     rope_base: float = 10000.0
+    # Relative positions (tui_lab/model/relative.py): Shaw's clip k (distances past it share a row), T5's
+    # buckets and the distance where its log-spaced buckets stop (T5's 32 and 128).
+    relative_clip: int = 16
+    relative_buckets: int = 32
+    relative_max_distance: int = 128
     # experiments (issue 15): "none" leaves q k^T unscaled, to watch softmax saturate as d_head grows
     attention_scale: str = "sqrt_d_head"
     # Encoder-only heads and image input (BERT, ViT; issue 14). The defaults build what the lab built before.
@@ -150,6 +172,17 @@ class ModelConfig:
     channels: int = 0
     # copy mechanism (issue 13): p_gen mixes the vocabulary with the cross-attention over the source
     copy: bool = False
+    # T5 (tied embeddings): the last decoder state times d_model^-0.5 before the output layer; no parameters
+    output_scale: str = "none"
+    # Approximate self-attention (issue 27): 'softmax' is exact; Linformer's E and F are (max_len, linformer_k),
+    # shared by a layer's heads ('headwise'), one for K and V ('key-value') or one per kv head ('none').
+    # 0 picks a default, as kv_heads 0 does: k = max_len / 4, m = d_head ln(d_head) (`linformer_rows`, `n_features`).
+    self_attention: str = "softmax"
+    linformer_k: int = 0
+    linformer_sharing: str = "headwise"
+    performer_features: int = 0
+    # guided cross-attention (issue 27): location-aware (Chorowski et al. 2015) or monotonic (Raffel et al. 2017)
+    cross_attention: str = "softmax"
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -162,6 +195,17 @@ class ModelConfig:
     def n_kv_heads(self) -> int:
         """Key/value heads: `kv_heads`, or one per query head when it is 0 (multi-head attention)."""
         return self.kv_heads or self.heads
+
+    @property
+    def linformer_rows(self) -> int:
+        """Linformer's k: `linformer_k`, or max_len / 4 when it is 0."""
+        return self.linformer_k or max(1, self.max_len // 4)
+
+    @property
+    def n_features(self) -> int:
+        """Performer's m: `performer_features`, or d_head ln(d_head) when it is 0 (Choromanski et al. 2021,
+        theorem 4: m = O(d log d) random features suffice), at least d_head (one orthogonal block)."""
+        return self.performer_features or max(self.d_head, round(self.d_head * math.log(self.d_head)))
 
     @property
     def has_encoder(self) -> bool:
@@ -224,6 +268,18 @@ def _validate(c: ModelConfig) -> None:
         _check(c.d_head % 2 == 0, f"positions 'rope' needs an even d_head; d_model/heads is {c.d_head}")
     _validate_stacks(c)
     _validate_nat(c)
+    _validate_relative(c)
+    _validate_self_attention(c)
+
+
+def _validate_relative(c: ModelConfig) -> None:
+    """Shaw's table needs a clip of 1 or more; T5's exact half of each direction's buckets needs a row
+    (buckets >= 4) and its log-spaced half a range past it (max distance > buckets / 2)."""
+    _check(c.relative_clip >= 1, f"relative_clip ({c.relative_clip}) must be 1 or more")
+    _check(c.relative_buckets >= 4, f"relative_buckets ({c.relative_buckets}) must be 4 or more")
+    _check(c.relative_max_distance > c.relative_buckets // 2,
+           f"relative_max_distance ({c.relative_max_distance}) must be more than relative_buckets / 2 "
+           f"({c.relative_buckets // 2})")
 
 
 def is_nat(c: ModelConfig) -> bool:
@@ -257,6 +313,37 @@ def _validate_attention(c: ModelConfig) -> None:
     _check(c.heads % c.n_kv_heads == 0, f"kv_heads ({c.kv_heads}) must divide heads ({c.heads})")
     _check(c.global_tokens == 0 or c.attention_window > 0,
            f"global_tokens ({c.global_tokens}) needs attention_window > 0 (with full attention every token is global)")
+
+
+# Positions that add a bias to the score matrix, which neither approximation ever forms.
+SCORE_BIAS_POSITIONS = ("alibi", "relative", "t5")
+
+
+def _validate_self_attention(c: ModelConfig) -> None:
+    """Linformer and Performer never form the L x L score matrix: no window mask, no score bias on it."""
+    kind = c.self_attention
+    _check(kind == "linformer" or c.linformer_k == 0, f"linformer_k ({c.linformer_k}) must be 0 unless "
+                                                     f"self_attention is 'linformer'")
+    _check(kind == "linformer" or c.linformer_sharing == "headwise",
+           f"linformer_sharing ({c.linformer_sharing!r}) applies to self_attention 'linformer' only")
+    _check(kind == "performer" or c.performer_features == 0,
+           f"performer_features ({c.performer_features}) must be 0 unless self_attention is 'performer'")
+    if kind == "softmax":
+        return
+    if kind == "linformer":
+        _check(not c.has_decoder, "self_attention 'linformer' mixes every position into each projected key, future "
+                                  "ones included, so a causal decoder cannot use it: use an encoder-only model, "
+                                  "or performer")
+        _check(0 <= c.linformer_k <= c.max_len, f"linformer_k ({c.linformer_k}) must be from 0 (max_len / 4) to "
+                                                f"max_len ({c.max_len}) for self_attention 'linformer'")
+    else:
+        _check(c.performer_features >= 0, f"performer_features ({c.performer_features}) must be 0 (d_head ln d_head) "
+                                          f"or more for self_attention 'performer'")
+    _check(c.attention_window == 0, f"attention_window ({c.attention_window}) must be 0 for self_attention "
+                                    f"{kind!r}: it forms no score matrix to mask")
+    _check(c.positions not in SCORE_BIAS_POSITIONS, f"positions {c.positions!r} adds a bias to the scores, which "
+                                                    f"self_attention {kind!r} never forms; use rope, learned or "
+                                                    f"sinusoidal")
 
 
 def _validate_moe(c: ModelConfig) -> None:

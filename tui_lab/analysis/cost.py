@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tui_lab.analysis.attention_pattern import attended_pairs, mean_keys, query_keys
+from tui_lab.analysis.efficient import core_flops_per_token, is_approximate, performer_state_bytes, score_columns
 from tui_lab.analysis.params import active_ffn_params, attention_params, count_params, kv_dim, linear, qkv_has_bias
 from tui_lab.config import ModelConfig
 
@@ -25,6 +26,8 @@ def flops_per_token(c: ModelConfig, context: int) -> int:
     # Per token: an encoder query's mean keys, the newest decoder query's keys (Kaplan's L for full causal).
     keys = (c.encoder_layers * round(mean_keys(context, False, c.attention_window, c.global_tokens))
             + c.decoder_layers * newest_keys(c, context) + cross_layers * context)
+    if is_approximate(c):  # Linformer, Performer (analysis/efficient.py): self-attention's core stops growing as L^2
+        return 2 * matmul + 4 * cross_layers * context * c.d_model + c.layers * core_flops_per_token(c, context)
     return 2 * matmul + 2 * 2 * keys * c.d_model
 
 
@@ -65,12 +68,15 @@ def memory(c: ModelConfig, batch: int = 1, seq_len: int = 128, dtype: str = "flo
         training=params * (b + b + 8),  # fp32 moments, as torch's AdamW keeps them in the param dtype
         activations=activation_bytes(c, batch, seq_len, b),
         kv_cache_per_token=kv_token,
-        kv_cache_full=kv_token * kv_cache_tokens(c, c.max_len),
+        kv_cache_full=kv_cache_bytes(c, c.max_len, dtype=dtype),
     )
 
 
 def kv_bytes_per_token(c: ModelConfig, dtype: str = "float32") -> int:
-    """K and V of one position in every decoder layer; grouped-query attention stores K heads, not H."""
+    """K and V of one position in every decoder layer; grouped-query attention stores K heads, not H.
+    Performer keeps running sums instead: nothing per position (`kv_cache_bytes` has their fixed size)."""
+    if c.self_attention == "performer":
+        return 0
     return 2 * c.decoder_layers * c.n_kv_heads * c.d_head * DTYPE_BYTES[dtype]
 
 
@@ -81,14 +87,17 @@ def kv_cache_tokens(c: ModelConfig, tokens: int) -> int:
 
 
 def kv_cache_bytes(c: ModelConfig, tokens: int, batch: int = 1, dtype: str = "float32") -> int:
-    """The KV cache `model.new_cache(batch, tokens)` allocates: bounded by the window for window layers."""
+    """The KV cache `model.new_cache(batch, tokens)` allocates: bounded by the window for window layers,
+    fixed for Performer (its running sums)."""
+    if c.self_attention == "performer":
+        return performer_state_bytes(c, batch, dtype)
     return kv_bytes_per_token(c, dtype) * batch * kv_cache_tokens(c, tokens)
 
 
 def activation_bytes(c: ModelConfig, batch: int, seq_len: int, b: int) -> int:
     """Tensors autograd keeps per layer (Korthikanti et al. 2022, without the dropout masks' savings)."""
     e, f, h, tokens = c.d_model, c.d_ff * max(1, c.experts_per_token), c.heads, batch * seq_len  # k experts' hidden
-    per_layer = tokens * (10 * e + 2 * f) + batch * h * seq_len * seq_len * 2
+    per_layer = tokens * (10 * e + 2 * f) + batch * h * seq_len * score_columns(c, seq_len) * 2
     cross = (tokens * 4 * e + batch * h * seq_len * seq_len * 2) if c.family == "encoder-decoder" else 0
     logits = tokens * c.vocab * 2
     return b * (c.layers * per_layer + c.decoder_layers * cross + logits)
@@ -123,10 +132,12 @@ def decode_flops_per_token(c: ModelConfig, context: int, cached: bool, source: i
     cross = c.family == "encoder-decoder"
     cross_ld = layers * 4 * source * e if cross else 0  # one query over the source's keys
     if cached:
-        return token_weight_flops(c), layers * 4 * newest_keys(c, context) * e + cross_ld
+        own = core_flops_per_token(c, context) if is_approximate(c) else 4 * newest_keys(c, context) * e
+        return token_weight_flops(c), layers * own + cross_ld
     memory_kv = layers * source * 2 * linear(e, 2 * kv_dim(c), qkv_has_bias(c)) if cross else 0
     triangle = _pairs(c, context, causal=True)  # full causal: sum of i for i = 1..L; a window sees fewer
-    return context * token_weight_flops(c) + memory_kv, layers * 4 * e * triangle + context * cross_ld
+    own = context * core_flops_per_token(c, context) if is_approximate(c) else 4 * e * triangle
+    return context * token_weight_flops(c) + memory_kv, layers * own + context * cross_ld
 
 
 def encoder_flops(c: ModelConfig, source: int) -> int:

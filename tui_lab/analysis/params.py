@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tui_lab.config import ModelConfig
+from tui_lab.analysis.cross_attention import guided_cross_params
+from tui_lab.config import GATED, ModelConfig
 
 
 def linear(n_in: int, n_out: int, bias: bool) -> int:
@@ -41,7 +42,7 @@ def attention_params(c: ModelConfig) -> int:
 
 def expert_params(c: ModelConfig) -> int:
     """One dense FFN (a dense model's whole FFN, or one expert of a sparse one)."""
-    matrices = 3 if c.activation == "swiglu" else 2
+    matrices = 3 if c.activation in GATED else 2
     up = linear(c.d_model, c.d_ff, c.bias)
     return (matrices - 1) * up + linear(c.d_ff, c.d_model, c.bias)
 
@@ -70,7 +71,12 @@ def ffn_norms(c: ModelConfig) -> int:
 
 
 def position_params(c: ModelConfig) -> int:
-    return c.max_len * c.d_model if c.positions == "learned" else 0
+    """Learned: one row per position. Relative (Shaw): a key and a value table (2k+1, D) in every self-attention
+    layer. T5: a (buckets, H) table in each stack's first layer, shared by the rest of that stack."""
+    stacks = int(c.encoder_layers > 0) + int(c.decoder_layers > 0)
+    return {"learned": c.max_len * c.d_model,
+            "relative": c.layers * 2 * (2 * c.relative_clip + 1) * c.d_head,
+            "t5": stacks * c.relative_buckets * c.heads}.get(c.positions, 0)
 
 
 def copy_params(c: ModelConfig) -> int:
@@ -78,15 +84,24 @@ def copy_params(c: ModelConfig) -> int:
     return 3 * c.d_model + 1 if c.copy else 0
 
 
+def linformer_params(c: ModelConfig) -> int:
+    """Linformer's E and F (max_len x linformer_k each, no bias) per encoder layer: shared by the heads, one for
+    keys and values ('key-value'), or a pair per kv head ('none'). Performer's random features are a buffer."""
+    if c.self_attention != "linformer":
+        return 0
+    pairs = c.n_kv_heads if c.linformer_sharing == "none" else 1
+    return pairs * (1 if c.linformer_sharing == "key-value" else 2) * c.max_len * c.linformer_rows
+
+
 def encoder_layer_params(c: ModelConfig) -> int:
-    return attention_params(c) + ffn_params(c) + (1 + ffn_norms(c)) * norm_params(c)
+    return attention_params(c) + linformer_params(c) + ffn_params(c) + (1 + ffn_norms(c)) * norm_params(c)
 
 
 def decoder_layer_params(c: ModelConfig) -> int:
     """A decoder block adds cross-attention and its norm; GPT-2's decoder-only block does not."""
     if c.family == "decoder-only":
         return encoder_layer_params(c)
-    return 2 * attention_params(c) + ffn_params(c) + (2 + ffn_norms(c)) * norm_params(c)
+    return 2 * attention_params(c) + guided_cross_params(c) + ffn_params(c) + (2 + ffn_norms(c)) * norm_params(c)
 
 
 def length_classifier_params(c: ModelConfig) -> int:
@@ -182,7 +197,7 @@ def count_params(c: ModelConfig) -> ParamCount:
     return ParamCount(
         token_embedding=c.vocab * c.d_model if c.input == "tokens" else 0,
         position_embedding=position_params(c),
-        attention=attn_blocks * attention_params(c),
+        attention=attn_blocks * attention_params(c) + n_enc * linformer_params(c) + n_dec * guided_cross_params(c),
         ffn=(n_enc + n_dec) * ffn_params(c),
         norms=(layer_norms + final_norms + int(c.embedding_norm)) * norm_params(c),
         output=output_params(c),

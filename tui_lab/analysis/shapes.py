@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tui_lab.analysis.efficient import scores_note
 from tui_lab.analysis.params import (
     attention_params,
     classifier_params,
     expert_params,
     length_classifier_params,
     linear,
+    linformer_params,
     norm_params,
     output_params,
     patch_params,
@@ -45,7 +47,7 @@ def _block_rows(c: ModelConfig, prefix: str, n: int, length: int, cross_len: int
     e, h = c.d_model, c.heads
     x = (n, length, e)
     attn = [ShapeRow(f"{prefix}.attn", "causal self-attention" if _causal(c, prefix) else "self-attention", x, x,
-                     attention_params(c), 2, f"scores (N, H, L, L) = {(n, h, length, length)}{_kv_note(c)}")]
+                     attention_params(c) + linformer_params(c), 2, f"{scores_note(c, n, length)}{_kv_note(c)}")]
     sublayers = [("attn_norm", attn)]
     if cross_len is not None:
         sublayers.append(("cross_norm", [ShapeRow(f"{prefix}.cross", "cross-attention", x, x, attention_params(c), 2,
@@ -101,6 +103,13 @@ def _embed_rows(c: ModelConfig, n: int, length: int) -> list[ShapeRow]:
     if c.positions in ("learned", "sinusoidal", "sinusoidal_halves"):
         rows.append(ShapeRow("pos_embed", f"{c.positions} positions", (length,), (length, c.d_model),
                              position_params(c), 1, "added to the token vectors"))
+    if c.positions == "t5":  # model/relative.py: each stack's first layer holds the table, every layer adds it
+        rows.append(ShapeRow("t5_bias", "t5 positions", (length, length), (c.heads, length, length),
+                             position_params(c), 1, "bucket bias per head, added to every layer's scores"))
+    if c.positions == "relative":
+        rows.append(ShapeRow("relative", "relative positions", (length, length), (length, length, c.d_head),
+                             position_params(c), 1, f"key and value rows per layer, distances clipped at "
+                                                    f"{c.relative_clip}"))
     if c.embedding_norm:
         rows.append(ShapeRow("embed_norm", c.norm, x, x, norm_params(c), 1, "on the embedding sum"))
     return rows

@@ -3,7 +3,8 @@
 Seed 001: RoPE and ALiBi carry over to sequences longer than in training; seed 003: learned positions get
 worse past max_len, and RoPE's score depends only on the distance, score(3,1) == score(10,8).
 The same small character model is trained at length L with learned, sinusoidal, RoPE and ALiBi positions,
-then its held-out loss is measured at every position of windows `factor` x L long.
+and the two relative kinds (Shaw et al. 2018's clipped key/value tables, T5's bucket bias; issue 27), then
+its held-out loss is measured at every position of windows `factor` x L long.
 
 Learned positions past L: the table was built with max_len = L rows, so it has no row for position L or
 later. Here those positions reuse the last row (position L - 1): every later token is told "I am at L - 1",
@@ -12,9 +13,9 @@ choice, not a trained row (there is none).
 
 Sinusoidal positions come with the 2017 paper's sqrt(d_model) embedding scale (section 3.4, the config's
 `embedding_scale` axis): the table is fixed at values up to 1 while the lab's token vectors start at std
-0.02, so unscaled they are swamped and the run stays at the unigram loss. All four models have untied
+0.02, so unscaled they are swamped and the run stays at the unigram loss. All six models have untied
 input and output embeddings: tied, the scaled sinusoidal run sat on that plateau for about 70 steps
-(measured at this size), a quick run's whole budget; untying changes nothing else between the four.
+(measured at this size), a quick run's whole budget; untying changes nothing else between the six.
 
 What it shows at this size: ALiBi stays within a few hundredths of a nat of its loss within L (quick and
 full runs). Learned and sinusoidal rise clearly once trained (full run, seed 0: +1.1 and +1.5 nats), less
@@ -31,8 +32,9 @@ from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, che
 from tui_lab.experiments.result import Grid, Result, Table
 from tui_lab.experiments.training import LM_HELP, LM_OPTIONS, char_data, lm_config, lm_train_config, train_curve
 
-SCHEMES = ("learned", "sinusoidal", "rope", "alibi")
-NAMES = {"learned": "learned", "sinusoidal": "sinusoidal", "rope": "RoPE", "alibi": "ALiBi"}
+SCHEMES = ("learned", "sinusoidal", "rope", "alibi", "relative", "t5")
+NAMES = {"learned": "learned", "sinusoidal": "sinusoidal", "rope": "RoPE", "alibi": "ALiBi",
+         "relative": "relative (Shaw)", "t5": "T5 buckets"}
 # Each scheme's model: the same toy, untied (see above), plus what its paper pairs with the scheme.
 CHANGES: dict[str, dict[str, Any]] = {"sinusoidal": {"embedding_scale": "sqrt_d_model"}}
 
@@ -87,20 +89,21 @@ def run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
     L, long = options["seq_len"], options["seq_len"] * options["factor"]
     data, losses = char_data(), {}
     train_plot = result.plot("train", f"training loss at length {L}", "step", "train loss")
+    n = len(SCHEMES)
     for i, scheme in enumerate(SCHEMES):
         check(cancel, "length-extrapolation")
         config = lm_config(options, positions=scheme, max_len=L, tie_embeddings=False, **CHANGES.get(scheme, {}))
-        curve = train_curve(config, lm_train_config(options), span(progress, i / 4, (i + 0.9) / 4), cancel,
+        curve = train_curve(config, lm_train_config(options), span(progress, i / n, (i + 0.9) / n), cancel,
                             scheme, data=data)
         train_plot.add(scheme, curve.steps, curve.losses)
         model = curve.model
         if scheme == "learned":
             model.pos_embed.forward = ClampedRows(model.pos_embed)  # instance attribute: this model only
-        progress((i + 0.9) / 4, f"{scheme}: loss per position out to {long}")
+        progress((i + 0.9) / n, f"{scheme}: loss per position out to {long}")
         losses[scheme] = position_losses(model, data, long, options["eval_batches"], options["batch_size"],
                                          options["seed"])
         _draw(result, losses, L, options["bin"])
-        progress((i + 1) / 4, f"{scheme} measured", result)
+        progress((i + 1) / n, f"{scheme} measured", result)
     _rope_grid(result, options)
     _summarise(result, losses, L, options["factor"])
     return result

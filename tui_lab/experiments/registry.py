@@ -22,6 +22,7 @@ MODULES: dict[str, str] = {
     "post-ln-warmup": "tui_lab.experiments.post_ln_warmup",
     "layernorm-vs-batchnorm": "tui_lab.experiments.layernorm_vs_batchnorm",
     "induction-heads": "tui_lab.experiments.induction_heads",
+    "efficient-attention": "tui_lab.experiments.efficient_attention",
     "sweep": "tui_lab.experiments.sweep",
 }
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tui_lab.config import ModelConfig
-from tui_lab.hf import encoders, llama, marian
+from tui_lab.hf import encoders, llama, marian, t5
 from tui_lab.hf.config import model_config_from_hf as gpt2_config
 from tui_lab.hf.slots import Slot
 
@@ -46,6 +46,7 @@ FAMILIES: dict[str, Family] = {
     "bert": Family("BERT", encoders.bert_config, encoders.bert_slots, "",
                    re.compile(r"^(bert\.pooler\.|cls\.seq_relationship\.|bert\.embeddings\.position_ids$)")),
     "vit": Family("ViT", encoders.vit_config, encoders.vit_slots, "", re.compile(r"^vit\.pooler\.")),
+    "t5": Family("T5", t5.config_from_hf, t5.slots),
 }
 
 

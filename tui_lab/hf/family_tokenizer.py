@@ -33,6 +33,10 @@ def family_tokenizer(folder: Path, hf: dict[str, Any],
         return None, "an image model: it reads pixel_values, not text"
     if hf.get("model_type") == "marian" and (folder / "source.spm").is_file():
         return _marian(folder, hf, config)
+    if hf.get("model_type") == "t5":  # read as AutoTokenizer reads it (spiece.model or tokenizer.json)
+        from tui_lab.hf.t5_tokenizer import t5_tokenizer
+
+        return t5_tokenizer(folder, hf, config.vocab)
     if not (folder / "tokenizer.json").is_file():
         return None, "no tokenizer.json"
     from tui_lab.hf.tokenizer import _read

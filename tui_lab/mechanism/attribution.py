@@ -42,7 +42,7 @@ def frozen_norm(model, writes: Tensor, resid: Tensor) -> Tensor:
 
 def logit_direction(model, answer: int, wrong: int | None) -> Tensor:
     """(E,): W_U[answer] - W_U[wrong] (or W_U[answer])."""
-    w = model.lm_head.weight
+    w = model.lm_head.weight * model.out_scale  # T5 scales the state by d_model^-0.5 first (1 elsewhere)
     return w[answer] - w[wrong] if wrong is not None else w[answer]
 
 

@@ -26,7 +26,7 @@ def residual_points(config) -> list[str]:
 def unembed(model, resid: Tensor) -> Tensor:
     """(..., L, E) residual stream -> (..., L, V) logits: the final norm (when the model has one), then lm_head."""
     normed = model.decoder_norm(resid) if model.decoder_norm is not None else resid
-    return model.lm_head(normed)
+    return model.lm_head(normed * model.out_scale)  # T5's d_model^-0.5 before the output layer (1 elsewhere)
 
 
 @torch.no_grad()

@@ -14,9 +14,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tui_lab.model.efficient import LinformerProjection, approximate_attention, linformer_attend, performer_attend
 from tui_lab.model.hooks import HookScope
 from tui_lab.model.masks import causal_mask, combine, local_mask
 from tui_lab.model.positions import alibi_bias, apply_rope, rope_angles
+from tui_lab.model.relative import RELATIVE, ShawRelative
 
 KINDS = ("encoder-self", "decoder-self", "cross")
 
@@ -128,6 +130,10 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(e, sum(self.split), bias=config.bias or config.qkv_bias)
         self.out = nn.Linear(e, e, bias=config.bias)
         self._rope: tuple[Tensor, Tensor] | None = None  # cos/sin table, grown on demand (not a parameter)
+        # positions 'relative': this layer's tables; 't5': the first layer's table (relative.share_t5_bias)
+        self.shaw = ShawRelative(config) if config.positions == "relative" else None
+        self.t5_bias, self.shared_t5 = None, []
+        self.approx = approximate_attention(config)  # Linformer's E/F or Performer's features; None: softmax
 
     def forward(
         self,
@@ -146,26 +152,47 @@ class SelfAttention(nn.Module):
         if self.positions == "rope":
             cos, sin = self._rope_table(end, q)
             q, k = apply_rope(q, cos[start:end], sin[start:end]), apply_rope(k, cos[start:end], sin[start:end])
+        if self.approx is not None:
+            out = self._approximate(q, k, v, allowed, cache, hooks)
+            return self.out(merge_heads(out) if hooks is None else hook_z(hooks, out))
         rolled = None  # the keys' absolute positions when a rolling window cache holds them out of order
         if cache is not None:
             k, v, rolled = cache.append(k, v, start)  # (N, K, S, D): S = start + L, or the window's slots
         k_pos = rolled
-        if rolled is None and (self.window or self.positions == "alibi"):
+        if rolled is None and (self.window or self.positions in ("alibi", *RELATIVE)):
             k_pos = torch.arange(k.shape[-2], device=x.device)  # (S,) slot i holds position i
         if self.window:
             allowed = self._local(allowed, start, end, k_pos, x.device)
-        bias = None
-        if self.positions == "alibi":
-            q_pos = torch.arange(start, end, device=x.device)
-            bias = alibi_bias(self.heads, q_pos, k_pos, self.causal)
+        bias = self._position_bias(start, end, k_pos, rolled is not None)
+        run = attend if self.shaw is None else self.shaw.attend_at(attend, torch.arange(start, end, device=x.device),
+                                                                    k_pos)
         drop = self.dropout if self.training else 0.0
         if hooks is None:
-            out, _ = attend(q, k, v, allowed, bias, self.causal, drop, False, self.scale)
+            out, _ = run(q, k, v, allowed, bias, self.causal, drop, False, self.scale)
             return self.out(merge_heads(out))
         pattern = _by_position_hook(hooks, "hook_pattern", rolled, end, 0.0)
         scores = _by_position_hook(hooks, "hook_attn_scores", rolled, end, float("-inf"))
-        out, _ = attend(q, k, v, allowed, bias, self.causal, drop, False, self.scale, pattern, scores)
+        out, _ = run(q, k, v, allowed, bias, self.causal, drop, False, self.scale, pattern, scores)
         return self.out(hook_z(hooks, out))
+
+    def _position_bias(self, start: int, end: int, k_pos: Tensor | None, rolled: bool) -> Tensor | None:
+        """(H, L, S) added to the scores: ALiBi's distance penalty or T5's bucket bias; None for the rest."""
+        if self.positions == "alibi":
+            return alibi_bias(self.heads, torch.arange(start, end, device=k_pos.device), k_pos, self.causal)
+        if self.positions != "t5":
+            return None
+        table = self.t5_bias if self.t5_bias is not None else self.shared_t5[0]
+        return table(start, end, k_pos, first=self.t5_bias is not None, rolled=rolled)
+    def _approximate(self, q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None, cache,
+                     hooks: HookScope | None) -> Tensor:
+        """Linformer or Performer (model/efficient.py) -> (N, H, L, D); a Performer cache is its running sums."""
+        pattern = None if hooks is None or not hooks.wants("hook_pattern") else lambda w: hooks("hook_pattern", w)
+        if isinstance(self.approx, LinformerProjection):
+            scores = None if hooks is None or not hooks.wants("hook_attn_scores") else \
+                (lambda s: hooks("hook_attn_scores", s))
+            drop = self.dropout if self.training else 0.0
+            return linformer_attend(self.approx, q, k, v, allowed, self.scale, drop, attend, pattern, scores)
+        return performer_attend(self.approx, q, k, v, allowed, self.causal, self.scale, cache, pattern)
 
     def _local(self, allowed: Tensor | None, start: int, end: int, k_pos: Tensor, device) -> Tensor:
         """The sliding window (and global tokens) by absolute position, so a cached step masks like a full pass."""
@@ -244,7 +271,11 @@ class CrossAttention(nn.Module):
         memory_kv: tuple[Tensor, Tensor],
         allowed: Tensor | None = None,
         hooks: HookScope | None = None,
+        start: int = 0,
+        cache=None,
     ) -> Tensor:
+        """`start` and the layer's `cache` are for the guided kinds, which carry an alignment from step to step
+        (tui_lab/model/guided_cross.py); softmax needs neither."""
         q = self.q(x)
         if hooks is not None:
             q = hook_heads(hooks, "hook_q", q, self.heads)

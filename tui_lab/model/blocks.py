@@ -11,9 +11,10 @@ from collections.abc import Callable
 from torch import Tensor, nn
 
 from tui_lab.config import is_nat
-from tui_lab.model.attention import CrossAttention, SelfAttention
+from tui_lab.model.attention import SelfAttention
 from tui_lab.model.batchnorm import MaskedBatchNorm, keep_from_allowed, with_keep
 from tui_lab.model.feed_forward import FeedForward
+from tui_lab.model.guided_cross import make_cross
 from tui_lab.model.hooks import HookScope
 from tui_lab.model.moe import SparseMoE
 
@@ -111,7 +112,7 @@ class DecoderBlock(nn.Module):
         # A NAT decoder (decoder_mode nat-*) predicts every position at once: no causal mask.
         self.attn = SelfAttention(config, causal=not is_nat(config))
         self.cross_norm = make_norm(config)
-        self.cross = CrossAttention(config)
+        self.cross = make_cross(config)  # softmax, or seed 002's guided kinds
         self.ffn = make_ffn(config)
         self.ffn_norm = None if self.ffn is None else make_norm(config)
         self.drop = nn.Dropout(config.dropout)
@@ -123,7 +124,8 @@ class DecoderBlock(nn.Module):
             return self.attn(h, allowed, start, cache, None if hooks is None else hooks.sub("attn."))
 
         def cross(h: Tensor) -> Tensor:
-            return self.cross(h, memory_kv, memory_allowed, None if hooks is None else hooks.sub("cross_attn."))
+            return self.cross(h, memory_kv, memory_allowed, None if hooks is None else hooks.sub("cross_attn."),
+                              start, cache)
 
         keep = keep_from_allowed(allowed)  # only batchnorm uses it: its statistics skip padding
         if hooks is None:

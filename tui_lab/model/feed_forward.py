@@ -8,6 +8,7 @@ from collections.abc import Callable
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tui_lab.config import GATED
 from tui_lab.model.hooks import HookScope
 
 ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
@@ -17,18 +18,19 @@ ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "swiglu": F.silu,  # SiLU on the gate branch, multiplied by the up branch (Shazeer 2020)
     "silu": F.silu,  # swish without a gate (Marian's "swish")
     "none": lambda x: x,  # seed 002's Q&A: without it down(up(x)) is the single matrix W_down W_up (+ biases)
+    "geglu": lambda x: F.gelu(x, approximate="tanh"),  # on the gate branch: T5 v1.1's gelu_new (Shazeer 2020)
 }
 
 
 
 class FeedForward(nn.Module):
-    """Position-wise MLP: down(act(up(x))), or down(silu(gate(x)) * up(x)) for SwiGLU."""
+    """Position-wise MLP: down(act(up(x))), or down(act(gate(x)) * up(x)) for SwiGLU and GeGLU."""
 
     def __init__(self, config) -> None:
         super().__init__()
         self.act = ACTIVATIONS[config.activation]
         self.up = nn.Linear(config.d_model, config.d_ff, bias=config.bias)
-        self.gate = nn.Linear(config.d_model, config.d_ff, bias=config.bias) if config.activation == "swiglu" else None
+        self.gate = nn.Linear(config.d_model, config.d_ff, bias=config.bias) if config.activation in GATED else None
         self.down = nn.Linear(config.d_ff, config.d_model, bias=config.bias)
 
     def forward(self, x: Tensor, hooks: HookScope | None = None) -> Tensor:  # (N, L, E) -> (N, L, E)

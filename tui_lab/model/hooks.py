@@ -24,6 +24,7 @@ from contextlib import contextmanager
 
 from torch import Tensor
 
+from tui_lab.config import GATED
 from tui_lab.model.positions import ADDITIVE
 
 HookFn = Callable[[Tensor, str], "Tensor | None"]
@@ -109,7 +110,7 @@ def point_names(config) -> list[str]:
         names.append(f"{embeds}hook_embed")
         if config.positions in ADDITIVE:
             names.append(f"{embeds}hook_pos_embed")
-        mlp = ("mlp.hook_pre", "mlp.hook_pre_linear", "mlp.hook_post") if config.activation == "swiglu" \
+        mlp = ("mlp.hook_pre", "mlp.hook_pre_linear", "mlp.hook_post") if config.activation in GATED \
             else ("mlp.hook_pre", "mlp.hook_post")
         for i in range(layers):
             block = f"{prefix}.{i}."

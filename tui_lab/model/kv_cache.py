@@ -12,6 +12,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from tui_lab.model.efficient import PerformerState
+
 
 class LayerKV:
     """Buffers (N, K, capacity, D) for one layer's self-attention keys and values."""
@@ -20,6 +22,7 @@ class LayerKV:
         shape = (batch, heads, capacity, d_head)
         self.k = torch.zeros(shape, device=device, dtype=dtype)
         self.v = torch.zeros(shape, device=device, dtype=dtype)
+        self.cross_state: Tensor | None = None  # a guided cross-attention's last alignment (model/guided_cross.py)
 
     def append(self, k: Tensor, v: Tensor, start: int) -> tuple[Tensor, Tensor, Tensor | None]:
         """Write k, v (N, K, L, D) at [start, start + L) and return everything up to there (positions None:
@@ -49,6 +52,7 @@ class WindowKV:
         self.k = torch.zeros((batch, heads, slots, d_head), device=device, dtype=dtype)
         self.v = torch.zeros_like(self.k)
         self.pos = torch.full((slots,), -1, dtype=torch.long, device=device)
+        self.cross_state: Tensor | None = None  # as LayerKV's
 
     def _slots(self, positions: Tensor) -> Tensor:
         return torch.where(positions < self.sinks, positions, self.sinks + (positions - self.sinks) % self.window)
@@ -85,20 +89,24 @@ class KVCache:
         self.memory_allowed: Tensor | None = None
 
     def bytes(self) -> int:
-        return sum(layer.k.numel() * layer.k.element_size() * 2 for layer in self.layers)
+        return sum((layer.k.numel() + layer.v.numel()) * layer.k.element_size() for layer in self.layers)
 
     def reorder(self, index: Tensor) -> None:
         """Keep rows `index` of the batch (beam search picks which hypotheses continue)."""
         for layer in self.layers:  # every row of a WindowKV holds the same positions: `pos` needs no reorder
             layer.k, layer.v = layer.k[index], layer.v[index]
+            if layer.cross_state is not None:
+                layer.cross_state = layer.cross_state[index]
         if self.memory_kv is not None:
             self.memory_kv = [(k[index], v[index]) for k, v in self.memory_kv]
         if self.memory_allowed is not None:
             self.memory_allowed = self.memory_allowed[index]
 
 
-def _layer_kv(config, batch: int, capacity: int, device, dtype) -> LayerKV | WindowKV:
-    """A rolling buffer for a sliding-window decoder (always causal), else every position."""
+def _layer_kv(config, batch: int, capacity: int, device, dtype) -> LayerKV | WindowKV | PerformerState:
+    """A rolling buffer for a sliding-window decoder (always causal), Performer's running sums, else every position."""
+    if config.self_attention == "performer":
+        return PerformerState(batch, config.heads, config.n_features, config.d_head, device, dtype)
     args = (batch, config.n_kv_heads, capacity, config.d_head, device, dtype)
     if config.attention_window:
         return WindowKV(*args, config.attention_window, config.global_tokens)

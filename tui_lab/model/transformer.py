@@ -24,6 +24,7 @@ from tui_lab.model.masks import key_padding
 from tui_lab.model.nat import LENGTH_CLASSIFIER, LengthClassifier
 from tui_lab.model.patches import PatchEmbedding
 from tui_lab.model.positions import ADDITIVE
+from tui_lab.model.relative import share_t5_bias
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Transformer(nn.Module):
         self.pos_embed = ADDITIVE[c.positions](c) if c.positions in ADDITIVE else None
         self.embed_drop = nn.Dropout(c.dropout)
         self.scale = math.sqrt(c.d_model) if c.embedding_scale == "sqrt_d_model" else 1.0
+        self.out_scale = c.d_model ** -0.5 if c.output_scale == "inv_sqrt_d_model" else 1.0  # T5 (tied)
         causal_encoder = False
         self.encoder = nn.ModuleList(EncoderBlock(c, causal_encoder) for _ in range(c.encoder_layers))
         self.encoder_norm = make_norm(c) if c.has_encoder and c.final_norm else None
@@ -54,6 +56,7 @@ class Transformer(nn.Module):
         else:
             self.decoder = nn.ModuleList(DecoderBlock(c) for _ in range(c.decoder_layers))
         self.decoder_norm = make_norm(c) if c.family != "encoder-only" and c.final_norm else None
+        share_t5_bias(self.encoder, c), share_t5_bias(self.decoder, c)  # T5: one bias table per stack
         self.head = make_head(c)
         self.lm_head = nn.Linear(c.d_model, c.vocab, bias=c.output_bias) if c.head != "classifier" else None
         # NAT (model/nat.py): the length classifier reads the encoder output; registered last so every
@@ -139,7 +142,7 @@ class Transformer(nn.Module):
         state = with_keep(self.decoder_norm, tgt_mask)(y) if self.decoder_norm is not None else y  # (N, T, E)
         if hooks is not None and self.decoder_norm is not None:
             state = hooks.apply(FINAL_NORM, state)
-        logits = self.lm_head(state)
+        logits = self.lm_head(state if self.out_scale == 1.0 else state * self.out_scale)
         if self.copy_gate is not None:
             logits, copy = self._copy(logits, state, inputs, last_cross[1][0], memory, src_ext)
             captures += [copy_capture(len(self.decoder) - 1, copy)] if need_weights else []

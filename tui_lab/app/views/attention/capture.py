@@ -57,12 +57,23 @@ def capture(model: Any, src_ids: list[int], tgt_ids: list[int] | None) -> tuple[
         for cap in out.attentions:
             w = cap.weights[0].float()  # (H, Lq, Lk)
             grids[(cap.kind, cap.layer)] = w.cpu().tolist()
-            # mean over queries of -sum p ln p (nats); masked keys have p = 0 and add nothing
-            entropy[(cap.kind, cap.layer)] = (-(w * w.clamp_min(1e-12).log()).sum(-1)).mean(-1).cpu().tolist()
+            # mean over queries of -sum p ln p (nats); masked keys have p = 0 and add nothing. Linformer's weights
+            # per position (model/efficient.py) can be negative, no distribution: no entropy for them.
+            if config_kind(model) != "linformer" or cap.kind != "encoder-self":
+                entropy[(cap.kind, cap.layer)] = (-(w * w.clamp_min(1e-12).log()).sum(-1)).mean(-1).cpu().tolist()
         table = getattr(model, "pos_embed", None)
         weight = getattr(table, "weight", None)
         learned = weight[:POS_ROWS].float().cpu().tolist() if weight is not None else None
+        if src.dim() == 2:  # relative positions (T5's bias, Shaw's table) over the query x key positions
+            from tui_lab.model.relative import position_grids
+
+            length = tgt.shape[1] if tgt is not None else src.shape[1]
+            grids |= {key: grid.cpu().tolist() for key, grid in position_grids(model, length).items()}
     return grids, entropy, learned
+
+
+def config_kind(model) -> str:
+    return getattr(getattr(model, "config", None), "self_attention", "softmax")
 
 
 def translation(model: Any, tokenizer: Any, src_ids: list[int], limit: int) -> tuple[list[int], list[str],

@@ -33,7 +33,7 @@ class AttentionDrawing:
         kind, layer, head = self.choice()
         config = self.app.live.config
         return grid_spec(self.cap, kind, layer, head, self.query_one("#att-src", Input).value, config.d_model,
-                         self.pattern, causal=config.family != "encoder-only")
+                         self.pattern, causal=config.family != "encoder-only", cross_kind=config.cross_attention)
 
     @property
     def pattern(self) -> Pattern:

@@ -29,7 +29,10 @@ KIND_TITLES = {
     "mask-local": "mask: sliding window / global tokens",
     "pos-sinusoidal": "positions: sinusoidal table (from the formula)",
     "pos-learned": "positions: learned table (live model)",
+    "pos-t5": "positions: T5 bias added to the scores (live model, first layer's table, used by every layer)",
+    "pos-relative": "positions: Shaw's relative key row |a^K(j-i)| (live model; constant past the clip)",
 }
+RELATIVE_KINDS = ("pos-t5", "pos-relative")
 ATTENTION_KINDS = ("encoder-self", "decoder-self", "cross", "copy")
 # A title line's name for a kind when the whole one does not fit: the kind picker just above names it in full.
 SHORT_KINDS = {"encoder-self": "encoder self", "decoder-self": "decoder self", "cross": "cross-attention",
@@ -104,7 +107,20 @@ def mean_of_heads(heads: list) -> list[list[float]]:
     return [[sum(h[q][k] for h in heads) / n for k in range(len(heads[0][0]))] for q in range(len(heads[0]))]
 
 
-def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Pattern = Pattern()) -> GridSpec:
+# The cross_attention axis (tui_lab/model/guided_cross.py): how its grid reads, after the kind's title.
+CROSS_KINDS = {"location-aware": "location-aware (reads the last row)",
+               "monotonic": "monotonic: hard, forward only, every head"}
+
+
+def monotonic_notes(grid: list[list[float]], heads: int, head: int, cols: list[str]) -> list[str]:
+    """Per row of a monotonic grid (eval: hard attention): where a head stopped, or that its context is zero."""
+    if head >= 0:
+        return [f"stops at {cols[row.index(1.0)]!r}" if 1.0 in row else "no stop: zero context" for row in grid]
+    return [f"{round(sum(row) * heads)} of {heads} heads stop" for row in grid]
+
+
+def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Pattern = Pattern(),
+                   cross_kind: str = "softmax") -> GridSpec:
     heads = cap.grids.get((kind, layer))
     if heads is None:
         return GridSpec("no grid yet: press Run", [], [], [])
@@ -115,21 +131,26 @@ def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Patt
     notes = [f"decoder input {t!r} predicts it" for t in cap.tgt] if decoder_rows else []
     if kind == "copy":  # a row's mass is what is copied; the rest, p_gen, is generated from the vocabulary
         notes = [f"p_gen {1 - sum(row):.2f}; {note}" for row, note in zip(grid, notes, strict=False)]
+    if kind == "cross" and cross_kind == "monotonic":
+        marks = monotonic_notes(grid, len(heads), head, cols)
+        notes = [f"{mark}; {note}" for mark, note in zip(marks, notes, strict=False)]
     causal = kind == "decoder-self"
     local = kind in ("decoder-self", "encoder-self") and pattern.window > 0
     entropy = cap.entropy.get((kind, layer))
     ent = "" if entropy is None else \
         f" · entropy {sum(entropy) / len(entropy) if head < 0 else entropy[head]:.2f} nats"
-    title = f"{KIND_TITLES[kind]} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}{ent}"
+    guided = f" · {CROSS_KINDS[cross_kind]}" if kind == "cross" and cross_kind in CROSS_KINDS else ""
+    title = f"{KIND_TITLES[kind]}{guided} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}{ent}"
     mask = hatched_cells(len(grid), len(grid[0]), pattern, causal) if causal or local else None
     return GridSpec(title, grid, rows, cols, mask, lo=0.0, row_notes=notes)
 
 
 def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_model: int,
-              pattern: Pattern = Pattern(), causal: bool = True) -> GridSpec:
+              pattern: Pattern = Pattern(), causal: bool = True, cross_kind: str = "softmax") -> GridSpec:
     """The grid of `kind` (an attention kind, a mask or a position table) for the pickers' choice.
 
-    `pattern` is the live model's window; `causal` whether its self-attention over the typed tokens is causal."""
+    `pattern` is the live model's window; `causal` whether its self-attention over the typed tokens is causal;
+    `cross_kind` its cross_attention (the guided kinds name themselves in the title)."""
     tokens = (cap.tgt if cap.encoder_decoder else cap.src) or typed.split()
     if kind == "mask-local":
         return local_spec(tokens, pattern, causal)
@@ -149,5 +170,20 @@ def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_mode
             return GridSpec("this model has no learned position table", [], [], [])
         return GridSpec(KIND_TITLES[kind], cap.learned, [str(p) for p in range(len(cap.learned))],
                         [str(i) for i in range(len(cap.learned[0]))], axes=("position", "dim"))
-    return attention_spec(cap, kind, layer, head, pattern)
+    if kind in RELATIVE_KINDS:
+        return relative_spec(cap, kind, layer, head, tokens, causal)
+    return attention_spec(cap, kind, layer, head, pattern, cross_kind)
+
+
+def relative_spec(cap: Capture, kind: str, layer: int, head: int, tokens: list[str], causal: bool) -> GridSpec:
+    """T5's bias or Shaw's table over the tokens' query x key positions; a causal stack's future keys hatched."""
+    heads = cap.grids.get((kind, layer))
+    if heads is None:
+        return GridSpec("no grid yet: press Run", [], [], [])
+    grid, which = (mean_of_heads(heads), "mean of heads") if head < 0 or head >= len(heads) else \
+        (heads[head], f"head {head}")
+    labels = tokens[: len(grid)] + [str(i) for i in range(len(tokens), len(grid))]
+    title = f"{KIND_TITLES[kind]} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}"
+    mask = hatched_cells(len(grid), len(grid[0])) if causal else None
+    return GridSpec(title, grid, labels, labels, mask, axes=("query position", "key position"))
 

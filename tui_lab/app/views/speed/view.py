@@ -26,6 +26,7 @@ from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 from tui_lab.app.background_job import JobDone, JobPoster, JobView
 from tui_lab.app.guard import guarded
 from tui_lab.app.views.speed import draw
+from tui_lab.app.views.speed.approximate import LINFORMER_LINE, demo_for, performer_line
 from tui_lab.app.views.speed.gqa import KVPanel
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.line_plot import LinePlot
@@ -199,8 +200,12 @@ class SpeedView(JobView):
         prompt_len = _positive("prompt", self.query_one("#sp-prompt", Input).value)
         repeats = _positive("repeats", self.query_one("#sp-repeats", Input).value)
         text = self.query_one("#sp-lengths", Input).value
+        if live.model.config.self_attention == "linformer":
+            self._summary(LINFORMER_LINE)
+            return
         demo = self.demo
-        config = DEMO if demo else live.model.config
+        demo_config = demo_for(DEMO, live.model.config)  # a live Performer's demo is a Performer
+        config = demo_config if demo else live.model.config
         # Empty: the demo's length, or the core's lengths that fit the model's max_len after the prompt.
         lengths = parse_lengths(text) if text.strip() else DEMO_LENGTHS if demo else default_lengths(
             config, prompt_len, 128)
@@ -210,7 +215,7 @@ class SpeedView(JobView):
         what = (f"the demo model (d_model {DEMO.d_model}, {DEMO.decoder_layers} layers, random weights; the live "
                 f"model is unchanged)" if demo else live.origin)
         self._summary(f"measuring {what} on {live.device}{busy}...")
-        model, device = DEMO if demo else live.model, live.device
+        model, device = demo_config if demo else live.model, live.device
         self.measured_demo = demo
         self.start_job(lambda poster: measure(poster, model, device, prompt_len, lengths, repeats),
                        total=len(lengths) * 2 * (repeats + 1))
@@ -251,8 +256,9 @@ class SpeedView(JobView):
                       f"outputs {'identical' if same else 'DIFFER'} on every length"
                       + (" (cancelled: lengths measured so far)" if report.cancelled else "")
                       + ("; learned positions slid past max_len" if any(r.slid for r in report.runs) else ""))
-        analysis.update("\n".join(draw.analysis_lines(self.config, report, last, prediction, self.measured_demo))
-                        if prediction else "")
+        lines = draw.analysis_lines(self.config, report, last, prediction, self.measured_demo) if prediction else []
+        approximate = performer_line(self.config, report.prompt_len + last.new_tokens)
+        analysis.update("\n".join(lines + ([approximate] if approximate else [])))
 
     def _summary(self, text: str) -> None:
         self.query_one("#sp-summary", Static).update(text)

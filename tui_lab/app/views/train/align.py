@@ -46,9 +46,11 @@ def compose_alignment() -> ComposeResult:
                 yield Heatmap(id="tr-align-before")
 
 
-def method_label(train: dict) -> str:
-    """What sets a run's alignment apart: its guided-attention weight and scheduled sampling."""
-    parts = [f"guided {train.get('guided_attention') or 0:g}"]
+def method_label(train: dict, model: dict | None = None) -> str:
+    """What sets a run's alignment apart: its guided-attention weight and scheduled sampling, after its
+    cross_attention kind when that is a guided one (location-aware, monotonic)."""
+    kind = (model or {}).get("cross_attention", "softmax")
+    parts = ([] if kind == "softmax" else [kind]) + [f"guided {train.get('guided_attention') or 0:g}"]
     if train.get("scheduled_sampling", "none") != "none":
         parts.append(f"sampling {train['scheduled_sampling']}")
     return ", ".join(parts)
@@ -73,7 +75,7 @@ class TrainAlignment:
 
     def _alignment_arrived(self, step: int, grid: list[list[float]], rows: list[str], cols: list[str]) -> None:
         run = self.store.current
-        self._align_now = Grid(run.number, method_label(run.train), run.train.get("task") or "", step, grid, rows,
-                               cols)
+        self._align_now = Grid(run.number, method_label(run.train, run.model), run.train.get("task") or "", step,
+                               grid, rows, cols)
         self.query_one("#tr-align", Heatmap).set_grid(grid, rows, cols, lo=0.0, hi=1.0)
         self.query_one("#tr-align-now-title", Static).update(self._align_now.title(now=True))
