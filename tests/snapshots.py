@@ -109,6 +109,23 @@ def check_picture(app, name: str, masked: tuple[str, ...] = (), decimals: bool =
     return "\n".join(read_svg(svg, width, height).line(y) for y in range(height))
 
 
+# Pictures a long run draws (minutes), kept by hand, not snapshots: each names the test that writes it.
+HAND_KEPT = {"experiments-efficient-attention": "TUI_LAB_SCREENSHOTS=docs/screenshots python -m pytest "
+                                                "tests/test_app_experiments_efficient.py"}
+
+
+def keep(app, name: str) -> str:
+    """A hand-kept picture: written to $TUI_LAB_SCREENSHOTS when set; the screen's text either way."""
+    import html
+
+    svg = app.export_screenshot(title=f"tui-lab: {name}")
+    folder = os.environ.get("TUI_LAB_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / f"{name}.svg").write_text(svg)
+    return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
+
+
 def readme_pictures() -> set[str]:
     """The names of the pictures the README shows (docs/screenshots/NAME.svg)."""
     text = (ROOT / "README.md").read_text()

@@ -9,7 +9,7 @@ wait is for a condition, never a timer, so a loaded machine only makes it slower
 from __future__ import annotations
 
 import pytest
-from snapshots import PICTURES, check_picture, mask_text, readme_pictures, settle
+from snapshots import HAND_KEPT, PICTURES, check_picture, mask_text, readme_pictures, settle
 from test_app_support import app_for, wait_for
 from textual.widgets import Input, Select
 
@@ -28,8 +28,9 @@ async def ready(pilot) -> None:
 
 
 def test_every_readme_picture_is_a_snapshot_and_every_snapshot_is_in_the_readme():
-    kept = {p.stem for p in PICTURES.glob("*.svg")}
-    assert readme_pictures() == NAMES == kept, (readme_pictures() ^ NAMES, kept ^ NAMES)
+    kept = {p.stem for p in PICTURES.glob("*.svg")} - set(HAND_KEPT)  # a long run's picture, kept by hand
+    shown = readme_pictures() - set(HAND_KEPT)
+    assert shown == NAMES == kept, (shown ^ NAMES, kept ^ NAMES)
 
 
 def test_timing_is_masked_and_sizes_are_not():
