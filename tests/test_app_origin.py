@@ -126,9 +126,10 @@ async def test_a_checkpoint_says_its_folder(tmp_path, monkeypatch):
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_ready(pilot)
         assert "tui-lab — checkpoint: ck/small · cpu" in _header(app)
-        app.view("architecture").action_apply()  # loaded weights: Apply asks before replacing them
+        app.view("architecture").action_apply()  # loaded weights stay in their folder: no question
         await pilot.pause()
-        assert isinstance(app.screen, ConfirmApply) and "checkpoint: ck/small" in screen_text(app)
+        assert not isinstance(app.screen, ConfirmApply)
+        assert any("the previous weights stay in ck/small" in str(n.message) for n in app._notifications)
 
 
 async def test_a_shipped_toy_says_so_and_asks_only_when_edited():

@@ -1,4 +1,4 @@
-"""Speed view, read from the rendered screen: both curves with their median and spread, the totals and the
+"""Speed view, read from the rendered screen: both curves as running totals (every series named), the totals and the
 speedup on the plot, the predicted FLOPs split, the overhead note for the toy, the log axis, the demo model,
 a row per length and cancel."""
 
@@ -54,10 +54,16 @@ async def test_curves_spread_totals_prediction_overhead_note_and_log_axis():
         report, run = view.report, view.report.runs[-1]
         assert [r.new_tokens for r in report.runs] == [4, 12] and all(r.identical for r in report.runs)
         text = screen_text(app)
-        # both medians in the legend, the spread's dots on the plot, totals and speedup in its title
-        assert "⢕⢕ cached" in text and "⢕⢕ uncached" in text and "median of 2, · min-max" in text
+        # seconds spent against tokens generated: every series drawn is named in the legend, no cloud of
+        # per-token dots, the totals and speedup in the title
+        for name in ("cached", "uncached", "cached FLOPs at peak", "uncached FLOPs at peak"):
+            assert f"⢕⢕ {name}" in text
+        assert "seconds" in text and "tokens generated" in text and "median of 2)" in text
         plot_rows = [line for line in screen_lines(app) if "│" in line]
-        assert sum(line.count("·") for line in plot_rows) >= 2
+        assert sum(line.count("·") for line in plot_rows) == 0
+        # the curves are running totals: the axis' top is the uncached total (with room), whatever one slow step
+        top = y_ticks(app)[0]
+        assert sum(run.uncached_step_s) <= top * 1.01 <= 1.15 * sum(run.uncached_step_s)
         assert f"cached {run.cached_s:.3g}s, uncached {run.uncached_s:.3g}s in all: {run.speedup:.2f}x" in text
         assert f"{run.speedup:.2f}x faster at 12 tokens" in text and "identical" in text
         # the predicted split at the last step: context 16 + 11, from the analysis

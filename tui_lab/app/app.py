@@ -107,8 +107,10 @@ class TuiLabApp(App):
     ]
 
     def __init__(self, config: ModelConfig, device: str = "cpu", checkpoint: str | None = None,
-                 from_hf: str | None = None, origin: str | None = None, build: bool = True) -> None:
+                 from_hf: str | None = None, origin: str | None = None, build: bool = True,
+                 first_view: str = VIEWS[0].id) -> None:
         super().__init__()
+        self.first_view = next(spec for spec in VIEWS if spec.id == first_view)  # the view the app opens on
         self.live = LiveModel(config, device)
         self._checkpoint, self._from_hf = checkpoint, from_hf
         self.hf_options: dict[str, bool] = {}  # --download / --allow-pickle for from_hf (cli/launch.py sets them)
@@ -156,10 +158,10 @@ class TuiLabApp(App):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Views(id="views", initial=VIEWS[0].id):
+        with Views(id="views", initial=self.first_view.id):
             for i, spec in enumerate(VIEWS):
                 with TabPane(_tab_label(i, spec), id=spec.id):
-                    if i == 0:  # the views mount once this first frame is on screen (`on_ready`)
+                    if spec is self.first_view:  # the views mount once this first frame is on screen (`on_ready`)
                         yield FirstFrame(self.live.config)
         yield Footer()
 
@@ -181,7 +183,7 @@ class TuiLabApp(App):
         holds the GIL for seconds): nothing of theirs delays what the person sees first, and every view
         exists before the live model arrives (views read it on mount or in `live_model_changed`)."""
         with self.batch_update():  # one repaint: the view in, the count line out
-            await self._mount_view(VIEWS[0])
+            await self._mount_view(self.first_view)
             await self.query_one(FirstFrame).remove()
         self.keys.open = True  # keys typed on the first frame act on the view now there
         await self._next_key()
@@ -189,7 +191,7 @@ class TuiLabApp(App):
 
     async def _after_first_view(self) -> None:
         _start_resource_tracker()  # before any view can spawn a process
-        self._unmounted = list(VIEWS[1:])
+        self._unmounted = [spec for spec in VIEWS if spec is not self.first_view]
         self.call_after_refresh(self._mount_next_view)
 
     async def _mount_next_view(self) -> None:
@@ -298,12 +300,17 @@ class TuiLabApp(App):
     # -- the live model ----------------------------------------------------------------------------
     def rebuild_model(self, config: ModelConfig, origin: str | None = None) -> None:
         """Rebuild the live model from `config` in a worker; refused at once when it cannot fit."""
-        problem = None if self.live.device.startswith("cuda") else \
-            fit_problem(memory(config).weights, free_memory("cpu"), self.live.device)
+        problem = self.build_refusal(config)
         if problem:
             self.notify(problem, title="not built", severity="error")
             return
         self.live.start_build(self, config, origin or f"config {config.name}")
+
+    def build_refusal(self, config: ModelConfig) -> str | None:
+        """Why `config` cannot be built here (its weights do not fit in free memory), or None."""
+        if self.live.device.startswith("cuda"):
+            return None
+        return fit_problem(memory(config).weights, free_memory("cpu"), self.live.device)
 
     def action_cancel_build(self) -> None:
         if self.live.cancel():

@@ -56,6 +56,20 @@ class LiveModel:
     building: bool = False
     status: str = "not built"
     worker: Worker | None = field(default=None, repr=False)
+    saved: tuple[int, str] | None = None  # (generation, folder): these very weights were written there
+
+    def mark_saved(self, folder: str, generation: int) -> None:
+        """The model of `generation` was written to `folder` (kept only while it is still the live one)."""
+        if generation == self.generation:
+            self.saved = (generation, folder)
+
+    @property
+    def kept_in(self) -> str | None:
+        """The folder that holds the live weights as they are: saved by this app, or loaded from it."""
+        if self.saved is not None and self.saved[0] == self.generation:
+            return self.saved[1]
+        kind, _, rest = self.origin.partition(" ")
+        return rest if kind in ("checkpoint", "hf") and rest else None
 
     @property
     def ready(self) -> bool:

@@ -83,7 +83,10 @@ def make_app(argv: list[str], build: bool = True):
     config = _checked(args)
     from tui_lab.app.app import TuiLabApp
 
-    app = TuiLabApp(config, device=args.device, checkpoint=args.checkpoint, from_hf=args.from_hf, build=build)
+    # Bare `tui-lab` opens on the Tour's first page (the form is F1 away); a model asked for opens on its form.
+    asked = args.preset or args.checkpoint or args.from_hf or args.train
+    app = TuiLabApp(config, device=args.device, checkpoint=args.checkpoint, from_hf=args.from_hf, build=build,
+                    first_view="architecture" if asked else "tour")
     app.train_on_start = args.train  # read by the Train view when it mounts
     app.hf_options = {"download": args.download, "allow_pickle": args.allow_pickle}
     return app

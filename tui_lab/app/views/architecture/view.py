@@ -18,7 +18,7 @@ from textual.widgets import Button, Label, Select, TabbedContent
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.modals.confirm_apply import ConfirmApply
-from tui_lab.app.origin import describe_origin
+from tui_lab.app.origin import describe_origin, short_path
 from tui_lab.app.views.architecture.analysis import TABS, ArchitectureResults
 from tui_lab.app.views.architecture.config_form import TEXT_FIELDS, ConfigForm
 from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
@@ -102,10 +102,19 @@ class ArchitectureView(Vertical):
         if config is None:
             self.app.notify("fix the highlighted fields first", severity="warning")
             return
-        origin = describe_origin(self.app.live.origin)
+        refusal = self.app.build_refusal(config)  # refused for memory before any question about losing weights
+        if refusal:
+            self.app.notify(refusal, title="not built", severity="error")
+            return
+        live = self.app.live
+        origin = describe_origin(live.origin)
         shipped = shipped_for(config)  # an unedited shipped toy builds with its trained weights
         if not origin.learned or (origin.kind == "shipped" and origin.detail == shipped):
             self.app.rebuild_model(config)  # nothing learned would be lost: no question
+            return
+        if live.kept_in is not None:  # saved or loaded from a folder: nothing is lost, say where it stays
+            self.app.notify(f"the previous weights stay in {short_path(live.kept_in)}", title="apply")
+            self.app.rebuild_model(config)
             return
 
         def answered(apply: bool | None) -> None:

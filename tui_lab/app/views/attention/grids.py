@@ -41,6 +41,7 @@ ELLIPSIS = "…"
 MASKS = ("mask-causal", "mask-padding", "mask-both", "mask-local", "pos-sinusoidal")
 EXAMPLE_WINDOW, EXAMPLE_GLOBAL = 3, 1  # what mask-local draws for a model with full attention
 POS_ROWS = 64
+SINE_COLS = 64  # frequencies drawn at most: 2017 base's 256 as every 4th
 
 
 @dataclass
@@ -145,6 +146,21 @@ def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Patt
     return GridSpec(title, grid, rows, cols, mask, lo=0.0, row_notes=notes)
 
 
+def sine_spec(d_model: int) -> GridSpec:
+    """The sinusoidal table as the Tour draws it: the sine columns only (the cos columns are the same waves a
+    quarter turn on), so column i is one frequency, fast on the left, slow on the right; every k-th i when
+    there are more than SINE_COLS, so the whole range of frequencies fits one screen. Rows are positions."""
+    table = grids.sinusoidal_grid(POS_ROWS, d_model)  # (L, E): sin at 2i, cos at 2i + 1
+    half = (d_model + 1) // 2
+    step = -(-half // SINE_COLS)  # ceil
+    picked = list(range(0, half, step))
+    values = [[row[2 * i] for i in picked] for row in table]
+    every = f" (every {step}th)" if step > 1 else ""
+    title = f"PE(pos, 2i) = sin(pos / 10000^(2i/{d_model})): rows position 0..{POS_ROWS - 1}, columns i{every}"
+    return GridSpec(title, values, [str(p) for p in range(POS_ROWS)], [str(i) for i in picked],
+                    lo=-1.0, hi=1.0, axes=("position", "i"))
+
+
 def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_model: int,
               pattern: Pattern = Pattern(), causal: bool = True, cross_kind: str = "softmax") -> GridSpec:
     """The grid of `kind` (an attention kind, a mask or a position table) for the pickers' choice.
@@ -162,9 +178,7 @@ def grid_spec(cap: Capture, kind: str, layer: int, head: int, typed: str, d_mode
         mask = [[v == 0.0 for v in row] for row in rows]  # NaN separators stay blank, not masked
         return GridSpec(KIND_TITLES[kind], rows, row_labels, cols, mask, 0.0, 1.0)
     if kind == "pos-sinusoidal":
-        return GridSpec(KIND_TITLES[kind], grids.sinusoidal_grid(POS_ROWS, d_model),
-                        [str(p) for p in range(POS_ROWS)], [str(i) for i in range(d_model)],
-                        axes=("position", "dim"))
+        return sine_spec(d_model)
     if kind == "pos-learned":
         if cap.learned is None:
             return GridSpec("this model has no learned position table", [], [], [])

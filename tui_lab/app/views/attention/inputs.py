@@ -90,7 +90,7 @@ class Inputs:
 
     def _shipped_english_toy(self) -> bool:
         """The shipped trained English toy: the tour's sentence, which its BPE covers and its
-        previous-token head visibly shifts by one (the random toy keeps the cat on the mat)."""
+        head leaning most on the previous token shows the shift by one (the random toy keeps the cat on the mat)."""
         return self.app.live.config.name == TOY_EN
 
     def learned_head(self) -> tuple[int, int] | None:

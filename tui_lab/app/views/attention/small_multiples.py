@@ -66,13 +66,24 @@ class SmallMultiples(ScrollView, can_focus=True):
         return max(TILE_W[0], min(TILE_W[1], room))
 
     @property
+    def captions(self) -> bool:
+        """Whether each tile has its entropy line under it: only when every layer still gets a thumbnail line
+        and a caption line (else the captions go, so no layer is cut off; the key names the cursor's)."""
+        return not self.size.height or self.size.height - 2 >= 2 * len(self.tiles)
+
+    @property
     def tile_h(self) -> int:
-        """Lines of thumbnail per tile (plus one caption line): as many as fit, at most half the width."""
-        room = (self.size.height - 2) // max(1, len(self.tiles)) - 1
+        """Lines of thumbnail per tile (plus the caption line): as many as fit, at most half the width."""
+        room = (self.size.height - 2) // max(1, len(self.tiles)) - self.captions
         return max(1, min(self.tile_w // 2, room))
 
+    @property
+    def stride(self) -> int:
+        """Lines per layer: the thumbnail and its caption."""
+        return self.tile_h + self.captions
+
     def _relayout(self) -> None:
-        self.virtual_size = Size(GUTTER + self.heads * (self.tile_w + GAP), 2 + len(self.tiles) * (self.tile_h + 1))
+        self.virtual_size = Size(GUTTER + self.heads * (self.tile_w + GAP), 2 + len(self.tiles) * self.stride)
         self.refresh()
 
     def on_resize(self) -> None:
@@ -80,7 +91,7 @@ class SmallMultiples(ScrollView, can_focus=True):
 
     def tile_at(self, x: int, y: int) -> tuple[int, int] | None:
         sx, sy = self.scroll_offset
-        layer, head = (y + sy - 2) // (self.tile_h + 1), (x + sx - GUTTER) // (self.tile_w + GAP)
+        layer, head = (y + sy - 2) // self.stride, (x + sx - GUTTER) // (self.tile_w + GAP)
         if x < GUTTER or y < 2 or not (0 <= layer < len(self.tiles) and 0 <= head < self.heads):
             return None
         return layer, head
@@ -107,16 +118,14 @@ class SmallMultiples(ScrollView, can_focus=True):
         if not self.tiles:
             return Strip.blank(width).apply_style(self.rich_style)
         if y == 0:
-            key = [Segment("layers x heads · entropy (nats) under each · enter opens · "),
-                   *legend(0.0, 1.0, False)[1:-1], Segment(" 0 to the tile's max")]
-            return Strip(key).crop_extend(0, width, None).apply_style(self.rich_style)
+            return Strip(self.legend_segments()).crop_extend(0, width, None).apply_style(self.rich_style)
         if y == 1:
             segments = [Segment(f"H{h}".ljust(self.tile_w + GAP), MARK if h == self.cursor[1] else Style())
                         for h in range(self.heads)]
             body = Strip(segments)
             left = Strip.blank(GUTTER)
         else:
-            layer, within = divmod(y + sy - 2, self.tile_h + 1)
+            layer, within = divmod(y + sy - 2, self.stride)
             if layer >= len(self.tiles):
                 return Strip.blank(width).apply_style(self.rich_style)
             segments = []
@@ -133,13 +142,25 @@ class SmallMultiples(ScrollView, can_focus=True):
         room = max(0, width - GUTTER)
         return Strip.join([left, body.crop(sx, sx + room).extend_cell_length(room)]).apply_style(self.rich_style)
 
+    def legend_segments(self) -> list[Segment]:
+        """The scale with numbers: each tile runs from 0 to its own largest weight, so the key gives the
+        cursor's tile's (the caption under each tile is its entropy)."""
+        layer, head = self.cursor
+        grid = self.tiles[layer][head][0]
+        hi = max((v for row in grid for v in row), default=1.0)
+        # Narrow legend: the numbers and a few swatches, then the words (cut at the end on a narrow screen).
+        entropy = self.tiles[layer][head][1]
+        return [Segment(f"L{self.layer_ids[layer]} H{head} "), *legend(0.0, hi, False, width=20),
+                Segment(f" entropy {entropy:.2f} nats · each tile 0 to its max" +
+                        ("; its entropy under it" if self.captions else ""))]
+
     # -- cursor ------------------------------------------------------------------------------------
     @guarded
     def action_move(self, d_layer: int, d_head: int) -> None:
         layer = max(0, min(len(self.tiles) - 1, self.cursor[0] + d_layer))
         head = max(0, min(self.heads - 1, self.cursor[1] + d_head))
         self.cursor = (layer, head)
-        th, sx, sy = self.tile_h + 1, *self.scroll_offset
+        th, sx, sy = self.stride, *self.scroll_offset
         top, lines = layer * th, max(1, self.size.height - 2)
         new_y = top + th - lines if top + th > sy + lines else min(sy, top)
         left, room = head * (self.tile_w + GAP), max(1, self.size.width - GUTTER)

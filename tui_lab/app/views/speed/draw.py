@@ -22,7 +22,6 @@ from tui_lab.app.widgets.line_plot import Line
 PATHS = (("cached", True, "green"), ("uncached", False, "red"))
 PREDICTED_COLOURS = {"cached": "cyan", "uncached": "magenta"}
 OVERHEAD_SHARE = 0.2  # predicted compute under this share of the measured cached step: "mostly overhead"
-SPREAD = "·"  # the marker of the min and max over repeats
 
 
 @dataclass(frozen=True)
@@ -49,29 +48,27 @@ def contexts(config: Any, prompt_len: int, new_tokens: int) -> list[int]:
 
 
 def plot_lines(run: Any, prediction: Prediction | None) -> list[Line]:
-    """Spread markers first, then the medians over them, then the prediction (plotext draws in order)."""
-    lines = []
-    for path, _, colour in PATHS:
-        for part in ("min", "max"):
-            lines.append(Line("", *_xy(getattr(run, f"{path}_step_{part}_s")), colour=colour, marker=SPREAD))
-    lines += [Line(path, *_xy(getattr(run, f"{path}_step_s")), colour=colour) for path, _, colour in PATHS]
+    """Seconds spent so far against tokens generated, per path: the uncached curve bends upward (each token
+    re-reads a longer prefix) while the cached one stays nearly straight. A running total reads at a glance
+    where per-token dots made a cloud, and one slow step bumps it by its own time rather than setting the
+    axis. The prediction (compute at the matmul peak) is drawn the same way, each series named."""
+    lines = [Line(path, *_cumulative(getattr(run, f"{path}_step_s")), colour=colour) for path, _, colour in PATHS]
     if prediction is not None:
-        # Unlabelled: a legend of four rows would cover a short plot; the analysis names their colours.
-        lines += [Line("", *_xy(prediction.seconds(path)), colour=PREDICTED_COLOURS[path]) for path, _, _ in PATHS]
+        lines += [Line(f"{path} FLOPs at peak", *_cumulative(prediction.seconds(path)),
+                       colour=PREDICTED_COLOURS[path]) for path, _, _ in PATHS]
     return lines
 
 
 def plot_top(run: Any) -> float:
-    """The y axis' top: the medians' range with room, so a few slow outliers among the min-max dots (a busy
-    machine) cannot squash the two curves the view exists to show into its bottom row."""
-    return 1.5 * max(max(run.cached_step_s), max(run.uncached_step_s)) * 1000  # ms, like the plotted values
+    """The y axis' top: the measured totals with a little room (the predicted floors sit below them)."""
+    return 1.05 * max(sum(run.cached_step_s), sum(run.uncached_step_s))
 
 
 def plot_title(report: Any, run: Any) -> str:
     """The totals and the speedup, annotated on the plot itself."""
     # Short enough for an 80-column terminal: plotext drops a title wider than the plot.
     return (f"cached {run.cached_s:.3g}s, uncached {run.uncached_s:.3g}s in all: {run.speedup:.2f}x "
-            f"(median of {report.repeats}, {SPREAD} min-max)")
+            f"(median of {report.repeats})")
 
 
 def analysis_lines(config: Any, report: Any, run: Any, prediction: Prediction, demo: bool) -> list[str]:
@@ -84,7 +81,7 @@ def analysis_lines(config: Any, report: Any, run: Any, prediction: Prediction, d
     # A single step is noisy on a shared machine: the median of the run's last eighth stands for "at the end".
     tail = max(1, run.new_tokens // 8)
     measured = ", ".join(_ms(statistics.median(getattr(run, f"{path}_step_s")[-tail:])) for path, _, _ in PATHS)
-    lines = [f"predicted (cyan, magenta) per token at L={ctx[last]}: " + ", ".join(split),
+    lines = [f"predicted per token at L={ctx[last]}: " + ", ".join(split),
              f"at the {prediction.peaks['cached'] / 1e9:.1f} GFLOP/s matmul peak: {at_peak}; "
              f"measured {measured} (last 1/8)"]
     growth = _growth(run.cached_step_s, prediction.seconds("cached"))
@@ -124,8 +121,14 @@ def _ld_share(split: tuple[int, int]) -> str:
     return f"{split[1] / sum(split):.0%}"
 
 
-def _xy(step_s: list[float]) -> tuple[list[float], list[float]]:
-    points = downsample([(i + 1, s * 1000) for i, s in enumerate(step_s)])
+def _cumulative(step_s: list[float]) -> tuple[list[float], list[float]]:
+    """(tokens generated, seconds so far): the running total of the per-token times (from token 1, so a log
+    axis keeps every point)."""
+    points, total = [], 0.0
+    for i, s in enumerate(step_s):
+        total += s
+        points.append((i + 1, total))
+    points = downsample(points)
     return [x for x, _ in points], [y for _, y in points]
 
 

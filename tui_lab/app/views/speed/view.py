@@ -1,9 +1,9 @@
 """Speed: cached vs uncached greedy generation measured in a worker, beside what the analysis predicts.
 
 `tui_lab.bench.kv_speed.compare_generation` does the measuring (the same function as `tui-lab bench generate`);
-this view runs it in a thread worker with a progress bar and Cancel, then plots per-token latency against
-position for both paths (the median over repeats, the min and max as dots), the prediction from the FLOPs
-(`draw`), the totals and the speedup, with a log y axis on `l`.
+this view runs it in a thread worker with a progress bar and Cancel, then plots the seconds spent against
+tokens generated for both paths (the running total of each token's median over repeats), the same for the
+prediction from the FLOPs (`draw`), the totals and the speedup, with a log y axis on `l`.
 
 The model measured is the live one, or, with "demo model" ticked, a wider random model built for the
 measurement only (the live model is untouched). On a 0.9M-parameter toy both curves are mostly per-step
@@ -127,7 +127,7 @@ class SpeedView(JobView):
             yield OnOffCheckbox("log scale l", id="sp-log", compact=True)
             yield ProgressBar(total=1, id="sp-progress", show_eta=True)
         yield Static("cached vs uncached greedy generation: press r", id="sp-summary")
-        yield LinePlot("per-token latency vs position", "new token", "ms/token", id="sp-plot")
+        yield LinePlot("seconds spent vs tokens generated", "tokens generated", "seconds", id="sp-plot")
         yield Static("", id="sp-analysis")
         yield DataTable(id="sp-table", zebra_stripes=True, cursor_type="row")
 

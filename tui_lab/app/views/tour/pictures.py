@@ -18,6 +18,7 @@ from tui_lab.app.examples import (
     TOY_EN,
     numbers_pair,
     previous_token_meta,
+    previous_token_name,
 )
 from tui_lab.app.grids import GridSpec
 
@@ -95,7 +96,8 @@ def _prev_head(loaded) -> tuple[GridSpec, dict[str, float]]:
     mask = [[k > q for k in range(n)] for q in range(n)]
     stats = {"hits": hits, "queries": n - 1, "mean": float(prev.mean()), "chance": chance_previous_weight(n),
              "layer": layer, "head": head}
-    grid = GridSpec(f"gpt2-toy-english · layer {layer} head {head} (previous-token head)", _rows(w), labels, labels,
+    name = previous_token_name(previous_token_meta())
+    grid = GridSpec(f"gpt2-toy-english · layer {layer} head {head} ({name})", _rows(w), labels, labels,
                 mask=mask, lo=0.0, cursor=(best, best - 1))
     return grid, stats
 

@@ -22,6 +22,7 @@ from tui_lab.app.examples import (
     ENGLISH_SENTENCE,
     MASK_BATCH,
     NUMBER,
+    PREVIOUS_TOKEN_HEAD,
     TOY_DE,
     TOY_EN,
     numbers_pair,
@@ -85,10 +86,18 @@ def _positions_text(p: Pictures) -> str:
 def _self_text(p: Pictures) -> str:
     s, meta = p.prev_stats, previous_token_meta()
     return (f"Self-attention: each token weighs every earlier one (rows sum to 1; hatched: the future). The "
-            f"English toy's layer {s['layer']} head {s['head']} is its previous-token head: {meta['score']:.2f} "
+            f"English toy's layer {s['layer']} head {s['head']} {_previous_claim(meta)}: {meta['score']:.2f} "
             f"mean weight on the token before over held-out text, {meta['chance']:.3f} for a uniform head. Here "
             f"{s['hits']} of {s['queries']} rows put their top weight on the previous token (mean "
             f"{s['mean']:.2f}, uniform {s['chance']:.2f}).")
+
+
+def _previous_claim(meta: dict) -> str:
+    """"is its previous-token head" only when the measured score earns the name (examples.PREVIOUS_TOKEN_HEAD)."""
+    if meta["score"] >= PREVIOUS_TOKEN_HEAD:
+        return "is its previous-token head"
+    return (f"leans on the previous token more than any other head, yet is no previous-token head (one puts "
+            f"{PREVIOUS_TOKEN_HEAD:g} or more there)")
 
 
 def _masks_text(p: Pictures) -> str:

@@ -99,7 +99,8 @@ class TourView(Vertical):
         step = STEPS[self.step]
         self.query_one("#tour-title", Label).update(f"Step {self.step + 1} of {len(STEPS)}: {step.title}")
         dots = "".join("●" if i == self.step else "○" for i in range(len(STEPS)))
-        self.query_one("#tour-nav", Static).update(f"{dots}  n next · p back · g open {step.view.title()}")
+        nav = f"{dots}  n next · p back · g open {step.view.title()} · 1 the model's form"  # bare launch opens here
+        self.query_one("#tour-nav", Static).update(nav)
         if self.pictures is None:
             return
         self.query_one("#tour-text", Static).update(step.text(self.pictures))

@@ -109,10 +109,11 @@ class TrainDrawing:
         for run in runs:
             name = run.label if self.overlay else "train"
             train, val = downsample(run.train_loss), downsample(run.val_loss)
-            lines.append(Line(name, [s for s, _ in train], [v for _, v in train]))
-            if val:
-                lines.append(Line(f"{name} val" if self.overlay else "val", [s for s, _ in val], [v for _, v in val],
-                                  marker="dot"))
+            if val:  # drawn first, a thin line: the train curve passes over it, never hidden under val dots
+                lines.append(Line(f"{name} val" if self.overlay else "val (held out)", [s for s, _ in val],
+                                  [v for _, v in val], colour=None if self.overlay else "orange"))
+            lines.append(Line(name, [s for s, _ in train], [v for _, v in train],
+                              colour=None if self.overlay else "cyan"))
             lines += _forcing_line(run, name)
         title = "loss: every run (v)" if self.overlay else "loss (v: overlay runs)"
         self.query_one("#tr-loss", LinePlot).set_lines(lines, title=title)

@@ -8,8 +8,11 @@ is long. When a run ends trained, its last good weights become the live model.
 
 from __future__ import annotations
 
+from textual.widgets import Static
+
 from tui_lab.app.modals.confirm_run import ConfirmLongRun
 from tui_lab.app.runs import label_runs
+from tui_lab.app.views.train.loss_words import loss_note, sample_text
 from tui_lab.app.views.train.messages import Estimate, RunSaid
 from tui_lab.app.views.train.notes import confirm_text, vocab_note
 from tui_lab.train.events import Alignment, Ended, Event, Failed, Ready
@@ -41,6 +44,9 @@ class TrainMessages:
         run.train = self.session.train_config.to_dict()
         label_runs(self.store.runs)  # now with every field of the real configs
         self.stats["lr_curve"] = message.lr_curve
+        model = message.model_config
+        self.query_one("#tr-loss-note", Static).update(
+            loss_note(self.session.train_config.label_smoothing, model.dropout, model.vocab))
         start = "continuing the live weights" if message.continued else "fresh weights"
         tokenizer = self.session.tokenizer  # None for a ViT: images have no vocabulary to swap
         swap = vocab_note(self.session.model_config, message.model_config, tokenizer.kind) if tokenizer else None
@@ -87,8 +93,7 @@ class TrainMessages:
             run.val_loss.append((event.step, event.val_loss))
             self.stats.update(val=event.val_loss, exact=event.exact_match)
         elif event.kind == "sample":
-            target = f"\n  reference: {event.target}" if event.target is not None else ""
-            self.stats["sample"] = f"step {event.step}: {event.prompt!r} ->\n  {event.text}{target}"
+            self.stats["sample"] = sample_text(event.step, event.prompt, event.text, event.target)
         elif event.kind == "error":
             self._say(event.message, "bold red")
             self.notify(event.message, title="training stopped", severity="error", timeout=10)

@@ -76,14 +76,17 @@ class TrainFiles:
         self._save_to(str(target))
 
     def _save_to(self, folder: str) -> None:
-        session = self.session
+        session, live = self.session, self.app.live
+        # The live model's generation when these are its weights as they stay (not a run still moving them):
+        # Apply then knows they are on disk (LiveModel.kept_in).
+        self._saving_generation = live.generation if live.model is not None and not self.training and \
+            (session is None or live.model is session.model or not session.ready) else None
         if session is not None and session.ready and \
                 (session.active or self.app.live.model is session.model or session.crashed):
             self.notify(f"saving run #{session.run} to {_shown(folder)}...", title="save")
             self.run_worker(lambda: self._save_run(session, folder), thread=True, group="save",
                             exit_on_error=False)
             return
-        live = self.app.live
         if live.model is None or live.tokenizer is None:
             raise ValueError("nothing to save: a random preset has no tokenizer; train it first (g)")
         self.notify(f"saving the live model to {_shown(folder)}...", title="save")
@@ -117,6 +120,8 @@ class TrainFiles:
             self._say(f"not saved: {error}", "bold red")
         else:
             _written(self).add(Path(message.path))
+            if getattr(self, "_saving_generation", None) is not None:
+                self.app.live.mark_saved(message.path, self._saving_generation)
             self.notify(f"checkpoint written to {_shown(message.path)}", title="saved")
             self._say(f"saved to {_shown(message.path)} (o loads it back)", "bold green")
         if message.then_quit:

@@ -73,6 +73,7 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
             # total=1 until a run: a bar without a total animates at 15 frames/s, idle CPU for nothing
             yield ProgressBar(total=1, id="tr-progress", show_eta=False)  # the status line has the ETA
             yield LinePlot("loss", "step", "", id="tr-loss")
+            yield Static("", id="tr-loss-note")  # what each loss includes (loss_words), once a run says
             with Horizontal(id="tr-lower"):
                 with Vertical(id="tr-lr-box", classes="tr-panel"):
                     yield LinePlot("learning rate", "step", "", id="tr-lr")

@@ -1,0 +1,18 @@
+"""Bare `tui-lab`, as a person first runs it in a terminal (80 x 24, a busy CPU): it opens on the Tour's first
+page, its nav line naming the key to the model's form, and that key (1) shows the form at once."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.walk
+
+
+def test_bare_tui_lab_opens_on_the_tours_first_page_and_the_form_is_one_key_away(walk):
+    w = walk()
+    screen = w.wait_for("Step 1 of 8", timeout=40)
+    assert "preset" not in screen and "Apply" not in screen  # not the form
+    screen = w.wait_for("1 the model's form", timeout=40)
+    assert "n next" in screen.splitlines()[-1]  # the Tour's keys act: it has the focus
+    w.press("1")
+    w.wait_for(lambda s: "^s apply" in s.splitlines()[-1] and "Apply" in s, timeout=15)
