@@ -92,4 +92,5 @@ def test_fit_title_keeps_the_whole_then_shortens_the_kind_then_cuts():
     assert short == "trained here · cross-attention · layer 1 · head 0 · 5 x 6 · entropy 1.20 nats"
     cut = fit_title(title, "cross", 40)
     assert len(cut) <= 40 and cut.endswith(ELLIPSIS) and short.startswith(cut[:-1])
-    assert fit_title("mask: causal (1 = may attend)", "mask-causal", 10) == "mask: cau…"
+    assert fit_title("mask: causal (1 = may attend)", "mask-causal", 10) == "mask…"  # at a space (issue 25)
+    assert fit_title("layer 0 · entropy 1.75 nats", "x", 20) == "layer 0 · entropy…"  # never "entropy 1.7…"

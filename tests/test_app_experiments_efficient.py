@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
+from snapshots import keep
 from test_app_experiments import SMALL, open_view
-from test_app_screenshots import keep
 from test_app_support import app_for, screen_text, wait_for
 from textual.widgets import Input, OptionList, Select
 

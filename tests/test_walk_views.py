@@ -12,6 +12,7 @@ import re
 import time
 
 import pytest
+from screen_rules import cut_numbers, footer_problems
 from walk import Walk, field_text, line_with
 
 from tui_lab.analysis import count_params
@@ -63,6 +64,19 @@ def test_every_view_opened_by_number_key_shows_and_takes_its_keys(app80):
     # and by F-key, straight from one to the next (F6 F5 once left Speed in front: its focus told it late)
     for view in "651":
         _open(w, f"F{view}", view)
+
+
+def test_every_view_in_a_terminal_at_80x24_keeps_its_numbers_whole_and_its_footer(app80):
+    """Issue 25, read off the real terminal: no run of digits touches "…" or a pane's edge, and each view's
+    footer keeps `q quit` and its own key (tests/test_app_screen_rules.py checks every tab and more)."""
+    w = app80
+    problems = []
+    for view in "1234567":
+        _open(w, view, view)
+        lines = w.wait_steady(0.3, timeout=5).rstrip("\n").splitlines()
+        problems += [f"view {view}: {p}" for p in cut_numbers(lines[:-1], w.cols)]
+        problems += [f"view {view}: {p}" for p in footer_problems(lines[-1], [FOOTER[view]])]
+    assert not problems, "\n".join(problems)
 
 
 def test_attention_arrows_move_the_cell_at_once(app80):

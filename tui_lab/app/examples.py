@@ -3,7 +3,7 @@ which held-out number. No torch.
 
 The number is held out of the numbers-de task (tests check it), so the cross-attention page shows the
 toy generalising, not remembering: German says the units before the tens ("zwei und dreißig"), so the
-row that writes 'zwei' has to look past 'thirty' to 'two', as 'gesehen' looks back at 'seen'.
+row that writes 'zwei' has to look past 'thirty' to 'two'.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from textual.binding import Binding
 from textual.events import MouseMove
@@ -23,6 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
+from tui_lab.app.widgets.cut import keep_cells
 from tui_lab.app.widgets.grid_cells import CURSOR, EMPTY, MARK, PALETTE, dense_cell, full_cell, legend, level
 from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, fit_label, layout, printable, vertical_label
 
@@ -199,8 +201,9 @@ class Heatmap(ScrollView, can_focus=True):
         if y >= self.size.height - READOUT_LINES:
             folded = [] if lay.legend_lines else [*self.legend_text(), Segment("  ")]
             readout = Strip([*folded, Segment(self.describe_cursor())])
-            if readout.cell_length > width:  # cut, and say so
-                readout = Strip.join([readout.crop(0, width - 1), Strip([Segment("…")])])
+            if readout.cell_length > width:  # cut at a space, and say so: never inside a number
+                keep, tail = keep_cells(readout.text, width)
+                readout = Strip.join([readout.crop(0, cell_len(readout.text[:keep])), Strip([Segment(tail)])])
             return readout.crop_extend(0, width, None).apply_style(self.rich_style)
         left = Strip.blank(lay.gutter)
         if y < lay.top:

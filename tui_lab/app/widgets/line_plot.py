@@ -30,7 +30,7 @@ class Line:
 
 
 class LinePlot(PlotextPlot):
-    DEFAULT_CSS = "LinePlot { height: 1fr; min-height: 6; }"
+    DEFAULT_CSS = "LinePlot { height: 1fr; min-height: 13; }"  # 8 rows to draw in, inside plotext's frame
 
     def __init__(self, title: str = "", xlabel: str = "", ylabel: str = "", *, id: str | None = None,
                  classes: str | None = None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Input, Label, Select, Static, TabbedContent, TabPane
+from textual.widgets import Input, Label, Select, Static, TabbedContent, TabPane
 
 from tui_lab.analysis import count_params, shape_trace
 from tui_lab.app.guard import guarded
@@ -21,10 +21,12 @@ from tui_lab.app.views.architecture.param_bars import ParamBars
 from tui_lab.app.views.architecture.tables import kv_table, paper_note, shape_text, short_path, summary_text
 from tui_lab.app.widgets.block_diagram import BlockDiagram
 from tui_lab.app.widgets.field_input import FieldInput
+from tui_lab.app.widgets.whole_columns import WholeColumns
 from tui_lab.config import ModelConfig
 from tui_lab.presets import list_presets, load_preset
 
 CURRENT = "(this form)"
+SHAPE_COLUMNS = ("module", "output", "params", "input", "kind", "note")
 DEFAULT_BATCH, DEFAULT_LENGTH = 2, 16  # seed 003's examples use a batch of 2: N is then visibly not 1
 TABS = (("arch-summary", "Summary"), ("arch-model", "Model"), ("arch-shapes", "Shapes"),
         ("arch-compare", "Compare"), ("arch-layer", "Layer"))
@@ -57,7 +59,7 @@ class ArchitectureResults(Vertical):
             with TabPane("Model", id="arch-model"):
                 yield ModelDiagram(id="model-diagram")
             with TabPane("Shapes", id="arch-shapes"):
-                yield DataTable(id="shape-table", zebra_stripes=True, cursor_type="row")
+                yield WholeColumns(id="shape-table", zebra_stripes=True, cursor_type="row")
             with TabPane("Compare", id="arch-compare"):
                 options = [(CURRENT, CURRENT)] + [(n, n) for n in list_presets()]
                 with Horizontal(id="compare-pick"):
@@ -71,11 +73,6 @@ class ArchitectureResults(Vertical):
                 with VerticalScroll():
                     yield BlockDiagram(id="diagram")
                     yield FFNRankNote(id="ffn-rank")
-
-    def on_mount(self) -> None:
-        table = self.query_one("#shape-table", DataTable)
-        # The output shape right after the module: at 80 columns the secondary columns scroll off, not it.
-        table.add_columns("module", "output", "params", "input", "kind", "note")
 
     def show_tab(self, pane_id: str) -> None:
         self.query_one("#arch-tabs", TabbedContent).active = pane_id
@@ -141,11 +138,10 @@ class ArchitectureResults(Vertical):
             self.query_one(sid).display = two
 
     def _fill_shapes(self, config: ModelConfig, batch: int, seq: int, src: int) -> None:
-        table = self.query_one("#shape-table", DataTable)
-        table.clear()
-        for row in shape_trace(config, batch, seq, src):
-            table.add_row(short_path(row.path, row.depth), shape_text(row.output_shape), f"{row.params:,}",
-                          shape_text(row.input_shape), row.kind, row.note)
+        # The output shape right after the module: a narrow pane leaves out the secondary columns, whole.
+        rows = [(short_path(row.path, row.depth), shape_text(row.output_shape), f"{row.params:,}",
+                 shape_text(row.input_shape), row.kind, row.note) for row in shape_trace(config, batch, seq, src)]
+        self.query_one("#shape-table", WholeColumns).set_table(SHAPE_COLUMNS, rows)
 
     def refresh_compare(self) -> None:
         configs = []

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -102,8 +103,14 @@ class CompareTable:
         self.a, self.b, self.title_a, self.title_b, self.context = a, b, title_a, title_b, context
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        wide = options.max_width >= WIDE
-        yield Group(self._costs(wide), *self._notes(), Text(""), *self._changes(wide))
+        # Wide only when the costs table, with the configs' names in its header, fits whole: a cut there
+        # once read "124,439,8…".
+        wide = options.max_width >= WIDE and \
+            Measurement.get(console, options.update_width(10_000), self._costs(True)).maximum <= options.max_width
+        changes = self._changes(wide, stacked=False)
+        if Measurement.get(console, options.update_width(10_000), changes[0]).maximum > options.max_width:
+            changes = self._changes(wide, stacked=True)  # each field's name above its values
+        yield Group(self._costs(wide), *self._notes(), Text(""), *changes)
 
     def _costs(self, wide: bool) -> Table:
         title = f"what it costs (FLOPs: forward, per token at context {self.context})" if wide else \
@@ -126,15 +133,22 @@ class CompareTable:
                      f"{c.experts} experts", style="dim")
                 for side, title, c in (("A", self.title_a, self.a), ("B", self.title_b, self.b)) if c.ffn == "moe"]
 
-    def _changes(self, wide: bool) -> list[Table | Text]:
+    def _changes(self, wide: bool, stacked: bool) -> list[Table | Text]:
+        """Field, A, B in a row; `stacked` (too narrow for the row whole), each field's name on a line above its
+        values: a value is never folded mid-word ("encoder-de" over "coder"), a value too long ends in "…"."""
         rows = field_rows(self.a, self.b)
         changed = [r for r in rows if r[3]]
         table = _table(f"what changed: {len(changed)} of {len(rows)} fields", wide)
-        table.add_column("field", no_wrap=True, overflow="ellipsis")
-        table.add_column("A", justify="right", overflow="fold")
-        table.add_column("B", justify="right", overflow="fold")
+        if not stacked:
+            table.add_column("field", no_wrap=True, overflow="ellipsis")
+        table.add_column("A", justify="right", no_wrap=True, overflow="ellipsis")
+        table.add_column("B", justify="right", no_wrap=True, overflow="ellipsis")
         for name, va, vb, _ in changed:
-            table.add_row(name, va, vb, style="yellow")
+            if stacked:
+                table.add_row(Text(name, justify="left"), "", style="yellow")
+                table.add_row(va, vb, style="yellow")
+            else:
+                table.add_row(name, va, vb, style="yellow")
         same = [name for name, _, _, differs in rows if not differs]
         return [table, Text("same in both: " + (", ".join(same) or "nothing"), style="dim")]
 

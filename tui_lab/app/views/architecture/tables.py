@@ -33,13 +33,14 @@ def paper_note(config: ModelConfig) -> str:
 
 
 def summary_text(config: ModelConfig, batch: int, seq_len: int) -> Table:
-    """FLOPs and memory as a grid; the third column explains and is the first to be cut when narrow."""
+    """FLOPs and memory as a grid; the third column explains, and wraps when narrow (a cut there once hid
+    the end of the exact FLOPs count: a number is whole or absent)."""
     mem = memory(config, batch=batch, seq_len=seq_len)
     flops = flops_per_token(config, seq_len)
     table = Table.grid(padding=(0, 1), expand=True)
     table.add_column(no_wrap=True, min_width=13)
     table.add_column(justify="right", no_wrap=True, min_width=10)
-    table.add_column(style="dim", no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_column(style="dim", overflow="fold", ratio=1)
     table.add_row("FLOPs / token", f"{fmt_count(flops)}", f"{flops:,} forward, context {seq_len}")
     table.add_row("weights", fmt_bytes(mem.weights), "fp32")
     table.add_row("training", fmt_bytes(mem.training), "AdamW: weights + grads + 2 moments")

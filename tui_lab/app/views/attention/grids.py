@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 
 from tui_lab.analysis.attention_pattern import attended_pairs, pattern_name
 from tui_lab.app import grids
 from tui_lab.app.grids import GridSpec
+from tui_lab.app.widgets.cut import cut
 from tui_lab.mask_rule import may_attend
 
 KIND_TITLES = {
@@ -99,7 +100,7 @@ def fit_title(title: str, kind: str, width: int) -> str:
         title = title.replace(KIND_TITLES[kind], SHORT_KINDS[kind], 1)
     if cell_len(title) <= width:
         return title
-    return set_cell_size(title, width - 1).rstrip(" ·") + ELLIPSIS
+    return cut(title, width)  # at a space: never "entropy 1.7…"
 
 
 def mean_of_heads(heads: list) -> list[list[float]]:

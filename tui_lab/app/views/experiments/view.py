@@ -75,7 +75,8 @@ class ExperimentsView(JobView):
             with Vertical(id="ex-main"):
                 yield Static("", id="ex-lesson")
                 with Horizontal(id="ex-inputs"):
-                    yield FieldInput(placeholder="option=value; ... (empty: defaults)", id="ex-options", compact=True)
+                    # Short: at 80 columns the field is ~20 wide beside its buttons (the defaults are listed above).
+                    yield FieldInput(placeholder="name=value; ...", id="ex-options", compact=True)
                     yield OnOffCheckbox("quick k", id="ex-quick", compact=True)
                     yield Button("Run r", id="ex-run", variant="primary", compact=True)
                     yield Button("Cancel x", id="ex-cancel", variant="error", compact=True)
@@ -98,7 +99,10 @@ class ExperimentsView(JobView):
                     yield Heatmap(id="ex-grid")
 
     def on_mount(self) -> None:
-        self.query_one("#ex-list", OptionList).highlighted = 0
+        listing = self.query_one("#ex-list", OptionList)
+        # As wide as the longest name (plus border and padding): a name is never broken over two lines.
+        listing.styles.width = max(len(name) for name in registry.names()) + 4
+        listing.highlighted = 0
         self._select(self.selected)
         self.query_one("#ex-progress", ProgressBar).update(total=1.0, progress=0.0)
         self._status("r runs it")

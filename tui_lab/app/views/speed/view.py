@@ -34,7 +34,8 @@ from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.config import ModelConfig  # torch-free
 from tui_lab.generation.lengths import default_lengths  # torch-free
 
-COLUMNS = ("new tokens", "cached s", "uncached s", "speedup", "cached tok/s", "uncached tok/s", "identical")
+# Short names: all seven fit whole at 80 columns ("new tokens" and "identical" once pushed the last off).
+COLUMNS = ("tokens", "cached s", "uncached s", "speedup", "cached tok/s", "uncached tok/s", "same")
 # The demo: narrow enough that attention over the cache (4*L*E FLOPs a layer) is a real share of a cached
 # step (24*E^2) at a few hundred tokens, wide enough that the step is not all overhead, shallow enough that
 # the uncached path (~L^2 * E^2 over a run) finishes in about half a minute on a 2-core CPU: measured on a

@@ -126,7 +126,7 @@ def _cross_text(p: Pictures) -> str:
     return (f"Cross-attention: queries from the decoder, keys from the encoder: target x source, "
             f"{len(g.rows)} x {len(g.cols)}. The numbers-de toy translates the held-out {NUMBER}: '{source}' -> "
             f"'{target}'. German says units first, so {top(units)}, past '{source.split()[2]}', and "
-            f"{top(tens)}: 'gesehen' looking back at 'seen'.")
+            f"{top(tens)}: each German word reads the English word it translates, wherever that stands.")
 
 
 def _norm_text(p: Pictures) -> str:
