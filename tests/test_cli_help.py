@@ -64,4 +64,4 @@ def test_help_names_every_hugging_face_family_the_lab_opens(capsys):
     assert main(["--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
     labels = [family.label for family in FAMILIES.values()]
-    assert len(labels) == 8 and f"Hugging Face models of 8 families: {', '.join(labels[:-1])} and {labels[-1]}." in out
+    assert len(labels) == 9 and f"Hugging Face models of 9 families: {', '.join(labels[:-1])} and {labels[-1]}." in out

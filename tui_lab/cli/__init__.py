@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # The labels of tui_lab.hf.families.FAMILIES, written out so the help imports nothing (a test keeps them equal).
-HF_FAMILIES = ("GPT-2", "Llama", "Mistral", "Qwen2", "Mixtral", "Marian", "BERT", "ViT")
+HF_FAMILIES = ("GPT-2", "Llama", "Mistral", "Qwen2", "Mixtral", "Marian", "BERT", "ViT", "T5")
 
 
 def _parser(name: str | None) -> Parser:
