@@ -31,17 +31,19 @@ class LensPanel(MechanismPanel):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.prompt = ""
+        self.waiting = False  # asked for before the live model arrived: it runs when the model does
 
     def run(self) -> None:
         """The lens of the Generate view's prompt (the live model's tokenizer, or the byte fallback)."""
         live = self.app.live
-        if not live.ready:
-            self.say(f"not run: the live model is not ready yet ({live.status})")
+        self.show()  # shown at once, whatever follows: the completion it replaces is hidden already
+        self.waiting = not live.ready
+        if self.waiting:
+            self.say(f"waiting for the live model ({live.status}): the lens runs when it arrives")
             return
         from tui_lab.app.views.generate.jobs import codec_for, encode_prompt
 
         model, prompt = live.model, self.prompt
-        self.show()
 
         def work(step) -> Any:
             from tui_lab.mechanism.readouts import greedy_target, lens_of

@@ -37,6 +37,12 @@ class GenerateMechanism:
         panel.prompt = self.query_one("#gen-prompt", Input).value
         panel.run()
 
+    def mechanism_model_changed(self) -> None:
+        """A lens asked for before the live model arrived runs now that it has."""
+        lens = self.query_one(LensPanel)
+        if lens.waiting and lens.has_class("-shown") and self.app.live.ready:
+            lens.run()
+
     def action_patch(self) -> None:
         panel = self.query_one(PatchPanel)
         self._only(panel)

@@ -153,6 +153,7 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
 
     def live_model_changed(self) -> None:
         self._note_model()
+        self.mechanism_model_changed()
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return [("Generate: stream the prompt", "g / enter in the prompt", self.action_generate),
