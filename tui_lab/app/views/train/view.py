@@ -204,6 +204,8 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
     def action_next_panel(self) -> None:
         self.panel = (self.panel + 1) % len(PANELS)
         self._show_panel()
+        if self.has_class("compact"):  # below 40 rows the panel is a scroll down: l brings it into view
+            self.query_one("#tr-main").scroll_end(animate=False)
 
     @on(Button.Pressed)
     def _button(self, event: Button.Pressed) -> None:
