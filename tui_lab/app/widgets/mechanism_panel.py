@@ -125,9 +125,14 @@ class MechanismPanel(JobView):
         else:
             self.result = done.result
             self.draw(done.result)
+            self.grid.focus()  # the arrows walk the new grid at once
+            self.describe(*self.grid.cursor)
 
     def draw(self, result: Any) -> None:
         raise NotImplementedError
+
+    def describe(self, row: int, col: int) -> None:
+        """What the cell under the cursor holds, in the panel's cell line (subclasses say it)."""
 
     def say(self, text: str) -> None:
         self.query_one(f"#{self.PREFIX}-summary", Static).update(text)

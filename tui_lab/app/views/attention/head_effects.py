@@ -97,15 +97,13 @@ class HeadEffects(MechanismPanel):
             share = sum(map(sum, values))
             self.say(f"{KINDS['attribution']}: logit({result.answer!r}) - logit({result.wrong!r}) = "
                      f"{result.total:.2f}, heads' direct part {share:.2f} · enter opens · a ablation · esc back")
-        self.grid.focus()
-        self._describe(*self.grid.cursor)
 
     @on(Heatmap.CellHighlighted, "#heads-map")
     def _moved(self, event: Heatmap.CellHighlighted) -> None:
         if not isinstance(event, HeadMap.Open):
-            self._describe(event.row, event.col)
+            self.describe(event.row, event.col)
 
-    def _describe(self, layer: int, head: int) -> None:
+    def describe(self, layer: int, head: int) -> None:
         if self.result is None:
             return
         v, row = self.result.values[layer][head], self.row_names[layer]

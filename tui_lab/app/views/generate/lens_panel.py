@@ -65,14 +65,12 @@ class LensPanel(MechanismPanel):
         final = table.top[-1][-1][0]
         self.say(f"logit lens: colour = the top token's probability (0 to 1) · the model says {final['token']!r} "
                  f"({final['prob']:.2f}) next · ←→↑↓ a cell · # numbers · esc back")
-        self.grid.focus()
-        self._describe(*self.grid.cursor)
 
     @on(Heatmap.CellHighlighted, "#lens-map")
     def _moved(self, event: Heatmap.CellHighlighted) -> None:
-        self._describe(event.row, event.col)
+        self.describe(event.row, event.col)
 
-    def _describe(self, row: int, col: int) -> None:
+    def describe(self, row: int, col: int) -> None:
         table = self.result
         if table is None:
             return

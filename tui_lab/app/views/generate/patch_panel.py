@@ -18,6 +18,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Label
 
+from tui_lab.app.views.generate.lens_panel import point_label
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.mechanism_panel import MechanismPanel
@@ -92,18 +93,16 @@ class PatchPanel(MechanismPanel):
 
     def draw(self, result: Any) -> None:
         t = result.table
-        rows = [f"{p.split('.')[1]}_pre" for p in t.points]
+        rows = [point_label(p, last=False) for p in t.points]
         self.grid.set_grid(t.values, rows, result.tokens, axes=("layer", "position"))
         self.say(f"patching: share of logit({result.answer!r}) - logit({result.wrong!r}) restored · clean "
                  f"{t.ld_clean:.2f}, corrupt {t.ld_corrupt:.2f} · esc back")
-        self.grid.focus()
-        self._describe(*self.grid.cursor)
 
     @on(Heatmap.CellHighlighted, "#patch-map")
     def _moved(self, event: Heatmap.CellHighlighted) -> None:
-        self._describe(event.row, event.col)
+        self.describe(event.row, event.col)
 
-    def _describe(self, row: int, col: int) -> None:
+    def describe(self, row: int, col: int) -> None:
         if self.result is None:
             return
         t = self.result.table
