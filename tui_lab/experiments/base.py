@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from tui_lab.devices import device_problem
 from tui_lab.experiments.result import Result
 
 
@@ -161,6 +162,13 @@ def heads_divide(options: dict[str, Any]) -> None:
     """The config's own rule, checked before a run starts: d_model must split evenly into heads."""
     if options["d_model"] % options["heads"]:
         raise ValueError(f"d_model ({options['d_model']}) must be divisible by heads ({options['heads']})")
+
+
+def usable_device(options: dict[str, Any]) -> None:
+    """A one-line refusal when option `device` names one this machine lacks ('auto' always works)."""
+    problem = device_problem(options["device"])
+    if problem:
+        raise ValueError(problem)
 
 
 def at_least(options: dict[str, Any], name: str, low: int | float) -> None:

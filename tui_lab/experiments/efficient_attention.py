@@ -23,7 +23,7 @@ import math
 import statistics
 from typing import Any
 
-from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check, span
+from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check, span, usable_device
 from tui_lab.experiments.fused_attention import median_seconds, peak_bytes
 from tui_lab.experiments.result import Result, Table
 
@@ -297,8 +297,6 @@ def _arrow(values: dict[str, float]) -> str:
 
 
 def _check(options: dict[str, Any]) -> None:
-    from tui_lab.devices import device_problem
-
     for name in ("n", "heads", "d_head", "features", "draws", "lengths", "speed_k", "speed_m", "repeats", "steps",
                  "batch_size", "layers", "d_model", "train_m", "seeds"):
         at_least(options, name, 0 if name == "seeds" else 1)
@@ -309,9 +307,7 @@ def _check(options: dict[str, Any]) -> None:
     if (options["d_model"] // options["heads"]) % 2:
         raise ValueError(f"d_model / heads ({options['d_model'] // options['heads']}) must be even: bert-toy's "
                          "RoPE rotates pairs")
-    problem = device_problem(options["device"])
-    if problem:
-        raise ValueError(problem)
+    usable_device(options)
 
 
 EXPERIMENT = Experiment(

@@ -19,7 +19,7 @@ import time
 import weakref
 from typing import Any
 
-from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check
+from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check, usable_device
 from tui_lab.experiments.result import Result, Table
 
 PATHS = ("fused", "explicit")
@@ -166,13 +166,9 @@ def _result(options: dict[str, Any], rows: list[dict[str, Any]], device: str) ->
 
 
 def _check(options: dict[str, Any]) -> None:
-    from tui_lab.devices import device_problem
-
     for name in ("lengths", "batch", "heads", "d_head", "repeats"):
         at_least(options, name, 1)
-    problem = device_problem(options["device"])
-    if problem:
-        raise ValueError(problem)
+    usable_device(options)
 
 
 EXPERIMENT = Experiment(
