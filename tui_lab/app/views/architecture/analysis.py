@@ -102,7 +102,7 @@ class ArchitectureResults(Vertical):
         active = f" ([b]{counted.active:,}[/b] active per token)" if counted.active != counted.total else ""
         self.query_one("#arch-total", Static).update(
             f"[b]{counted.total:,}[/b] parameters{active} · {config.name}")  # as first_frame_text
-        self.query_one("#bars", ParamBars).show(count_params(config).components())
+        self.query_one("#bars", ParamBars).show(counted.components())
         self.query_one("#paper-note", Static).update(paper_note(config))
         self._name_lengths(config)
         error = self.query_one("#shape-error", Label)
