@@ -47,6 +47,8 @@ async def test_lens_then_patching_at_80x24():
         text = screen_text(app)
         layers = live.config.decoder_layers
         assert all(re.search(rf"^ {i}_pre ", text, re.M) for i in range(layers)) and re.search(r"^ final ", text, re.M)
+        footer = text.rstrip("\n").splitlines()[-1]  # the grid's # and z are on the panel's line, not here
+        assert "g generate" in footer and "q quit" in footer, footer
         await pilot.press("right")
         await wait_for(pilot, lambda: "0_pre at 1 " in screen_text(app))
         first = table.top[0][1][0]

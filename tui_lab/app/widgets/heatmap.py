@@ -28,6 +28,10 @@ from tui_lab.app.widgets.cut import keep_cells
 from tui_lab.app.widgets.grid_cells import CURSOR, EMPTY, MARK, PALETTE, dense_cell, full_cell, legend, level
 from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, fit_label, layout, printable, vertical_label
 
+# For a grid whose hint line names # and z: left off the footer, which then keeps its view's keys and q quit.
+QUIET_KEYS = [Binding("z", "toggle_density", "dense/full", show=False),
+              Binding("number_sign", "toggle_numbers", "# numbers", show=False)]
+
 
 class Heatmap(ScrollView, can_focus=True):
     """`set_grid(values, row_labels, col_labels, mask=...)`; NaN cells are blank (separators, no data)."""

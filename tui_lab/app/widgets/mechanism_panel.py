@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, ProgressBar, Static
 
 from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobView
-from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.heatmap import QUIET_KEYS, Heatmap
 
 
 def stepper(poster: JobPoster, text: str) -> Callable[[int, int], None]:
@@ -31,9 +31,10 @@ def stepper(poster: JobPoster, text: str) -> Callable[[int, int], None]:
 
 
 class PanelMap(Heatmap):
-    """A panel's grid: Escape hands the keys back to the view (the grid's arrows are the cursor)."""
+    """A panel's grid: Escape hands the keys back to the view (the grid's arrows are the cursor); # and z are
+    on the view's hint line, so at 80 columns the footer keeps the view's keys and q quit."""
 
-    BINDINGS = [Binding("escape", "leave", "back", show=False)]
+    BINDINGS = [Binding("escape", "leave", "back", show=False), *QUIET_KEYS]
 
     def action_leave(self) -> None:
         panel = next((a for a in self.ancestors if isinstance(a, MechanismPanel)), None)

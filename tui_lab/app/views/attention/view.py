@@ -32,15 +32,14 @@ from tui_lab.app.views.attention.mechanism import AttentionMechanism
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.pickers import Pickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
-from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.heatmap import QUIET_KEYS, Heatmap
 from tui_lab.paths import exports_dir
 
 
 class AttentionMap(Heatmap):
     """The view's grid: its # and z are on the hint line under it, so the footer keeps the view's keys."""
 
-    BINDINGS = [Binding("z", "toggle_density", "dense/full", show=False),
-                Binding("number_sign", "toggle_numbers", "# numbers", show=False)]
+    BINDINGS = QUIET_KEYS
 
 
 class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Vertical):
