@@ -21,8 +21,10 @@ class Captured(Message):
 
     def __init__(self, grids_by_kind: dict[tuple[str, int], list], entropy: dict[tuple[str, int], list[float]],
                  src: list[str], tgt: list[str], predicted: list[str], learned: list | None, generation: int,
-                 guesses: list | None = None, translation: str | None = None, inputs: tuple | None = None) -> None:
+                 guesses: list | None = None, translation: str | None = None, inputs: tuple | None = None,
+                 image: tuple[list[list[float]], str] | None = None) -> None:
         super().__init__()
+        self.image = image  # a ViT's image (grey pixels) and its caption, else None
         self.inputs = inputs  # (source ids, decoder input ids or None) the pass read: the inside-one-head panel's
         self.guesses = guesses  # a masked-LM model: [(position, [(token, p)])] per [MASK], else None
         self.translation = translation  # the model's own greedy target, when it was the decoder input

@@ -55,6 +55,7 @@ class Capture:
     predicted: list[str] = field(default_factory=list)  # the target token each decoder query predicts
     learned: list | None = None
     encoder_decoder: bool = False
+    image: tuple[list[list[float]], str] | None = None  # a ViT's image (grey pixels) and its caption
 
 
 

@@ -22,6 +22,15 @@ KINDS = {"ablation": "mean ablation: next-token loss change per head",
          "attribution": "direct logit attribution per head"}
 
 
+def row_kind(label: str) -> tuple[str, int]:
+    """A row of the head grid as (attention kind, layer): `L3`, `enc L0`, `dec L1 self`, `dec L1 cross`."""
+    words = label.split()
+    layer = int(next(w for w in words if w.startswith("L"))[1:])
+    if words[0] == "enc":
+        return "encoder-self", layer
+    return ("cross" if words[-1] == "cross" else "decoder-self"), layer
+
+
 class HeadMap(PanelMap):
     # m (every head) from here goes back to the grids as they were, rather than drawing them under the panel
     BINDINGS = [Binding("enter", "open", "open head", show=False), Binding("m", "leave", "the grids", show=False)]

@@ -1,16 +1,18 @@
-"""The Attention view's inputs: a labelled source (and target) and text the live model can read.
+"""The Attention view's inputs: a labelled source (and target), the Run button, and text the live model can read.
 
-A mixin for the view: it fills the inputs with defaults for the model's family, swaps in text from the
-loaded model's own data when its tokenizer lacks the typed words (never a grid of <unk>), and turns the
-inputs into ids and labels, including what each decoder query predicts. An encoder-decoder with a tokenizer
-and an empty target reads its own greedy translation as the decoder input (`translating`); a loaded
-translation model (Marian from Hugging Face) starts that way.
+A widget of its own (`AttentionInputs`): it fills the inputs with defaults for the model's family, swaps in
+text from the loaded model's own data when its tokenizer lacks the typed words (never a grid of <unk>), and
+turns the inputs into ids and labels, including what each decoder query predicts (`ids`). An
+encoder-decoder with a tokenizer and an empty target reads its own greedy translation as the decoder input
+(`translating`); a loaded translation model (Marian from Hugging Face) starts that way. Enter in an input,
+the Run button, or text found for a new model post `AttentionInputs.RunAsked`: the view captures again.
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.widgets import Button, Input, Label
 
 from tui_lab.app import grids
@@ -26,18 +28,50 @@ GPT_TEXT = "the cat sat on the mat because it was tired"
 OWN_TRANSLATION = "empty: its own translation"  # the target's placeholder when an empty target translates
 
 
-class Inputs:
-    """Needs `encoder_decoder`, `action_run()` and `_info()` on the view it is mixed into."""
+def learned_head(config) -> tuple[int, int] | None:
+    """(layer, head) of the pattern meta.json names for the live shipped toy, to open on; else None."""
+    if config.name != TOY_EN:
+        return None
+    meta = previous_token_meta()
+    return int(meta["layer"]), int(meta["head"])
 
-    def compose_inputs(self) -> ComposeResult:
-        with Horizontal(id="att-inputs"):
-            yield Label("source", id="att-src-label", classes="att-input-label")
-            yield FieldInput(placeholder="sentence (source)", id="att-src", compact=True)
-            yield Label("target", id="att-tgt-label", classes="att-input-label")
-            yield FieldInput(placeholder="target", id="att-tgt", compact=True)
-            yield Button("Run r", id="att-run", variant="primary", compact=True)
 
-    def _set_defaults(self) -> None:
+class AttentionInputs(Horizontal):
+    class RunAsked(Message):
+        """Enter in an input, the Run button, or text found that the new model reads: capture again."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("source", id="att-src-label", classes="att-input-label")
+        yield FieldInput(placeholder="sentence (source)", id="att-src", compact=True)
+        yield Label("target", id="att-tgt-label", classes="att-input-label")
+        yield FieldInput(placeholder="target", id="att-tgt", compact=True)
+        yield Button("Run r", id="att-run", variant="primary", compact=True)
+
+    @property
+    def source(self) -> str:
+        return self.query_one("#att-src", Input).value
+
+    @property
+    def target(self) -> str:
+        return self.query_one("#att-tgt", Input).value
+
+    @property
+    def encoder_decoder(self) -> bool:
+        return self.app.live.config.family == "encoder-decoder"
+
+    def set_text(self, source: str, target: str | None = None) -> None:
+        self.query_one("#att-src", Input).value = source
+        if target is not None:
+            self.query_one("#att-tgt", Input).value = target
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.post_message(self.RunAsked())
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "att-run":
+            self.post_message(self.RunAsked())
+
+    def set_defaults(self) -> None:
         src, tgt = self.query_one("#att-src", Input), self.query_one("#att-tgt", Input)
         if self.encoder_decoder:
             source, target = numbers_pair() if self._shipped_2017_toy() else (SOURCE_TEXT, None)
@@ -50,6 +84,16 @@ class Inputs:
         else:
             src.value = src.value or (ENGLISH_SENTENCE if self._shipped_english_toy() else GPT_TEXT)
         self._show_target()
+
+    def follow_model(self) -> None:
+        """Rebuilt or loaded: the inputs for the new model's family; untouched defaults become the new model's."""
+        self._show_target()
+        self._default_for_mlm()
+        target = self.query_one("#att-tgt", Input)
+        if self.encoder_decoder and target.value in ("", TARGET_TEXT):  # untouched: the new model's default
+            target.value = self.default_target()
+            if not target.value and self._untouched():  # a translation model gets seed 000's sentence to translate
+                self.query_one("#att-src", Input).value = SOURCE_TEXT
 
     def _default_for_mlm(self) -> None:
         """A masked-LM model reads a sentence with a [MASK] in it; swap it in for an untouched default."""
@@ -93,25 +137,18 @@ class Inputs:
         head leaning most on the previous token shows the shift by one (the random toy keeps the cat on the mat)."""
         return self.app.live.config.name == TOY_EN
 
-    def learned_head(self) -> tuple[int, int] | None:
-        """(layer, head) of the pattern meta.json names for the live shipped toy, to open on; else None."""
-        if not self._shipped_english_toy():
-            return None
-        meta = previous_token_meta()
-        return int(meta["layer"]), int(meta["head"])
-
     def _untouched(self) -> bool:
         """The inputs still hold a default text (the person has typed nothing of their own)."""
         tgt = self.query_one("#att-tgt", Input).value
         return (self.query_one("#att-src", Input).value in (SOURCE_TEXT, GPT_TEXT, ENGLISH_SENTENCE, MLM_TEXT)
                 and tgt in ("", TARGET_TEXT))
 
-    def _fit_inputs_to_tokenizer(self) -> bool:
+    def fit_to_tokenizer(self) -> bool:
         """Words the live tokenizer lacks would all read <unk>: use the model's own data instead.
 
         The shipped 2017 toy gets its held-out example (the one the tour shows), so its first
         cross-attention grid shows the learned word-order swap. True when a search for text started in a
-        worker (it runs the capture when it is done).
+        worker (it asks for a capture when it is done).
         """
         live = self.app.live
         if self.encoder_decoder and self._shipped_2017_toy() and self._untouched():
@@ -130,7 +167,6 @@ class Inputs:
             return False
         # translating: only a source is needed (the model writes the target), so no target is filled in
         tokenizer, two, generation = live.tokenizer, self.encoder_decoder and not self.translating, live.generation
-        self._info("finding text the loaded model's tokenizer covers...")
 
         def find() -> None:
             source, target, where = work.model_inputs(tokenizer, two)
@@ -146,11 +182,12 @@ class Inputs:
         self.app.notify(f"inputs set to {where}: {source!r}", title="attention")
 
     def on_inputs_found(self, message: work.InputsFound) -> None:
+        message.stop()
         if message.generation == self.app.live.generation:
             self._use_inputs(message.source, message.target, message.where)
-            self.action_run()
+            self.post_message(self.RunAsked())
 
-    def _ids(self) -> tuple[list[int], list[str], list[int] | None, list[str], list[str]]:
+    def ids(self) -> tuple[list[int], list[str], list[int] | None, list[str], list[str]]:
         """Source ids and labels, decoder input ids and labels, and the labels of what each query predicts."""
         live = self.app.live
         text = self.query_one("#att-src", Input).value

@@ -1,28 +1,37 @@
-"""The Attention view's pickers: grid kind, layer and head, as selects and as keys (k, l, h).
+"""The Attention view's pickers: grid kind, layer and head, as selects (the view's k, l, h cycle them).
 
-A mixin, so the view keeps its drawing and running; it calls `redraw()` when a choice changes.
+A widget of its own: the view offers it each capture (`offer`), which sets the choices, and reads the pick
+with `choice()`. Any change of pick posts `AttentionPickers.Changed`; the view redraws on it.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.widgets import Select
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.views.attention.grids import KIND_TITLES, MASKS
+from tui_lab.app.views.attention.grids import KIND_TITLES, MASKS, Capture
+
+SELECTS = {"kind": "#att-kind", "layer": "#att-layer", "head": "#att-head"}
 
 
-class Pickers:
-    """Needs `self.cap` (an grids.Capture) and `self.redraw()` on the class it is mixed into."""
+class AttentionPickers(Horizontal):
+    class Changed(Message):
+        """The kind, layer or head picked changed (the layers and heads already follow a new kind)."""
 
-    _choices: dict[str, list]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cap = Capture()  # the capture offered last: which kinds, layers and heads it has
+        self._choices: dict[str, list] = {}  # each select's values in order, for cycling
 
-    def compose_pickers(self) -> ComposeResult:
-        with Horizontal(id="att-pickers"):
-            yield Select([], id="att-kind", prompt="grid", allow_blank=True, compact=True)
-            yield Select([], id="att-layer", prompt="layer", allow_blank=True, compact=True)
-            yield Select([], id="att-head", prompt="head", allow_blank=True, compact=True)
+    def compose(self) -> ComposeResult:
+        yield Select([], id="att-kind", prompt="grid", allow_blank=True, compact=True)
+        yield Select([], id="att-layer", prompt="layer", allow_blank=True, compact=True)
+        yield Select([], id="att-head", prompt="head", allow_blank=True, compact=True)
 
     def kinds(self) -> list[str]:
         present = sorted({kind for kind, _ in self.cap.grids}, key=list(KIND_TITLES).index)
@@ -39,7 +48,9 @@ class Pickers:
         self.query_one("#att-layer", Select).value = layer
         self.query_one("#att-head", Select).value = head
 
-    def _fill_kinds(self) -> None:
+    def offer(self, cap: Capture) -> None:
+        """A new capture (or none yet): its kinds, layers and heads; the pick stays where it still exists."""
+        self.cap = cap
         kind = self.query_one("#att-kind", Select)
         current = kind.value
         options = self.kinds()
@@ -65,29 +76,22 @@ class Pickers:
             head_sel.value = old_head if old_head in [v for _, v in head_opts] else -1
         layer_sel.disabled = head_sel.disabled = not layers
 
-    def _select_kind(self, kind: str) -> None:
+    def select_kind(self, kind: str) -> None:
         if kind in self.kinds():
             self.query_one("#att-kind", Select).value = kind
             self._fill_layers()
 
-    @guarded
-    def on_select_changed(self, event: Select.Changed) -> None:
-        if event.select.id == "att-kind":
-            self._fill_layers()
-        self.redraw()
-
-    def _cycle(self, sid: str) -> None:
+    def cycle(self, which: str) -> None:
+        """The next value of the kind, layer or head select (after the last, the first)."""
+        sid = SELECTS[which]
         select = self.query_one(sid, Select)
         values = self._choices.get(sid, [])
         if values:
             i = values.index(select.value) if select.value in values else -1
             select.value = values[(i + 1) % len(values)]
 
-    def action_cycle_kind(self) -> None:
-        self._cycle("#att-kind")
-
-    def action_cycle_layer(self) -> None:
-        self._cycle("#att-layer")
-
-    def action_cycle_head(self) -> None:
-        self._cycle("#att-head")
+    @guarded
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "att-kind":
+            self._fill_layers()
+        self.post_message(self.Changed())

@@ -3,46 +3,48 @@
 Without a tokenizer (a random preset) words are split on spaces and hashed to ids (`grids.hash_ids`):
 the weights are random, so the grids show what an UNTRAINED model does. A loaded model whose tokenizer
 lacks the typed words gets text from its own data instead (`capture.model_inputs`). The
-capture runs in a thread worker; grids arrive as a message. `m` shows every layer x head at once.
-The inputs, the pickers and the drawing are mixins beside this file (`inputs`, `pickers`,
-`draw`).
+capture runs in a thread worker (`jobs`); grids arrive as a message. `m` shows every layer x head at once.
+
+The view holds the capture and lays out its parts; each part is a widget beside this file that owns its
+piece of the screen, is told what to show by a method call, and says what happened with a message:
+`AttentionInputs` (`inputs`: the sentence, posts RunAsked), `AttentionPickers` (`pickers`: kind, layer and
+head, posts Changed), `GridTitle` and `AttentionMap` (`draw`, with the helpers that feed the gallery, the
+image and the export), `SmallMultiples` (posts Chosen), `InsideHead` (posts Move), `HeadEffects` (posts
+HeadMap.Open and Hidden) and `PatchImage`.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Button, Input, Label, Static
-from textual.worker import get_current_worker
+from textual.events import Resize
+from textual.widgets import Static
 
 from tui_lab.app import grids
-from tui_lab.app.examples import SOURCE_TEXT
+from tui_lab.app.grids import GridSpec
 from tui_lab.app.guard import guarded
 from tui_lab.app.views.attention import capture as work
-from tui_lab.app.views.attention import mlm, vit
-from tui_lab.app.views.attention.draw import AttentionDrawing
-from tui_lab.app.views.attention.grids import MASKS, Capture
-from tui_lab.app.views.attention.inputs import TARGET_TEXT, Inputs
+from tui_lab.app.views.attention import draw, jobs, mlm, vit
+from tui_lab.app.views.attention.draw import AttentionMap, GridTitle
+from tui_lab.app.views.attention.grids import ATTENTION_KINDS, MASKS, Capture, Pattern, grid_spec
+from tui_lab.app.views.attention.head_effects import HeadEffects, HeadMap, row_kind
+from tui_lab.app.views.attention.inputs import AttentionInputs, learned_head
 from tui_lab.app.views.attention.inside_head import InsideHead, Pointer
-from tui_lab.app.views.attention.mechanism import AttentionMechanism
 from tui_lab.app.views.attention.patch_image import PatchImage
-from tui_lab.app.views.attention.pickers import Pickers
+from tui_lab.app.views.attention.pickers import AttentionPickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
-from tui_lab.app.widgets.heatmap import QUIET_KEYS, Heatmap
+from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.paths import exports_dir
 
-
-class AttentionMap(Heatmap):
-    """The view's grid: its # and z are on the hint line under it, so the footer keeps the view's keys."""
-
-    BINDINGS = QUIET_KEYS
+GRIDS = ("#att-map", "#att-model", "#att-image")  # what the head effects take the place of
 
 
-class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Vertical):
+class AttentionView(Vertical):
     # The footer has room for three keys beside f1..f7 and q quit at 80 columns: the pickers'. The hint line
     # under the grid names #, z, m and e; the Run button names r.
     BINDINGS = [
@@ -64,9 +66,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
         self.pending_kind: str | None = None
         self.captured_generation = -1
         self.last_export: Path | None = None
-        self._choices: dict[str, list] = {}
-        self.image: tuple[list[list[float]], str] | None = None  # a ViT's image (grey pixels) and caption
-        self._title = ("", "")  # the title line's whole text and its grid's kind, fitted on every resize
+        self._grids_shown = {"#att-map": True}  # which grids to show again when the head effects go away
 
     # the fields other views and tests read
     @property
@@ -82,28 +82,60 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
         return self.cap.tgt
 
     def compose(self) -> ComposeResult:
-        yield from self.compose_inputs()
-        yield from self.compose_pickers()
-        yield Label("", id="att-title")
+        yield AttentionInputs(id="att-inputs")
+        yield AttentionPickers(id="att-pickers")
+        yield GridTitle(id="att-title")
         yield PatchImage(id="att-image")
         yield AttentionMap(id="att-map")
         yield InsideHead(id="att-inside")
         yield SmallMultiples(id="att-model")
-        yield from self.compose_mechanism()
+        yield HeadEffects(id="att-heads")
         yield Static("", id="att-info")
 
     def on_mount(self) -> None:
         self.query_one(SmallMultiples).display = False
         self.query_one(PatchImage).display = False
         self.query_one(InsideHead).display = False
-        self._set_defaults()
-        self._fill_kinds()
+        self.inputs.set_defaults()
+        self.pickers.offer(self.cap)
         self.live_model_changed()
 
-    def home(self) -> Heatmap | SmallMultiples:
+    def home(self) -> AttentionMap | SmallMultiples:
         """The grid on screen: its arrows, #, z and the view's k, l, h, m act as soon as the view opens."""
         gallery = self.query_one(SmallMultiples)
-        return gallery if gallery.display else self.query_one(Heatmap)
+        return gallery if gallery.display else self.query_one(AttentionMap)
+
+    @property
+    def inputs(self) -> AttentionInputs:
+        return self.query_one(AttentionInputs)
+
+    # -- the pickers ---------------------------------------------------------------------------------
+    @property
+    def pickers(self) -> AttentionPickers:
+        return self.query_one(AttentionPickers)
+
+    def choice(self) -> tuple[str, int, int]:
+        """(kind, layer, head) as picked; head -1 is the mean of the heads."""
+        return self.pickers.choice()
+
+    def choose(self, layer: int, head: int) -> None:
+        self.pickers.choose(layer, head)
+
+    def kinds(self) -> list[str]:
+        return self.pickers.kinds()
+
+    def action_cycle_kind(self) -> None:
+        self.pickers.cycle("kind")
+
+    def action_cycle_layer(self) -> None:
+        self.pickers.cycle("layer")
+
+    def action_cycle_head(self) -> None:
+        self.pickers.cycle("head")
+
+    @guarded
+    def on_attention_pickers_changed(self, message: AttentionPickers.Changed) -> None:
+        self.redraw()
 
     # -- the live model ----------------------------------------------------------------------------
     @property
@@ -112,30 +144,24 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
 
     def live_model_changed(self) -> None:
         """Rebuilt or loaded: redraw the inputs for the family and capture again."""
-        self._show_target()
-        self._default_for_mlm()
-        target = self.query_one("#att-tgt", Input)
-        if self.encoder_decoder and target.value in ("", TARGET_TEXT):  # untouched: the new model's default
-            target.value = self.default_target()
-            if not target.value and self._untouched():  # a translation model gets seed 000's sentence to translate
-                self.query_one("#att-src", Input).value = SOURCE_TEXT
+        self.inputs.follow_model()
         self.cap = Capture(encoder_decoder=self.encoder_decoder)
-        self._fill_kinds()
+        self.pickers.offer(self.cap)
         if not self.app.live.ready:
             self._info(f"the live model is not ready yet ({self.app.live.status})")
-        elif not self._fit_inputs_to_tokenizer():
+        elif self.inputs.fit_to_tokenizer():
+            self._info("finding text the loaded model's tokenizer covers...")
+        else:
             self.action_run()
 
     # -- running -----------------------------------------------------------------------------------
     def set_inputs(self, source: str, target: str | None = None, kind: str | None = None,
                    cursor: tuple[str, str] | None = None) -> None:
         """For the tour: fill the inputs, then select `kind` and put the cursor on (query, key) tokens."""
-        self.query_one("#att-src", Input).value = source
-        if target is not None:
-            self.query_one("#att-tgt", Input).value = target
+        self.inputs.set_text(source, target)
         self.pending_kind, self.pending_cursor = kind, cursor
         if kind in MASKS or kind == "pos-learned":
-            self._select_kind(kind)
+            self.pickers.select_kind(kind)
         if self.app.live.ready:
             self.action_run()
 
@@ -146,64 +172,34 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
             self._info(f"the live model is not ready yet ({live.status})")
             return
         if vit.is_vit(live.config):
-            self._run_image(live)
-            return
-        self.image = None
-        src_ids, src, tgt_ids, tgt, predicted = self._ids()
-        model, generation, tokenizer = live.model, live.generation, live.tokenizer
-        guess = mlm.is_mlm(live.config) and tokenizer is not None
-        translate, limit = self.translating, min(grids.MAX_TOKENS, live.config.max_len - 1)
-        self._info("translating, then capturing attention..." if translate else "capturing attention...")
-
-        def run() -> None:
-            try:
-                target = work.translation(model, tokenizer, src_ids, limit) if translate else \
-                    (tgt_ids, tgt, predicted, None)
-                result, entropy, learned = work.capture(model, src_ids, target[0])
-                guesses = mlm.predictions(model, src_ids, tokenizer) if guess else None
-            except Exception as err:  # noqa: BLE001 - shown inline, never a crash
-                self.post_message(work.CaptureFailed(str(err).splitlines()[0] if str(err) else type(err).__name__))
-                return
-            if not get_current_worker().is_cancelled:
-                self.post_message(work.Captured(result, entropy, src, target[1], target[2], learned, generation,
-                                                guesses, translation=target[3], inputs=(model, src_ids, target[0])))
-
-        self.run_worker(run, thread=True, exclusive=True, group="attention", exit_on_error=False)
-
-    def _run_image(self, live) -> None:
-        """A ViT: capture on a held-out image of the shapes task; the grid's labels are the patches."""
-        index = vit.image_index(self.query_one("#att-src", Input).value)
-        model, config, generation = live.model, live.config, live.generation
-        self._info("capturing attention...")
-
-        def run() -> None:
-            try:
-                result, entropy, pixels, caption, image = vit.capture_image(model, config, index)
-            except Exception as err:  # noqa: BLE001 - shown inline, never a crash
-                self.post_message(work.CaptureFailed(str(err).splitlines()[0] if str(err) else type(err).__name__))
-                return
-            if not get_current_worker().is_cancelled:
-                self.image = (pixels, caption)
-                labels = vit.patch_labels(config)
-                self.post_message(work.Captured(result, entropy, labels, [], [], None, generation,
-                                                inputs=(model, image, None)))
-
-        self.run_worker(run, thread=True, exclusive=True, group="attention", exit_on_error=False)
+            self._info("capturing attention...")
+            job = partial(jobs.capture_image, live.model, live.config, vit.image_index(self.inputs.source),
+                          live.generation, self.post_message)
+        else:
+            src_ids, src, tgt_ids, tgt, predicted = self.inputs.ids()
+            run = jobs.SentenceRun(live.model, live.tokenizer, live.generation, src_ids, src, tgt_ids, tgt, predicted,
+                                   translate=self.inputs.translating,
+                                   limit=min(grids.MAX_TOKENS, live.config.max_len - 1),
+                                   guess=mlm.is_mlm(live.config) and live.tokenizer is not None)
+            self._info("translating, then capturing attention..." if run.translate else "capturing attention...")
+            job = partial(jobs.capture_sentence, run, self.post_message)
+        self.run_worker(job, thread=True, exclusive=True, group="attention", exit_on_error=False)
 
     def on_captured(self, message: work.Captured) -> None:
         first = not self.cap.grids
         self.cap = Capture(message.grids, message.entropy, message.src, message.tgt, message.predicted,
-                           message.learned, self.encoder_decoder)
+                           message.learned, self.encoder_decoder, message.image)
         self.captured_generation = message.generation
         if message.inputs is not None:
             self.query_one(InsideHead).follow(*message.inputs)
-        self._fill_kinds()
+        self.pickers.offer(self.cap)
         if first and not self.pending_kind:  # a translation opens on its cross-attention (target x source)
-            self._select_kind("cross" if message.translation is not None else self.kinds()[0])
-            if self.learned_head() is not None:  # a shipped toy opens on the head meta.json names
-                self.choose(*self.learned_head())
+            self.pickers.select_kind("cross" if message.translation is not None else self.kinds()[0])
+            head = learned_head(self.app.live.config)
+            if head is not None:  # a shipped toy opens on the head meta.json names
+                self.choose(*head)
         if self.pending_kind:
-            self._select_kind(self.pending_kind)
+            self.pickers.select_kind(self.pending_kind)
             self.pending_kind = None
         self.redraw()
         if self.pending_cursor:
@@ -211,7 +207,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
             self.pending_cursor = None
         if message.guesses is not None:  # BERT: the cursor on the [MASK] row, its guesses under the grid
             if message.guesses:
-                self.query_one(Heatmap).move_cursor(message.guesses[0][0], message.guesses[0][0])
+                self.query_one(AttentionMap).move_cursor(message.guesses[0][0], message.guesses[0][0])
             self._info(mlm.describe(message.guesses))
             return
         if message.translation is not None:  # say whose target the decoder read: the model's own
@@ -220,12 +216,102 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
             return
         self._info(self._hint())
 
+    # -- drawing -------------------------------------------------------------------------------------
+    @property
+    def pattern(self) -> Pattern:
+        config = self.app.live.config
+        return Pattern(config.attention_window, config.global_tokens)
+
+    def current_spec(self) -> GridSpec:
+        """The grid the pickers point at: values, labels, mask, scale (`grids.grid_spec`)."""
+        kind, layer, head = self.choice()
+        config = self.app.live.config
+        return grid_spec(self.cap, kind, layer, head, self.inputs.source, config.d_model, self.pattern,
+                         causal=config.family != "encoder-only", cross_kind=config.cross_attention)
+
+    def redraw(self) -> None:
+        """The picked grid, its title, a ViT's image and the model view; then the inside-head panel follows."""
+        spec, (kind, layer, head) = self.current_spec(), self.choice()
+        self.query_one(AttentionMap).set_grid(spec.values, spec.rows, spec.cols, lo=spec.lo, hi=spec.hi,
+                                              mask=spec.mask, axes=spec.axes, row_notes=spec.row_notes)
+        self.query_one(GridTitle).show(draw.weights_note(kind, self.app.live.origin) + spec.title, kind,
+                                       self.content_size.width)
+        image = self.query_one(PatchImage)
+        image.display = self.cap.image is not None
+        shown = draw.class_token_image(self.cap, kind, layer, head, self.app.live.config)
+        if shown is not None:
+            image.show(*shown)
+        self.query_one(SmallMultiples).set_tiles(*draw.gallery_tiles(self.cap, kind, self.pattern))
+        self._make_room()
+        self._point_inside()
+
+    def on_resize(self, event: Resize) -> None:
+        self.query_one(GridTitle).fit(self.content_size.width)  # the fit depends on the width
+
+    def point_at(self, query: str, key: str) -> None:
+        """Move the grid's cursor to the first cell whose row/column labels are `query`/`key`."""
+        self.query_one(AttentionMap).point_at(query, key)
+
+    def action_model_view(self) -> None:
+        """Every layer x head of the chosen kind at once; pick one to open it full size."""
+        gallery, heatmap = self.query_one(SmallMultiples), self.query_one(AttentionMap)
+        if self.choice()[0] not in ATTENTION_KINDS:
+            self._info("the model view shows the attention kinds: press k for one")
+            return
+        gallery.display, heatmap.display = not gallery.display, gallery.display
+        (gallery if gallery.display else heatmap).focus()
+
+    def on_small_multiples_chosen(self, message: SmallMultiples.Chosen) -> None:
+        self.choose(message.layer, message.head)
+        self.query_one(SmallMultiples).display = False
+        self.query_one(AttentionMap).display = True
+        self.query_one(AttentionMap).focus()
+
+    @guarded
+    def action_export(self) -> None:
+        path = draw.export_grid(self.current_spec(), self.choice()[0])
+        self.app.notify(f"grid written to {path}", title="export")
+        self.last_export = path
+
+    # -- each head's effect (a, d) in the grids' place ---------------------------------------------------
+    def _show_effects(self, kind: str) -> None:
+        panel = self.query_one(HeadEffects)
+        if not panel.has_class("-shown"):
+            self._grids_shown = {s: self.query_one(s).display for s in GRIDS}
+            for selector in GRIDS:
+                self.query_one(selector).display = False
+        src_ids, src, tgt_ids, tgt, _ = self.inputs.ids()
+        if self.encoder_decoder:  # the decoder's stream on the target (none typed: the model's own translation)
+            panel.measure(kind, tgt_ids, tgt, src=src_ids)
+        else:
+            panel.measure(kind, src_ids, src)
+
+    @guarded
+    def action_ablate(self) -> None:
+        self._show_effects("ablation")
+
+    @guarded
+    def action_attribute(self) -> None:
+        self._show_effects("attribution")
+
+    def on_mechanism_panel_hidden(self) -> None:
+        for selector, shown in self._grids_shown.items():
+            self.query_one(selector).display = shown
+        self.home().focus()
+
+    def on_head_map_open(self, message: HeadMap.Open) -> None:
+        self._grids_shown = {"#att-map": True, "#att-model": False, "#att-image": False}  # what hiding restores
+        self.query_one(HeadEffects).hide()
+        kind, layer = row_kind(message.row_label)
+        self.pickers.select_kind(kind)
+        self.choose(layer, message.col)
+
     # -- inside one head -----------------------------------------------------------------------------
     # Where the view is short (80x24) the panel takes the grid's place and its arrows move the grid's cursor.
     SHORT = 30
 
     def action_inside_head(self) -> None:
-        panel, heatmap = self.query_one(InsideHead), self.query_one(Heatmap)
+        panel, heatmap = self.query_one(InsideHead), self.query_one(AttentionMap)
         panel.display = not panel.display
         self.query_one(SmallMultiples).display = False
         self._make_room()
@@ -238,17 +324,12 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
     def _make_room(self) -> None:
         """A short view shows the open panel in the grid's (and a ViT image's) place."""
         crowded = self.query_one(InsideHead).display and self.size.height < self.SHORT
-        self.query_one(Heatmap).display = not crowded
+        self.query_one(AttentionMap).display = not crowded
         if crowded:
             self.query_one(PatchImage).display = False
 
-    def redraw(self) -> None:
-        super().redraw()
-        self._make_room()
-        self._point_inside()
-
     def _point_inside(self) -> None:
-        heatmap, (kind, layer, head) = self.query_one(Heatmap), self.choice()
+        heatmap, (kind, layer, head) = self.query_one(AttentionMap), self.choice()
         row, col = heatmap.cursor
         self.query_one(InsideHead).point(Pointer(kind, layer, head, row, col, heatmap.row_labels,
                                                  heatmap.col_labels))
@@ -257,19 +338,13 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
         self._point_inside()
 
     def on_inside_head_move(self, message: InsideHead.Move) -> None:
-        self.query_one(Heatmap).action_move(message.d_row, message.d_col)
+        self.query_one(AttentionMap).action_move(message.d_row, message.d_col)
 
     def on_capture_failed(self, message: work.CaptureFailed) -> None:
         self._info(f"[red]capture failed:[/red] {message.error}")
 
-    @guarded
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    def on_attention_inputs_run_asked(self, message: AttentionInputs.RunAsked) -> None:
         self.action_run()
-
-    @guarded
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "att-run":
-            self.action_run()
 
     def _hint(self) -> str:
         if self.query_one(InsideHead).display:  # at 80 columns each hint fits one line
@@ -283,7 +358,7 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
         self.query_one("#att-info", Static).update(text)
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
-        heatmap = self.query_one(Heatmap)
+        heatmap = self.query_one(AttentionMap)
         return [("Attention: run the capture", "r", self.action_run),
                 ("Attention: export the grid", f"e: JSON in {exports_dir(create=False)}", self.action_export),
                 ("Attention: next grid kind", "k", self.action_cycle_kind),
