@@ -37,6 +37,9 @@ def learned_head(config) -> tuple[int, int] | None:
 
 
 class AttentionInputs(Horizontal):
+    """The view calls `set_defaults` on mount, `follow_model` and `fit_to_tokenizer` for a new model,
+    `set_text` for the tour, and reads `ids()`, `source` and `translating` to capture."""
+
     class RunAsked(Message):
         """Enter in an input, the Run button, or text found that the new model reads: capture again."""
 
@@ -50,10 +53,6 @@ class AttentionInputs(Horizontal):
     @property
     def source(self) -> str:
         return self.query_one("#att-src", Input).value
-
-    @property
-    def target(self) -> str:
-        return self.query_one("#att-tgt", Input).value
 
     @property
     def encoder_decoder(self) -> bool:

@@ -118,10 +118,8 @@ class AttentionView(Vertical):
         """(kind, layer, head) as picked; head -1 is the mean of the heads."""
         return self.pickers.choice()
 
-    def choose(self, layer: int, head: int) -> None:
-        self.pickers.choose(layer, head)
-
     def kinds(self) -> list[str]:
+        """The grid kinds the last capture offers (tests read them)."""
         return self.pickers.kinds()
 
     def action_cycle_kind(self) -> None:
@@ -194,10 +192,10 @@ class AttentionView(Vertical):
             self.query_one(InsideHead).follow(*message.inputs)
         self.pickers.offer(self.cap)
         if first and not self.pending_kind:  # a translation opens on its cross-attention (target x source)
-            self.pickers.select_kind("cross" if message.translation is not None else self.kinds()[0])
+            self.pickers.select_kind("cross" if message.translation is not None else self.pickers.kinds()[0])
             head = learned_head(self.app.live.config)
             if head is not None:  # a shipped toy opens on the head meta.json names
-                self.choose(*head)
+                self.pickers.choose(*head)
         if self.pending_kind:
             self.pickers.select_kind(self.pending_kind)
             self.pending_kind = None
@@ -262,7 +260,7 @@ class AttentionView(Vertical):
         (gallery if gallery.display else heatmap).focus()
 
     def on_small_multiples_chosen(self, message: SmallMultiples.Chosen) -> None:
-        self.choose(message.layer, message.head)
+        self.pickers.choose(message.layer, message.head)
         self.query_one(SmallMultiples).display = False
         self.query_one(AttentionMap).display = True
         self.query_one(AttentionMap).focus()
@@ -304,7 +302,7 @@ class AttentionView(Vertical):
         self.query_one(HeadEffects).hide()
         kind, layer = row_kind(message.row_label)
         self.pickers.select_kind(kind)
-        self.choose(layer, message.col)
+        self.pickers.choose(layer, message.col)
 
     # -- inside one head -----------------------------------------------------------------------------
     # Where the view is short (80x24) the panel takes the grid's place and its arrows move the grid's cursor.
