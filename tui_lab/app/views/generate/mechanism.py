@@ -38,10 +38,9 @@ class GenerateMechanism:
         panel.run()
 
     def mechanism_model_changed(self) -> None:
-        """A lens asked for before the live model arrived runs now that it has."""
-        lens = self.query_one(LensPanel)
-        if lens.waiting and lens.has_class("-shown") and self.app.live.ready:
-            lens.run()
+        """A run asked for before the live model arrived starts now that it has."""
+        for panel in self.query(MechanismPanel):
+            panel.live_model_changed()
 
     def action_patch(self) -> None:
         panel = self.query_one(PatchPanel)
