@@ -82,7 +82,7 @@ async def test_lens_then_patching_at_80x24():
 @pytest.mark.parametrize("key", ["l", "p"])
 async def test_a_run_asked_before_the_live_model_waits_for_it_in_every_panel(key):
     """The lens and patching answer a run asked for before the live model arrived alike: each says it waits and
-    runs when the model comes (patching used to refuse with 'not run' while the lens waited)."""
+    runs when the model comes (patching used to refuse with 'not run' while the lens waited); x drops the wait."""
     app = app_for("--preset", "gpt2-toy", build=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: bool(app.query("#view-generate")))
@@ -95,9 +95,17 @@ async def test_a_run_asked_before_the_live_model_waits_for_it_in_every_panel(key
             await pilot.press("enter")
         await wait_for(pilot, lambda: "waiting for the live model" in _flat(app))
         assert "runs when it arrives" in _flat(app) and "not run" not in _flat(app)
-        app.rebuild_model(app.live.config)
-        done = "0_pre at 0 " if key == "l" else "restores"
-        await wait_for(pilot, lambda: done in screen_text(app), 60)
+        if key == "l":  # x: the lens no longer waits, and the model's arrival runs nothing; r runs it
+            await pilot.press("x")
+            await wait_for(pilot, lambda: "cancelled: nothing measured" in _flat(app))
+            app.rebuild_model(app.live.config)
+            await wait_ready(pilot)
+            assert "cancelled: nothing measured" in _flat(app) and "logit lens of" not in _flat(app)
+            await pilot.press("r")
+            await wait_for(pilot, lambda: "0_pre at 0 " in screen_text(app), 60)
+        else:
+            app.rebuild_model(app.live.config)
+            await wait_for(pilot, lambda: "restores" in screen_text(app), 60)
 
 
 async def test_every_head_ablation_cancel_and_attribution_at_160x48(monkeypatch):
