@@ -55,7 +55,7 @@ async def test_streams_tokens_with_a_growing_attention_grid_and_every_mode():
         assert stream.tokens[0].prob is None  # beam search has no per-token probability
         view.action_compare()
         await wait_for(pilot, lambda: not view.running)
-        assert sorted(view.results) == sorted(jobs.MODES)
+        assert sorted(app.query_one("#gen-compare").results) == sorted(jobs.MODES)
         assert all(str(app.query_one(f"#gen-mode-{m}").render()).strip() != "..." for m in jobs.MODES)
 
 

@@ -79,6 +79,35 @@ async def test_lens_then_patching_at_80x24():
         await wait_for(pilot, lambda: "corrupt must be as many tokens as clean" in screen_text(app))
 
 
+@pytest.mark.parametrize("key", ["l", "p"])
+async def test_a_run_asked_before_the_live_model_waits_for_it_in_every_panel(key):
+    """The lens and patching answer a run asked for before the live model arrived alike: each says it waits and
+    runs when the model comes (patching used to refuse with 'not run' while the lens waited); x drops the wait."""
+    app = app_for("--preset", "gpt2-toy", build=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: bool(app.query("#view-generate")))
+        app.show_view("generate")
+        await pilot.pause()
+        await pilot.press(key)
+        if key == "p":  # the byte fallback: as many bytes in each prompt, and few (a pass per byte and layer)
+            await wait_for(pilot, lambda: app.query_one("#patch-corrupt").has_focus)
+            app.query_one("#patch-clean").value, app.query_one("#patch-corrupt").value = "to the", "to his"
+            await pilot.press("enter")
+        await wait_for(pilot, lambda: "waiting for the live model" in _flat(app))
+        assert "runs when it arrives" in _flat(app) and "not run" not in _flat(app)
+        if key == "l":  # x: the lens no longer waits, and the model's arrival runs nothing; r runs it
+            await pilot.press("x")
+            await wait_for(pilot, lambda: "cancelled: nothing measured" in _flat(app))
+            app.rebuild_model(app.live.config)
+            await wait_ready(pilot)
+            assert "cancelled: nothing measured" in _flat(app) and "logit lens of" not in _flat(app)
+            await pilot.press("r")
+            await wait_for(pilot, lambda: "0_pre at 0 " in screen_text(app), 60)
+        else:
+            app.rebuild_model(app.live.config)
+            await wait_for(pilot, lambda: "restores" in screen_text(app), 60)
+
+
 async def test_every_head_ablation_cancel_and_attribution_at_160x48(monkeypatch):
     """a: the first run is held in its second pass: the screen still answers (x says cancelling at once) and the
     job stops at its next step without a table; run again, each head's loss change is the core's; d: each

@@ -3,6 +3,9 @@ copy of the live model (`tui_lab.mechanism.readouts`), a progress bar, Cancel, o
 
 The job's work gets `step(done, total)`: it posts progress and raises `JobCancelled` once Cancel was pressed,
 so the core's loops stop between passes. A panel hides itself until a key shows it; Escape hides it again.
+A run asked for before the live model arrived waits for it and runs when it comes (`live_model`,
+`live_model_changed`), the same in every panel: the app opens while the model builds, and a person's first keys
+often come before it.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ class MechanismPanel(JobView):
         self.JOB_GROUP, self.JOB_PROGRESS = f"{p}-job", f"#{p}-progress"
         self.JOB_BUTTONS = {f"{p}-run": "run", f"{p}-cancel": "cancel"}
         self.result: Any = None
+        self.waiting = False  # a run was asked for before the live model arrived: it runs when the model does
 
     def compose(self) -> ComposeResult:
         yield from self.compose_inputs()
@@ -98,9 +102,14 @@ class MechanismPanel(JobView):
         self.cancel()
 
     def hide(self) -> None:
+        self.put_away()
+        self.post_message(self.Hidden())
+
+    def put_away(self) -> None:
+        """Hidden with no word to the view (another panel takes its room): its job and its wait end."""
+        self.waiting = False
         self.cancel_job()
         self.remove_class("-shown")
-        self.post_message(self.Hidden())
 
     class Hidden(Message):
         """The panel went away: the view gives its own widgets the room back."""
@@ -114,8 +123,25 @@ class MechanismPanel(JobView):
     def run(self) -> None:
         raise NotImplementedError
 
+    def live_model(self) -> Any | None:
+        """The live model for `run`; None, with the panel saying it waits, when the model has not arrived yet."""
+        live = self.app.live
+        self.waiting = not live.ready
+        if self.waiting:
+            self.say(f"waiting for the live model ({live.status}): runs when it arrives · x cancels")
+            return None
+        return live.model
+
+    def live_model_changed(self) -> None:
+        """The view's hook when a live model arrives: a run that waited for it starts now."""
+        if self.waiting and self.has_class("-shown") and self.app.live.ready:
+            self.run()
+
     def cancel(self) -> None:
-        if self.cancel_job():
+        if self.waiting:
+            self.waiting = False
+            self.say("cancelled: nothing measured (press r to run again)")
+        elif self.cancel_job():
             self.say("cancelling...")
 
     def job_finished(self, done: JobDone, label: Any) -> None:

@@ -31,24 +31,21 @@ class LensPanel(MechanismPanel):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.prompt = ""
-        self.waiting = False  # asked for before the live model arrived: it runs when the model does
 
     def run(self) -> None:
         """The lens of the Generate view's prompt (the live model's tokenizer, or the byte fallback)."""
-        live = self.app.live
         self.show()  # shown at once, whatever follows: the completion it replaces is hidden already
-        self.waiting = not live.ready
-        if self.waiting:
-            self.say(f"waiting for the live model ({live.status}): the lens runs when it arrives")
+        model = self.live_model()
+        if model is None:
             return
         from tui_lab.app.views.generate.jobs import codec_for, encode_prompt
 
-        model, prompt = live.model, self.prompt
+        tokenizer, prompt = self.app.live.tokenizer, self.prompt
 
         def work(step) -> Any:
             from tui_lab.mechanism.readouts import greedy_target, lens_of
 
-            codec, _ = codec_for(model, live.tokenizer)
+            codec, _ = codec_for(model, tokenizer)
             ids = encode_prompt(model, codec, prompt)
             if model.config.family != "encoder-decoder":
                 return lens_of(model, codec, ids, step)

@@ -63,18 +63,17 @@ class PatchPanel(MechanismPanel):
         self.run()
 
     def run(self) -> None:
-        live = self.app.live
-        if not live.ready:
-            self.say(f"not run: the live model is not ready yet ({live.status})")
+        model = self.live_model()
+        if model is None:
             return
         from tui_lab.app.views.generate.jobs import codec_for, encode_prompt
 
-        model, texts = live.model, {name: self.value(name) for name in FIELDS}
+        tokenizer, texts = self.app.live.tokenizer, {name: self.value(name) for name in FIELDS}
         try:
             from tui_lab.mechanism.cache import require_stream
 
             require_stream(model.config, "patching")
-            codec, _ = codec_for(model, live.tokenizer)
+            codec, _ = codec_for(model, tokenizer)
             clean, corrupt = (encode_prompt(model, codec, texts[n]) for n in ("clean", "corrupt"))
         except ValueError as err:
             self.say(f"[red]not run:[/red] {err}")

@@ -1,93 +1,85 @@
-"""What the Generate view does with its workers' messages: the completion, the attention grid, the boxes.
+"""The completion box of the Generate view: the text as it streams, the probability toggle and its legend, and
+the read-out of the token under the cursor.
 
-A mixin of GenerateView (which provides `job`, `running`, `context`, `rows`, `row_labels`, `cross`, `copy`,
-`translating`, `results`, `versus_done` and `_describe`). Every message names its job; one from a job that
-a newer Generate, Compare or Side by side replaced is dropped, so a late token never lands in a new stream.
-The attention grid grows one row per new token, as the KV cache does.
+A widget the view drives (`start`, `add`, `finish`); it owns what the read-out needs (how the candidates'
+distribution was made) and answers its own cursor and toggle. The read-out and the scroll follow the newest
+token until the cursor moves.
 """
 
 from __future__ import annotations
 
-import math
+from typing import Any
 
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Static
 
-from tui_lab.app.views.generate import jobs, versus
-from tui_lab.app.views.generate.token_stream import Token, TokenStream
-from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.views.generate.token_stream import Token, TokenStream, describe, legend
+from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.generation.settings import GenerationSettings
 
 ARROW = "→"  # between the source and its translation in the completion
 
 
-class GenerateStream:
-    def on_started(self, message: jobs.Started) -> None:
-        if message.job == self.job:
-            self.context, self.cross, self.copy = list(message.context), message.cross, message.copy
-            what = "cross-attention: new tokens x source" if self.cross else \
-                "attention: new tokens x context (a row per step, like the KV cache)"
-            if self.cross and self.translating:
-                what = "cross-attention: target x source"
-            if self.copy:
-                what = "copy: (1-p_gen) x attention over the source; row: token p_gen"
-            self.query_one("#gen-att-box").border_title = what
+class Completion(Vertical):
+    """`#gen-out` (the TokenStream) in `#gen-out-scroll`, the `#gen-probs` toggle, `#gen-legend`, `#gen-token-info`."""
 
-    def on_new_token(self, message: jobs.NewToken) -> None:
-        if message.job != self.job:
-            return
-        stream = self.query_one(TokenStream)
-        stream.add(Token(message.token_id, message.label, message.prob, message.candidates), message.text)
-        if stream.cursor is None:  # the read-out and the scroll follow the newest token until the cursor moves
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.border_subtitle = "↓ ←/→ or mouse: a token's top-5"
+        self.sampling = ""  # how the candidates' distribution was made, for the read-out
+        self.cut = False  # top-k/top-p sampling: the candidates' probabilities are after the cut
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="gen-out-scroll") as scroll:
+            scroll.can_focus = False  # the completion itself takes focus, for its cursor
+            yield TokenStream(id="gen-out")
+        with Horizontal(id="gen-probs-row"):  # the toggle beside the key to what it shows
+            yield OnOffCheckbox("probs y", False, id="gen-probs", compact=True)
+            yield Static(id="gen-legend")
+        yield Static(id="gen-token-info")
+
+    def on_mount(self) -> None:
+        self._draw_legend()
+
+    @property
+    def stream(self) -> TokenStream:
+        return self.query_one(TokenStream)
+
+    def start(self, prefix: str, s: GenerationSettings) -> None:
+        """A new stream after `prefix` (the prompt, or the source and an arrow), decoded with `s`."""
+        self.sampling = sampling_text(s)
+        self.cut = s.beam_size == 1 and s.temperature > 0 and bool(s.top_k or s.top_p)
+        self.stream.start(prefix)
+        self._describe()
+
+    def add(self, token: Token, text: str) -> None:
+        """One more token; `text` is the whole completion so far."""
+        self.stream.add(token, text)
+        if self.stream.cursor is None:  # the read-out and the scroll follow the newest token until the cursor moves
             self._describe()
             self.query_one("#gen-out-scroll").scroll_end(animate=False)
-        if message.row is not None:
-            self.rows.append((len(self.context), message.row))
-            self.row_labels.append(row_label(message.label, message.p_gen))
-        if not self.cross:
-            self.context.append(message.label)
-        if message.row is not None:
-            self._draw_grid()
 
-    def _draw_grid(self) -> None:
-        """One row per new token over the whole context; a row's keys end where the context ended when it
-        was computed, and a sliding window (learned positions) starts them later."""
-        width = len(self.context)
-        grid, mask = [], []
-        for end, row in self.rows:
-            start = max(0, end - len(row))
-            grid.append([math.nan] * start + row[len(row) - (end - start):] + [math.nan] * (width - end))
-            mask.append([not start <= c < end for c in range(width)])
-        masked = mask if any(any(m) for m in mask) else None
-        axes = ("translation", "source") if self.cross and self.translating else ("new token", "context")
-        self.query_one("#gen-att", Heatmap).set_grid(grid, self.row_labels, self.context, lo=0.0, mask=masked,
-                                                     axes=axes)
+    def finish(self, text: str, note: str) -> None:
+        self.stream.finish(text, note)
 
-    def on_finished(self, message: jobs.Finished) -> None:
-        if message.job == self.job:
-            self.running = False
-            note = message.note + (" - stopped" if message.cancelled else "")
-            self.query_one(TokenStream).finish(message.text, note)
+    def toggle_probs(self) -> None:
+        box = self.query_one("#gen-probs", OnOffCheckbox)
+        box.value = not box.value
 
-    def on_compare_result(self, message: jobs.CompareResult) -> None:
-        if message.job != self.job:
-            return
-        self.results[message.mode] = message.text
-        self.query_one(f"#gen-mode-{message.mode}", Static).update(f"{message.text}\n[dim]{message.seconds:.2f} s[/]")
-        if len(self.results) == len(jobs.MODES):
-            self.running = False
+    @on(OnOffCheckbox.Changed, "#gen-probs")
+    def _probs_changed(self, event: OnOffCheckbox.Changed) -> None:
+        if self.stream.show_probs != event.value:
+            self.stream.toggle_probs()
+        self._draw_legend()
 
-    def on_versus_result(self, message: versus.VersusResult) -> None:
-        if message.job != self.job:
-            return
-        self.query_one(versus.VersusPanel).show(message)
-        self.versus_done.add(message.side)
-        if self.versus_done == set(versus.SIDES):
-            self.running = False
+    def _draw_legend(self) -> None:
+        self.query_one("#gen-legend", Static).update(legend() if self.stream.show_probs else "")
 
-    def on_generate_failed(self, message: jobs.GenerateFailed) -> None:
-        if message.job == self.job:
-            self.running = False
-            self.notify(message.error, title="generate", severity="error", timeout=8)
+    @on(TokenStream.CursorMoved)
+    def _describe(self) -> None:
+        self.query_one("#gen-token-info", Static).update(describe(self.stream, self.sampling, self.cut))
 
 
 def stream_prefix(prompt: str, family: str, translating: bool) -> str:
@@ -96,11 +88,6 @@ def stream_prefix(prompt: str, family: str, translating: bool) -> str:
     if family == "decoder-only":
         return prompt
     return f"{prompt} {ARROW}\n" if translating else f"[{prompt}] -> "
-
-
-def row_label(label: str, p_gen: float | None) -> str:
-    """A grid row's label; a copy model's says how much of the token was generated (p_gen) vs copied."""
-    return label if p_gen is None else f"{label} {p_gen:.2f}"
 
 
 def sampling_text(s: GenerationSettings) -> str:

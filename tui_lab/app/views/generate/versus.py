@@ -36,7 +36,13 @@ class VersusResult(Message):
 
 
 class VersusPanel(Horizontal):
-    """Two boxes, the live model's output and the second model's, each with how it was made."""
+    """Two boxes, the live model's output and the second model's, each with how it was made; `partners` keeps
+    the second model loaded, once per `vs` text (the job loads it, and fills the dict)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.partners: dict[str, Any] = {}
+        self.done: set[str] = set()  # the sides shown so far
 
     def compose(self) -> ComposeResult:
         for side in SIDES:
@@ -44,13 +50,17 @@ class VersusPanel(Horizontal):
                 yield Static("", id=f"gen-vs-out-{side}")
 
     def waiting(self) -> None:
+        self.done = set()
         for side in SIDES:
             self.query_one(f"#gen-vs-box-{side}").border_title = side
             self.query_one(f"#gen-vs-out-{side}", Static).update("...")
 
-    def show(self, result: VersusResult) -> None:
+    def show(self, result: VersusResult) -> bool:
+        """One side's text and how it was made; True once both sides are in."""
         self.query_one(f"#gen-vs-box-{result.side}").border_title = result.title
         self.query_one(f"#gen-vs-out-{result.side}", Static).update(f"{result.text}\n[dim]{result.detail}[/]")
+        self.done.add(result.side)
+        return self.done == set(SIDES)
 
 
 def load_partner(spec: str, device: Any) -> Any:

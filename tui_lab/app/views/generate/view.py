@@ -14,8 +14,12 @@ translates: the prompt is the source sentence (by default seed 000's English 'se
 view picks it, or the toy's held-out number), the translation streams token by token under it, and the grid
 is the cross-attention of each translated token over the source (target x source), growing a row per token.
 
-How the view follows the live model is in `live`; what it does with the workers' messages is in
-`stream`; the side by side is `versus`.
+The view is the one place that knows the whole screen: it composes its parts, starts the jobs (`jobs`,
+`versus`) and hands each job's messages to the part that shows them. The parts own their state and are driven
+through small methods: the settings row (`form.GenerationForm`), the completion (`stream.Completion`), the
+attention grid (`growing_grid.GrowingGrid`), the compare boxes (`compare.ComparePanel`), the side by side
+(`versus.VersusPanel`) and the mechanism panels (`lens_panel`, `patch_panel`), which post `MechanismPanel.Hidden`
+when Escape hands the room back. How the view follows the live model is in `live` (plain functions).
 """
 
 from __future__ import annotations
@@ -25,28 +29,25 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Static
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.views.generate import jobs, versus
-from tui_lab.app.views.generate.live import DEFAULT_PROMPT, GenerateLiveModel
-from tui_lab.app.views.generate.mechanism import GenerateMechanism
-from tui_lab.app.views.generate.stream import GenerateStream, sampling_text, stream_prefix
-from tui_lab.app.views.generate.token_stream import TokenStream, describe, legend
+from tui_lab.app.views.generate.compare import ComparePanel
+from tui_lab.app.views.generate.form import GenerationForm
+from tui_lab.app.views.generate.growing_grid import GrowingGrid
+from tui_lab.app.views.generate.lens_panel import LensPanel
+from tui_lab.app.views.generate.live import DEFAULT_PROMPT, folder_of, followed_prompt, live_modes, note_text, start_len
+from tui_lab.app.views.generate.patch_panel import PatchPanel
+from tui_lab.app.views.generate.stream import Completion, stream_prefix
+from tui_lab.app.views.generate.token_stream import Token, TokenStream
 from tui_lab.app.widgets.field_input import FieldInput
-from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.toggle import OnOffCheckbox
+from tui_lab.app.widgets.mechanism_panel import MechanismPanel
 from tui_lab.generation.settings import GenerationSettings
 
-FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top_p", ""), ("beam", "beam_size", "1"),
-          ("max", "max_new_tokens", "48"), ("nat-len", "nat_length", ""))
-# Shown only for the models they apply to: a NAT model decodes in one pass (no beam, no cache) and takes a length.
-ONLY_FOR = {"beam_size": "gen-at-only", "nat_length": "gen-nat-only"}
-OPTIONAL = ("top_k", "top_p", "nat_length")  # empty means unset
 
-
-class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertical):
+class GenerateView(Vertical):
     DEFAULT_CSS = """
     GenerateView #gen-compare { display: none; }
     GenerateView #gen-compare.-shown { display: block; }
@@ -82,21 +83,9 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.job = 0
+        self.job = 0  # the current job's number: a message from an older one is dropped
         self.running = False
-        self.context: list[str] = []
-        self.rows: list[tuple[int, list[float]]] = []  # (where its keys end in the context, the row)
-        self.row_labels: list[str] = []
-        self.cross = False
-        self.copy = False  # a copy model: rows are the copy distribution, labelled with p_gen
-        self.results: dict[str, str] = {}
-        self.sampling = ""  # how the candidates' distribution was made, for the read-out
-        self.cut = False  # top-k/top-p sampling: the candidates' probabilities are after the cut
-        self.partners: dict[str, Any] = {}  # the second model of the side by side, loaded once per `vs` text
-        self.versus_done: set[str] = set()
         self.translating = False  # an encoder-decoder with a tokenizer: the prompt is a source to translate
-        self.field_defaults = {name: value for _, name, value in FIELDS}
-        self.folder_fields: dict[str, Any] = {}  # the form's fields a Hugging Face folder's defaults set (folder.py)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
@@ -107,14 +96,7 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
             yield Button("Generate g", id="gen-go", variant="primary", compact=True)
             yield Button("Compare m", id="gen-compare-go", compact=True)
             yield Button("Stop s", id="gen-stop", variant="error", compact=True)
-        with Horizontal(id="gen-settings"):
-            for title, name, value in FIELDS:
-                only = ONLY_FOR.get(name, "")
-                yield Label(title, classes=f"gen-name {only}")
-                yield FieldInput(value, id=f"gen-{name}", classes=f"gen-field {only}", compact=True)
-            yield OnOffCheckbox("cache", True, id="gen-cache", compact=True, classes="gen-at-only")
-            # A model with a chat template: the prompt is one user turn through it, as apply_chat_template renders it
-            yield OnOffCheckbox("chat", False, id="gen-chat", compact=True, classes="gen-chat-only")
+        yield GenerationForm(id="gen-settings")
         with Horizontal(id="gen-vs-row"):  # encoder-decoders: a second model to put beside the live one
             yield Label("vs", classes="gen-name")
             yield FieldInput(versus.DEFAULT_PARTNER, placeholder="checkpoint folder or shipped toy", id="gen-vs",
@@ -122,29 +104,16 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
             yield Button("Side by side v", id="gen-vs-go", compact=True)
         yield Static("", id="gen-note")
         with Horizontal(id="gen-body"):
-            with Vertical(id="gen-out-box") as box:
-                box.border_subtitle = "↓ ←/→ or mouse: a token's top-5"
-                with VerticalScroll(id="gen-out-scroll") as scroll:
-                    scroll.can_focus = False  # the completion itself takes focus, for its cursor
-                    yield TokenStream(id="gen-out")
-                with Horizontal(id="gen-probs-row"):  # the toggle beside the key to what it shows
-                    yield OnOffCheckbox("probs y", False, id="gen-probs", compact=True)
-                    yield Static(id="gen-legend")
-                yield Static(id="gen-token-info")
-            with Vertical(id="gen-att-box") as box:
-                box.border_title = "attention of each new token over the context"  # the grid keeps every line
-                yield Heatmap(id="gen-att")
-        with Horizontal(id="gen-compare"):
-            for mode in jobs.MODES:
-                with VerticalScroll(classes="gen-mode", id=f"gen-box-{mode}") as box:
-                    box.border_title = mode
-                    yield Static("", id=f"gen-mode-{mode}")
+            yield Completion(id="gen-out-box")
+            yield GrowingGrid(id="gen-att-box")
+        yield ComparePanel(id="gen-compare")
         yield versus.VersusPanel(id="gen-versus")
-        yield from self.compose_mechanism()
+        # In the completion's place when shown (at 80x24 there is no other); Escape, or generating again, gives it back
+        yield LensPanel(id="gen-lens")
+        yield PatchPanel(id="gen-patch")
 
     def on_mount(self) -> None:
-        self._note_model()
-        self._draw_legend()
+        self._follow_live_model()
 
     # -- app hooks -----------------------------------------------------------------------------------
     def home(self) -> TokenStream:
@@ -152,8 +121,9 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
         return self.query_one(TokenStream)
 
     def live_model_changed(self) -> None:
-        self._note_model()
-        self.mechanism_model_changed()
+        self._follow_live_model()
+        for panel in self.query(MechanismPanel):  # a run asked for before the model came starts now
+            panel.live_model_changed()
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return [("Generate: stream the prompt", "g / enter in the prompt", self.action_generate),
@@ -165,33 +135,36 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
                 ("Generate: show token probabilities", "y", self.action_probs),
                 ("Generate: a token's probability and top-5", "down, then left/right", self.action_focus_completion)]
 
-    # -- settings ------------------------------------------------------------------------------------
-    def form_defaults(self) -> GenerationSettings:
-        """The view's own values, before any folder's (the base a folder's defaults go on)."""
-        return GenerationSettings(max_new_tokens=int(self.field_defaults["max_new_tokens"]),
-                                  temperature=float(self.field_defaults["temperature"]),
-                                  beam_size=int(self.field_defaults["beam_size"]))
+    def _follow_live_model(self) -> None:
+        """The mode classes, an untouched prompt, the folder's defaults, the button and the note follow the live
+        model."""
+        live = self.app.live
+        modes = live_modes(live)
+        for name, on_ in modes.classes().items():
+            self.set_class(on_, name)
+        self.translating = modes.translating
+        prompt = self.query_one("#gen-prompt", Input)
+        followed = followed_prompt(live, modes.translating, prompt.value)
+        if prompt.value != followed:
+            prompt.value = followed
+        form = self.query_one(GenerationForm).follow_folder(folder_of(live), start_len(live, prompt.value))
+        self.query_one("#gen-go", Button).label = "Translate g" if modes.translating else "Generate g"
+        self.query_one("#gen-note", Static).update(note_text(live, modes, form))
 
+    def _model(self) -> Any:
+        live = self.app.live
+        if not live.ready:
+            raise ValueError(f"the live model is not ready yet ({live.status})")
+        return live.model
+
+    # -- settings ------------------------------------------------------------------------------------
     def chat(self) -> bool:
         """The chat toggle is on, for a model that has a chat template."""
-        return self.has_class("-chat") and self.query_one("#gen-chat", OnOffCheckbox).value
+        return self.has_class("-chat") and self.query_one(GenerationForm).chat_on()
 
     def settings(self) -> GenerationSettings:
         """The form's values; ValueError naming the field when one is not a number or out of range."""
-        values: dict[str, Any] = {}
-        for title, name, _ in FIELDS:
-            text = self.query_one(f"#gen-{name}", Input).value.strip()
-            kind = float if name in ("temperature", "top_p") else int
-            if (not text and name in OPTIONAL) or (name == "nat_length" and not self.has_class("-nat")):
-                values[name] = None
-                continue
-            try:
-                values[name] = kind(text)
-            except ValueError:
-                raise ValueError(f"{title} must be {'a number' if kind is float else 'an integer'}, got {text!r}") \
-                    from None
-        values["use_cache"] = self.query_one("#gen-cache", OnOffCheckbox).value
-        return GenerationSettings(**values)  # the core's one check of the ranges
+        return self.query_one(GenerationForm).settings(nat=self.has_class("-nat"))
 
     # -- actions -------------------------------------------------------------------------------------
     @guarded
@@ -199,12 +172,9 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
         s, model = self.settings(), self._model()
         prompt = self.query_one("#gen-prompt", Input).value
         self._begin()
-        self.query_one("#gen-compare").remove_class("-shown")  # a single stream: the grid gets the room back
+        self.query_one(ComparePanel).remove_class("-shown")  # a single stream: the grid gets the room back
         self.query_one(versus.VersusPanel).remove_class("-shown")
-        self.sampling = sampling_text(s)
-        self.cut = s.beam_size == 1 and s.temperature > 0 and bool(s.top_k or s.top_p)
-        self.query_one(TokenStream).start(stream_prefix(prompt, model.config.family, self.translating))
-        self._describe()
+        self.query_one(Completion).start(stream_prefix(prompt, model.config.family, self.translating), s)
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
         self.run_worker(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
@@ -214,12 +184,10 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
         s, model = self.settings(), self._model()
         prompt = self.query_one("#gen-prompt", Input).value
         self._begin()
-        self.results = {}
-        self.query_one("#gen-compare").add_class("-shown")
+        panel = self.query_one(ComparePanel)
+        panel.add_class("-shown")
         self.query_one(versus.VersusPanel).remove_class("-shown")
-        for mode, (_, detail) in jobs.compare_modes(s).items():
-            self.query_one(f"#gen-box-{mode}").border_title = f"{mode} ({detail})"
-            self.query_one(f"#gen-mode-{mode}", Static).update("...")
+        panel.waiting({mode: detail for mode, (_, detail) in jobs.compare_modes(s).items()})
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
         self.run_worker(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
@@ -233,13 +201,12 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
             raise ValueError("side by side: puts the lab's own AT and NAT models together, not a Hugging Face one")
         prompt, spec = self.query_one("#gen-prompt", Input).value, self.query_one("#gen-vs", Input).value
         self._begin()
-        self.versus_done = set()
-        self.query_one("#gen-compare").remove_class("-shown")
+        self.query_one(ComparePanel).remove_class("-shown")
         panel = self.query_one(versus.VersusPanel)
         panel.add_class("-shown")
         panel.waiting()
-        live, job = (model, self.app.live.tokenizer), self.job
-        self.run_worker(lambda: versus.versus_job(self, job, live, spec, self.partners, prompt, s), thread=True,
+        live, job, kept = (model, self.app.live.tokenizer), self.job, panel.partners
+        self.run_worker(lambda: versus.versus_job(self, job, live, spec, kept, prompt, s), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
 
     def _begin(self) -> None:
@@ -247,38 +214,79 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
         letters must reach the prompt, never the view's or the app's keys (the Stop button stops)."""
         self.job += 1
         self.running = True
-        self.rows, self.row_labels = [], []
-        self._only(None)  # a mechanism panel gives the completion its room back
+        self.query_one(GrowingGrid).clear()
+        self._show_panel(None)  # a mechanism panel gives the completion its room back
 
     def action_stop(self) -> None:
         self.workers.cancel_group(self, "generate")
         self.running = False
-        self.stop_mechanism()
+        for panel in self.query(MechanismPanel):
+            panel.cancel()
 
     def action_probs(self) -> None:
-        box = self.query_one("#gen-probs", OnOffCheckbox)
-        box.value = not box.value
+        self.query_one(Completion).toggle_probs()
 
     def action_focus_completion(self) -> None:
         self.query_one(TokenStream).focus()
 
-    @on(OnOffCheckbox.Changed, "#gen-probs")
-    def _probs_changed(self, event: OnOffCheckbox.Changed) -> None:
-        stream = self.query_one(TokenStream)
-        if stream.show_probs != event.value:
-            stream.toggle_probs()
-        self._draw_legend()
+    # -- the jobs' messages (each names its job: one from a replaced job is dropped) -----------------
+    def on_started(self, message: jobs.Started) -> None:
+        if message.job == self.job:
+            self.query_one(GrowingGrid).begin(message.context, message.cross, message.copy, self.translating)
 
-    def _draw_legend(self) -> None:
-        shown = self.query_one(TokenStream).show_probs
-        text = legend() if shown else ""
-        self.query_one("#gen-legend", Static).update(text)
+    def on_new_token(self, message: jobs.NewToken) -> None:
+        if message.job == self.job:
+            token = Token(message.token_id, message.label, message.prob, message.candidates)
+            self.query_one(Completion).add(token, message.text)
+            self.query_one(GrowingGrid).add(message.label, message.row, message.p_gen)
 
-    @on(TokenStream.CursorMoved)
-    def _describe(self) -> None:
-        self.query_one("#gen-token-info", Static).update(describe(self.query_one(TokenStream), self.sampling,
-                                                                         self.cut))
+    def on_finished(self, message: jobs.Finished) -> None:
+        if message.job == self.job:
+            self.running = False
+            self.query_one(Completion).finish(message.text, message.note + (" - stopped" if message.cancelled else ""))
 
+    def on_compare_result(self, message: jobs.CompareResult) -> None:
+        if message.job == self.job and self.query_one(ComparePanel).show(message):
+            self.running = False
+
+    def on_versus_result(self, message: versus.VersusResult) -> None:
+        if message.job == self.job and self.query_one(versus.VersusPanel).show(message):
+            self.running = False
+
+    def on_generate_failed(self, message: jobs.GenerateFailed) -> None:
+        if message.job == self.job:
+            self.running = False
+            self.notify(message.error, title="generate", severity="error", timeout=8)
+
+    # -- the mechanism panels ------------------------------------------------------------------------
+    def _show_panel(self, panel: MechanismPanel | None) -> None:
+        """Show `panel` in the completion's place (None: the completion again)."""
+        self.query_one("#gen-body").display = panel is None
+        for other in self.query(MechanismPanel):
+            if other is not panel and other.has_class("-shown"):
+                other.put_away()
+        if panel is not None:
+            self.query_one(ComparePanel).remove_class("-shown")
+            self.query_one(versus.VersusPanel).remove_class("-shown")
+
+    @guarded
+    def action_lens(self) -> None:
+        panel = self.query_one(LensPanel)
+        self._show_panel(panel)
+        panel.prompt = self.query_one("#gen-prompt", Input).value
+        panel.run()
+
+    def action_patch(self) -> None:
+        panel = self.query_one(PatchPanel)
+        self._show_panel(panel)
+        panel.open_with(self.query_one("#gen-prompt", Input).value)
+
+    @on(MechanismPanel.Hidden)
+    def _panel_hidden(self) -> None:
+        self._show_panel(None)
+        self.home().focus()
+
+    # -- the inputs ----------------------------------------------------------------------------------
     @on(Input.Submitted, "#gen-prompt")
     def _submitted(self) -> None:
         self.action_generate()

@@ -1,0 +1,42 @@
+"""The Generate view's compare boxes: greedy, top-k, top-p and beam on one prompt, side by side (`m`).
+
+A widget the view drives: `waiting` names each box's settings as the job starts, `show` fills one box per
+`jobs.CompareResult` and says when all four are in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Static
+
+from tui_lab.app.views.generate import jobs
+
+
+class ComparePanel(Horizontal):
+    """A box per mode, `#gen-box-<mode>` holding `#gen-mode-<mode>`; `results` the texts so far."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.results: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        for mode in jobs.MODES:
+            with VerticalScroll(classes="gen-mode", id=f"gen-box-{mode}") as box:
+                box.border_title = mode
+                yield Static("", id=f"gen-mode-{mode}")
+
+    def waiting(self, details: dict[str, str]) -> None:
+        """A new comparison: each box titled with its mode's settings, `...` until its text comes."""
+        self.results = {}
+        for mode, detail in details.items():
+            self.query_one(f"#gen-box-{mode}").border_title = f"{mode} ({detail})"
+            self.query_one(f"#gen-mode-{mode}", Static).update("...")
+
+    def show(self, result: jobs.CompareResult) -> bool:
+        """One mode's text and time; True once every mode is in."""
+        self.results[result.mode] = result.text
+        self.query_one(f"#gen-mode-{result.mode}", Static).update(f"{result.text}\n[dim]{result.seconds:.2f} s[/]")
+        return len(self.results) == len(jobs.MODES)

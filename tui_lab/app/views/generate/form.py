@@ -1,0 +1,90 @@
+"""The Generate view's settings row: temperature, top-k, top-p, beam, max tokens, NAT length, cache and chat.
+
+A widget the view asks for values (`settings`, `chat_on`) and hands each live model's folder defaults to
+(`follow_folder`). Fields shown only for some models carry the classes `gen-at-only` and `gen-nat-only`, and the
+chat toggle `gen-chat-only`; the view's mode classes (`-nat`, `-chat`) show them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Input, Label
+
+from tui_lab.app.views.generate.folder import field_text, folder_form
+from tui_lab.app.widgets.field_input import FieldInput
+from tui_lab.app.widgets.toggle import OnOffCheckbox
+from tui_lab.generation.settings import GenerationSettings
+
+FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top_p", ""), ("beam", "beam_size", "1"),
+          ("max", "max_new_tokens", "48"), ("nat-len", "nat_length", ""))
+# Shown only for the models they apply to: a NAT model decodes in one pass (no beam, no cache) and takes a length.
+ONLY_FOR = {"beam_size": "gen-at-only", "nat_length": "gen-nat-only"}
+OPTIONAL = ("top_k", "top_p", "nat_length")  # empty means unset
+
+
+class GenerationForm(Horizontal):
+    """The fields, each `#gen-<name>`, the `#gen-cache` and `#gen-chat` toggles; what a folder set in them."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.field_defaults = {name: value for _, name, value in FIELDS}
+        self.folder_fields: dict[str, Any] = {}  # the fields a Hugging Face folder's defaults set (folder.py)
+
+    def compose(self) -> ComposeResult:
+        for title, name, value in FIELDS:
+            only = ONLY_FOR.get(name, "")
+            yield Label(title, classes=f"gen-name {only}")
+            yield FieldInput(value, id=f"gen-{name}", classes=f"gen-field {only}", compact=True)
+        yield OnOffCheckbox("cache", True, id="gen-cache", compact=True, classes="gen-at-only")
+        # A model with a chat template: the prompt is one user turn through it, as apply_chat_template renders it
+        yield OnOffCheckbox("chat", False, id="gen-chat", compact=True, classes="gen-chat-only")
+
+    def defaults(self) -> GenerationSettings:
+        """The form's own values, before any folder's (the base a folder's defaults go on)."""
+        return GenerationSettings(max_new_tokens=int(self.field_defaults["max_new_tokens"]),
+                                  temperature=float(self.field_defaults["temperature"]),
+                                  beam_size=int(self.field_defaults["beam_size"]))
+
+    def chat_on(self) -> bool:
+        return self.query_one("#gen-chat", OnOffCheckbox).value
+
+    def settings(self, nat: bool) -> GenerationSettings:
+        """The form's values (the NAT length only for a NAT model); ValueError naming the field when one is not a
+        number or out of range."""
+        values: dict[str, Any] = {}
+        for title, name, _ in FIELDS:
+            text = self.query_one(f"#gen-{name}", Input).value.strip()
+            kind = float if name in ("temperature", "top_p") else int
+            if (not text and name in OPTIONAL) or (name == "nat_length" and not nat):
+                values[name] = None
+                continue
+            try:
+                values[name] = kind(text)
+            except ValueError:
+                raise ValueError(f"{title} must be {'a number' if kind is float else 'an integer'}, got {text!r}") \
+                    from None
+        values["use_cache"] = self.query_one("#gen-cache", OnOffCheckbox).value
+        return GenerationSettings(**values)  # the core's one check of the ranges
+
+    def follow_folder(self, folder: Any, start_len: int) -> dict[str, Any]:
+        """A folder's proposals (its generation config, or None) into the form, the person's later edits winning;
+        fields the previous folder set and nobody touched since go back to the form's own values. Returns what
+        the folder set."""
+        for name, text in self.folder_fields.items():
+            if name == "use_cache":
+                box = self.query_one("#gen-cache", OnOffCheckbox)
+                box.value = True if box.value == text else box.value
+            elif self.query_one(f"#gen-{name}", Input).value == text:
+                self.query_one(f"#gen-{name}", Input).value = self.field_defaults[name]
+        self.folder_fields = {}
+        form = folder_form(folder, self.defaults(), start_len)
+        for name, value in form.items():
+            if name == "use_cache":
+                self.query_one("#gen-cache", OnOffCheckbox).value = value
+                self.folder_fields[name] = value
+            else:
+                self.query_one(f"#gen-{name}", Input).value = self.folder_fields[name] = field_text(value)
+        return form
