@@ -51,8 +51,8 @@ async def steps(pilot, view, n: int) -> None:
         await wait_for(pilot, lambda b=before: len(view.store.current.train_loss) > b, 60)
     # The 1 Hz timer's next draw, waited for rather than timed: on a loaded machine a tick comes late, and the
     # loss plot may wait several ticks for its share of the UI thread (dirty until it is drawn).
-    drawn = view._redraws
-    await wait_for(pilot, lambda: view._redraws > drawn and not view.dirty, 60)
+    drawn = view.monitor.redraws
+    await wait_for(pilot, lambda: view.monitor.redraws > drawn and not view.dirty, 60)
     await pilot.pause()
 
 

@@ -43,7 +43,7 @@ async def test_the_losses_say_what_they_include_val_stays_under_train_and_a_samp
         run = view.store.current
         run.train_loss = [(s, 3.0 - s / 100) for s in range(1, 101)]
         run.val_loss = [(s, 3.0 - s / 100) for s in range(10, 101, 10)]
-        view._draw_loss()
+        view.monitor.draw_loss()
         await pilot.pause()
         assert "⢕⢕ val (held out)" in screen_text(app)
         rows = [row for row in _plot_rows(app) if "⢕⢕" not in row]  # the legend's rows left out
@@ -53,7 +53,7 @@ async def test_the_losses_say_what_they_include_val_stays_under_train_and_a_samp
         assert not gaps and "•" not in "".join(rows)
         # a translation sample: each part on its own labelled row, quoted, with whether it matches
         view._run_event(SampleEvent(100, "zwölf", "zero", "null"))
-        view._redraw()
+        view.monitor.redraw()
         await pilot.pause()
         text = screen_text(app)
         assert "source     'zero'" in text and "model      'zwölf'" in text

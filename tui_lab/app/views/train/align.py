@@ -4,7 +4,8 @@ Seed 002 (section 4, Tips 2): guided attention pulls cross-attention toward a mo
 it does, a person trains the same task twice (guidance 0, then e.g. 1): the previous run's last grid stays
 on the right while this run's forms on the left. On copy the guided run turns diagonal sooner; on numbers-de,
 whose German puts units before tens ("twenty one" -> "einundzwanzig"), the prior fights the task.
-A mixin of TrainView (which provides `store` and `query_one`).
+A widget of its own (`#tr-align-box`): the view tells it when a run starts (`start`) and hands it each grid
+the run sends (`show`); it keeps the two grids it shows.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
+from tui_lab.app.runs import Run
 from tui_lab.app.widgets.heatmap import Heatmap
 
 
@@ -33,19 +35,6 @@ class Grid:
         return f"run #{self.run} {self.label} ({self.task}, {when})"
 
 
-def compose_alignment() -> ComposeResult:
-    with Vertical(id="tr-align-box", classes="tr-panel"):
-        yield Static("cross-attention of a held-out example (target x source, mean of heads, last layer)",
-                     id="tr-align-title")
-        with Horizontal(id="tr-align-pair"):
-            with Vertical(id="tr-align-now"):
-                yield Static("", id="tr-align-now-title", classes="tr-align-sub")
-                yield Heatmap(id="tr-align")
-            with Vertical(id="tr-align-prev"):
-                yield Static("", id="tr-align-prev-title", classes="tr-align-sub")
-                yield Heatmap(id="tr-align-before")
-
-
 def method_label(train: dict, model: dict | None = None) -> str:
     """What sets a run's alignment apart: its guided-attention weight and scheduled sampling, after its
     cross_attention kind when that is a guided one (location-aware, monotonic)."""
@@ -56,16 +45,34 @@ def method_label(train: dict, model: dict | None = None) -> str:
     return ", ".join(parts)
 
 
-class TrainAlignment:
-    _align_now: Grid | None = None
-    _align_before: Grid | None = None
+class AlignmentPanel(Vertical):
+    """Hidden until a run of a task starts; then this run's grid on the left, the last run's on the right."""
 
-    def _alignment_started(self, task: str | None) -> None:
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._now: Grid | None = None
+        self._before: Grid | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("cross-attention of a held-out example (target x source, mean of heads, last layer)",
+                     id="tr-align-title")
+        with Horizontal(id="tr-align-pair"):
+            with Vertical(id="tr-align-now"):
+                yield Static("", id="tr-align-now-title", classes="tr-align-sub")
+                yield Heatmap(id="tr-align")
+            with Vertical(id="tr-align-prev"):
+                yield Static("", id="tr-align-prev-title", classes="tr-align-sub")
+                yield Heatmap(id="tr-align-before")
+
+    def on_mount(self) -> None:
+        self.display = False  # until a run of a task starts
+
+    def start(self, task: str | None) -> None:
         """A new run: the last run's final grid moves to the right (when it was a task), the left clears."""
-        self.query_one("#tr-align-box").display = task is not None
-        if self._align_now is not None:
-            self._align_before, self._align_now = self._align_now, None
-        before = self._align_before
+        self.display = task is not None
+        if self._now is not None:
+            self._before, self._now = self._now, None
+        before = self._before
         self.query_one("#tr-align-prev").display = before is not None
         if before is not None:
             self.query_one("#tr-align-before", Heatmap).set_grid(before.values, before.rows, before.cols, lo=0.0,
@@ -73,9 +80,9 @@ class TrainAlignment:
             self.query_one("#tr-align-prev-title", Static).update(before.title(now=False))
         self.query_one("#tr-align-now-title", Static).update("this run: the grid appears after its first step")
 
-    def _alignment_arrived(self, step: int, grid: list[list[float]], rows: list[str], cols: list[str]) -> None:
-        run = self.store.current
-        self._align_now = Grid(run.number, method_label(run.train, run.model), run.train.get("task") or "", step,
-                               grid, rows, cols)
+    def show(self, run: Run, step: int, grid: list[list[float]], rows: list[str], cols: list[str]) -> None:
+        """The grid `run` sent at `step` (target rows x source columns)."""
+        self._now = Grid(run.number, method_label(run.train, run.model), run.train.get("task") or "", step,
+                         grid, rows, cols)
         self.query_one("#tr-align", Heatmap).set_grid(grid, rows, cols, lo=0.0, hi=1.0)
-        self.query_one("#tr-align-now-title", Static).update(self._align_now.title(now=True))
+        self.query_one("#tr-align-now-title", Static).update(self._now.title(now=True))

@@ -1,7 +1,11 @@
-"""The Train view's drawing: the status line, and the loss and learning-rate plots on the redraw timer.
+"""The Train view's right side, `TrainMonitor` (`#tr-main`): the status line, progress, the loss plot and the
+panels below it (learning rate, gradients, samples, alignment, expert load), redrawn by its own timer.
 
-A mixin of TrainView (which provides `store`, `stats`, `overlay`, `dirty`, `message`, `training`, `session`).
-Plots get downsampled curves (runs.MAX_PLOT_POINTS per line); the lr curve is fixed, so it is redrawn less.
+A widget of its own: it reads the run from the view's `RunState` (given when it is built) and owns what is on
+screen: the message under the numbers (`say`), the overlay, which panel a small screen shows, and what each
+widget shows now. The view tells it what happened (`dirty = True`, `run_started`, `say`...); it draws at most
+REDRAW_HZ times a second, so a fast run cannot flood the UI. Plots get downsampled curves
+(runs.MAX_PLOT_POINTS per line); the lr curve is fixed, so it is redrawn less.
 
 Every millisecond the app spends while a run trains is taken from the trainer's threads on a 2-core machine
 (benchmarks/ui_latency.py measures the app's CPU per wall second), so a tick draws only what changed and is on
@@ -20,14 +24,20 @@ from __future__ import annotations
 import time
 
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, ProgressBar, Static
 
-from tui_lab.app.runs import downsample
+from tui_lab.app.runs import Run, downsample
+from tui_lab.app.views.train.align import AlignmentPanel
 from tui_lab.app.views.train.experts import draw_expert_load
 from tui_lab.app.views.train.grad_norms import GradNorms
+from tui_lab.app.views.train.state import RunState
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import Line, LinePlot
 
+REDRAW_HZ = 1  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: 2 Hz cost training ~5%
+PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box", "tr-experts-box")
 LR_REDRAW_EVERY = 4  # the lr curve is fixed; only its step marker moves
 # While a run trains, the loss plot redraws at most at this share of the UI thread's time: each drawing took
 # 20-30 ms on the 2-core machine (the plots were ~3% of a core, more than the rest of the view), and every
@@ -36,14 +46,100 @@ PLOT_SHARE = 0.015
 TYPING_S = 0.6  # and not while a person types (keys this close together): each key's echo comes first
 
 
-class TrainDrawing:
-    _redraws = 0
-    _drawn: dict | None = None  # what each widget shows now, to skip the ones that would not change
-    _blinking = True
+class TrainMonitor(Vertical):
+    def __init__(self, state: RunState, message: str, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.state = state  # read only: the view records the run
+        self.message, self.message_style = message, "dim"  # the line under the numbers (`say`)
+        self.dirty = False  # something changed that the next tick draws
+        self.overlay = False  # the loss plot shows every run of this session
+        self.panel = 0  # the lower panel a small screen shows (PANELS)
+        self.compact = False  # a small screen: one lower panel at a time
+        self.redraws = 0  # the ticks that drew (tests wait for the next)
+        self._drawn: dict = {}  # what each widget shows now, to skip the ones that would not change
+        self._status_drawn: tuple | None = None
+        self._blinking = True
 
+    def compose(self) -> ComposeResult:
+        yield Static("", id="tr-status")
+        # total=1 until a run: a bar without a total animates at 15 frames/s, idle CPU for nothing
+        yield ProgressBar(total=1, id="tr-progress", show_eta=False)  # the status line has the ETA
+        yield LinePlot("loss", "step", "", id="tr-loss")
+        yield Static("", id="tr-loss-note")  # what each loss includes (loss_words), once a run says
+        with Horizontal(id="tr-lower"):
+            with Vertical(id="tr-lr-box", classes="tr-panel"):
+                yield LinePlot("learning rate", "step", "", id="tr-lr")
+            with VerticalScroll(id="tr-grads-box", classes="tr-panel"):
+                yield GradNorms(id="tr-grads")
+            with VerticalScroll(id="tr-sample-box", classes="tr-panel"):
+                yield Static("samples appear as it trains", id="tr-sample")
+            yield AlignmentPanel(id="tr-align-box", classes="tr-panel")
+            with Vertical(id="tr-experts-box", classes="tr-panel"):
+                yield Static("expert load (mixture-of-experts models)", id="tr-experts-title")
+                yield Heatmap(id="tr-experts")
+
+    def on_mount(self) -> None:
+        self.set_interval(1 / REDRAW_HZ, self._tick)
+        self.query_one("#tr-experts-box").display = False
+        self._show_panel()
+        self._status()
+
+    # -- what the view tells it ------------------------------------------------------------------------
+    def say(self, text: str, style: str = "") -> None:
+        """The line under the numbers, drawn at once (cheap); plots wait for the timer."""
+        self.message, self.message_style = text, style
+        self.dirty = True
+        if self.is_mounted:
+            self._status()
+
+    def run_started(self, steps: int, task: str | None, moe: bool) -> None:
+        self.query_one("#tr-progress", ProgressBar).update(total=steps, progress=0)
+        self.query_one(AlignmentPanel).start(task)
+        self._show_experts(moe)
+
+    def show_alignment(self, run: Run, step: int, grid: list[list[float]], rows: list[str], cols: list[str]) -> None:
+        self.query_one(AlignmentPanel).show(run, step, grid, rows, cols)
+
+    def note_losses(self, note: str) -> None:
+        """What each loss includes, under the loss plot (loss_words.loss_note)."""
+        self.query_one("#tr-loss-note", Static).update(note)
+
+    def toggle_overlay(self) -> bool:
+        """Every run on the loss plot, or the current one; drawn now (a key deserves an answer, not a tick)."""
+        self.overlay = not self.overlay
+        self.dirty = True
+        self.redraw()
+        return self.overlay
+
+    def set_compact(self, compact: bool) -> None:
+        """One panel at a time on a small screen: its border names the key to the next (the footer has no room)."""
+        self.compact = compact
+        for panel in PANELS:
+            self.query_one(f"#{panel}").border_title = "l next panel" if compact else ""
+        self.dirty = True  # panels hidden until now are drawn at the next tick
+
+    def next_panel(self) -> None:
+        self.panel = (self.panel + 1) % len(PANELS)
+        self._show_panel()
+        if self.compact:  # below 40 rows the panel is a scroll down: l brings it into view
+            self.scroll_end(animate=False)
+
+    def _show_experts(self, moe: bool) -> None:
+        """A mixture-of-experts run shows its expert load (the panel a narrow terminal shows first)."""
+        self.query_one("#tr-experts-box").display = moe
+        if moe:
+            self.panel = PANELS.index("tr-experts-box")
+            self._show_panel()
+
+    def _show_panel(self) -> None:
+        for i, panel in enumerate(PANELS):
+            self.query_one(f"#{panel}").set_class(i == self.panel, "shown")
+        self.dirty = True  # a panel hidden until now is drawn at the next tick
+
+    # -- drawing -------------------------------------------------------------------------------------
     def _tick(self) -> None:
-        self._blink(not self.training)
-        self._redraw(paced=True)
+        self._blink(not self.state.training)
+        self.redraw(paced=True)
 
     def _typing(self) -> bool:
         return time.monotonic() - self.app.last_key_at < TYPING_S
@@ -55,36 +151,36 @@ class TrainDrawing:
             for field in self.screen.query(Input):
                 field.cursor_blink = on
 
-    def _redraw(self, paced: bool = False) -> None:
+    def redraw(self, paced: bool = False) -> None:
         """Draw what changed; `paced` (the timer's ticks) lets the loss plot wait for its share of time."""
         if not self.dirty or not self.is_on_screen:
             return  # another view is in front: the tick after it comes back draws (view_activated)
         self.dirty = False
-        drawn = self._drawn = self._drawn if self._drawn is not None else {}
-        s = self.stats
+        drawn, s, training = self._drawn, self.state.stats, self.state.training
         self._status()
-        pacing = paced and self.training
+        pacing = paced and training
         held = pacing and self._typing()  # plots wait while a person types
         loss = self._loss_key()
         if drawn.get("loss") != loss:
             if not held and (not pacing or self.query_one("#tr-loss", LinePlot).due(PLOT_SHARE)):
                 drawn["loss"] = loss
-                self._draw_loss()
+                self.draw_loss()
             else:
                 self.dirty = True  # new points wait for a later tick
-        self._redraws += 1
-        if not held and (self._redraws % LR_REDRAW_EVERY == 1 or not self.training) and \
+        self.redraws += 1
+        if not held and (self.redraws % LR_REDRAW_EVERY == 1 or not training) and \
                 drawn.get("lr") != (s.get("step"), id(s.get("lr_curve"))):
             drawn["lr"] = (s.get("step"), id(s.get("lr_curve")))
             self._draw_lr()
         if "grads" in s and self._shows("#tr-grads-box") and drawn.get("grads") is not s["grads"]:
             drawn["grads"] = s["grads"]
             self.query_one("#tr-grads", GradNorms).show(s["grads"], s.get("grad_norm"))
-        if s.get("expert_load") and self.session is not None and self._shows("#tr-experts-box") and \
+        session = self.state.session
+        if s.get("expert_load") and session is not None and self._shows("#tr-experts-box") and \
                 drawn.get("experts") is not s["expert_load"]:
             drawn["experts"] = s["expert_load"]
             draw_expert_load(self.query_one("#tr-experts", Heatmap), self.query_one("#tr-experts-title", Static),
-                             self.session.model_config, s)
+                             session.model_config, s)
         if "sample" in s and self._shows("#tr-sample-box") and drawn.get("sample") != s["sample"]:
             drawn["sample"] = s["sample"]
             self.query_one("#tr-sample", Static).update(s["sample"])
@@ -94,17 +190,16 @@ class TrainDrawing:
 
     def _shows(self, panel: str) -> bool:
         """The panel is laid out (a narrow terminal shows one at a time; experts only for MoE runs)."""
-        return self.query_one(panel).display and (not self.has_class("compact") or
-                                                  self.query_one(panel).has_class("shown"))
+        return self.query_one(panel).display and (not self.compact or self.query_one(panel).has_class("shown"))
 
     def _loss_key(self) -> tuple:
         """Changes whenever the loss plot would: new points, another run, the overlay switched."""
-        runs = self.store.runs if self.overlay else self.store.runs[-1:]
+        runs = self.state.store.runs if self.overlay else self.state.store.runs[-1:]
         return (self.overlay, tuple((r.number, r.label, len(r.train_loss), len(r.val_loss), len(r.teacher_forcing))
                                     for r in runs))
 
-    def _draw_loss(self) -> None:
-        runs = self.store.runs if self.overlay else self.store.runs[-1:]
+    def draw_loss(self) -> None:
+        runs = self.state.store.runs if self.overlay else self.state.store.runs[-1:]
         lines = []
         for run in runs:
             name = run.label if self.overlay else "train"
@@ -119,13 +214,13 @@ class TrainDrawing:
         self.query_one("#tr-loss", LinePlot).set_lines(lines, title=title)
 
     def _draw_lr(self) -> None:
-        curve = self.stats.get("lr_curve")
+        curve = self.state.stats.get("lr_curve")
         if curve:
             line = Line("", [s for s, _ in curve], [v for _, v in curve], colour="orange")
-            self.query_one("#tr-lr", LinePlot).set_lines([line], vline=self.stats.get("step", 0))
+            self.query_one("#tr-lr", LinePlot).set_lines([line], vline=self.state.stats.get("step", 0))
 
     def _status(self) -> None:
-        s = self.stats
+        s = self.state.stats
         parts = []
         if "step" in s:
             parts.append(f"step {s['step']}/{s['total']}")
@@ -134,15 +229,14 @@ class TrainDrawing:
                                ("mfu", "MFU", "{:.1%}")):
             if s.get(key) is not None:
                 parts.append(f"{name} {fmt.format(s[key])}")
-        if self._step_ema is not None and self.training:
-            left = (s["total"] - s["step"]) * self._step_ema
+        left = self.state.eta_s()
+        if left is not None:
             parts.append(f"ETA {int(left // 60)}:{int(left % 60):02d}")
-        if self.training and self._hold is not None:  # held until built (and asked): not a pause asked for
-            parts.append("building the trainer" if self.session.train_config is None else "starting")
-        elif self.training:
-            parts.append("PAUSED" if self.session.paused else "running")
+        phase = self.state.phase()
+        if phase is not None:
+            parts.append(phase)
         key = (tuple(parts), self.message, self.message_style)
-        if key == getattr(self, "_status_drawn", None):
+        if key == self._status_drawn:
             return  # the same line again (a tick with nothing new): no repaint
         self._status_drawn = key
         text = Text("  ".join(parts) + "\n", style="bold")

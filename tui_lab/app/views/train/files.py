@@ -9,20 +9,27 @@ relative to the folder the app was started in) until the person types another; C
 checkpoint this app did not write asks first (its weights, optimizer and training state would go). A failed
 save (disk full, permission, quota) is one line; the live model stays, and another folder can be tried. In a
 served session (`tui_lab.served`) the folder is a name inside the session's own folder, within its quota.
+
+`TrainFiles` is a plain object the view owns: the view's keys call its actions; it reads the run from the
+view's `RunState`, the folder from the form, and acts through `host` (the view, as a Textual widget: its
+workers, notifications and screens); its savers post `CheckpointSaved` to the host, which hands it back
+(`saved`). What it has to say goes through `say`.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from textual.message import Message
+from textual.widget import Widget
 
-from tui_lab.app.guard import guarded
 from tui_lab.app.modals.confirm import Confirm
 from tui_lab.app.modals.quit import CANCEL, SAVE, QuitWhileTraining
 from tui_lab.app.views.train.form import TrainForm
+from tui_lab.app.views.train.state import RunState
 from tui_lab.run_lock import run_lock
 from tui_lab.served import ServedPolicy, exports_folder, page_path
 
@@ -39,24 +46,38 @@ class CheckpointSaved(Message):
         self.path, self.error, self.then_quit = path, error, then_quit
 
 
-class TrainFiles:
-    """Mixin of TrainView (which provides `session`, `store`, `stats`, `training`, `_say`)."""
+Say = Callable[..., None]  # (text, style="") -> None: the line under the Train view's numbers
 
-    _auto_folder: str | None = None  # the folder the form shows by default, until the person edits it
-    _after_end: str | None = None  # "quit" or "save-quit": what the end of the run should do
-    last_export: Path | None = None
+
+class TrainFiles:
+    def __init__(self, host: Widget, state: RunState, say: Say) -> None:
+        self.host, self.state, self.say = host, state, say
+        self.last_export: Path | None = None  # the last CSV written
+        self._auto_folder: str | None = None  # the folder the form shows by default, until the person edits it
+        self._after_end: str | None = None  # "quit" or "save-quit": what the end of the run should do
+        self._written: set[Path] = set()  # the folders this app saved to: saving there again needs no question
+        self._saving_generation: int | None = None  # the live model's, when the save in flight is of its weights
+
+    @property
+    def app(self) -> Any:
+        return self.host.app
+
+    @property
+    def form(self) -> TrainForm:
+        return self.host.query_one(TrainForm)
 
     # -- the folder --------------------------------------------------------------------------------
-    def _suggest_folder(self, run: int) -> None:
+    def suggest_folder(self, run: int) -> None:
         """Show `runs/run-N` in the form, unless the person typed a folder of their own."""
-        form = self.query_one(TrainForm)
+        form = self.form
         if not form.folder or form.folder == self._auto_folder:
             self._auto_folder = default_folder(run)
             form.set_folder(self._auto_folder)
 
     def _folder(self) -> str:
-        number = self.session.run if self.session else len(self.store.runs) + 1
-        return self.query_one(TrainForm).folder or default_folder(number)
+        session = self.state.session
+        number = session.run if session else len(self.state.store.runs) + 1
+        return self.form.folder or default_folder(number)
 
     def _target(self) -> Path:
         """The folder the form names, as it will really be written: `~` expanded, absolute; served, a name inside
@@ -64,33 +85,32 @@ class TrainFiles:
         return target_folder(self._folder())
 
     # -- saving --------------------------------------------------------------------------------------
-    @guarded
-    def action_save(self) -> None:
+    def save(self) -> None:
         from tui_lab.checkpoint import is_checkpoint
 
         target = self._target()
-        if is_checkpoint(target) and target not in _written(self):
+        if is_checkpoint(target) and target not in self._written:
             self.app.push_screen(ReplaceCheckpoint(_replace_text(target)),
                                  lambda yes: self._save_to(str(target)) if yes else None)
             return
         self._save_to(str(target))
 
     def _save_to(self, folder: str) -> None:
-        session, live = self.session, self.app.live
+        session, live = self.state.session, self.app.live
         # The live model's generation when these are its weights as they stay (not a run still moving them):
         # Apply then knows they are on disk (LiveModel.kept_in).
-        self._saving_generation = live.generation if live.model is not None and not self.training and \
+        self._saving_generation = live.generation if live.model is not None and not self.state.training and \
             (session is None or live.model is session.model or not session.ready) else None
         if session is not None and session.ready and \
                 (session.active or self.app.live.model is session.model or session.crashed):
-            self.notify(f"saving run #{session.run} to {_shown(folder)}...", title="save")
-            self.run_worker(lambda: self._save_run(session, folder), thread=True, group="save",
+            self.host.notify(f"saving run #{session.run} to {_shown(folder)}...", title="save")
+            self.host.run_worker(lambda: self._save_run(session, folder), thread=True, group="save",
                             exit_on_error=False)
             return
         if live.model is None or live.tokenizer is None:
             raise ValueError("nothing to save: a random preset has no tokenizer; train it first (g)")
-        self.notify(f"saving the live model to {_shown(folder)}...", title="save")
-        self.run_worker(lambda: self._save_live(live.model, live.tokenizer, live.origin, folder), thread=True,
+        self.host.notify(f"saving the live model to {_shown(folder)}...", title="save")
+        self.host.run_worker(lambda: self._save_live(live.model, live.tokenizer, live.origin, folder), thread=True,
                         group="save", exit_on_error=False)
 
     def _save_run(self, session: Any, folder: str, then_quit: bool = False) -> None:
@@ -98,9 +118,9 @@ class TrainFiles:
             _check_quota(session.model or self.app.live.model, resumable=True)
             with run_lock(folder, "checkpoint folder"):  # a `train --resume` writing it: refused, naming it
                 path = session.save(folder)  # by the trainer process, between two steps
-            self.post_message(CheckpointSaved(str(path), None, then_quit))
+            self.host.post_message(CheckpointSaved(str(path), None, then_quit))
         except Exception as err:  # noqa: BLE001 - shown as one line
-            self.post_message(CheckpointSaved(folder, _one_line(err), then_quit))
+            self.host.post_message(CheckpointSaved(folder, _one_line(err), then_quit))
 
     def _save_live(self, model: Any, tokenizer: Any, origin: str, folder: str) -> None:
         from tui_lab.checkpoint import save_checkpoint
@@ -109,74 +129,74 @@ class TrainFiles:
             _check_quota(model, resumable=False)
             with run_lock(folder, "checkpoint folder"):
                 path = save_checkpoint(folder, model, tokenizer, meta={"origin": origin})
-            self.post_message(CheckpointSaved(str(path), None, False))
+            self.host.post_message(CheckpointSaved(str(path), None, False))
         except Exception as err:  # noqa: BLE001 - shown as one line
-            self.post_message(CheckpointSaved(folder, _one_line(err), False))
+            self.host.post_message(CheckpointSaved(folder, _one_line(err), False))
 
-    def on_checkpoint_saved(self, message: CheckpointSaved) -> None:
+    def saved(self, message: CheckpointSaved) -> None:
+        """What a saver posted (on the UI thread): say where it wrote, or why not."""
         if message.error:
             error = f"{message.error}; the model is still here: type another folder and save again (w)"
-            self.notify(f"{_shown(message.path)}: {error}", title="not saved", severity="error", timeout=10)
-            self._say(f"not saved: {error}", "bold red")
+            self.host.notify(f"{_shown(message.path)}: {error}", title="not saved", severity="error", timeout=10)
+            self.say(f"not saved: {error}", "bold red")
         else:
-            _written(self).add(Path(message.path))
-            if getattr(self, "_saving_generation", None) is not None:
+            self._written.add(Path(message.path))
+            if self._saving_generation is not None:
                 self.app.live.mark_saved(message.path, self._saving_generation)
-            self.notify(f"checkpoint written to {_shown(message.path)}", title="saved")
-            self._say(f"saved to {_shown(message.path)} (o loads it back)", "bold green")
+            self.host.notify(f"checkpoint written to {_shown(message.path)}", title="saved")
+            self.say(f"saved to {_shown(message.path)} (o loads it back)", "bold green")
         if message.then_quit:
             self.app.exit()
 
     # -- loading -------------------------------------------------------------------------------------
-    @guarded
-    def action_load(self) -> None:
-        if self.training:
+    def load(self) -> None:
+        if self.state.training:
             raise ValueError("stop the run (x) before loading a checkpoint")
         folder = self._target()
         if not folder.is_dir():
             raise ValueError(f"checkpoint folder ({folder}) is not a folder: save one first (w)")
-        self.notify(f"loading the checkpoint in {folder}...", title="load")
+        self.host.notify(f"loading the checkpoint in {folder}...", title="load")
         self.app.live.start_load_checkpoint(self.app, str(folder))  # the app says what it loaded (or why not)
 
     # -- CSV -----------------------------------------------------------------------------------------
-    @guarded
-    def action_export_csv(self) -> None:
-        if not self.store.runs:
+    def export_csv(self) -> None:
+        runs = self.state.store
+        if not runs.runs:
             raise ValueError("no runs to export yet: train first (g)")
         path = exports_folder() / f"loss-history-{time.strftime('%Y%m%d-%H%M%S')}.csv"
-        self.last_export = self.store.export_csv(path)
-        self.notify(f"loss history of {len(self.store.runs)} run(s) written to {path}", title="CSV export")
+        self.last_export = runs.export_csv(path)
+        self.host.notify(f"loss history of {len(runs.runs)} run(s) written to {path}", title="CSV export")
 
     # -- quitting while a run goes -------------------------------------------------------------------
     def confirm_quit(self) -> bool:
         """Called by the app's quit: True when a modal took over (training is running)."""
-        if not self.training:
+        if not self.state.training:
             return False
-        step = self.stats.get("step", 0)
-        self.app.push_screen(QuitWhileTraining(f"run #{self.session.run}, step {step}", _shown(self._folder())),
+        step = self.state.stats.get("step", 0)
+        self.app.push_screen(QuitWhileTraining(f"run #{self.state.session.run}, step {step}", _shown(self._folder())),
                              self._quit_choice)
         return True
 
     def _quit_choice(self, choice: str | None) -> None:
         if choice in (None, CANCEL):
             return
-        if not self.training:  # the run ended while the modal was open: nothing left to stop
+        if not self.state.training:  # the run ended while the modal was open: nothing left to stop
             self._end_then(choice)
             return
         self._after_end = "save-quit" if choice == SAVE else "quit"
-        self._say("stopping to save, then quitting..." if choice == SAVE else "stopping, then quitting...", "bold")
-        self.session.stop()
+        self.say("stopping to save, then quitting..." if choice == SAVE else "stopping, then quitting...", "bold")
+        self.state.session.stop()
 
     def _end_then(self, choice: str) -> None:
-        session = self.session
+        session = self.state.session
         if choice == SAVE and session is not None and session.ready:
             folder = str(self._target())
-            self.run_worker(lambda: self._save_run(session, folder, then_quit=True), thread=True, group="save",
+            self.host.run_worker(lambda: self._save_run(session, folder, then_quit=True), thread=True, group="save",
                             exit_on_error=False)
         else:
             self.app.exit()
 
-    def _after_run(self) -> None:
+    def after_run(self) -> None:
         """Called when the run ended: finish a quit that was waiting for it."""
         after, self._after_end = self._after_end, None
         if after == "save-quit":
@@ -193,13 +213,6 @@ class ReplaceCheckpoint(Confirm):
 def target_folder(text: str) -> Path:
     """A folder as typed, as it will really be written (see `TrainFiles._target`)."""
     return page_path(text, "folder")
-
-
-def _written(view: Any) -> set[Path]:
-    """The folders this app saved to: saving there again needs no question."""
-    if not hasattr(view, "_written_folders"):
-        view._written_folders = set()
-    return view._written_folders
 
 
 def _replace_text(folder: Path) -> str:

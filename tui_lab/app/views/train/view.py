@@ -2,41 +2,49 @@
 
 The run trains the app's ONE live model: a fresh model of the live config (refit to the tokenizer's
 vocab, which the status line says) or, with "continue live model", the live weights themselves; when
-the run ends (done, stopped, or a non-finite loss) its last good weights become the live model. Events
-arrive as messages; widgets are redrawn by a timer at most REDRAW_HZ times a second, so a fast run
-cannot flood the UI, and plots get downsampled curves (runs.MAX_PLOT_POINTS per line). The run's messages
-are handled in `events`, the drawing in `draw`, saving and loading in `files`.
+the run ends (done, stopped, or a non-finite loss) its last good weights become the live model.
+
+The view is composed, not mixed: it owns the run (`RunState`: the session, the runs' records, the last
+numbers, whether the run is held) and its keys, and handles what the run says (`RunSaid`, posted by the
+session's reader). Its parts:
+- `TrainForm` (form.py, `#tr-form`): the fields and buttons; its buttons' presses come up as messages.
+- `TrainMonitor` (draw.py, `#tr-main`): everything on the right, redrawn by its own timer at most REDRAW_HZ
+  times a second, so a fast run cannot flood the UI; it reads the `RunState` and is told what changed.
+- `TrainFiles` (files.py): save, load, CSV export and quitting mid-run, a plain object the keys call; its
+  savers post `CheckpointSaved` back here.
+The trainer says Ready first (built, held paused): the view then asks before a long run, or releases it.
+A message from a run other than the session's own is dropped.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal
 from textual.events import Resize
-from textual.widgets import Button, ProgressBar, Static
+from textual.widgets import Button
 
 from tui_lab.app.guard import guarded
+from tui_lab.app.modals.confirm_run import ConfirmLongRun
 from tui_lab.app.runs import RunStore
-from tui_lab.app.views.train.align import TrainAlignment, compose_alignment
-from tui_lab.app.views.train.draw import TrainDrawing
-from tui_lab.app.views.train.events import TrainMessages
-from tui_lab.app.views.train.files import TrainFiles
+from tui_lab.app.views.train.draw import TrainMonitor
+from tui_lab.app.views.train.files import CheckpointSaved, TrainFiles
 from tui_lab.app.views.train.form import TrainForm
-from tui_lab.app.views.train.grad_norms import GradNorms
+from tui_lab.app.views.train.loss_words import loss_note
+from tui_lab.app.views.train.messages import Estimate, RunSaid
+from tui_lab.app.views.train.notes import confirm_text, vocab_note
 from tui_lab.app.views.train.session import LiveWeights, TrainSession
-from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.app.widgets.line_plot import LinePlot
+from tui_lab.app.views.train.state import RunState
+from tui_lab.train.events import Alignment, Ended, Event, Failed, Ready
 
-REDRAW_HZ = 1  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: 2 Hz cost training ~5%
-PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box", "tr-experts-box")
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
 
-class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizontal):
+class TrainView(Horizontal):
     BINDINGS = [
         # Two keys on the footer, the rest off it (the form's buttons name every key: "Step n", "Stop x"...): at 80
         # columns the footer still has room for f1..f7 and "q quit" (tests/test_app_80x24_cuts.py).
@@ -53,50 +61,54 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.store = RunStore()
-        self.session: TrainSession | None = None
-        self.overlay = False
-        self.stats: dict[str, Any] = {}
-        self.message = "building the trainer..." if getattr(self.app, "train_on_start", False) else \
+        self.state = RunState()
+        self.files = TrainFiles(self, self.state, self._say)
+        first = "building the trainer..." if getattr(self.app, "train_on_start", False) else \
             "press g to train the live model"
-        self.message_style = "dim"
-        self.dirty = False
-        self.panel = 0
-        self._step_ema: float | None = None
-        self._redraws = 0
-        self._hold: str | None = None  # "run" / "paused": how a built run starts once released; None: released
+        # Kept, not queried: every step event marks it changed, and a query walks the form's widgets first.
+        self.monitor = TrainMonitor(self.state, first, id="tr-main")
 
     def compose(self) -> ComposeResult:
         yield TrainForm(id="tr-form")
-        with Vertical(id="tr-main"):
-            yield Static("", id="tr-status")
-            # total=1 until a run: a bar without a total animates at 15 frames/s, idle CPU for nothing
-            yield ProgressBar(total=1, id="tr-progress", show_eta=False)  # the status line has the ETA
-            yield LinePlot("loss", "step", "", id="tr-loss")
-            yield Static("", id="tr-loss-note")  # what each loss includes (loss_words), once a run says
-            with Horizontal(id="tr-lower"):
-                with Vertical(id="tr-lr-box", classes="tr-panel"):
-                    yield LinePlot("learning rate", "step", "", id="tr-lr")
-                with VerticalScroll(id="tr-grads-box", classes="tr-panel"):
-                    yield GradNorms(id="tr-grads")
-                with VerticalScroll(id="tr-sample-box", classes="tr-panel"):
-                    yield Static("samples appear as it trains", id="tr-sample")
-                yield from compose_alignment()
-                with Vertical(id="tr-experts-box", classes="tr-panel"):
-                    yield Static("expert load (mixture-of-experts models)", id="tr-experts-title")
-                    yield Heatmap(id="tr-experts")
+        yield self.monitor
 
     def on_mount(self) -> None:
-        self.set_interval(1 / REDRAW_HZ, self._tick)
-        self.query_one("#tr-align-box").display = False
-        self.query_one("#tr-experts-box").display = False
-        self._show_panel()
-        self._suggest_folder(1)
+        self.files.suggest_folder(1)
         self.live_model_changed()  # a 2017 model built before this view mounted still picks its task
-        self._status()
         if getattr(self.app, "train_on_start", False):
             self.app.show_view("train")
             self.call_after_refresh(self.action_start)
+
+    # -- what tests and the app read -----------------------------------------------------------------
+    @property
+    def session(self) -> TrainSession | None:
+        return self.state.session
+
+    @property
+    def store(self) -> RunStore:
+        return self.state.store
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        return self.state.stats
+
+    @property
+    def training(self) -> bool:
+        return self.state.training
+
+    @property
+    def message(self) -> str:
+        """The line under the numbers, as said last."""
+        return self.monitor.message
+
+    @property
+    def dirty(self) -> bool:
+        """Something changed that the monitor's next tick draws."""
+        return self.monitor.dirty
+
+    @property
+    def last_export(self) -> Path | None:
+        return self.files.last_export
 
     # -- app hooks -----------------------------------------------------------------------------------
     def home(self) -> Button:
@@ -104,14 +116,14 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
         return self.query_one("#tf-start", Button)
 
     def view_activated(self) -> None:
-        self.call_after_refresh(self._redraw)  # what arrived while another view was in front (not drawn then)
+        self.call_after_refresh(self.monitor.redraw)  # what arrived while another view was in front (not drawn then)
 
     def live_model_changed(self) -> None:
+        form = self.query_one(TrainForm)
         if not self.training and self.app.live.ready:  # ready: torch is loaded, the defaults may import it
-            self.query_one(TrainForm).follow_model(self.app.live.config)
-        if self.session is None and self.app.live.config.family == "encoder-decoder" and \
-                self.query_one(TrainForm).task is None:
-            self.query_one(TrainForm).choose_data("numbers-de")
+            form.follow_model(self.app.live.config)
+        if self.session is None and self.app.live.config.family == "encoder-decoder" and form.task is None:
+            form.choose_data("numbers-de")
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return [("Train: start", "g: train the live model", self.action_start),
@@ -123,9 +135,9 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
                 ("Train: export loss history to CSV", "c", self.action_export_csv),
                 ("Train: overlay runs", "v: every run of this session on one plot", self.action_overlay)]
 
-    @property
-    def training(self) -> bool:
-        return self.session is not None and self.session.active
+    def confirm_quit(self) -> bool:
+        """Called by the app's quit: True when a modal took over (training is running)."""
+        return self.files.confirm_quit()
 
     def on_unmount(self) -> None:
         if self.session is not None:
@@ -134,7 +146,7 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
     # -- actions -------------------------------------------------------------------------------------
     @guarded
     def action_start(self, paused: bool = False) -> None:
-        if self.training and self.held_paused:  # g on a paused run goes on, as its Resume button says
+        if self.training and self.state.held_paused:  # g on a paused run goes on, as its Resume button says
             self.action_pause()
             return
         if self.training:
@@ -147,24 +159,20 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
         if self.session is not None:
             self.session.close()  # the last run's process stayed for saving (w); a new run replaces it
         run = self.store.start(live.config.to_dict(), {"task": task, **fields})
-        self._suggest_folder(run.number)
+        self.files.suggest_folder(run.number)
         # Held paused until the trainer is built and the estimate read (a long run asks first, a Ready from the run).
-        self._hold = "paused" if paused else "run"
-        self.session = TrainSession(run.number, live.config, (task, fields), live.device, paused=True,
-                                    live=weights)
-        self.stats, self._step_ema = {"step": 0, "total": fields["steps"]}, None
-        self.query_one("#tr-progress", ProgressBar).update(total=fields["steps"], progress=0)
-        self._alignment_started(task)
-        self._show_experts(live.config.ffn == "moe")
+        session = TrainSession(run.number, live.config, (task, fields), live.device, paused=True, live=weights)
+        self.state.begin(session, fields["steps"], paused)
+        self.monitor.run_started(fields["steps"], task, live.config.ffn == "moe")
         self._say(f"run #{run.number}: building the trainer...", "bold")
-        self.session.start(self)
+        session.start(self)
 
     def action_pause(self) -> None:
         if not self.training:
             return
-        if self._hold is not None:  # not started yet (building, or asking): remember the choice
-            self._hold = "run" if self._hold == "paused" else "paused"
-            self._say("will start paused" if self._hold == "paused" else "will start running")
+        if self.state.hold is not None:  # not started yet (building, or asking): remember the choice
+            hold = self.state.toggle_hold()
+            self._say("will start paused" if hold == "paused" else "will start running")
         elif self.session.paused:
             self.session.resume()
             self._say("resumed")
@@ -173,15 +181,8 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
             self._say("paused: n steps once, p or g resumes")
         self.label_pause()
 
-    @property
-    def held_paused(self) -> bool:
-        """Paused by the person (or to start paused), not held while the trainer is built."""
-        if not self.training:
-            return False
-        return self._hold == "paused" if self._hold is not None else self.session.paused
-
     def label_pause(self) -> None:
-        self.query_one("#tf-pause", Button).label = "Resume p" if self.held_paused else "Pause p"
+        self.query_one("#tf-pause", Button).label = "Resume p" if self.state.held_paused else "Pause p"
 
     def action_step(self) -> None:
         if not self.training or not self.session.paused:
@@ -195,17 +196,24 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
             self.session.stop()
             self._say("stopping after this step...", "bold")
 
+    @guarded
+    def action_save(self) -> None:
+        self.files.save()
+
+    @guarded
+    def action_load(self) -> None:
+        self.files.load()
+
+    @guarded
+    def action_export_csv(self) -> None:
+        self.files.export_csv()
+
     def action_overlay(self) -> None:
-        self.overlay = not self.overlay
-        self.dirty = True
-        self._redraw()  # a key deserves an answer now, not at the next tick of the 1 Hz timer
-        self.notify("overlay: every run of this session" if self.overlay else "overlay off: the current run")
+        overlay = self.monitor.toggle_overlay()
+        self.notify("overlay: every run of this session" if overlay else "overlay off: the current run")
 
     def action_next_panel(self) -> None:
-        self.panel = (self.panel + 1) % len(PANELS)
-        self._show_panel()
-        if self.has_class("compact"):  # below 40 rows the panel is a scroll down: l brings it into view
-            self.query_one("#tr-main").scroll_end(animate=False)
+        self.monitor.next_panel()
 
     @on(Button.Pressed)
     def _button(self, event: Button.Pressed) -> None:
@@ -216,30 +224,100 @@ class TrainView(TrainMessages, TrainFiles, TrainDrawing, TrainAlignment, Horizon
             event.stop()
             actions[event.button.id]()
 
-    # -- drawing -------------------------------------------------------------------------------------
+    def on_checkpoint_saved(self, message: CheckpointSaved) -> None:
+        self.files.saved(message)
+
     def _say(self, text: str, style: str = "") -> None:
-        self.message, self.message_style = text, style
-        self.dirty = True
-        if self.is_mounted:
-            self._status()  # the status line at once (cheap); plots wait for the timer
+        self.monitor.say(text, style)
+
+    # -- what the run says ---------------------------------------------------------------------------
+    def on_run_said(self, message: RunSaid) -> None:
+        """What the session's run said, by its type (tui_lab.train.events)."""
+        if not self.state.mine(message.run):
+            return
+        said = message.said
+        if isinstance(said, Ready):
+            self._run_ready(said)
+        elif isinstance(said, Event):
+            self._run_event(said)
+        elif isinstance(said, Alignment):
+            self.monitor.show_alignment(self.store.current, said.step, said.grid, said.rows, said.cols)
+        elif isinstance(said, Failed):
+            self._run_failed(message.run, said)
+        elif isinstance(said, Ended):
+            self._run_ended(message.run, said)
+
+    def _run_ready(self, message: Ready) -> None:
+        """Built: say what it trains, then ask before a long run or let it go."""
+        self.state.ready(message)
+        session, run, model = self.session, self.store.current, message.model_config
+        self.monitor.note_losses(loss_note(session.train_config.label_smoothing, model.dropout, model.vocab))
+        start = "continuing the live weights" if message.continued else "fresh weights"
+        tokenizer = session.tokenizer  # None for a ViT: images have no vocabulary to swap
+        swap = vocab_note(session.model_config, message.model_config, tokenizer.kind) if tokenizer else None
+        notes = "; ".join(([swap] if swap else []) + list(message.notes))
+        self._say(f"run #{run.number}: {message.params:,} params, {start}" + (f"; {notes}" if notes else ""))
+        if notes:
+            self.notify(notes + " - the live model is rebuilt for it when the run ends", title="train")
+        estimate = Estimate(session.train_config.steps, message.tokens_per_step, message.flops_per_token,
+                            message.peak_flops)
+        question = confirm_text(run.number, estimate, session.device)
+        if question and self.state.hold == "run":
+            self.app.push_screen(ConfirmLongRun(question), self._confirmed)
+        else:
+            self._release()
+
+    def _confirmed(self, start: bool | None) -> None:
+        if start:
+            self._release()
+        elif self.training:
+            self.session.stop()
+            self._say("cancelled before the first step: lower steps or batch for a shorter run", "bold")
+
+    def _release(self) -> None:
+        """Let the held run go, unless the person asked for it paused (or paused it meanwhile)."""
+        if self.state.release() == "run" and self.training:
+            self.session.resume()
+        self.label_pause()
+
+    def _run_event(self, event: Event) -> None:
+        self.state.record(event)
+        if event.kind == "error":
+            self._say(event.message, "bold red")
+            self.notify(event.message, title="training stopped", severity="error", timeout=10)
+        self.monitor.dirty = True
+
+    def _run_failed(self, number: int, message: Failed) -> None:
+        if self.session.ended:
+            self.store.current.status = "failed"
+        self._say(f"run #{number}: {message.error}", "bold red")
+        self.notify(message.error, title="train", severity="error", timeout=10)
+        if self.session.ended:
+            self.files.after_run()  # a quit waiting for the run goes ahead
+
+    def _run_ended(self, number: int, message: Ended) -> None:
+        """The run's last good weights become the live model, unless it was cancelled before its first step."""
+        from tui_lab.app.live_model import ModelReady
+        from tui_lab.app.origin import task_label, trained_origin
+
+        self.store.current.status = message.outcome
+        if message.step == 0 and message.outcome == "stopped":  # cancelled: untrained weights replace nothing
+            self._say(f"run #{number} cancelled before its first step; the live model is unchanged", "bold")
+        else:
+            session = self.session  # its last good weights, rebuilt from the final snapshot
+            done = session.train_config  # built before any step, so set whenever a run ends trained
+            origin = trained_origin(number, message.step, task_label(done.task, done.data))
+            self.app.post_message(ModelReady(session.run_config, session.model, session.tokenizer,
+                                             self.app.live.device, origin, session.example_text()))
+            style = "bold red" if message.outcome == "error" else "bold green"
+            self._say(f"run #{number} {message.outcome}: {message.message}; the live model is now its last "
+                      "good weights", style)
+        self.label_pause()
+        self.monitor.dirty = True
+        self.files.after_run()
 
     # -- layout --------------------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:
         compact = event.size.width < COMPACT_WIDTH or event.size.height < COMPACT_HEIGHT
-        self.set_class(compact, "compact")
-        # One panel at a time on a small screen: its border names the key to the next (the footer has no room).
-        for panel in PANELS:
-            self.query_one(f"#{panel}").border_title = "l next panel" if compact else ""
-        self.dirty = True  # panels hidden until now are drawn at the next tick
-
-    def _show_experts(self, moe: bool) -> None:
-        """A mixture-of-experts run shows its expert load (the panel a narrow terminal shows first)."""
-        self.query_one("#tr-experts-box").display = moe
-        if moe:
-            self.panel = PANELS.index("tr-experts-box")
-            self._show_panel()
-
-    def _show_panel(self) -> None:
-        for i, panel in enumerate(PANELS):
-            self.query_one(f"#{panel}").set_class(i == self.panel, "shown")
-        self.dirty = True  # a panel hidden until now is drawn at the next tick
+        self.set_class(compact, "compact")  # the stylesheet narrows the form and shows one lower panel
+        self.monitor.set_compact(compact)
