@@ -25,7 +25,7 @@ from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.widgets.cut import keep_cells
-from tui_lab.app.widgets.grid_cells import CURSOR, EMPTY, MARK, PALETTE, dense_cell, full_cell, legend, level
+from tui_lab.app.widgets.grid_cells import CURSOR, EMPTY, MARK, dense_cell, full_cell, legend, level, palette
 from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, fit_label, layout, printable, vertical_label
 
 # For a grid whose hint line names # and z: left off the footer, which then keeps its view's keys and q quit.
@@ -69,6 +69,7 @@ class Heatmap(ScrollView, can_focus=True):
         self.numbers = False
         self._lo, self._hi = 0.0, 1.0
         self._lines: dict[int, Strip] = {}
+        self._palette = palette()  # the colours the cached lines were drawn in
         self._layout: tuple[tuple, Layout] | None = None
 
     # -- data --------------------------------------------------------------------------------------
@@ -159,14 +160,17 @@ class Heatmap(ScrollView, can_focus=True):
         return level(self.values[row][col], self._lo, self._hi)
 
     def _dense_cell(self, r0: int, col: int, w: int) -> Segment:
-        colours = []
+        colours, scale = [], palette()
         for r in (r0, r0 + 1):
             lvl = self._level(r, col)
-            colours.append(CURSOR if (r, col) == self.cursor else None if lvl is None else PALETTE[lvl])
+            colours.append(CURSOR if (r, col) == self.cursor else None if lvl is None else scale[lvl])
         return dense_cell(colours[0], colours[1], w)
 
     def _grid_line(self, line: int) -> Strip:
         """The cells of one terminal line, unscrolled; cached until data, cursor or size change."""
+        if self._palette is not palette():  # the theme changed: cached lines wear the old colours
+            self._lines.clear()
+            self._palette = palette()
         if line in self._lines:
             return self._lines[line]
         lay = self.layout
