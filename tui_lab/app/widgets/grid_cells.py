@@ -17,6 +17,7 @@ from tui_lab.app.widgets import colour_map
 from tui_lab.app.widgets.colour_map import LEVELS
 
 HATCH = "╱"
+CURSOR_DOT = "●"
 SWATCHES = 16  # the legend's colours at most
 INK_SWITCH = 55.0  # cells lighter than this (CIELAB L*) take black numbers, darker ones white
 
@@ -73,6 +74,10 @@ def full_cell(value: float, lvl: int | None, masked: bool, on_cursor: bool, text
     The cursor keeps the cell's colour (so the eye still reads the weight) and adds brackets.
     """
     bracket = on_cursor and text_line and w >= 2
+    if on_cursor and w == 1:  # no room for brackets: a dot in the cursor's ink on the cell's colour
+        if masked or lvl is None:
+            return Segment(HATCH if masked else CURSOR_DOT, CURSOR_INK)
+        return Segment(CURSOR_DOT, style(None, palette()[lvl], CURSOR_INK))
     if masked:
         body = "[" + HATCH * (w - 2) + "]" if bracket else HATCH * w
         return Segment(body, CURSOR_INK if bracket else MASKED)

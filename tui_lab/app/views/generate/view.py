@@ -133,7 +133,7 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
                 yield Static(id="gen-token-info")
             with Vertical(id="gen-att-box") as box:
                 box.border_title = "attention of each new token over the context"  # the grid keeps every line
-                yield Heatmap(id="gen-att")
+                yield Heatmap(id="gen-att", numbered=True)
         with Horizontal(id="gen-compare"):
             for mode in jobs.MODES:
                 with VerticalScroll(classes="gen-mode", id=f"gen-box-{mode}") as box:
