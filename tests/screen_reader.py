@@ -115,7 +115,7 @@ def _vertical(screen: Screen, labels: list[str], y: int, x0: int, slot: int) -> 
 
 
 def find_columns(screen: Screen, labels: list[str], top: int = 0, max_slot: int = 16) -> Columns | None:
-    """The first place where every label appears in order, one per fixed-width slot."""
+    """The first place where every label appears in order, one per fixed-width slot; else numbered columns."""
     width = len(screen.chars[0])
     for y in range(top, screen.height):
         for slot in range(1, max_slot + 1):
@@ -124,6 +124,34 @@ def find_columns(screen: Screen, labels: list[str], top: int = 0, max_slot: int 
                     return Columns(y, x0, slot, False)
                 if _vertical(screen, labels, y, x0, slot):
                     return Columns(y, x0, slot, True)
+    return find_numbered_columns(screen, labels, top)
+
+
+_KEY_ENTRY = re.compile(r"(\d+) (\S+)")
+
+
+def find_numbered_columns(screen: Screen, labels: list[str], top: int = 0) -> Columns | None:
+    """A grid whose one-character columns are numbered: a ruler ("0    5    10") with each fifth number over its
+    column, then key lines "0 In  1 ␣the ..." naming the columns in order (at least three, or all; a key cut
+    short ends in an ellipsis). Columns.y is then the key's last line, so the grid's rows start below it."""
+    for y in range(top, screen.height - 1):
+        line = screen.line(y)
+        for m in re.finditer(r"(?<!\S)0(?= {4}5\b| *[│]| *$)", line):
+            x0 = m.start()
+            right = line.find("│", x0) if "│" in line[x0:] else len(line)
+            left = line.rfind("│", 0, x0) + 1
+            if not all(line[x0 + j:right].startswith(str(j)) for j in range(0, min(len(labels), right - x0 - 2), 5)):
+                continue
+            entries, yy = [], y + 1
+            while yy < screen.height:
+                found = _KEY_ENTRY.findall(screen.line(yy)[left:right])
+                if not found or int(found[0][0]) != len(entries):
+                    break
+                entries, yy = entries + found, yy + 1
+            named = all(j < len(labels) and int(n) == j and shows(labels[j], text)
+                        for j, (n, text) in enumerate(entries))
+            if named and len(entries) >= min(len(labels), 3):
+                return Columns(yy - 1, x0, 1, False)
     return None
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from screen_reader import read_svg
 from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
 from textual.widgets import DataTable, Input
 
@@ -17,6 +18,7 @@ from tui_lab.app.widgets.toggle import OnOffCheckbox
 
 SIZE = (120, 40)  # tall enough for plotext to space its y ticks evenly (the log test reads them)
 SMALL = (80, 24)
+SERIES = ("cached", "uncached", "cached FLOPs at peak", "uncached FLOPs at peak")
 TICK = re.compile(r"^\s*([\d.]+)┤")
 
 
@@ -32,6 +34,22 @@ async def speed_view(pilot, lengths: str, repeats: str = "2", demo: bool = False
     app.query_one("#sp-lengths", Input).value = lengths
     app.query_one("#sp-repeats", Input).value = repeats
     return view
+
+
+def series_colours(screen) -> tuple[dict[str, str | None], dict[str | None, int]]:
+    """The legend's entries with their marker's colour, and how many braille cells of the plot each colour draws."""
+    legend, marks = {}, set()
+    for y in range(screen.height):
+        line = screen.line(y)
+        for m in re.finditer(r"⢕⢕ (\w[\w ]*?)(?=  |\s*[│┐]|\s*$)", line):
+            legend[m.group(1)] = screen.fg[y][m.start()]
+            marks |= {(y, m.start()), (y, m.start() + 1)}
+    drawn: dict[str | None, int] = {}
+    for y in range(screen.height):
+        for x, ch in enumerate(screen.chars[y]):
+            if "\u2800" < ch <= "\u28ff" and (y, x) not in marks:
+                drawn[screen.fg[y][x]] = drawn.get(screen.fg[y][x], 0) + 1
+    return legend, drawn
 
 
 def gaps(ticks: list[float]) -> list[float]:
@@ -56,9 +74,15 @@ async def test_curves_spread_totals_prediction_overhead_note_and_log_axis():
         text = screen_text(app)
         # seconds spent against tokens generated: every series drawn is named in the legend, no cloud of
         # per-token dots, the totals and speedup in the title
-        for name in ("cached", "uncached", "cached FLOPs at peak", "uncached FLOPs at peak"):
+        for name in SERIES:
             assert f"⢕⢕ {name}" in text
         assert "seconds" in text and "tokens generated" in text and "median of 2)" in text
+        for theme in ("dark", "light"):  # each series its own colour, its legend entry the same, both themes
+            legend, drawn = series_colours(read_svg(app.export_screenshot(), *SIZE))
+            assert set(legend) == set(SERIES) and len(set(legend.values())) == len(SERIES), (theme, legend)
+            assert all(drawn.get(colour, 0) >= 3 for colour in legend.values()), (theme, legend, drawn)
+            await pilot.press("t")
+            await pilot.pause()
         plot_rows = [line for line in screen_lines(app) if "│" in line]
         assert sum(line.count("·") for line in plot_rows) == 0
         # the curves are running totals: the axis' top is the uncached total (with room), whatever one slow step

@@ -10,7 +10,7 @@ from textual.widgets import Input, TabbedContent
 
 from tui_lab.app.examples import NUMBER, TOY_DE, numbers_pair
 from tui_lab.app.views.tour.steps import STEPS
-from tui_lab.app.widgets.grid_cells import PALETTE
+from tui_lab.app.widgets.grid_cells import palette
 
 # A phrase each page's picture draws (captions, diagram rules, table cells), not its text.
 PICTURE = ("attention: 1 step, all pairs at once", "PE(pos, 2i)", "(most on the token before)",
@@ -77,9 +77,9 @@ def palette_level(hex_colour: str | None) -> int:
     rgb = Color.parse(hex_colour).get_truecolor()
 
     def distance(i: int) -> int:
-        return sum((a - b) ** 2 for a, b in zip(PALETTE[i].get_truecolor(), rgb, strict=True))
+        return sum((a - b) ** 2 for a, b in zip(palette()[i].get_truecolor(), rgb, strict=True))
 
-    return min(range(len(PALETTE)), key=distance)
+    return min(range(len(palette())), key=distance)
 
 
 async def test_cross_attention_page_is_target_by_source_and_zwei_reads_two():

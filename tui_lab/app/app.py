@@ -34,6 +34,7 @@ from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStat
 from tui_lab.app.origin import origin_subtitle
 from tui_lab.app.steady_screen import SteadyScreen
 from tui_lab.app.view_focus import first_field_of, home_of, in_field
+from tui_lab.app.widgets.grid_cells import use_theme
 from tui_lab.app.widgets.steady_footer import SteadyFooter
 from tui_lab.config import ModelConfig
 from tui_lab.devices import fit_problem, free_memory
@@ -415,6 +416,9 @@ class TuiLabApp(App):
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK
+
+    def watch_theme(self) -> None:
+        use_theme(self.current_theme.dark)  # the grids' colour scale follows (widgets/colour_map.py)
 
     # -- the live model ----------------------------------------------------------------------------
     def rebuild_model(self, config: ModelConfig, origin: str | None = None) -> None:

@@ -1,4 +1,4 @@
-"""What one grid cell looks like: the colour scale, the masked hatch, the cursor, the number inside.
+"""What one grid cell looks like: the theme's colour scale, the masked hatch, the cursor, the number inside.
 
 Pure Rich (segments and styles), shared by the heatmap and the model view's small multiples. A cell's
 colour means its weight and nothing else: masked cells are hatched and cells without data are blank.
@@ -13,30 +13,40 @@ from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
 
-LEVELS = 32
-# viridis at a few stops: dark blue (low) to yellow (high); readable on dark and light backgrounds.
-_STOPS = [(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)]
+from tui_lab.app.widgets import colour_map
+from tui_lab.app.widgets.colour_map import LEVELS
+
 HATCH = "╱"
+CURSOR_DOT = "●"
+SWATCHES = 16  # the legend's colours at most
+INK_SWITCH = 55.0  # cells lighter than this (CIELAB L*) take black numbers, darker ones white
+
+# The app has one theme at a time: its watcher (app.py) calls use_theme, and every grid reads palette().
+_theme = {"dark": True}
+_PALETTES = {dark: colour_map.palette(dark) for dark in (True, False)}
 
 
-def _gradient(levels: int) -> list[Color]:
-    colours = []
-    for i in range(levels):
-        t = i / (levels - 1) * (len(_STOPS) - 1)
-        lo = min(int(t), len(_STOPS) - 2)
-        f = t - lo
-        rgb = [round(a + (b - a) * f) for a, b in zip(_STOPS[lo], _STOPS[lo + 1], strict=True)]
-        colours.append(Color.from_rgb(*rgb))
-    return colours
+def use_theme(dark: bool) -> None:
+    _theme["dark"] = dark
 
 
-PALETTE = _gradient(LEVELS)
+def palette() -> list[Color]:
+    """The colour of each level, lowest weight first, in the theme the app shows now."""
+    return _PALETTES[_theme["dark"]]
+
+
+def ink(lvl: int) -> Style:
+    """Numbers on a cell of level `lvl`: the ink that reads on its colour."""
+    return _INKS[_theme["dark"]][lvl]
+
+
 CURSOR = Color.parse("#ff2fa0")
 EMPTY = Style()
 MASKED = Style(color="grey50", dim=True)
 MARK = Style(bold=True, reverse=True)  # the cursor's row and column labels
 CURSOR_INK = Style(color=CURSOR, bold=True)
 INK = (Style(color="white"), Style(color="black"))  # numbers on dark / on bright cells
+_INKS = {dark: [INK[colour_map.lightness(c) > INK_SWITCH] for c in colours] for dark, colours in _PALETTES.items()}
 
 
 def fmt_value(v: float) -> str:
@@ -64,6 +74,10 @@ def full_cell(value: float, lvl: int | None, masked: bool, on_cursor: bool, text
     The cursor keeps the cell's colour (so the eye still reads the weight) and adds brackets.
     """
     bracket = on_cursor and text_line and w >= 2
+    if on_cursor and w == 1:  # no room for brackets: a dot in the cursor's ink on the cell's colour
+        if masked or lvl is None:
+            return Segment(HATCH if masked else CURSOR_DOT, CURSOR_INK)
+        return Segment(CURSOR_DOT, style(None, palette()[lvl], CURSOR_INK))
     if masked:
         body = "[" + HATCH * (w - 2) + "]" if bracket else HATCH * w
         return Segment(body, CURSOR_INK if bracket else MASKED)
@@ -74,8 +88,8 @@ def full_cell(value: float, lvl: int | None, masked: bool, on_cursor: bool, text
         text = ""
     inner = text.center(w - 2) if w >= 2 else ""
     body = "[" + inner + "]" if bracket else (" " + inner + " ")[:w]
-    ink = CURSOR_INK if bracket else INK[lvl > LEVELS * 0.6]
-    return Segment(body.ljust(w)[:w], style(None, PALETTE[lvl], ink))
+    ink_style = CURSOR_INK if bracket else ink(lvl)
+    return Segment(body.ljust(w)[:w], style(None, palette()[lvl], ink_style))
 
 
 def dense_cell(up: Color | None, low: Color | None, w: int) -> Segment:
@@ -96,8 +110,8 @@ def legend(lo: float, hi: float, any_masked: bool, width: int | None = None) -> 
     """
     key = [Segment("  "), Segment(HATCH * 2, MASKED), Segment(" masked")] if any_masked else []
     ends = len(fmt_value(lo)) + len(fmt_value(hi)) + 2
-    for swatches, extra in ((LEVELS // 2, key), (LEVELS // 2, []), (max(2, (width or 0) - ends), [])):
-        parts = _scale(lo, hi, min(swatches, LEVELS // 2)) + extra
+    for swatches, extra in ((SWATCHES, key), (SWATCHES, []), (max(2, (width or 0) - ends), [])):
+        parts = _scale(lo, hi, min(swatches, SWATCHES, LEVELS)) + extra
         if width is None or Segment.get_line_length(parts) <= width:
             return parts
     if width <= 1:
@@ -108,5 +122,6 @@ def legend(lo: float, hi: float, any_masked: bool, width: int | None = None) -> 
 def _scale(lo: float, hi: float, swatches: int) -> list[Segment]:
     """`swatches` colours spread from the lowest level to the highest, between the min and the max."""
     picks = [round(i * (LEVELS - 1) / (swatches - 1)) for i in range(swatches)]
-    bar = [Segment(" ", Style(bgcolor=PALETTE[i])) for i in picks]
+    colours = palette()
+    bar = [Segment(" ", Style(bgcolor=colours[i])) for i in picks]
     return [Segment(f"{fmt_value(lo)} "), *bar, Segment(f" {fmt_value(hi)}")]

@@ -2,7 +2,9 @@
 
 Pure arithmetic (no Textual), so the rule the eye relies on is written once: column j's label and
 column j's cells start at `gutter + j * cell_w` and are `cell_w` characters wide, in both densities.
-Labels that do not fit their slot end in an ellipsis; narrow slots write labels downwards.
+Labels that do not fit their slot end in an ellipsis; narrow slots write labels downwards, or, for a grid
+that asks for `numbered` columns (Generate's long context), number them: a ruler line with every
+RULER_EVERY-th position above its column, and key lines under it that map each number to its label.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ CELL_W_MAX = 12  # a small grid widens its cells up to this to use a large termi
 CELL_H_MAX = 4  # ...and gives each row up to this many lines
 NUMBER_W = 5  # "0.43" plus a gap: the narrowest cell that shows its weight
 HORIZONTAL_W = 4  # slots this wide write their labels across (3 characters and a gap), else downwards
+RULER_EVERY = 5  # numbered columns: the ruler writes every fifth position
+KEY_GAP = "  "  # between two entries of the key ("0 In  1 ␣the  2 ␣morning")
 LEGEND_LINES, READOUT_LINES = 1, 1  # fixed lines above and below the grid
 FOLD_BELOW = 8  # a box shorter than this shares one line between the legend and the read-out
 
@@ -50,6 +54,36 @@ def vertical_label(text: str, lines: int) -> list[str]:
     return chars + [" "] * (lines - len(chars))
 
 
+def ruler(cols: int) -> str:
+    """One character per column: every RULER_EVERY-th position's number starts above its column."""
+    line = [" "] * cols
+    for j in range(0, cols, RULER_EVERY):
+        for k, ch in enumerate(str(j)):
+            if j + k < cols:
+                line[j + k] = ch
+    return "".join(line)
+
+
+def key_entry(j: int, label: str, width: int) -> str:
+    """"7 ␣walked": column j's number and label, cut with an ellipsis to `width` at most."""
+    entry = f"{j} {label}"
+    return fit_label(entry, min(cell_len(entry), max(1, width)), align="left")
+
+
+def key_lines(labels: list[str], width: int) -> list[list[tuple[int, str]]]:
+    """The key, wrapped to `width` without splitting an entry: each line's (column, entry) pairs."""
+    lines: list[list[tuple[int, str]]] = [[]]
+    used = 0
+    for j, label in enumerate(labels):
+        entry = key_entry(j, label, width)
+        if lines[-1] and used + len(KEY_GAP) + cell_len(entry) > width:
+            lines.append([])
+            used = 0
+        used += (len(KEY_GAP) if lines[-1] else 0) + cell_len(entry)
+        lines[-1].append((j, entry))
+    return lines if lines[-1] else []
+
+
 @dataclass(frozen=True)
 class Layout:
     """The geometry of one grid in a box of `width` x `height` characters."""
@@ -63,6 +97,7 @@ class Layout:
     header: int  # lines of column labels
     vertical: bool  # labels written downwards
     legend_lines: int = LEGEND_LINES  # 0: the legend starts the read-out line instead (a short box)
+    numbered: bool = False  # header: a ruler line, then `header - 1` key lines (instead of vertical labels)
 
     @property
     def rows_per_line(self) -> int:
@@ -93,13 +128,21 @@ class Layout:
 
 
 def layout(rows: int, cols: int, row_labels: list[str], col_labels: list[str], width: int, height: int,
-           dense: bool, numbers: bool) -> Layout:
+           dense: bool, numbers: bool, numbered: bool = False, key_width: int | None = None) -> Layout:
+    """With `numbered`, columns too narrow for their labels across are numbered (a ruler and a key), not
+    written downwards, and the cells may be one character wide in full mode too (one line per row)."""
     gutter = min(GUTTER_MAX, max((cell_len(s) for s in row_labels), default=0)) + 1
     room_w = max(0, width - gutter)
-    least = 1 if dense else (NUMBER_W if numbers else 2)
+    least = 1 if dense or numbered and not numbers else (NUMBER_W if numbers else 2)
     cell_w = max(least, min(CELL_W_MAX, room_w // max(1, cols)))
     vertical = cell_w < HORIZONTAL_W
-    if vertical:
+    numbered = numbered and vertical
+    if numbered:
+        room = max(1, height // 5) if height else HEADER_MAX - 1
+        key = key_lines(col_labels, width if key_width is None else key_width)
+        header = 1 + max(1, min(HEADER_MAX - 1, len(key), room))
+        vertical = False
+    elif vertical:
         longest = max((len(s) for s in col_labels), default=1)
         room = max(2, height // 5) if height else HEADER_MAX
         header = max(1, min(HEADER_MAX, longest, room))
@@ -110,4 +153,4 @@ def layout(rows: int, cols: int, row_labels: list[str], col_labels: list[str], w
     if not dense and height:
         room_h = height - legend_lines - header - READOUT_LINES
         cell_h = max(1, min(CELL_H_MAX, max(1, cell_w // 3), room_h // max(1, rows)))
-    return Layout(rows, cols, gutter, cell_w, cell_h, dense, header, vertical, legend_lines)
+    return Layout(rows, cols, gutter, cell_w, cell_h, dense, header, vertical, legend_lines, numbered)

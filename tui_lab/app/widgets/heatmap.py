@@ -25,8 +25,18 @@ from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.widgets.cut import keep_cells
-from tui_lab.app.widgets.grid_cells import CURSOR, EMPTY, MARK, PALETTE, dense_cell, full_cell, legend, level
-from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, fit_label, layout, printable, vertical_label
+from tui_lab.app.widgets.grid_cells import CURSOR, EMPTY, MARK, dense_cell, full_cell, legend, level, palette
+from tui_lab.app.widgets.grid_layout import (
+    KEY_GAP,
+    READOUT_LINES,
+    Layout,
+    fit_label,
+    key_lines,
+    layout,
+    printable,
+    ruler,
+    vertical_label,
+)
 
 # For a grid whose hint line names # and z: left off the footer, which then keeps its view's keys and q quit.
 QUIET_KEYS = [Binding("z", "toggle_density", "dense/full", show=False),
@@ -56,8 +66,11 @@ class Heatmap(ScrollView, can_focus=True):
         def control(self) -> Heatmap:
             return self.heatmap
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, classes: str | None = None, numbered: bool = False) -> None:
+        """`numbered`: columns too narrow for their labels across get numbers and a key (grid_layout), and
+        a large grid stays one line per row (every row labelled) unless `z` asks for dense."""
         super().__init__(id=id, classes=classes)
+        self.numbered = numbered
         self.values: list[list[float]] = []
         self.mask: list[list[bool]] | None = None  # True = masked (may not attend)
         self.row_labels: list[str] = []
@@ -69,6 +82,7 @@ class Heatmap(ScrollView, can_focus=True):
         self.numbers = False
         self._lo, self._hi = 0.0, 1.0
         self._lines: dict[int, Strip] = {}
+        self._palette = palette()  # the colours the cached lines were drawn in
         self._layout: tuple[tuple, Layout] | None = None
 
     # -- data --------------------------------------------------------------------------------------
@@ -92,7 +106,7 @@ class Heatmap(ScrollView, can_focus=True):
                  for v, m in zip(row, hidden, strict=False) if not m and math.isfinite(v)]
         self._lo = min(shown, default=0.0) if lo is None else lo
         self._hi = max(shown, default=1.0) if hi is None else hi
-        self.dense = (rows > 40 or cols > 60) if dense is None else dense
+        self.dense = (rows > 40 or cols > 60) and not self.numbered if dense is None else dense
         self.cursor = (min(self.cursor[0], max(rows - 1, 0)), min(self.cursor[1], max(cols - 1, 0)))
         self._relayout()
 
@@ -112,8 +126,13 @@ class Heatmap(ScrollView, can_focus=True):
                id(self.col_labels))
         if self._layout is None or self._layout[0] != key:
             self._layout = (key, layout(rows, cols, self.row_labels, self.col_labels, self.size.width,
-                                        self.size.height, self.dense, self.numbers))
+                                        self.size.height, self.dense, self.numbers, self.numbered, self.key_width))
         return self._layout[1]
+
+    @property
+    def key_width(self) -> int:
+        """The width the legend and the numbered columns' key get: inside the scrollbars (they stay put)."""
+        return self.scrollable_content_region.width
 
     @property
     def cell_w(self) -> int:
@@ -159,14 +178,17 @@ class Heatmap(ScrollView, can_focus=True):
         return level(self.values[row][col], self._lo, self._hi)
 
     def _dense_cell(self, r0: int, col: int, w: int) -> Segment:
-        colours = []
+        colours, scale = [], palette()
         for r in (r0, r0 + 1):
             lvl = self._level(r, col)
-            colours.append(CURSOR if (r, col) == self.cursor else None if lvl is None else PALETTE[lvl])
+            colours.append(CURSOR if (r, col) == self.cursor else None if lvl is None else scale[lvl])
         return dense_cell(colours[0], colours[1], w)
 
     def _grid_line(self, line: int) -> Strip:
         """The cells of one terminal line, unscrolled; cached until data, cursor or size change."""
+        if self._palette is not palette():  # the theme changed: cached lines wear the old colours
+            self._lines.clear()
+            self._palette = palette()
         if line in self._lines:
             return self._lines[line]
         lay = self.layout
@@ -183,8 +205,12 @@ class Heatmap(ScrollView, can_focus=True):
         return strip
 
     def _header_line(self, y: int) -> Strip:
-        """Column labels: across each slot, or downwards one character per line; the cursor's is marked."""
+        """Column labels: across each slot, or downwards one character per line, or the ruler of numbered
+        columns; the cursor's is marked."""
         lay, segments = self.layout, []
+        if lay.numbered:
+            text, col = ruler(lay.cols), self.cursor[1]
+            return Strip([Segment(text[:col]), Segment(text[col], MARK), Segment(text[col + 1:])], lay.grid_width)
         for col, label in enumerate(self.col_labels):
             if lay.vertical:
                 text = vertical_label(label, lay.header)[y] + " " * (lay.cell_w - 1)
@@ -192,6 +218,19 @@ class Heatmap(ScrollView, can_focus=True):
                 text = fit_label(label, lay.cell_w - 1, align="left") + " "
             segments.append(Segment(text, MARK if col == self.cursor[1] else EMPTY))
         return Strip(segments, lay.grid_width)
+
+    def _key_line(self, i: int) -> Strip:
+        """Line `i` of the numbered columns' key; the cursor's entry is marked, and a key cut short says so."""
+        width, room = self.key_width, self.layout.header - 1
+        lines = key_lines(self.col_labels, width)
+        entries = lines[i] if i < len(lines) else []
+        more = i == room - 1 and len(lines) > room  # the entries left out: the read-out names the cursor's
+        while more and entries and sum(cell_len(e) + len(KEY_GAP) for _, e in entries) + 1 > width:
+            entries = entries[:-1]
+        segments: list[Segment] = []
+        for j, entry in entries:
+            segments += [Segment(KEY_GAP if segments else ""), Segment(entry, MARK if j == self.cursor[1] else EMPTY)]
+        return Strip([*segments, *([Segment(KEY_GAP + "…")] if more else [])])
 
     def legend_text(self, width: int | None = None) -> list[Segment]:
         return legend(*self.scale, self.mask is not None and any(any(row) for row in self.mask), width)
@@ -201,7 +240,7 @@ class Heatmap(ScrollView, can_focus=True):
         if not self.values:
             return Strip.blank(width).apply_style(self.rich_style)
         if y < lay.legend_lines:
-            return Strip(self.legend_text(width)).crop_extend(0, width, None).apply_style(self.rich_style)
+            return Strip(self.legend_text(self.key_width)).crop_extend(0, width, None).apply_style(self.rich_style)
         if y >= self.size.height - READOUT_LINES:
             folded = [] if lay.legend_lines else [*self.legend_text(), Segment("  ")]
             readout = Strip([*folded, Segment(self.describe_cursor())])
@@ -210,6 +249,8 @@ class Heatmap(ScrollView, can_focus=True):
                 readout = Strip.join([readout.crop(0, cell_len(readout.text[:keep])), Strip([Segment(tail)])])
             return readout.crop_extend(0, width, None).apply_style(self.rich_style)
         left = Strip.blank(lay.gutter)
+        if lay.numbered and lay.legend_lines < y < lay.top:  # the key stays put while the grid scrolls
+            return self._key_line(y - lay.legend_lines - 1).crop_extend(0, width, None).apply_style(self.rich_style)
         if y < lay.top:
             body = self._header_line(y - lay.legend_lines)
         else:

@@ -25,7 +25,7 @@ class Line:
     label: str
     xs: list[float]
     ys: list[float]
-    colour: str | None = None
+    colour: str | tuple[int, int, int] | None = None  # a plotext name, or RGB (drawn as is, whatever the theme)
     marker: str = "braille"
 
 

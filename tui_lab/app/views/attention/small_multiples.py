@@ -18,7 +18,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.widgets.grid_cells import MARK, PALETTE, dense_cell, legend, level
+from tui_lab.app.widgets.grid_cells import MARK, dense_cell, legend, level, palette
 
 GUTTER = 4  # "L11 "
 TILE_W = (4, 16)  # characters per tile, least and most
@@ -101,7 +101,7 @@ class SmallMultiples(ScrollView, can_focus=True):
         """One character line of a tile: two sampled matrix rows per line, one sampled column per cell."""
         rows, cols, w, h = len(grid), len(grid[0]), self.tile_w, self.tile_h
         hi = max((v for row in grid for v in row), default=1.0)
-        out = []
+        out, scale = [], palette()
         for x in range(w):
             col = min(cols - 1, x * cols // w)
             colours = []
@@ -109,7 +109,7 @@ class SmallMultiples(ScrollView, can_focus=True):
                 r = (2 * line + half) * rows // (2 * h)
                 masked = self.mask is not None and r < len(self.mask) and self.mask[r][col]
                 lvl = None if r >= rows or masked else level(grid[r][col], 0.0, hi)
-                colours.append(None if lvl is None else PALETTE[lvl])
+                colours.append(None if lvl is None else scale[lvl])
             out.append(dense_cell(colours[0], colours[1], 1))
         return out
 

@@ -32,7 +32,7 @@ class GrowingGrid(Vertical):
         self.translating = False
 
     def compose(self) -> ComposeResult:
-        yield Heatmap(id="gen-att")
+        yield Heatmap(id="gen-att", numbered=True)
 
     def clear(self) -> None:
         """A new job: no rows yet (the grid keeps showing the last one's until the new stream starts)."""

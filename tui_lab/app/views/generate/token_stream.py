@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
 
-from tui_lab.app.widgets.grid_cells import CURSOR_INK, INK, LEVELS, PALETTE, level
+from tui_lab.app.widgets.grid_cells import CURSOR_INK, ink, level, palette
 
 LEGEND_STOPS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
@@ -33,7 +33,7 @@ class Token:
 def prob_style(p: float) -> Style:
     """The shade behind a token of probability p: the grids' colour scale on 0..1, ink that reads on it."""
     lvl = level(p, 0.0, 1.0) or 0
-    return INK[lvl > LEVELS * 0.6] + Style(bgcolor=PALETTE[lvl])
+    return ink(lvl) + Style(bgcolor=palette()[lvl])
 
 
 def legend() -> Text:

@@ -19,8 +19,11 @@ from tui_lab.analysis.cost import decode_step_flops
 from tui_lab.app.runs import downsample
 from tui_lab.app.widgets.line_plot import Line
 
-PATHS = (("cached", True, "green"), ("uncached", False, "red"))
-PREDICTED_COLOURS = {"cached": "cyan", "uncached": "magenta"}
+# Four hues of Okabe and Ito's colour-blind-safe set, each its own (named ANSI colours went through the theme's
+# terminal palette, where textual-dark draws red and magenta alike), mid-lightness so that each reads on the
+# dark theme's surface (L* 11) and the light one's (L* 86): bluish green, vermillion, blue, reddish purple.
+PATHS = (("cached", True, (0, 158, 115)), ("uncached", False, (213, 94, 0)))
+PREDICTED_COLOURS = {"cached": (0, 114, 178), "uncached": (204, 121, 167)}
 OVERHEAD_SHARE = 0.2  # predicted compute under this share of the measured cached step: "mostly overhead"
 
 
