@@ -52,7 +52,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tui_lab.app.priority import spawn, thread_nice  # noqa: E402
+from tui_lab.app.priority import spawn, spawner_nice, thread_nice  # noqa: E402
 from tui_lab.openmp import configure_openmp  # noqa: E402
 
 configure_openmp()  # as `tui-lab` does before torch is imported
@@ -272,35 +272,55 @@ async def rounds(fields: dict, args) -> dict:
     """Pairs of one in-app run and one headless run of the same spec, back to back, the order alternating
     (app then headless, headless then app, ...) so a load that rises or falls through a pair weighs on both
     sides alike. Each pair's ratio compares two runs seconds apart; the median over pairs is the answer (a
-    process's own rate swings ~15% from one start to the next on a shared machine: one pair decides nothing)."""
-    out: dict = {"pairs": [], "latencies": [], "cpu": []}
+    process's own rate swings ~15% from one start to the next on a shared machine: one pair decides nothing).
+    With several --variants, pair r runs variant (r // 2) % n: each variant gets both orders in turn."""
+    out: dict = {"pairs": [], "latencies": {}, "cpu": []}
     probe = AppUnderTest(make_app(["--preset", "gpt2-toy"]), fields)
     async with probe.app.run_test(size=(120, 40), message_hook=probe.hook) as pilot:
         await probe.open(pilot)
         for r in range(args.rounds):
+            variant = args.variants[(r // 2) % len(args.variants)]
             load_before = os.getloadavg()[0]
-            pair: dict = {}
+            pair: dict = {"variant": variant}
             for side in ("app", "headless") if r % 2 == 0 else ("headless", "app"):
                 if side == "headless" and not args.app_only:
                     # the spec of the in-app run (the first round runs the app first to have it)
                     rates = await asyncio.to_thread(headless, probe.spec)
                     pair["headless"] = statistics.median(rates) if rates else 0.0
                 elif side == "app":
+                    if len(args.variants) > 1:
+                        apply_variant(variant)
                     latencies, rates, cpu = await probe.run(args.keys, args.watch, args.profile and r == 0)
-                    pair |= {"in_app": statistics.median(rates) if rates else 0.0,
+                    pair |= {"in_app": statistics.median(rates) if rates else 0.0, "ui_nice": thread_nice(),
                              "keys_p50_ms": statistics.median(latencies) if latencies else float("nan")}
-                    out["latencies"] += latencies
+                    out["latencies"].setdefault(variant, []).extend(latencies)
                     out["cpu"].append(cpu)
             pair["load"] = round((load_before + os.getloadavg()[0]) / 2, 2)  # the 1-minute load over the pair
             if pair.get("headless"):
                 pair["ratio"] = pair["in_app"] / pair["headless"]
             out["pairs"].append(pair)
             ratio = f"{pair['ratio']:.2f}" if "ratio" in pair else "-"
-            print(f"round {r + 1}: in app {pair['in_app']:,.0f}, headless {pair.get('headless', 0):,.0f} tokens/s "
-                  f"(ratio {ratio}); keys p50 {pair['keys_p50_ms']:.0f} ms; load {pair['load']:.1f}",
-                  flush=True)  # a run cut short still says this much
+            print(f"round {r + 1}{' [' + variant + ']' if variant else ''}: in app {pair['in_app']:,.0f}, headless "
+                  f"{pair.get('headless', 0):,.0f} tokens/s (ratio {ratio}); keys p50 {pair['keys_p50_ms']:.0f} ms; "
+                  f"load {pair['load']:.1f}", flush=True)  # a run cut short still says this much
         out["nice"] = {"ui": thread_nice(), "trainer": probe.trainer_nice, "threads": probe.spec.threads}
     return out
+
+
+def apply_variant(variant: str) -> None:
+    """Set a variant's environment (KEY=VALUE, comma-separated) for the next in-app run, and put the UI thread
+    back at the trainer's priority so the run's own yield sets it (lowering a nice value needs root: without
+    it, only the first variant's nice value and higher ones can be compared, and the benchmark says so)."""
+    for item in filter(None, variant.split(",")):
+        key, _, value = item.partition("=")
+        os.environ[key.strip()] = value.strip()
+    me, base = threading.get_native_id(), spawner_nice()
+    if thread_nice(me) != base:
+        try:
+            os.setpriority(os.PRIO_PROCESS, me, base)
+        except OSError:
+            sys.exit("--variants with a lower UI nice value after a higher one needs root (an unprivileged thread "
+                     "cannot raise its priority again): order the variants by rising nice, or run one at a time")
 
 
 def _print_cpu(cpu: dict) -> None:
@@ -328,6 +348,9 @@ def main() -> None:
                         help="with --batch-size: small steps come fast, so the app's cost per step shows")
     parser.add_argument("--app-only", action="store_true", help="skip the headless runs (the app's CPU only)")
     parser.add_argument("--profile", action="store_true", help="the UI thread's costliest functions (cProfile)")
+    parser.add_argument("--variants", default="", type=lambda text: text.split(";"),
+                        help="environments compared in one run, ';' between variants, ',' between KEY=VALUE "
+                             "(e.g. 'TUI_LAB_UI_NICE=5;TUI_LAB_UI_NICE=0'): pair r runs variant (r // 2) %% n")
     args = parser.parse_args()
     fields = {k: APP_LM[k] for k in ("lr", "schedule")} | {
         "batch_size": args.batch_size, "seq_len": args.seq_len, "steps": args.steps, "eval_every": 0, "sample_every": 0}
@@ -339,26 +362,32 @@ def main() -> None:
             print(window.pop("profile"))
         print(f"-- round {r + 1}")
         _print_cpu(window)
-    pairs, latencies = out["pairs"], out["latencies"]
+    pairs = out["pairs"]
     loads = [p["load"] for p in pairs]
-    result = {"cpu": cpu, "cores": os.cpu_count(), "rounds": args.rounds, "keys": len(latencies),
+    result = {"cpu": cpu, "cores": os.cpu_count(), "rounds": args.rounds,
               "load": {"median": statistics.median(loads), "min": min(loads), "max": max(loads)},
-              "nice": out["nice"], "pairs": [{k: round(v, 3) for k, v in p.items()} for p in pairs],
-              "app_cpu": out["cpu"]}
-    print(f"nice: UI thread {out['nice']['ui']}, trainer {out['nice']['trainer']}; trainer threads "
-          f"{out['nice']['threads']}; load average over the pairs: median {statistics.median(loads):.1f} "
-          f"(min {min(loads):.1f}, max {max(loads):.1f})")
-    if latencies:
-        p50, p95 = statistics.median(latencies), _quantile(latencies, 95)
-        print(f"keys {len(latencies)}: key-to-screen p50 {p50:.1f} ms, p95 {p95:.1f} ms, max {max(latencies):.1f} ms")
-        result |= {"keys_p50_ms": round(p50, 1), "keys_p95_ms": round(p95, 1)}
-    ratios = [p["ratio"] for p in pairs if "ratio" in p]
-    if ratios:
-        print(f"in app / headless (same trainer process and spec): median {statistics.median(ratios):.2f} over "
-              f"{len(ratios)} pairs ({', '.join(f'{q:.2f}' for q in ratios)})")
-        result["ratio"] = round(statistics.median(ratios), 3)
+              "nice": out["nice"], "pairs": [{k: round(v, 3) if isinstance(v, float) else v for k, v in p.items()}
+                                             for p in pairs], "app_cpu": out["cpu"], "variants": {}}
+    print(f"trainer nice {out['nice']['trainer']}, threads {out['nice']['threads']}; load average over the pairs: "
+          f"median {statistics.median(loads):.1f} (min {min(loads):.1f}, max {max(loads):.1f})")
+    for variant in args.variants:
+        result["variants"][variant] = summary = summarize(variant, pairs, out["latencies"].get(variant, []))
+        print(f"{variant or 'as configured'}: " + "; ".join(f"{k} {v}" for k, v in summary.items()))
+    if len(args.variants) == 1:
+        result |= result["variants"][args.variants[0]]
     print(json.dumps(result))
 
+
+def summarize(variant: str, pairs: list[dict], latencies: list[float]) -> dict:
+    """One variant's numbers: the median in-app / headless ratio over its pairs, and its keys' p50 / p95."""
+    ratios = [p["ratio"] for p in pairs if p["variant"] == variant and "ratio" in p]
+    out: dict = {"keys": len(latencies), "ui_nice": [p["ui_nice"] for p in pairs if p["variant"] == variant][-1]}
+    if latencies:
+        out |= {"keys_p50_ms": round(statistics.median(latencies), 1),
+                "keys_p95_ms": round(_quantile(latencies, 95), 1), "keys_max_ms": round(max(latencies), 1)}
+    if ratios:
+        out |= {"ratio": round(statistics.median(ratios), 3), "ratios": [round(q, 3) for q in ratios]}
+    return out
 
 if __name__ == "__main__":
     main()
