@@ -21,8 +21,10 @@ UI thread, the worker reading the trainer's messages, the queue's threads), `chi
 process's. `--profile` adds the UI thread's costliest functions (cProfile, which slows what it watches:
 read its shares, not the totals).
 
-Priority: the app lowers its UI thread while a run trains (tui_lab/app/priority.py; `TUI_LAB_UI_NICE=0` turns it
-off, for comparison) and starts each trainer from its spawner thread, kept at the original priority.
+Priority: the app starts each trainer from its spawner thread, at the app's original priority, and can lower its
+UI thread while a run trains (tui_lab/app/priority.py, TUI_LAB_UI_NICE; off by default since it measured slower
+keys for no training speed). `--variants 'TUI_LAB_UI_NICE=0;TUI_LAB_UI_NICE=5'` compares settings in one run,
+pair by pair (as root, which may raise a thread's priority again between variants).
 
 Both sides compare the same number: the median over steps (after the first WARMUP_STEPS) of each step's
 own rate, `tokens / step_s` from its StepEvent (the event's `tokens_per_s` is a running mean since the
@@ -310,7 +312,7 @@ async def rounds(fields: dict, args) -> dict:
 def apply_variant(variant: str) -> None:
     """Set a variant's environment (KEY=VALUE, comma-separated) for the next in-app run, and put the UI thread
     back at the trainer's priority so the run's own yield sets it (lowering a nice value needs root: without
-    it, only the first variant's nice value and higher ones can be compared, and the benchmark says so)."""
+    it, variants must come in rising nice order, and the benchmark says so)."""
     for item in filter(None, variant.split(",")):
         key, _, value = item.partition("=")
         os.environ[key.strip()] = value.strip()
