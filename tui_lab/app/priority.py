@@ -1,14 +1,24 @@
-"""While a run trains, the UI thread yields the cores to the trainer process.
+"""While a run trains, the UI thread may yield the cores to the trainer process (off by default: UI_NICE).
 
 On 2 cores the trainer's two OpenMP threads stall together whenever the UI thread takes one core (the
 other waits at the next barrier), so ~10% of a core of UI work cost the trainer 10-15% of its speed
 (benchmarks/ui_latency.py). With the UI thread UI_NICE levels below the trainer, the trainer keeps its
 cores and the UI thread runs mostly in their gaps (the trainer's single-threaded Python between ops).
-Measured on a 2-core Intel Xeon (AVX-512; in-app / headless tokens/s, median over rounds, key-to-screen
-p95): neither lever alone reaches 0.90 reliably. Nice 5 with the old drawing 0.91 (p95 40 ms), nice 7 0.92
-(p95 49 ms; nice 10, on a 2-core AMD machine earlier, 0.93-0.96 at p95 80 ms, over the 50 ms target); the
-Train view drawing less while a run trains (tui_lab/app/views/train/draw.py) at nice 0: 0.90 over 10 rounds
-(p95 35 ms). Both together, nice 5: 0.92-0.96 in three runs of 10 rounds (p95 37-42 ms).
+Measured on a 2-core Intel Xeon (AVX-512) against the old baseline (a plain in-process Trainer, fair only
+on a quiet machine): nice 5 with the Train view drawing less while a run trains
+(tui_lab/app/views/train/draw.py) 0.92-0.96 (p95 37-42 ms); drawing less at nice 0: 0.90 (p95 35 ms).
+
+Why it is off now: the app is one autogroup (Linux groups a terminal session's processes and shares the
+cores fairly between groups), so a lowered UI thread yields only to its own trainer, and each key's echo
+waits behind the trainer's threads. With the benchmark's baseline fixed (the in-app run's own trainer
+process, headless, pair by pair) on the same 2-core Xeon (AVX-512, AMX) shared with other work at load
+11-17, one run with both settings (4 pairs each, 40 keys a pair): nice 5 in-app / headless 0.95, keys p50
+66 ms, p95 155 ms; nice 0 1.04, p50 30 ms, p95 78 ms. The training speed did not move (the UI thread takes
+3-4% of a core while keys arrive; drawing less, draw.py, is what keeps it that low) and the keys came twice
+as fast. A short EEVDF slice request for the UI thread (sched_setattr, Linux 6.12+) was tried too, at
+nice 5 and at nice 0: no faster keys, and no better ratio.
+
+TUI_LAB_UI_NICE=5 brings the old behaviour back (for comparison: `ui_latency.py --variants`).
 
 Linux raises a thread's nice value for that thread alone, but an unprivileged process can never lower it
 again, and a thread or child process inherits the nice value of the thread that creates it. So the
@@ -26,7 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-UI_NICE = 5  # nice levels the UI thread drops below the trainer (TUI_LAB_UI_NICE overrides; 0 turns it off)
+UI_NICE = 0  # nice levels the UI thread drops below the trainer (TUI_LAB_UI_NICE overrides; 0: it does not)
 
 _spawner: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
