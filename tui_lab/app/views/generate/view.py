@@ -145,6 +145,8 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
     def on_mount(self) -> None:
         self._note_model()
         self._draw_legend()
+        self.app.theme_changed_signal.subscribe(  # the legend's and the read-out's shades follow the theme
+            self, lambda _: (self._draw_legend(), self.query_one(TokenStream).tokens and self._describe()))
 
     # -- app hooks -----------------------------------------------------------------------------------
     def home(self) -> TokenStream:
