@@ -234,6 +234,7 @@ class TuiLabApp(App):
 
     def on_mount(self) -> None:
         self.theme = DARK
+        self.watch_theme()  # the grids' scale is the process's: a previous app may have left it light
         self.sub_title = "building the live model in the background..."
 
     async def on_ready(self) -> None:

@@ -7,8 +7,9 @@ theme light to dark, so the strongest weight always stands furthest from the bac
 
 A 256-colour terminal gets each colour through Rich's `Color.downgrade`, which rounds to the nearest of the
 xterm palette's 6x6x6 cube: neighbouring levels of a smooth scale land on one entry (32 levels made 12).
-So each level's hue may move a little off viridis (its lightness never) until its 256-colour entry is new
-and lighter (darker) than the previous level's: the levels stay distinct and in order there too.
+So each level's hue may move a little off viridis (its lightness never, nor towards grey), and the levels'
+colours are chosen together (the cheapest chain, by dynamic programming) so that their 256-colour entries
+are distinct and each lighter (darker) than the one before: the levels stay distinct and in order there too.
 """
 
 from __future__ import annotations
@@ -22,16 +23,19 @@ from rich.color import Color, ColorSystem
 from textual.color import Color as TextualColor
 from textual.color import Lab, lab_to_rgb, rgb_to_lab
 
-LEVELS = 16  # the most for which both scales keep a distinct, ordered 256-colour entry per level
+# 16 levels: steps of 4.4 (dark) and 3.7 (light) L*, each one visible on a projector (24 keep distinct
+# 256-colour entries too, but their steps of 2.9 L* blur together).
+LEVELS = 16
 # matplotlib's viridis at 0, 0.25, 0.5, 0.75 and 1: its hue at each lightness.
 VIRIDIS = [(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)]
 # CIELAB lightness of the lowest and the highest level. The backgrounds: textual-dark 5.5, textual-light 89.2.
 LIGHTNESS = {True: (26.0, 92.0), False: (78.0, 22.0)}  # dark theme, light theme
 HUE_SHIFT = 30  # how far (in a*, b*) a level's colour may leave viridis to find its own 256-colour entry
-ENTRY_WEIGHT = 20  # a unit of the 256-colour entry's lightness error costs as much as this much hue shift squared
+ENTRY_WEIGHT = 1  # a unit of the 256-colour entry's lightness error costs as much as this much hue shift squared
 MIN_STEP_256 = 1.0  # least lightness between neighbouring levels' 256-colour entries
-_SHIFTS = sorted((p for p in itertools.product(range(-HUE_SHIFT, HUE_SHIFT + 1, 3), repeat=2)
-                  if p[0] ** 2 + p[1] ** 2 <= HUE_SHIFT ** 2), key=lambda p: p[0] ** 2 + p[1] ** 2)
+CHROMA_KEPT = 0.6  # a level keeps at least this share of viridis's chroma at its lightness
+_SHIFTS = [p for p in itertools.product(range(-HUE_SHIFT, HUE_SHIFT + 1, 3), repeat=2)
+           if p[0] ** 2 + p[1] ** 2 <= HUE_SHIFT ** 2]
 
 
 def lightness(colour: Color) -> float:
@@ -78,37 +82,60 @@ def _in_gamut(lab: Lab) -> Color | None:
     return Color.from_rgb(*rgb)
 
 
-def _level(l_star: float, taken: set[int], beyond: float | None, rising: bool) -> Level:
-    """The colour nearest viridis at `l_star` whose 256-colour entry is unused and past `beyond`'s lightness,
-    that entry's lightness kept near `l_star` too (so the 256-colour scale also steps evenly where it can)."""
-    base, best, best_cost = viridis_at(l_star), None, float("inf")
-    for da, db in _SHIFTS:  # nearest first: past the best cost found, no shift can do better
-        if da * da + db * db >= best_cost:
-            break
-        colour = _in_gamut(Lab(l_star, base.a + da, base.b + db))
-        if colour is None or (entry := eight_bit(colour)) in taken:
+def _chroma(lab: Lab) -> float:
+    return (lab.a ** 2 + lab.b ** 2) ** 0.5
+
+
+def _candidates(l_star: float) -> dict[int, tuple[float, Color]]:
+    """Each 256-colour entry a colour at `l_star` near viridis can land on, with the cheapest such colour.
+
+    Cost: the hue shift squared, plus ENTRY_WEIGHT times the entry's lightness error squared (so the 256-colour
+    scale steps evenly too where it can). A shift that greys the colour (chroma under CHROMA_KEPT of viridis's)
+    is refused: a grey cell reads as "no data"."""
+    base, out = viridis_at(l_star), {}
+    for da, db in _SHIFTS:
+        lab = Lab(l_star, base.a + da, base.b + db)
+        colour = None if _chroma(lab) < CHROMA_KEPT * _chroma(base) else _in_gamut(lab)
+        if colour is None:
             continue
-        entry_l = eight_bit_lightness(entry)
-        if beyond is not None and (entry_l - beyond) * (1 if rising else -1) < MIN_STEP_256:
-            continue
-        cost = da * da + db * db + ENTRY_WEIGHT * (entry_l - l_star) ** 2
-        if cost < best_cost:
-            best, best_cost = Level(colour, entry), cost
-    if best is None:
-        raise ValueError(f"no colour at lightness {l_star:.1f} keeps a distinct 256-colour entry")
-    return best
+        entry = eight_bit(colour)
+        cost = da * da + db * db + ENTRY_WEIGHT * (eight_bit_lightness(entry) - l_star) ** 2
+        if entry not in out or cost < out[entry][0]:
+            out[entry] = (cost, colour)
+    return out
 
 
 @cache
 def scale(dark: bool, levels: int = LEVELS) -> tuple[Level, ...]:
-    """The theme's levels, lowest weight first."""
+    """The theme's levels, lowest weight first: the cheapest chain of candidates (dynamic programming over
+    the levels) whose 256-colour entries step by at least MIN_STEP_256 in lightness, all one way."""
     low, high = LIGHTNESS[dark]
-    out: list[Level] = []
-    for k in range(levels):
-        beyond = eight_bit_lightness(out[-1].entry) if out else None
-        out.append(_level(low + (high - low) * k / (levels - 1), {lv.entry for lv in out}, beyond, high > low))
-    return tuple(out)
+    sign = 1 if high > low else -1
+    options = [_candidates(low + (high - low) * k / (levels - 1)) for k in range(levels)]
+    # best[k][entry] = (the chain's total cost up to level k ending on entry, the entry before it)
+    best: list[dict[int, tuple[float, int | None]]] = [{e: (cost, None) for e, (cost, _) in options[0].items()}]
+    for k in range(1, levels):
+        row: dict[int, tuple[float, int | None]] = {}
+        for entry, (cost, _) in options[k].items():
+            l_entry = eight_bit_lightness(entry)
+            before = [(total, e) for e, (total, _) in best[-1].items()
+                      if (l_entry - eight_bit_lightness(e)) * sign >= MIN_STEP_256]
+            if before:
+                total, e = min(before)
+                row[entry] = (total + cost, e)
+        best.append(row)
+    if not best[-1]:
+        raise ValueError(f"no {levels} colours from L* {low} to {high} keep distinct, ordered 256-colour entries")
+    chain = [min(best[-1], key=lambda e: best[-1][e][0])]
+    for k in range(levels - 1, 0, -1):
+        previous = best[k][chain[-1]][1]
+        assert previous is not None
+        chain.append(previous)
+    chain.reverse()
+    return tuple(Level(options[k][entry][1], entry) for k, entry in enumerate(chain))
 
 
-def palette(dark: bool) -> list[Color]:
-    return [lv.colour for lv in scale(dark)]
+@cache
+def palette(dark: bool) -> tuple[Color, ...]:
+    """The colours alone (one tuple per theme: grids compare it by identity to know the theme changed)."""
+    return tuple(lv.colour for lv in scale(dark))

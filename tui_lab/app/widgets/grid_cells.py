@@ -23,21 +23,25 @@ INK_SWITCH = 55.0  # cells lighter than this (CIELAB L*) take black numbers, dar
 
 # The app has one theme at a time: its watcher (app.py) calls use_theme, and every grid reads palette().
 _theme = {"dark": True}
-_PALETTES = {dark: colour_map.palette(dark) for dark in (True, False)}
 
 
 def use_theme(dark: bool) -> None:
     _theme["dark"] = dark
 
 
-def palette() -> list[Color]:
-    """The colour of each level, lowest weight first, in the theme the app shows now."""
-    return _PALETTES[_theme["dark"]]
+def palette() -> tuple[Color, ...]:
+    """The colour of each level, lowest weight first, in the theme the app shows now (computed on first use)."""
+    return colour_map.palette(_theme["dark"])
 
 
 def ink(lvl: int) -> Style:
     """Numbers on a cell of level `lvl`: the ink that reads on its colour."""
-    return _INKS[_theme["dark"]][lvl]
+    return _inks(_theme["dark"])[lvl]
+
+
+@lru_cache(maxsize=2)
+def _inks(dark: bool) -> list[Style]:
+    return [INK[colour_map.lightness(c) > INK_SWITCH] for c in colour_map.palette(dark)]
 
 
 CURSOR = Color.parse("#ff2fa0")
@@ -46,7 +50,6 @@ MASKED = Style(color="grey50", dim=True)
 MARK = Style(bold=True, reverse=True)  # the cursor's row and column labels
 CURSOR_INK = Style(color=CURSOR, bold=True)
 INK = (Style(color="white"), Style(color="black"))  # numbers on dark / on bright cells
-_INKS = {dark: [INK[colour_map.lightness(c) > INK_SWITCH] for c in colours] for dark, colours in _PALETTES.items()}
 
 
 def fmt_value(v: float) -> str:

@@ -42,6 +42,8 @@ class Completion(Vertical):
 
     def on_mount(self) -> None:
         self._draw_legend()
+        self.app.theme_changed_signal.subscribe(  # the legend's and the read-out's shades follow the theme
+            self, lambda _: (self._draw_legend(), self.stream.tokens and self._describe()))
 
     @property
     def stream(self) -> TokenStream:
