@@ -50,6 +50,9 @@ Say = Callable[..., None]  # (text, style="") -> None: the line under the Train 
 
 
 class TrainFiles:
+    """The Train view's saving and loading. `host`: the widget whose workers save and which receives
+    `CheckpointSaved` (its handler calls `saved`); `state`: the run, read only; `say`: the status line."""
+
     def __init__(self, host: Widget, state: RunState, say: Say) -> None:
         self.host, self.state, self.say = host, state, say
         self.last_export: Path | None = None  # the last CSV written
