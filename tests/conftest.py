@@ -24,9 +24,9 @@ _SESSION_CACHE = tempfile.mkdtemp(prefix="tui-lab-cache-")
 
 
 # -- the walk: the app in a real terminal at typing speed beside a busy CPU (tests/walk.py) --------------
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def busy_cpu():
-    """A 2-thread matmul loop for the module's walks (one process: its torch import is paid once)."""
+    """A 2-thread matmul loop for all the walks (one process: its torch import is paid once, not per module)."""
     from walk import Busy, tmux_available
 
     if not tmux_available():
@@ -34,6 +34,39 @@ def busy_cpu():
     busy = Busy()
     yield busy
     busy.stop()
+
+
+@pytest.fixture(scope="session")
+def bare80(busy_cpu):
+    """Bare `tui-lab` at 80 x 24 with its shipped toy in, shared by the walks that start from it (a launch costs
+    seconds of the walks' minute). Each walk opens its view first; one that resizes the window puts it back.
+    The screens of the launch are kept for the opening walk: `first_screen` (the Tour's first page) and
+    `nav_screen` (its nav line and keys drawn)."""
+    from walk import Walk
+
+    # One decoding thread: no thread-count measurement in Generate (the mechanism walk's panels run on it).
+    w = Walk([], 80, 24, seed=23, env={"TUI_LAB_DECODE_THREADS": "1"})
+    try:
+        w.first_screen = w.wait_for("Step 1 of 8", timeout=40)
+        w.nav_screen = w.wait_for(lambda s: "1 the model's form" in s and "n next" in s.splitlines()[-1], timeout=40)
+        w.wait_for("shipped toy", timeout=40)  # the live model is in: nothing reloads a form mid-walk
+        yield w
+    finally:
+        w.close()
+
+
+@pytest.fixture(scope="session")
+def preset80(busy_cpu):
+    """`tui-lab --preset gpt2-toy` at 80 x 24 with its live model in (random weights: applying another preset
+    asks nothing, and no shipped model reloads the form), shared by the walks that start from the form."""
+    from walk import Walk
+
+    w = Walk(["--preset", "gpt2-toy"], 80, 24, seed=230)
+    try:
+        w.wait_for("random weights: gpt2-toy", timeout=60)
+        yield w
+    finally:
+        w.close()
 
 
 @pytest.fixture

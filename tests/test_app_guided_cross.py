@@ -15,11 +15,11 @@ from tui_lab.config import ModelConfig
 from tui_lab.data.tasks import load_task
 
 
-def monotonic_checkpoint(folder) -> None:
+def monotonic_checkpoint(folder, positions: str = "sinusoidal") -> None:
     """A numbers-de model whose monotonic heads stop somewhere (random weights with r = 0.5 and wide queries)."""
     tokenizer = load_task("numbers-de").tokenizer
     config = ModelConfig(family="encoder-decoder", encoder_layers=1, decoder_layers=1, d_model=16, heads=2,
-                         d_ff=32, vocab=tokenizer.vocab_size, max_len=32, positions="sinusoidal",
+                         d_ff=32, vocab=tokenizer.vocab_size, max_len=32, positions=positions,
                          cross_attention="monotonic")
     torch.manual_seed(0)
     model = build_model(config).eval()
@@ -63,8 +63,10 @@ async def test_the_form_offers_the_axis_and_the_grid_names_monotonic_and_where_h
 
 
 @pytest.mark.walk
-def test_walk_attention_view_names_the_monotonic_grid(walk, tmp_path):
-    monotonic_checkpoint(tmp_path / "ckpt")
+def test_walk_attention_view_names_the_monotonic_grid_and_k_reaches_the_t5_bias(walk, tmp_path):
+    """One launch for two grids (the walks' minute is shared): the model has T5 positions too, so after the
+    cross-attention grid `k` reaches the relative-position bias over query x key positions (issue 27)."""
+    monotonic_checkpoint(tmp_path / "ckpt", positions="t5")
     w = walk("--checkpoint", str(tmp_path / "ckpt"))
     w.wait_for("ckpt", timeout=40)
     w.press("2")
@@ -73,3 +75,5 @@ def test_walk_attention_view_names_the_monotonic_grid(walk, tmp_path):
     w.wait_for("monotonic: hard", timeout=10)
     w.press("Down")
     w.wait_for("heads stop", timeout=10)  # the read-out: how many heads stopped on this row
+    w.press("k")  # cross-attention -> the T5 bias table
+    w.wait_for("positions: T5 bias", timeout=10)

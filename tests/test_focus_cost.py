@@ -16,6 +16,7 @@ async def test_tab_between_fields_keeps_the_footer_and_repaints_only_the_fields(
     app = app_for("--preset", "gpt2-toy", build=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: bool(app.query("#view-architecture")))
+        await wait_for(pilot, lambda: not app.view("architecture").fields_pending)  # a Tab before waits for them
         await pilot.press("i")
         first = app.query_one("#f-encoder_layers", Input)
         await wait_for(pilot, lambda: app.focused is first)

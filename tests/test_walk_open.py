@@ -2,7 +2,8 @@
 
 A view opened by a click on its tab or from the command palette takes its keys at once, as one opened by its
 number key does (tests/test_walk_views.py); `ctrl+s` applies a preset loaded from the palette; the form's
-dropdown axes change by keys (Enter, an arrow, Enter) typed straight on. The tests share one app at 80 x 24.
+dropdown axes change by keys (Enter, an arrow, Enter) typed straight on. The tests share one app at 80 x 24
+(conftest.preset80) with the typing walk.
 """
 
 from __future__ import annotations
@@ -24,12 +25,9 @@ def _footer(screen: str) -> str:
     return screen.rstrip("\n").splitlines()[-1]
 
 
-@pytest.fixture(scope="module")
-def app80(busy_cpu):
-    w = Walk(["--preset", START], 80, 24, seed=230)
-    w.wait_for(f"random weights: {START}", timeout=60)  # the live model is in
-    yield w
-    w.close()
+@pytest.fixture
+def app80(preset80):
+    return preset80  # `tui-lab --preset gpt2-toy` at 80 x 24, shared with the typing walk (conftest)
 
 
 def _click(w: Walk, text: str) -> None:
@@ -43,15 +41,6 @@ def _click(w: Walk, text: str) -> None:
     raise AssertionError(f"{text!r} is not on screen\n{w.screen()}")
 
 
-def _palette(w: Walk, command: str) -> None:
-    """ctrl+p, the command typed at typing speed, Enter: as a person picks a palette command."""
-    w.press("C-p")
-    w.wait_for("Search for commands", timeout=15)  # the palette has the keys
-    w.type(command)
-    w.wait_for(command, timeout=15)
-    w.press("Enter")
-
-
 def test_a_tab_clicked_takes_its_keys_at_once(app80):
     w = app80
     _click(w, "2 Attention")
@@ -61,7 +50,7 @@ def test_a_tab_clicked_takes_its_keys_at_once(app80):
 
 def test_a_view_from_the_palette_takes_its_keys_at_once(app80):
     w = app80
-    _palette(w, "Show Tour")
+    w.palette("Show Tour")
     w.press("n")  # no wait: n is the tour's next page
     w.wait_for("Step 2 of", timeout=15)
 
@@ -98,6 +87,6 @@ def test_i_in_train_enters_a_field_on_screen(app80):
 
 def test_ctrl_s_applies_a_preset_loaded_from_the_palette(app80):
     w = app80
-    _palette(w, "Load preset moe-toy")
+    w.palette("Load preset moe-toy")
     w.press("C-s")  # no wait: the form has the preset, the view has its keys
     w.wait_for("random weights: moe-toy", timeout=40)  # last in the module: the live model stays moe-toy

@@ -24,7 +24,7 @@ START = "gpt2-toy"  # random weights: no shipped model arrives to reload the for
 
 def _enter_form(walk: Walk) -> None:
     """Into the form's first text box (encoder_layers) the way the view says: `i`; Tab walks on in order."""
-    walk.wait_for("autoregressive", timeout=30)
+    walk.wait_for(lambda s: "autoregressive" in s and f"parameters · {START}" in s, timeout=30)  # START's form
     walk.press("i")
     walk.wait_for(lambda s: "q quit" not in s, timeout=10)  # a field has the keys: the footer drops q
 
@@ -43,11 +43,23 @@ VALID = {"encoder_layers": "0", "decoder_layers": "3", "d_model": "96", "heads":
          "max_len": "64", "dropout": "0.25"}
 
 
-def test_random_strings_typed_into_the_fields_are_what_the_fields_hold(walk):
+def test_random_strings_typed_into_the_fields_are_what_the_fields_hold(preset80):
     """A random string of digits into each field at 15-20 keys/s; then a valid config typed straight through,
     and the count on screen is that config's."""
     rng = random.Random(23)
-    w = walk("--preset", START, size=(160, 48))
+    w = preset80  # shared (conftest): widened to 160 x 48 for the walk, and the form set to START by the palette
+    w.resize(160, 48)
+    try:
+        _type_fields(w, rng)
+    finally:
+        w.press("Escape", "C-r")  # out of the field, the form back to the live model
+        w.resize(80, 24)
+
+
+def _type_fields(w: Walk, rng: random.Random) -> None:
+    w.press("1")
+    w.wait_for(lambda s: "^s apply" in s.splitlines()[-1], timeout=15)
+    w.palette(f"Load preset {START}")  # whatever the walks before left in the form
     _enter_form(w)
     at = FIELDS[0]
     for name in FIELDS:

@@ -2,7 +2,8 @@
 
 A view opens with focus on the widget its keys act on (never a text field): the footer names its keys
 beside "q quit", and the first key pressed acts. Tab or `i` enters a field, Esc leaves it. The tests share
-one app at 80 x 24 (a launch on the busy CPU costs seconds of the walk's minute); each opens its view first.
+one app at 80 x 24 with the opening and mechanism walks (conftest.bare80: a launch on the busy CPU costs
+seconds of the walks' minute); each opens its view first.
 """
 
 from __future__ import annotations
@@ -35,12 +36,9 @@ def _open(w: Walk, key: str, view: str) -> str:
     return w.wait_for(lambda s: FOOTER[view] in _footer(s) and "q quit" in _footer(s), timeout=15)
 
 
-@pytest.fixture(scope="module")
-def app80(busy_cpu):
-    w = Walk([], 80, 24, seed=23)
-    w.wait_for("shipped toy", timeout=40)  # the live model is in: nothing reloads a form mid-walk
-    yield w
-    w.close()
+@pytest.fixture
+def app80(bare80):
+    return bare80  # bare `tui-lab` at 80 x 24, shared with the other walks that start from it (conftest)
 
 
 def test_train_on_launch_says_it_is_building_the_trainer(walk):

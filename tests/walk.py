@@ -163,6 +163,21 @@ class Walk:
         self.tmux.command(f"send-keys -t {self.pane} -l {_quote(text)}")
         self.keys_sent.append(text)
 
+    def palette(self, command: str) -> None:
+        """ctrl+p, the command typed at typing speed, Enter: as a person picks a palette command."""
+        self.press("C-p")
+        self.wait_for("Search for commands", timeout=15)  # the palette has the keys
+        self.type(command)
+        self.wait_for(command, timeout=15)
+        self.press("Enter")
+
+    def resize(self, cols: int, rows: int) -> None:
+        """The window to `cols` x `rows`, as a person widens a terminal; back once the screen has that many rows."""
+        self.tmux.command(f"refresh-client -C {cols}x{rows}")
+        self.tmux.command(f"resize-window -t {self.pane} -x {cols} -y {rows}")
+        self.wait_for(lambda s: len(s.splitlines()) >= rows - 1, timeout=10)
+        self.cols, self.rows = cols, rows
+
     def _gap(self, rate: float) -> None:
         time.sleep(self.rng.uniform(1 - JITTER, 1 + JITTER) / rate)
 

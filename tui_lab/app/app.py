@@ -8,6 +8,7 @@ opened), `palette_commands()` (extra (title, help, callback) entries for the com
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import sys
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from textual import events
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, ScreenStackError, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -49,6 +50,14 @@ class ViewSpec:
     def widget_class(self) -> type[Widget]:
         module, _, name = self.target.partition(":")
         return getattr(importlib.import_module(module), name)
+
+    async def imported_class(self) -> type[Widget]:
+        """`widget_class`, its module imported in a thread: the Train view's imports torch (~5 s beside a busy
+        CPU), and on the event loop every key waited for it; in a thread the loop keeps taking keys."""
+        module = self.target.partition(":")[0]
+        if module not in sys.modules:
+            await asyncio.to_thread(importlib.import_module, module)
+        return self.widget_class()
 
 
 VIEWS: list[ViewSpec] = [
@@ -139,6 +148,7 @@ class TuiLabApp(App):
         self._model_started = False
         self._tracker_started = False
         self._switch_queued = False
+        self._tab_waits = False  # a Tab waits for the form rows of the view that are still mounting
         self._click_pause: Timer | None = None  # keys wait for the view a click on its tab opens
         self._modal_pause: Timer | None = None  # keys wait for a dialog that Enter or Esc may close
 
@@ -199,6 +209,13 @@ class TuiLabApp(App):
             # dialog's (the palette runs its command after it has gone). They wait for it to go (or 1 s).
             self._pause_keys()
             self._modal_pause = self.set_timer(CLICK_WAIT_S, self.end_modal_pause)
+        if key.key in ("tab", "shift+tab") and not self._tab_waits and self._fields_pending(self._active_view()):
+            # The view's later fields (the form's lower rows) are not in the focus chain yet: a Tab now would
+            # skip them to a widget further on. It waits for them, and the keys behind it with it.
+            self.keys.held.appendleft(key)
+            self._tab_waits = True
+            self._pause_keys()
+            return
         target = self.focused or self.screen
         self.last_key_at = time.monotonic()  # and when it acts (held keys act late): mounts wait for both
         await super().on_event(key)  # Textual's routing: priority bindings, else to the focused widget
@@ -211,6 +228,25 @@ class TuiLabApp(App):
         key = self.keys.next()
         if key is not None:
             await self._send_key(key)
+
+    async def parts_mounted(self) -> None:
+        """A view has mounted a part (it calls this): a Tab held for its fields goes on once they are in."""
+        if self._tab_waits and not self._fields_pending(self._active_view()):
+            self._tab_waits = False
+            await self._resume_keys()
+
+    @property
+    def waiting_for_parts(self) -> bool:
+        """A Tab waits for the active view's fields (they mount now, not after a pause in the keys)."""
+        return self._tab_waits
+
+    @staticmethod
+    def _parts_pending(view: Widget | None) -> bool:
+        return bool(getattr(view, "parts_pending", False))
+
+    @staticmethod
+    def _fields_pending(view: Widget | None) -> bool:
+        return bool(getattr(view, "fields_pending", False))
 
     async def on_key_queue_landed(self, message: KeyQueue.Landed) -> None:
         if self.keys.landed(message.key):
@@ -228,7 +264,7 @@ class TuiLabApp(App):
     def _handle_exception(self, error: Exception) -> None:
         # q pressed while a hidden view still mounts: its on_mount then queries children the shutdown has
         # already closed. Quitting early is not a fault, so it leaves no traceback behind.
-        if not self._running and isinstance(error, NoMatches):
+        if not self._running and isinstance(error, (NoMatches, ScreenStackError)):
             return
         super()._handle_exception(error)
 
@@ -269,6 +305,9 @@ class TuiLabApp(App):
                 self._start_live_model()
             return
         quiet_for = time.monotonic() - self.last_key_at
+        if any(self._parts_pending(view) for view in self.views()):  # one view's parts at a time
+            self.set_timer(0.05, self._mount_next_view)
+            return
         if quiet_for < KEY_QUIET_S or self.keys.in_flight is not None or self.keys.held:
             self.set_timer(max(KEY_QUIET_S - quiet_for, 0.05), self._mount_next_view)
             return
@@ -306,7 +345,8 @@ class TuiLabApp(App):
     async def _mount_view(self, spec: ViewSpec) -> None:
         if spec is not self.first_view:  # before any view that can spawn a process (the first waits a frame)
             self._ensure_tracker()
-        await self.query_one(f"#{spec.id}", TabPane).mount(spec.widget_class()(id=f"view-{spec.id}"))
+        view_class = spec.widget_class() if spec is self.first_view else await spec.imported_class()
+        await self.query_one(f"#{spec.id}", TabPane).mount(view_class(id=f"view-{spec.id}"))
         if self.query_one("#views", TabbedContent).active == spec.id:
             self._activated(spec.id)  # its tab was opened before it existed
         for callback in self._view_waiters.pop(spec.id, []):

@@ -3,13 +3,15 @@
 A widget of its own: the view hands it each config the form yields (None while the form is invalid) with
 `show`. The summary follows every keystroke; the Shapes, Compare, Model and Layer tabs cost more, so only
 the one on screen is redrawn. The batch and lengths above the tabs feed all of them; a bad one is named under
-the inputs and the numbers wait.
+the inputs and the numbers wait. Only the Summary is composed with the panel: the other tabs' contents mount
+one at a time after it (`fill_next_tab`, driven by the view), or at once when their tab is opened first.
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, TabbedContent, TabPane
 
 from tui_lab.analysis import count_params, shape_trace
@@ -37,6 +39,8 @@ class ArchitectureResults(Vertical):
         super().__init__(**kwargs)
         self.config: ModelConfig | None = None  # the form's, as last shown (None: the form is invalid)
         self._shown_name = ""  # the config the numbers on screen belong to (kept, dimmed, while invalid)
+        self._unfilled = [pane_id for pane_id, _ in TABS[1:]]  # tabs whose contents are not mounted yet
+        self._drawn_inputs: tuple[str, ...] = ()  # the batch and lengths the numbers were drawn for
 
     def compose(self) -> ComposeResult:
         yield Static("", id="arch-total")
@@ -56,26 +60,29 @@ class ArchitectureResults(Vertical):
                     yield Static("", id="arch-cost")
                     yield Static("", id="paper-note")
                     yield Static("", id="arch-kv")
-            with TabPane("Model", id="arch-model"):
-                yield ModelDiagram(id="model-diagram")
-            with TabPane("Shapes", id="arch-shapes"):
-                yield WholeColumns(id="shape-table", zebra_stripes=True, cursor_type="row")
-            with TabPane("Compare", id="arch-compare"):
-                options = [(CURRENT, CURRENT)] + [(n, n) for n in list_presets()]
-                with Horizontal(id="compare-pick"):
-                    yield Select(options, value=_default("transformer-2017-base"), id="cmp-a",
-                                 allow_blank=False, compact=True)
-                    yield Select(options, value=_default("gpt2-small"), id="cmp-b",
-                                 allow_blank=False, compact=True)
-                with VerticalScroll():
-                    yield Static("", id="compare-table")
-            with TabPane("Layer", id="arch-layer"):
-                with VerticalScroll():
-                    yield BlockDiagram(id="diagram")
-                    yield FFNRankNote(id="ffn-rank")
+            for pane_id, title in TABS[1:]:
+                yield TabPane(title, id=pane_id)  # filled by fill_next_tab
+
+    @property
+    def tabs_pending(self) -> bool:
+        """Tabs whose contents are still to mount (`fill_next_tab`)."""
+        return bool(self._unfilled)
+
+    async def fill_next_tab(self, pane_id: str | None = None) -> None:
+        """Mount the contents of `pane_id` (else of the next unfilled tab); drawn at once if it is shown."""
+        pane_id = pane_id or next(iter(self._unfilled), None)
+        if pane_id not in self._unfilled:
+            return
+        self._unfilled.remove(pane_id)
+        await self.query_one(f"#{pane_id}", TabPane).mount_all(_tab_contents(pane_id))
+        if self.query_one("#arch-tabs", TabbedContent).active == pane_id:
+            self._draw(self.config)
 
     def show_tab(self, pane_id: str) -> None:
         self.query_one("#arch-tabs", TabbedContent).active = pane_id
+
+    def _input_texts(self) -> tuple[str, ...]:
+        return tuple(self.query_one(f"#shape-{name}", Input).value for name in ("batch", "seq", "src"))
 
     def shape_inputs(self) -> tuple[int, int, int]:
         """Batch, target length and source length from the Shapes inputs (ValueError if not positive)."""
@@ -89,8 +96,15 @@ class ArchitectureResults(Vertical):
         return out[0], out[1], out[2]
 
     def show(self, config: ModelConfig | None) -> None:
-        """The summary follows every keystroke; the other tabs redraw only while shown (they cost more)."""
+        """The summary follows every keystroke; the other tabs redraw only while shown (they cost more). The same
+        valid config with the same batch and lengths is on screen already: nothing to redraw."""
+        if config is not None and config == self.config and self._input_texts() == self._drawn_inputs:
+            return
+        self._draw(config)
+
+    def _draw(self, config: ModelConfig | None) -> None:
         self.config = config
+        self._drawn_inputs = self._input_texts()
         self.set_class(config is None, "stale")
         if config is None:  # the numbers stay, dimmed, under a title that says they are not the form's
             self.query_one("#arch-total", Static).update(
@@ -120,7 +134,9 @@ class ArchitectureResults(Vertical):
 
     def _refresh_tab(self, config: ModelConfig, batch: int, seq: int, src: int) -> None:
         active = self.query_one("#arch-tabs", TabbedContent).active
-        if active == "arch-shapes":
+        if active in self._unfilled:  # opened before its turn: it mounts now and is drawn then
+            self.call_later(self.fill_next_tab, active)
+        elif active == "arch-shapes":
             self._fill_shapes(config, batch, seq, src)
         elif active == "arch-compare":
             self.refresh_compare()
@@ -164,7 +180,8 @@ class ArchitectureResults(Vertical):
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id and event.input.id.startswith("shape-"):
             event.stop()
-            self.show(self.config)
+            if self._shown_name and self._input_texts() != self._drawn_inputs:  # not each input's first value
+                self.show(self.config)
 
     @guarded
     def on_select_changed(self, event: Select.Changed) -> None:
@@ -176,7 +193,22 @@ class ArchitectureResults(Vertical):
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.tabbed_content.id == "arch-tabs":
             event.stop()
-            self.show(self.config)
+            self._draw(self.config)  # the tab now shown
+
+
+def _tab_contents(pane_id: str) -> list[Widget]:
+    if pane_id == "arch-model":
+        return [ModelDiagram(id="model-diagram")]
+    if pane_id == "arch-shapes":
+        return [WholeColumns(id="shape-table", zebra_stripes=True, cursor_type="row")]
+    if pane_id == "arch-compare":
+        options = [(CURRENT, CURRENT)] + [(n, n) for n in list_presets()]
+        pick = Horizontal(Select(options, value=_default("transformer-2017-base"), id="cmp-a", allow_blank=False,
+                                 compact=True),
+                          Select(options, value=_default("gpt2-small"), id="cmp-b", allow_blank=False, compact=True),
+                          id="compare-pick")
+        return [pick, VerticalScroll(Static("", id="compare-table"))]
+    return [VerticalScroll(BlockDiagram(id="diagram"), FFNRankNote(id="ffn-rank"))]
 
 
 def _default(name: str) -> str:

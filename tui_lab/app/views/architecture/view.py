@@ -7,6 +7,7 @@ even for 124M parameters, before torch has loaded. The right panel is a widget o
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,9 @@ from tui_lab.config import ModelConfig
 from tui_lab.loading import shipped_for
 from tui_lab.presets import list_presets, load_preset
 
+# The view's later parts mount once no key has come for this long (a part takes ~0.1 s beside a busy CPU).
+PART_QUIET_S = 0.25
+
 
 class ArchitectureView(Vertical):
     BINDINGS = [
@@ -37,6 +41,7 @@ class ArchitectureView(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.preset_name = ""
+        self._parts_pending = True
 
     def compose(self) -> ComposeResult:
         live = self.app.live.config
@@ -54,8 +59,38 @@ class ArchitectureView(Vertical):
                 yield ConfigForm(live, id="form")
             yield ArchitectureResults(id="arch-results")
 
+    @property
+    def parts_pending(self) -> bool:
+        """Parts still mounting after the view (the app mounts no other view meanwhile)."""
+        return self._parts_pending
+
+    @property
+    def fields_pending(self) -> bool:
+        """Form rows still to mount: the app holds a Tab until they are in (it would skip past them)."""
+        forms = self.query(ConfigForm)
+        return not forms or forms.first().rows_pending  # none yet: the view itself is still composing
+
     def on_mount(self) -> None:
         self.refresh_analysis(self.query_one(ConfigForm).validate())
+        self.call_after_refresh(self._mount_next_part)
+
+    async def _mount_next_part(self) -> None:
+        """The form's later rows, then the results' hidden tabs, one part per refresh: ~270 widgets mounted at
+        once took 2-3 s beside a busy CPU, and every key waited for them. Drawn first: what the screen shows. Each
+        part waits for a pause in the keys (PART_QUIET_S), unless a Tab is waiting for the parts."""
+        quiet_for = time.monotonic() - getattr(self.app, "last_key_at", float("-inf"))
+        if quiet_for < PART_QUIET_S and not getattr(self.app, "waiting_for_parts", False):
+            self.set_timer(PART_QUIET_S - quiet_for, self._mount_next_part)  # keys first: a part waits for a pause
+            return
+        form, results = self.query_one(ConfigForm), self.query_one(ArchitectureResults)
+        if form.rows_pending:
+            await form.mount_more_rows()
+        elif results.tabs_pending:
+            await results.fill_next_tab()
+        self._parts_pending = form.rows_pending or results.tabs_pending
+        self.app.call_later(getattr(self.app, "parts_mounted", lambda: None))  # a Tab held for the rows goes on
+        if self._parts_pending:
+            self.call_after_refresh(self._mount_next_part)
 
     def refresh_analysis(self, config: ModelConfig | None) -> None:
         """Apply waits for a valid form; the right panel shows the form's numbers (dimmed while invalid)."""
@@ -136,7 +171,8 @@ class ArchitectureView(Vertical):
                 not (kind == "shipped" and typed):
             form.load(live.config)
         if self.query_one("#arch-tabs", TabbedContent).active == "arch-layer":
-            self.query_one(FFNRankNote).show(live)  # the live model's weights, not the form's config
+            for note in self.query(FFNRankNote):  # none while the tab's contents still mount: drawn then
+                note.show(live)  # the live model's weights, not the form's config
 
     def palette_commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
         commands = [("Apply the form (rebuild the live model)", "ctrl+s", self.action_apply),
