@@ -79,14 +79,16 @@ async def test_lens_then_patching_at_80x24():
         await wait_for(pilot, lambda: "corrupt must be as many tokens as clean" in screen_text(app))
 
 
-@pytest.mark.parametrize("key", ["l", "p"])
+@pytest.mark.parametrize("key", ["l", "p", "a"])
 async def test_a_run_asked_before_the_live_model_waits_for_it_in_every_panel(key):
-    """The lens and patching answer a run asked for before the live model arrived alike: each says it waits and
-    runs when the model comes (patching used to refuse with 'not run' while the lens waited); x drops the wait."""
+    """The lens, patching and the head effects answer a run asked for before the live model arrived alike: each
+    says it waits and runs when the model comes (patching and the heads used to refuse with 'not run' while the
+    lens waited); x drops the wait."""
     app = app_for("--preset", "gpt2-toy", build=False)
+    view = "attention" if key == "a" else "generate"
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: bool(app.query("#view-generate")))
-        app.show_view("generate")
+        await wait_for(pilot, lambda: bool(app.query(f"#view-{view}")))
+        app.show_view(view)
         await pilot.pause()
         await pilot.press(key)
         if key == "p":  # the byte fallback: as many bytes in each prompt, and few (a pass per byte and layer)
@@ -103,9 +105,12 @@ async def test_a_run_asked_before_the_live_model_waits_for_it_in_every_panel(key
             assert "cancelled: nothing measured" in _flat(app) and "logit lens of" not in _flat(app)
             await pilot.press("r")
             await wait_for(pilot, lambda: "0_pre at 0 " in screen_text(app), 60)
-        else:
+        elif key == "p":
             app.rebuild_model(app.live.config)
             await wait_for(pilot, lambda: "restores" in screen_text(app), 60)
+        else:
+            app.rebuild_model(app.live.config)
+            await wait_for(pilot, lambda: "ablated: loss" in screen_text(app), 60)
 
 
 async def test_every_head_ablation_cancel_and_attribution_at_160x48(monkeypatch):

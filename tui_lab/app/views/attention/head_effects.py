@@ -70,12 +70,11 @@ class HeadEffects(MechanismPanel):
         self.run()
 
     def run(self) -> None:
-        live = self.app.live
         self.show()
-        if not live.ready:
-            self.say(f"not run: the live model is not ready yet ({live.status})")
+        model = self.live_model()  # None: the panel waits for the model and runs when it arrives
+        if model is None:
             return
-        model, ids, src, kind, tokenizer = live.model, self.text, self.src, self.kind, live.tokenizer
+        ids, src, kind, tokenizer = self.text, self.src, self.kind, self.app.live.tokenizer
 
         def work(step) -> Any:
             from tui_lab.mechanism import readouts

@@ -145,6 +145,7 @@ class AttentionView(Vertical):
         self.inputs.follow_model()
         self.cap = Capture(encoder_decoder=self.encoder_decoder)
         self.pickers.offer(self.cap)
+        self.query_one(HeadEffects).live_model_changed()  # a run asked for before the model came starts now
         if not self.app.live.ready:
             self._info(f"the live model is not ready yet ({self.app.live.status})")
         elif self.inputs.fit_to_tokenizer():
@@ -241,6 +242,10 @@ class AttentionView(Vertical):
             image.show(*shown)
         self.query_one(SmallMultiples).set_tiles(*draw.gallery_tiles(self.cap, kind, self.pattern))
         self._make_room()
+        if self.query_one(HeadEffects).has_class("-shown"):  # a capture that lands under the open head panel
+            self._grids_shown = {s: self.query_one(s).display for s in GRIDS}  # is what Escape brings back
+            for selector in GRIDS:
+                self.query_one(selector).display = False
         self._point_inside()
 
     def on_resize(self, event: Resize) -> None:
