@@ -26,7 +26,15 @@ from textual.strip import Strip
 from tui_lab.app.guard import guarded
 from tui_lab.app.widgets.cut import keep_cells
 from tui_lab.app.widgets.grid_cells import CURSOR, EMPTY, MARK, PALETTE, dense_cell, full_cell, legend, level
-from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, fit_label, layout, printable, vertical_label
+from tui_lab.app.widgets.grid_layout import (
+    READOUT_LINES,
+    Layout,
+    fit_label,
+    layout,
+    printable,
+    tick_line,
+    vertical_label,
+)
 
 # For a grid whose hint line names # and z: left off the footer, which then keeps its view's keys and q quit.
 QUIET_KEYS = [Binding("z", "toggle_density", "dense/full", show=False),
@@ -185,8 +193,11 @@ class Heatmap(ScrollView, can_focus=True):
     def _header_line(self, y: int) -> Strip:
         """Column labels: across each slot, or downwards one character per line; the cursor's is marked."""
         lay, segments = self.layout, []
+        ticks = tick_line(self.col_labels, lay.ticks, lay.cell_w) if lay.ticks else ""
         for col, label in enumerate(self.col_labels):
-            if lay.vertical:
+            if lay.ticks:
+                text = ticks[col * lay.cell_w:(col + 1) * lay.cell_w]
+            elif lay.vertical:
                 text = vertical_label(label, lay.header)[y] + " " * (lay.cell_w - 1)
             else:
                 text = fit_label(label, lay.cell_w - 1, align="left") + " "

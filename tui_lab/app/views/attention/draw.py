@@ -84,12 +84,14 @@ class AttentionDrawing:
             return
         gallery.display, heatmap.display = not gallery.display, gallery.display
         (gallery if gallery.display else heatmap).focus()
+        self._info(self._hint())
 
     def on_small_multiples_chosen(self, message: SmallMultiples.Chosen) -> None:
         self.choose(message.layer, message.head)
         self.query_one(SmallMultiples).display = False
         self.query_one(Heatmap).display = True
         self.query_one(Heatmap).focus()
+        self._info(self._hint())
 
     def point_at(self, query: str, key: str) -> None:
         """Move the heatmap cursor to the first cell whose row/column labels are `query`/`key`."""

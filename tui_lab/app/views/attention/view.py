@@ -272,6 +272,8 @@ class AttentionView(Inputs, Pickers, AttentionDrawing, AttentionMechanism, Verti
             self.action_run()
 
     def _hint(self) -> str:
+        if self.query_one(SmallMultiples).display:  # ⏎ is off the footer, which keeps q quit
+            return "arrows or mouse: a tile · ⏎ open it full size · m back to the grid"
         if self.query_one(InsideHead).display:  # at 80 columns each hint fits one line
             return "arrows: query ↑↓, key ←→ · h head · l layer · c back to the grid"
         if self.size.width < 100:  # DLA: direct logit attribution (the palette says it whole)

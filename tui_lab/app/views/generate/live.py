@@ -43,7 +43,7 @@ class GenerateLiveModel:
                     "make noise: train it (4) for words")
         elif self.translating:
             text = (f"translates: type the source sentence, its translation streams token by token; "
-                    f"{live.tokenizer.kind}, vocab {live.tokenizer.vocab_size}{banned_text(live)}")
+                    f"{live.tokenizer.kind} tokenizer, vocab {live.tokenizer.vocab_size}{banned_text(live)}")
         else:
             text = f"{live.origin}: {live.tokenizer.kind} tokenizer, vocab {live.tokenizer.vocab_size}"
         if config is not None and self.has_class("-nat"):

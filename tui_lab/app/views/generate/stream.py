@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from textual.markup import escape
 from textual.widgets import Static
 
 from tui_lab.app.views.generate import jobs, versus
@@ -72,7 +73,9 @@ class GenerateStream:
         if message.job != self.job:
             return
         self.results[message.mode] = message.text
-        self.query_one(f"#gen-mode-{message.mode}", Static).update(f"{message.text}\n[dim]{message.seconds:.2f} s[/]")
+        # The settings under the text, not in the box's title, which a narrow box cut ("top-p (T 0.8…").
+        self.query_one(f"#gen-mode-{message.mode}", Static).update(
+            f"{escape(message.text)}\n[dim]{message.detail}\n{message.seconds:.2f} s[/]")
         if len(self.results) == len(jobs.MODES):
             self.running = False
 

@@ -217,8 +217,7 @@ class GenerateView(GenerateLiveModel, GenerateStream, GenerateMechanism, Vertica
         self.results = {}
         self.query_one("#gen-compare").add_class("-shown")
         self.query_one(versus.VersusPanel).remove_class("-shown")
-        for mode, (_, detail) in jobs.compare_modes(s).items():
-            self.query_one(f"#gen-box-{mode}").border_title = f"{mode} ({detail})"
+        for mode in jobs.MODES:  # its settings come under its text (a title at 80 columns is cut)
             self.query_one(f"#gen-mode-{mode}", Static).update("...")
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
         self.run_worker(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
