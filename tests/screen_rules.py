@@ -157,13 +157,15 @@ def text_problems(app, lines: list[str]) -> list[str]:
 
 
 def edge_words(app, lines: list[str]) -> list[str]:
-    """The drawn grids (a heatmap, the small multiples), whose legends and read-outs are no Static: no line ends
-    in a word cut by the widget's right edge (two letters touching it); a line too long ends in "…"."""
+    """The drawn widgets (a heatmap, the small multiples, a plot), whose legends, titles and read-outs are no
+    Static: no line ends in a word cut by the widget's right edge (two letters touching it); a line too long
+    ends in "…"."""
     from tui_lab.app.views.attention.small_multiples import SmallMultiples
     from tui_lab.app.widgets.heatmap import Heatmap
+    from tui_lab.app.widgets.line_plot import LinePlot
 
     found = []
-    for widget in [*app.screen.query(Heatmap), *app.screen.query(SmallMultiples)]:
+    for widget in [*app.screen.query(Heatmap), *app.screen.query(SmallMultiples), *app.screen.query(LinePlot)]:
         r, _ = _seen_region(widget) if widget.display and widget.visible else (None, False)
         if r is None or not r.area or r.bottom > len(lines) or r.right < widget.content_region.right:
             continue  # hidden, or scrolled sideways out of its pane
