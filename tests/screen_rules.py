@@ -6,6 +6,8 @@
   "coder". Every text widget (a Static, a Label, a select's value, a hint, a legend) is read against the text
   it was given: no line of it ends in letters that the next line goes on with (the joined word is in its
   text), and no word of its text is missing from its lines unless they show "…" or a scrollbar.
+  A drawn widget (a heatmap, the small multiples, a plot) has no text to read against: none of its lines ends
+  in two letters touching its right edge (a word cut there; a line too long ends in "…").
 - Nothing overlaps: no two widgets side by side in one container share a cell.
 - Every footer keeps `q quit` and the view's own keys; a plot has at least 8 rows to draw in.
 """

@@ -4,6 +4,9 @@ A number is whole or absent, a named word is never split, nothing overlaps, the 
 the view's keys, a plot has 8 rows, and each view's named read-outs (total parameters, a module's count,
 FLOPs, KV bytes, loss, tokens/s...) are on screen exactly as the formatter writes them. The rules are in
 tests/screen_rules.py; one app walks every view and tab, resized to each size, and gathers what breaks them.
+A second app, the numbers-de translator, walks what only an encoder-decoder or a finished job shows: the
+cross-attention and positional-encoding grids, `m` (every head), Generate's compare and side by side, and the
+Experiments view after a run.
 """
 
 from __future__ import annotations
