@@ -3,7 +3,11 @@
 - A number is whole or absent: no run of digits touches "…" or a pane's right edge (a border, a scrollbar,
   the screen's last column), where it may have been cut.
 - A word is never split: each named word is on one line, whole, or ends in "…", never "encoder-de" over
-  "coder".
+  "coder". Every text widget (a Static, a Label, a select's value, a hint, a legend) is read against the text
+  it was given: no line of it ends in letters that the next line goes on with (the joined word is in its
+  text), and no word of its text is missing from its lines unless they show "…" or a scrollbar.
+  A drawn widget (a heatmap, the small multiples, a plot) has no text to read against: none of its lines ends
+  in two letters touching its right edge (a word cut there; a line too long ends in "…").
 - Nothing overlaps: no two widgets side by side in one container share a cell.
 - Every footer keeps `q quit` and the view's own keys; a plot has at least 8 rows to draw in.
 """
@@ -75,6 +79,103 @@ def missing_words(lines: list[str], words: list[str]) -> list[str]:
             continue
         missing.append(word)
     return missing
+
+
+_TAIL = re.compile(r"[\w'-]*[^\W\d_]$")  # the letters ending a line (a word's head)
+_HEAD = re.compile(r"[^\W\d_][\w'-]*")  # the letters starting the next (the word's rest)
+
+
+def _plain(widget) -> str | None:
+    """The text a Static was given (markup stripped), or None for a picture (a table, a bar, a grid)."""
+    try:
+        visual = widget.visual
+    except Exception:  # noqa: BLE001 - a widget that cannot say what it shows is not text
+        return None
+    plain = getattr(visual, "plain", None)
+    return plain if isinstance(plain, str) else None
+
+
+def folded_words(shown: list[str], text: str) -> list[str]:
+    """Lines of one widget where a word of `text` is broken: a line ends in letters, the next goes on in
+    letters, and the two joined are a word of the text (so a fold, not two words a line apart)."""
+    found = []
+    for y in range(len(shown) - 1):
+        tail, head = _TAIL.search(shown[y].rstrip()), _HEAD.match(shown[y + 1].lstrip())
+        if not (tail and head):
+            continue
+        joined = tail.group() + head.group()
+        if re.search(rf"(?<![\w'-]){re.escape(joined)}", text):
+            found.append(f"{joined!r} split over two lines: {tail.group()!r} / {head.group()!r}")
+    return found
+
+
+def hidden_words(shown: list[str], text: str) -> list[str]:
+    """Words of `text` not on the widget's lines, where nothing (an ellipsis) says some were cut."""
+    seen = " ".join(shown)
+    if ELLIPSIS in seen:
+        return []
+    on_screen = set(seen.split())
+    return [word for word in text.split() if word not in on_screen]
+
+
+def _scrolls(widget) -> bool:
+    return bool(getattr(widget, "show_vertical_scrollbar", False)
+                or getattr(widget, "show_horizontal_scrollbar", False))
+
+
+def _seen_region(widget):
+    """The part of `widget`'s content its containers let show, and whether a scrolling one cut it (a scrollbar
+    is the mark that there is more; a container merely too small hides the rest with no mark)."""
+    region, scrolled = widget.content_region, _scrolls(widget)
+    for parent in widget.ancestors:
+        box = getattr(parent, "content_region", None)
+        if box is None:
+            break
+        if not box.contains_region(region):
+            scrolled = scrolled or _scrolls(parent)
+            region = region.intersection(box)
+    return region, scrolled
+
+
+def text_problems(app, lines: list[str]) -> list[str]:
+    """Every text widget on screen, read against its own text: no word folded, none hidden unmarked."""
+    from textual.widgets import Static
+
+    found = []
+    for widget in app.screen.query(Static):
+        text = _plain(widget) if widget.display and widget.visible else None
+        if not (text and text.strip()):
+            continue
+        r, scrolled = _seen_region(widget)
+        if r.bottom > len(lines) or not r.area:
+            continue
+        shown = [lines[y][r.x:r.right] for y in range(r.y, r.bottom)]
+        problems = folded_words(shown, text)
+        hidden = [] if scrolled else hidden_words(shown, text)
+        if hidden:
+            problems.append(f"hides {' '.join(hidden[:6])!r} with no mark")
+        found += [f"{_name(widget)} {p}: {' / '.join(s.rstrip() for s in shown)!r}"[:300] for p in problems]
+    return found
+
+
+def edge_words(app, lines: list[str]) -> list[str]:
+    """The drawn widgets (a heatmap, the small multiples, a plot), whose legends, titles and read-outs are no
+    Static: no line ends in a word cut by the widget's right edge (two letters touching it); a line too long
+    ends in "…"."""
+    from tui_lab.app.views.attention.small_multiples import SmallMultiples
+    from tui_lab.app.widgets.heatmap import Heatmap
+    from tui_lab.app.widgets.line_plot import LinePlot
+
+    found = []
+    for widget in [*app.screen.query(Heatmap), *app.screen.query(SmallMultiples), *app.screen.query(LinePlot)]:
+        r, _ = _seen_region(widget) if widget.display and widget.visible else (None, False)
+        if r is None or not r.area or r.bottom > len(lines) or r.right < widget.content_region.right:
+            continue  # hidden, or scrolled sideways out of its pane
+        for y in range(r.y, r.bottom):
+            end = lines[y][r.right - 2:r.right] if len(lines[y]) >= r.right else ""
+            if len(end) == 2 and all(ch.isalpha() for ch in end):
+                found.append(f"{_name(widget)} line {y} ends in a word cut at its edge: {lines[y][r.x:r.right]!r}")
+    return found
 
 
 def footer_problems(footer: str, keys: list[str]) -> list[str]:

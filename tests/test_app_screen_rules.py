@@ -4,6 +4,9 @@ A number is whole or absent, a named word is never split, nothing overlaps, the 
 the view's keys, a plot has 8 rows, and each view's named read-outs (total parameters, a module's count,
 FLOPs, KV bytes, loss, tokens/s...) are on screen exactly as the formatter writes them. The rules are in
 tests/screen_rules.py; one app walks every view and tab, resized to each size, and gathers what breaks them.
+A second app, the numbers-de translator, walks what only an encoder-decoder or a finished job shows: the
+cross-attention and positional-encoding grids, `m` (every head), Generate's compare and side by side, and the
+Experiments view after a run.
 """
 
 from __future__ import annotations
@@ -13,7 +16,16 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 import pytest
-from screen_rules import cut_numbers, footer_problems, missing_words, overlaps, plot_rows, split_words
+from screen_rules import (
+    cut_numbers,
+    edge_words,
+    footer_problems,
+    missing_words,
+    overlaps,
+    plot_rows,
+    split_words,
+    text_problems,
+)
 from test_app_support import app_for, screen_lines, wait_for
 from textual.widgets import Input, Select
 
@@ -60,7 +72,8 @@ class Rules:
             found += split_words(lines, list(words))
             found += [f"word not shown whole: {w!r}" for w in missing_words(lines, list(words))]
             found += footer_problems(lines[-1], KEYS[view])
-            found += overlaps(self.app) + plot_rows(self.app, lines)
+            found += overlaps(self.app) + plot_rows(self.app, lines) + text_problems(self.app, lines)
+            found += edge_words(self.app, lines)
             text = "\n".join(lines)
             wanted = readouts() if callable(readouts) else readouts
             found += [f"read-out not on screen as written: {r!r}" for r in wanted if r not in text]
@@ -181,6 +194,60 @@ async def _train(pilot, rules: Rules) -> None:
     await pilot.pause()
     s = view.stats
     await rules.check("train, after a run", "train", readouts=[f"loss {s['loss']:.4f}", f"tokens/s {s['tps']:,.0f}"])
+
+
+async def _attention_encoder_decoder(pilot, rules: Rules) -> None:
+    """A translation's cross-attention, the positional-encoding table and every head at once (`m`)."""
+    app = pilot.app
+    app.show_view("attention")
+    view = app.view("attention")
+    await wait_for(pilot, lambda: view.captured_generation >= 1 and ("cross", 0) in view.grids, 90)
+    kind = app.query_one("#att-kind", Select)
+    for value in ("cross", "pos-sinusoidal"):
+        kind.value = value
+        await pilot.pause()
+        await rules.check(f"attention {value}", "attention")
+    kind.value = "cross"
+    await pilot.pause()
+    await pilot.press("m")
+    await rules.check("attention m (every head)", "attention")
+    await pilot.press("m")
+
+
+async def _generate_modes(pilot, rules: Rules) -> None:
+    """Generate's compare (greedy, top-k, top-p, beam) and side by side, each once finished."""
+    app = pilot.app
+    app.show_view("generate")
+    view = app.view("generate")
+    app.query_one("#gen-max_new_tokens", Input).value = "8"
+    view.action_compare()
+    await wait_for(pilot, lambda: not view.running and len(view.results) == 4, 90)
+    await rules.check("generate compare", "generate")
+    view.action_versus()
+    await wait_for(pilot, lambda: not view.running and len(view.versus_done) == 2, 90)
+    await rules.check("generate side by side", "generate")
+
+
+async def _experiments_done(pilot, rules: Rules) -> None:
+    """An experiment's results shown: its status, notes and the results table."""
+    app = pilot.app
+    app.show_view("experiments")
+    view = app.view("experiments")
+    view.action_run()  # the first, order-blindness: a fraction of a second
+    await wait_for(pilot, lambda: not view.running and view.result is not None, 90)
+    await pilot.pause()
+    await rules.check("experiments, after a run", "experiments")
+
+
+async def test_an_encoder_decoder_and_finished_runs_keep_the_rules(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = app_for("--preset", "transformer-2017-toy-numbers-de")  # a trained translator: real grids and outputs
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for(pilot, lambda: app.live.generation >= 1 and not app.live.building, 180)
+        rules = Rules(pilot)
+        for part in (_attention_encoder_decoder, _generate_modes, _experiments_done):
+            await part(pilot, rules)
+        assert not rules.broken, "\n".join(rules.broken)
 
 
 async def test_every_view_and_tab_keeps_the_rules_at_80x24_and_100x30(tmp_path, monkeypatch):

@@ -117,3 +117,17 @@ async def test_the_legend_gives_up_detail_before_it_is_cut_and_says_when_it_is(w
         assert sum(screen.painted(0, x) for x in range(width)) >= 2, "no colour scale left"
     else:  # not even two swatches between min and max: cut, and the ellipsis says so
         assert line.endswith("…") and len(line) == width, line
+
+
+async def test_numbered_columns_too_narrow_to_write_across_get_whole_numbers_as_ticks():
+    """64 positions in an 80-column box: "10" written downwards read "1" over "0"; they are ticks across, each
+    over its own column, every 5th (the positional-encoding grid's i axis)."""
+    cols = [str(i) for i in range(64)]
+    screen = await screen_of(One(ramp(8, 64), [str(r) for r in range(8)], cols, dense=True), (80, 24))
+    text = screen.text().splitlines()
+    header = next(i for i, line in enumerate(text) if " 5    10   15" in line)
+    line = text[header]
+    x0 = line.index("0    5")
+    for tick in range(0, 64, 5):
+        assert line[x0 + tick:x0 + tick + len(str(tick))] == str(tick), line  # over its own column
+    assert not any(ch.isdigit() for ch in text[header + 1][x0:x0 + 64]), "a second line of digits: " + text[header + 1]

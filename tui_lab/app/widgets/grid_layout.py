@@ -2,8 +2,9 @@
 
 Pure arithmetic (no Textual), so the rule the eye relies on is written once: column j's label and
 column j's cells start at `gutter + j * cell_w` and are `cell_w` characters wide, in both densities.
-Labels that do not fit their slot end in an ellipsis; narrow slots write labels downwards, or, for a grid
-that asks for `numbered` columns (Generate's long context), number them: a ruler line with every
+Labels that do not fit their slot end in an ellipsis; narrow slots write labels downwards, except numbers
+(positions, dimensions), which are written across as ticks every few columns ("10" downwards reads as "1"
+over "0"), and, for a grid that asks for `numbered` columns (Generate's long context), a ruler line with every
 RULER_EVERY-th position above its column, and key lines under it that map each number to its label.
 """
 
@@ -98,6 +99,7 @@ class Layout:
     vertical: bool  # labels written downwards
     legend_lines: int = LEGEND_LINES  # 0: the legend starts the read-out line instead (a short box)
     numbered: bool = False  # header: a ruler line, then `header - 1` key lines (instead of vertical labels)
+    ticks: int = 0  # numeric labels in narrow slots: every `ticks`-th column's, written across (0: not ticks)
 
     @property
     def rows_per_line(self) -> int:
@@ -127,6 +129,29 @@ class Layout:
         return row // 2 if self.dense else row * self.cell_h + (self.cell_h - 1) // 2
 
 
+TICK_STEPS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+
+
+def tick_step(labels: list[str], cell_w: int) -> int:
+    """Every how many columns a numeric label fits written across, with a space after it; 0 if the labels are
+    not all whole numbers (words keep their vertical labels)."""
+    if not labels or not all(label.isdigit() for label in labels):
+        return 0
+    need = max(len(label) for label in labels) + 1
+    return next((step for step in TICK_STEPS if step * cell_w >= need), TICK_STEPS[-1])
+
+
+def tick_line(labels: list[str], step: int, cell_w: int) -> str:
+    """The header line of numeric ticks: every `step`-th label written across from its column's slot."""
+    line = [" "] * (len(labels) * cell_w)
+    for col in range(0, len(labels), step):
+        label = labels[col]
+        start = col * cell_w
+        if start + len(label) <= len(line):  # a last tick with no room is left out, never cut
+            line[start:start + len(label)] = label
+    return "".join(line)
+
+
 def layout(rows: int, cols: int, row_labels: list[str], col_labels: list[str], width: int, height: int,
            dense: bool, numbers: bool, numbered: bool = False, key_width: int | None = None) -> Layout:
     """With `numbered`, columns too narrow for their labels across are numbered (a ruler and a key), not
@@ -137,11 +162,14 @@ def layout(rows: int, cols: int, row_labels: list[str], col_labels: list[str], w
     cell_w = max(least, min(CELL_W_MAX, room_w // max(1, cols)))
     vertical = cell_w < HORIZONTAL_W
     numbered = numbered and vertical
+    ticks = tick_step(col_labels, cell_w) if vertical and not numbered else 0
     if numbered:
         room = max(1, height // 5) if height else HEADER_MAX - 1
         key = key_lines(col_labels, width if key_width is None else key_width)
         header = 1 + max(1, min(HEADER_MAX - 1, len(key), room))
         vertical = False
+    elif ticks:
+        vertical, header = False, 1
     elif vertical:
         longest = max((len(s) for s in col_labels), default=1)
         room = max(2, height // 5) if height else HEADER_MAX
@@ -153,4 +181,4 @@ def layout(rows: int, cols: int, row_labels: list[str], col_labels: list[str], w
     if not dense and height:
         room_h = height - legend_lines - header - READOUT_LINES
         cell_h = max(1, min(CELL_H_MAX, max(1, cell_w // 3), room_h // max(1, rows)))
-    return Layout(rows, cols, gutter, cell_w, cell_h, dense, header, vertical, legend_lines, numbered)
+    return Layout(rows, cols, gutter, cell_w, cell_h, dense, header, vertical, legend_lines, numbered, ticks)

@@ -35,6 +35,7 @@ from tui_lab.app.widgets.grid_layout import (
     layout,
     printable,
     ruler,
+    tick_line,
     vertical_label,
 )
 
@@ -211,8 +212,11 @@ class Heatmap(ScrollView, can_focus=True):
         if lay.numbered:
             text, col = ruler(lay.cols), self.cursor[1]
             return Strip([Segment(text[:col]), Segment(text[col], MARK), Segment(text[col + 1:])], lay.grid_width)
+        ticks = tick_line(self.col_labels, lay.ticks, lay.cell_w) if lay.ticks else ""
         for col, label in enumerate(self.col_labels):
-            if lay.vertical:
+            if lay.ticks:
+                text = ticks[col * lay.cell_w:(col + 1) * lay.cell_w]
+            elif lay.vertical:
                 text = vertical_label(label, lay.header)[y] + " " * (lay.cell_w - 1)
             else:
                 text = fit_label(label, lay.cell_w - 1, align="left") + " "

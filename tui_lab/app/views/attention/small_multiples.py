@@ -18,6 +18,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
+from tui_lab.app.widgets.cut import cut
 from tui_lab.app.widgets.grid_cells import MARK, dense_cell, legend, level, palette
 
 GUTTER = 4  # "L11 "
@@ -33,7 +34,8 @@ class SmallMultiples(ScrollView, can_focus=True):
         Binding("down", "move(1, 0)", "down", show=False),
         Binding("left", "move(0, -1)", "left", show=False),
         Binding("right", "move(0, 1)", "right", show=False),
-        Binding("enter", "open", "open head"),
+        # Off the footer, which keeps q quit and the view's k, l, h at 80 columns: the hint line names ⏎.
+        Binding("enter", "open", "open head", show=False),
     ]
     DEFAULT_CSS = "SmallMultiples { height: 1fr; }"
 
@@ -150,9 +152,11 @@ class SmallMultiples(ScrollView, can_focus=True):
         hi = max((v for row in grid for v in row), default=1.0)
         # Narrow legend: the numbers and a few swatches, then the words (cut at the end on a narrow screen).
         entropy = self.tiles[layer][head][1]
-        return [Segment(f"L{self.layer_ids[layer]} H{head} "), *legend(0.0, hi, False, width=20),
-                Segment(f" entropy {entropy:.2f} nats · each tile 0 to its max" +
-                        ("; its entropy under it" if self.captions else ""))]
+        lead = [Segment(f"L{self.layer_ids[layer]} H{head} "), *legend(0.0, hi, False, width=20)]
+        words = f" entropy {entropy:.2f} nats · each tile 0 to its max" + \
+            ("; its entropy under it" if self.captions else "")
+        room = self.size.width - sum(segment.cell_length for segment in lead)
+        return [*lead, Segment(cut(words, room) if room > 1 else words)]  # never "its e" at the edge
 
     # -- cursor ------------------------------------------------------------------------------------
     @guarded

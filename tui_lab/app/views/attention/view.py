@@ -263,12 +263,14 @@ class AttentionView(Vertical):
             return
         gallery.display, heatmap.display = not gallery.display, gallery.display
         (gallery if gallery.display else heatmap).focus()
+        self._info(self._hint())
 
     def on_small_multiples_chosen(self, message: SmallMultiples.Chosen) -> None:
         self.pickers.choose(message.layer, message.head)
         self.query_one(SmallMultiples).display = False
         self.query_one(AttentionMap).display = True
         self.query_one(AttentionMap).focus()
+        self._info(self._hint())
 
     @guarded
     def action_export(self) -> None:
@@ -350,6 +352,8 @@ class AttentionView(Vertical):
         self.action_run()
 
     def _hint(self) -> str:
+        if self.query_one(SmallMultiples).display:  # ⏎ is off the footer, which keeps q quit
+            return "arrows or mouse: a tile · ⏎ open it full size · m back to the grid"
         if self.query_one(InsideHead).display:  # at 80 columns each hint fits one line
             return "arrows: query ↑↓, key ←→ · h head · l layer · c back to the grid"
         if self.size.width < 100:  # DLA: direct logit attribution (the palette says it whole)

@@ -18,7 +18,7 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, ContentSwitcher, DataTable, Input, Label, OptionList, ProgressBar, Select, Static
 
 from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobProgress, JobView
@@ -73,7 +73,9 @@ class ExperimentsView(JobView):
         with Horizontal(id="ex-body"):
             yield OptionList(*registry.names(), id="ex-list")
             with Vertical(id="ex-main"):
-                yield Static("", id="ex-lesson")
+                # A lesson or notes taller than their room scroll (a scrollbar says so; Tab reaches them).
+                with VerticalScroll(id="ex-lesson-box", classes="ex-text-box"):
+                    yield Static("", id="ex-lesson")
                 with Horizontal(id="ex-inputs"):
                     # Short: at 80 columns the field is ~20 wide beside its buttons (the defaults are listed above).
                     yield FieldInput(placeholder="name=value; ...", id="ex-options", compact=True)
@@ -91,7 +93,8 @@ class ExperimentsView(JobView):
                 with Horizontal(id="ex-state"):
                     yield ProgressBar(total=1, id="ex-progress", show_eta=False)
                     yield Static("", id="ex-status")
-                yield Static("", id="ex-summary")
+                with VerticalScroll(id="ex-summary-box", classes="ex-text-box"):
+                    yield Static("", id="ex-summary")
                 yield Select([], prompt="no results yet", id="ex-figure", compact=True)
                 with ContentSwitcher(id="ex-figures", initial="ex-plot"):
                     yield LinePlot(id="ex-plot")

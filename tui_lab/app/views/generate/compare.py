@@ -1,7 +1,7 @@
 """The Generate view's compare boxes: greedy, top-k, top-p and beam on one prompt, side by side (`m`).
 
-A widget the view drives: `waiting` names each box's settings as the job starts, `show` fills one box per
-`jobs.CompareResult` and says when all four are in.
+A widget the view drives: `waiting` empties the boxes as the job starts, `show` fills one box per
+`jobs.CompareResult` (its text, settings and time) and says when all four are in.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.markup import escape
 from textual.widgets import Static
 
 from tui_lab.app.views.generate import jobs
@@ -28,15 +29,16 @@ class ComparePanel(Horizontal):
                 box.border_title = mode
                 yield Static("", id=f"gen-mode-{mode}")
 
-    def waiting(self, details: dict[str, str]) -> None:
-        """A new comparison: each box titled with its mode's settings, `...` until its text comes."""
+    def waiting(self) -> None:
+        """A new comparison: `...` in each box until its text comes."""
         self.results = {}
-        for mode, detail in details.items():
-            self.query_one(f"#gen-box-{mode}").border_title = f"{mode} ({detail})"
+        for mode in jobs.MODES:
             self.query_one(f"#gen-mode-{mode}", Static).update("...")
 
     def show(self, result: jobs.CompareResult) -> bool:
-        """One mode's text and time; True once every mode is in."""
+        """One mode's text, settings and time; True once every mode is in. The settings go under the text, not
+        in the box's title, which a narrow box cut ("top-p (T 0.8…")."""
         self.results[result.mode] = result.text
-        self.query_one(f"#gen-mode-{result.mode}", Static).update(f"{result.text}\n[dim]{result.seconds:.2f} s[/]")
+        self.query_one(f"#gen-mode-{result.mode}", Static).update(
+            f"{escape(result.text)}\n[dim]{result.detail}\n{result.seconds:.2f} s[/]")
         return len(self.results) == len(jobs.MODES)

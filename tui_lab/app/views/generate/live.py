@@ -55,7 +55,7 @@ def note_text(live: Any, modes: LiveModes, form: dict[str, Any]) -> str:
                 "make noise: train it (4) for words")
     elif modes.translating:
         text = (f"translates: type the source sentence, its translation streams token by token; "
-                f"{live.tokenizer.kind}, vocab {live.tokenizer.vocab_size}{banned_text(live)}")
+                f"{live.tokenizer.kind} tokenizer, vocab {live.tokenizer.vocab_size}{banned_text(live)}")
     else:
         text = f"{live.origin}: {live.tokenizer.kind} tokenizer, vocab {live.tokenizer.vocab_size}"
     if modes.nat:

@@ -187,7 +187,7 @@ class GenerateView(Vertical):
         panel = self.query_one(ComparePanel)
         panel.add_class("-shown")
         self.query_one(versus.VersusPanel).remove_class("-shown")
-        panel.waiting({mode: detail for mode, (_, detail) in jobs.compare_modes(s).items()})
+        panel.waiting()
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
         self.run_worker(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)

@@ -310,8 +310,10 @@ class TrainView(Horizontal):
             self.app.post_message(ModelReady(session.run_config, session.model, session.tokenizer,
                                              self.app.live.device, origin, session.example_text()))
             style = "bold red" if message.outcome == "error" else "bold green"
-            self._say(f"run #{number} {message.outcome}: {message.message}; the live model is now its last "
-                      "good weights", style)
+            # Short, so at 80x24 it fits the status's lines; "done at step 6, ..." names its outcome already
+            said = message.message if message.message.startswith(message.outcome) else \
+                f"{message.outcome}: {message.message}"
+            self._say(f"run #{number} {said}; its last good weights are live", style)
         self.label_pause()
         self.monitor.dirty = True
         self.files.after_run()
