@@ -136,7 +136,7 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
         app.query_one("#tf-lr", Input).value = "0.001"
         await start_paused(pilot, view)
         await steps(pilot, view, 1)
-        if priority.supported():  # the second run too starts at the app's priority; the UI thread sits below
+        if priority.supported():  # the second run too starts at the app's priority; UI thread ui_nice() below
             trainer = os.getpriority(os.PRIO_PROCESS, view.session.process._process.pid)
             assert trainer == priority.spawner_nice()
             assert priority.thread_nice() == min(19, trainer + priority.ui_nice())

@@ -20,7 +20,9 @@ process removes the GIL cost by construction. Key-to-screen p95 stayed in the sa
 that load, 25-43 ms measured earlier on a quiet machine).
 
 What lifted the ratio past 0.90 afterwards: the UI thread yields to the trainer (tui_lab/app/priority.py) and
-the Train view draws less while a run trains (tui_lab/app/views/train/draw.py).
+the Train view draws less while a run trains (tui_lab/app/views/train/draw.py). Since the benchmark's headless
+side became the in-app run's own trainer process, the UI thread's yield measured no training speed and
+slower keys: it is off by default (priority.py says why); drawing less is what keeps the ratio.
 """
 
 from __future__ import annotations

@@ -15,8 +15,9 @@ process, headless, pair by pair) on the same 2-core Xeon (AVX-512, AMX) shared w
 11-17, one run with both settings (4 pairs each, 40 keys a pair): nice 5 in-app / headless 0.95, keys p50
 66 ms, p95 155 ms; nice 0 1.04, p50 30 ms, p95 78 ms. The training speed did not move (the UI thread takes
 3-4% of a core while keys arrive; drawing less, draw.py, is what keeps it that low) and the keys came twice
-as fast. A short EEVDF slice request for the UI thread (sched_setattr, Linux 6.12+) was tried too, at
-nice 5 and at nice 0: no faster keys, and no better ratio.
+as fast. Again at load 8-15 (4 pairs each): nice 0 0.94, p95 56 ms; nice 5 0.955, p95 98 ms; and at load
+7 (2 pairs each): nice 0 0.85, p95 42 ms; nice 5 0.82, p95 74 ms. A short EEVDF slice request for the UI
+thread (sched_setattr, Linux 6.12+) was tried too, at nice 5 and at nice 0: no faster keys, no better ratio.
 
 TUI_LAB_UI_NICE=5 brings the old behaviour back (for comparison: `ui_latency.py --variants`).
 
