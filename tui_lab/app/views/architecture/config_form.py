@@ -32,7 +32,7 @@ SELECT_FIELDS = tuple(CHOICES)
 SWITCH_FIELDS = tuple(n for n, a in AXES.items() if isinstance(a.values[0], bool))
 FORM_FIELDS = SELECT_FIELDS[:1] + SIZE_FIELDS + SELECT_FIELDS[1:] + NUMBER_AXES + SWITCH_FIELDS
 FIRST_ROWS = 1 + len(SIZE_FIELDS)  # mounted with the form: what is on screen at 80x24, `i`'s field and the sizes
-ROWS_PER_PART = 4  # each later part: ~0.08 s of CPU (selects cost most), so a key waits at most that
+ROWS_PER_PART = 8  # each later part: ~0.15 s of CPU (selects cost most), so a key waits at most that
 
 
 def field_of_error(message: str, names: tuple[str, ...] = FORM_FIELDS, edited: str | None = None) -> str | None:
