@@ -4,7 +4,7 @@ what changed (every differing field, axes included), read off the rendered scree
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_lines
+from test_app_support import app_for, screen_lines, wait_for
 from textual.widgets import Input, Select
 
 from tui_lab.analysis import count_params, flops_per_token, memory
@@ -19,10 +19,10 @@ async def compare_screen(a: str, b: str, size: tuple[int, int], length: str = "1
     """The Compare pane's lines (the form's columns cut off), as a person sees them."""
     app = app_for("--preset", "gpt2-small", build=False)
     async with app.run_test(size=size) as pilot:
-        await pilot.pause()
+        await wait_for(pilot, lambda: bool(app.query("#shape-seq")))
         app.query_one("#shape-seq", Input).value = length
         app.view("architecture").show_tab("arch-compare")
-        await pilot.pause()
+        await wait_for(pilot, lambda: bool(app.query("#cmp-a")))  # the tab's contents mount when it opens
         app.query_one("#cmp-a", Select).value = a
         app.query_one("#cmp-b", Select).value = b
         await pilot.pause()
