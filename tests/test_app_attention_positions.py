@@ -33,6 +33,11 @@ async def test_the_sinusoidal_grid_names_its_axes_and_shows_one_sine_per_column(
         text = screen_text(app)
         assert f"PE(pos, 2i) = sin(pos / 10000^(2i/128)): rows position 0..{POS_ROWS - 1}, columns i" in text
         assert "position [0] '0'  ->  i [0] '0'" in text and "-1.00" in text
-        # all 64 frequencies on screen at 80 columns: the labels' last digits run 0..9 six times and 0..3
-        units = next(line for line in screen_lines(app) if "0123456789012345678901234567890123" in line)
-        assert units.strip(" │").endswith("0123456789012345678901234567890123")
+        # all 64 frequencies on screen at 80 columns, one character each: whole numbers written across as ticks
+        # every 5 columns, each over its own column ("10" downwards read as "1" over "0")
+        lines = screen_lines(app)
+        ticks = next(line for line in lines if "0    5    10   15" in line)
+        first = next(line for line in lines if line.lstrip(" │").startswith("0 ▀"))
+        start = ticks.index("0    5")
+        assert first.index("▀") == start and ticks.index(" 60 ") + 1 - start == 60
+        assert first.count("▀") == 64

@@ -221,10 +221,10 @@ async def _generate_modes(pilot, rules: Rules) -> None:
     view = app.view("generate")
     app.query_one("#gen-max_new_tokens", Input).value = "8"
     view.action_compare()
-    await wait_for(pilot, lambda: not view.running and len(view.results) == 4, 90)
+    await wait_for(pilot, lambda: not view.running and len(app.query_one("#gen-compare").results) == 4, 90)
     await rules.check("generate compare", "generate")
     view.action_versus()
-    await wait_for(pilot, lambda: not view.running and len(view.versus_done) == 2, 90)
+    await wait_for(pilot, lambda: not view.running and len(app.query_one("#gen-versus").done) == 2, 90)
     await rules.check("generate side by side", "generate")
 
 
