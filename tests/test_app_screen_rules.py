@@ -250,12 +250,15 @@ async def test_an_encoder_decoder_and_finished_runs_keep_the_rules(tmp_path, mon
         assert not rules.broken, "\n".join(rules.broken)
 
 
-async def test_every_view_and_tab_keeps_the_rules_at_80x24_and_100x30(tmp_path, monkeypatch):
+# Two apps, not one: the longest test of the suite split in halves that the two CI workers can run side by side.
+@pytest.mark.parametrize("parts", [(_architecture, _experiments), (_attention_and_tour, _generate, _speed, _train)],
+                         ids=["forms", "grids-and-runs"])
+async def test_every_view_and_tab_keeps_the_rules_at_80x24_and_100x30(parts, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = app_for()  # the shipped English toy: trained weights, real read-outs
     async with app.run_test(size=SIZES[0]) as pilot:  # one app, resized: the runs are made once
         await wait_for(pilot, lambda: app.live.generation >= 1 and not app.live.building, 180)
         rules = Rules(pilot)
-        for part in (_architecture, _attention_and_tour, _generate, _speed, _experiments, _train):
+        for part in parts:
             await part(pilot, rules)
         assert not rules.broken, "\n".join(rules.broken)

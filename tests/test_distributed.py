@@ -27,6 +27,11 @@ def run_torchrun(tmp_path: Path, args: list[str]) -> subprocess.CompletedProcess
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
 
 
+def failure(result: subprocess.CompletedProcess) -> str:
+    """What a failed launch said: the ranks' own errors (early in stderr) and torchrun's summary (at its end)."""
+    return result.stderr[:3000] + "\n...\n" + result.stderr[-1500:]
+
+
 def events(out: str, kind: str) -> list[dict]:
     lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     return [d for d in lines if d["event"] == kind]
@@ -37,7 +42,7 @@ def test_two_ranks_match_one_process(tmp_path, capsys):
     data.write_text(TEXT, encoding="utf-8")
     args = [*ARGS, "--data", str(data), "--out", str(tmp_path / "ddp-ckpt")]
     result = run_torchrun(tmp_path, args)
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.returncode == 0, failure(result)
     ddp_start = events(result.stdout, "start")
     assert len(ddp_start) == 1 and ddp_start[0]["world_size"] == 2  # rank 0 alone prints
     assert len(events(result.stdout, "done")) == 1 and (tmp_path / "ddp-ckpt" / "model.safetensors").exists()
@@ -73,7 +78,7 @@ def test_two_ranks_train_a_mixture_of_experts_like_one_process(tmp_path, capsys)
     args = [*ARGS[:ARGS.index("--batch-size")], *ARGS[ARGS.index("--seq-len"):ARGS.index("--steps")],
             *ARGS[ARGS.index("--seed"):], *moe]
     result = run_torchrun(tmp_path, args)
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.returncode == 0, failure(result)
     assert main(args) == 0
     single = events(capsys.readouterr().out, "step")
     ddp = events(result.stdout, "step")
