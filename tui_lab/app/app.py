@@ -300,13 +300,14 @@ class TuiLabApp(App):
         pauses until no key has come for KEY_QUIET_S. A view opened before it is mounted mounts at once
         (`_mount_now`)."""
         if not self._unmounted:
-            if any(self._parts_pending(view) for view in self.views()):  # every part exists before the model
-                self.set_timer(0.05, self._mount_next_view)
-            elif not self._model_started:
+            if not self._model_started:
                 self._model_started = True
                 self._start_live_model()
             return
         quiet_for = time.monotonic() - self.last_key_at
+        if any(self._parts_pending(view) for view in self.views()):  # one view's parts at a time
+            self.set_timer(0.05, self._mount_next_view)
+            return
         if quiet_for < KEY_QUIET_S or self.keys.in_flight is not None or self.keys.held:
             self.set_timer(max(KEY_QUIET_S - quiet_for, 0.05), self._mount_next_view)
             return
