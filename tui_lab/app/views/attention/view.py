@@ -243,9 +243,7 @@ class AttentionView(Vertical):
         self.query_one(SmallMultiples).set_tiles(*draw.gallery_tiles(self.cap, kind, self.pattern))
         self._make_room()
         if self.query_one(HeadEffects).has_class("-shown"):  # a capture that lands under the open head panel
-            self._grids_shown = {s: self.query_one(s).display for s in GRIDS}  # is what Escape brings back
-            for selector in GRIDS:
-                self.query_one(selector).display = False
+            self._put_grids_away()  # is what Escape brings back
         self._point_inside()
 
     def on_resize(self, event: Resize) -> None:
@@ -279,12 +277,16 @@ class AttentionView(Vertical):
         self.last_export = path
 
     # -- each head's effect (a, d) in the grids' place ---------------------------------------------------
+    def _put_grids_away(self) -> None:
+        """Hide the grids for the head panel, remembering which were shown for Escape to bring back."""
+        self._grids_shown = {s: self.query_one(s).display for s in GRIDS}
+        for selector in GRIDS:
+            self.query_one(selector).display = False
+
     def _show_effects(self, kind: str) -> None:
         panel = self.query_one(HeadEffects)
         if not panel.has_class("-shown"):
-            self._grids_shown = {s: self.query_one(s).display for s in GRIDS}
-            for selector in GRIDS:
-                self.query_one(selector).display = False
+            self._put_grids_away()
         src_ids, src, tgt_ids, tgt, _ = self.inputs.ids()
         if self.encoder_decoder:  # the decoder's stream on the target (none typed: the model's own translation)
             panel.measure(kind, tgt_ids, tgt, src=src_ids)
