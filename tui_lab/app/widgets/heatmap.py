@@ -247,7 +247,8 @@ class Heatmap(ScrollView, can_focus=True):
             return Strip(self.legend_text(self.key_width)).crop_extend(0, width, None).apply_style(self.rich_style)
         if y >= self.size.height - READOUT_LINES:
             folded = [] if lay.legend_lines else [*self.legend_text(), Segment("  ")]
-            readout = Strip([*folded, Segment(self.describe_cursor())])
+            room = width - sum(seg.cell_length for seg in folded)
+            readout = Strip([*folded, Segment(self.describe_cursor(room))])
             if readout.cell_length > width:  # cut at a space, and say so: never inside a number
                 keep, tail = keep_cells(readout.text, width)
                 readout = Strip.join([readout.crop(0, cell_len(readout.text[:keep])), Strip([Segment(tail)])])
@@ -317,7 +318,9 @@ class Heatmap(ScrollView, can_focus=True):
         if cell is not None and cell != self.cursor:
             self.move_cursor(*cell)
 
-    def describe_cursor(self) -> str:
+    def describe_cursor(self, width: int | None = None) -> str:
+        """The cell under the cursor: in full, or, when `width` cells are too few, shorter forms that keep the
+        value (the row note, then the axis names go first), so a narrow pane still shows the number."""
         rows, cols = self.shape
         if not rows or not cols:
             return ""
@@ -326,4 +329,7 @@ class Heatmap(ScrollView, can_focus=True):
         value = "masked" if self.masked(r, c) else "—" if not math.isfinite(v) else f"{v:.4f}"
         note = f"  ({self.row_notes[r]})" if r < len(self.row_notes) and self.row_notes[r] else ""
         q, k = self.axes
-        return f"{q} [{r}] {self.row_labels[r]!r}  ->  {k} [{c}] {self.col_labels[c]!r}:  {value}{note}"
+        row, col = f"[{r}] {self.row_labels[r]!r}", f"[{c}] {self.col_labels[c]!r}"
+        forms = (f"{q} {row}  ->  {k} {col}:  {value}{note}", f"{q} {row}  ->  {k} {col}:  {value}",
+                 f"{q} {row} -> {k} {col}: {value}", f"{row} -> {col}: {value}")
+        return next((form for form in forms if width is None or cell_len(form) <= width), forms[-1])
