@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
+from test_app_support import app_for, screen_lines, screen_text, view_mounted, wait_for, wait_ready
 from textual.widgets import Select
 
 from tui_lab.app.views.attention.grids import POS_ROWS, sine_spec
@@ -23,7 +23,7 @@ async def test_the_sinusoidal_grid_names_its_axes_and_shows_one_sine_per_column(
     app = app_for("--preset", "gpt2-toy")  # d_model 128: 64 frequencies
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_ready(pilot)
-        await wait_for(pilot, lambda: bool(app.query("#view-attention")), 60)
+        await view_mounted(pilot, "attention", 60)
         app.show_view("attention")
         await pilot.pause()
         kinds = app.query_one("#att-kind", Select)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 
-from test_app_support import app_for, screen_text, wait_for, wait_ready
+from test_app_support import app_for, screen_text, view_mounted, wait_for, wait_ready
 from textual.widgets import Input, OptionList, Select
 
 from tui_lab.app.views.experiments import draw
@@ -23,7 +23,7 @@ SMALL = (80, 24)
 async def open_view(pilot):
     app = pilot.app
     await wait_ready(pilot)
-    await wait_for(pilot, lambda: bool(app.query("#view-experiments")))
+    await view_mounted(pilot, "experiments")
     await pilot.press("f7")
     await pilot.pause()
     return app.view("experiments")

@@ -3,7 +3,7 @@ probabilities shade the tokens on request; a random preset uses the byte fallbac
 
 from __future__ import annotations
 
-from test_app_support import app_for, wait_for, wait_ready
+from test_app_support import app_for, view_mounted, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab.app.views.generate import jobs
@@ -17,7 +17,7 @@ async def generate_view(pilot, ready: bool = True, **fields: str):
     app = pilot.app
     if ready:
         await wait_ready(pilot)
-    await wait_for(pilot, lambda: bool(app.query("#view-generate")))
+    await view_mounted(pilot, "generate")
     app.show_view("generate")
     await pilot.pause()
     for name, value in fields.items():

@@ -9,7 +9,7 @@ from itertools import pairwise
 
 import pytest
 from screen_reader import Screen, find_columns, find_rows, read_svg
-from test_app_support import app_for, wait_for, wait_ready
+from test_app_support import app_for, view_mounted, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab.app.views.generate.token_stream import LEGEND_STOPS, Token, TokenStream, describe
@@ -167,7 +167,7 @@ async def test_the_grid_gets_the_room_at_80x24_until_compare_is_asked_for(family
 async def test_the_checkboxes_say_on_and_off():
     app = app_for("--preset", "gpt2-toy", build=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: bool(app.query("#view-generate")))
+        await view_mounted(pilot, "generate")
         app.show_view("generate")
         await pilot.pause()
         text = shot(app).text()

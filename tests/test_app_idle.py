@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from test_app_support import app_for, wait_for
+from test_app_support import app_for, view_mounted, wait_for
+
+from tui_lab.app.app import VIEWS as ALL_VIEWS
 
 VIEWS = ("architecture", "attention", "train", "generate", "speed", "experiments")
 
@@ -17,7 +19,8 @@ VIEWS = ("architecture", "attention", "train", "generate", "speed", "experiments
 async def test_an_idle_view_paints_no_frame(view):
     app = app_for("--preset", "gpt2-toy", build=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: bool(app.query(f"#view-{view}")))
+        for spec in ALL_VIEWS:  # the hidden views mounting (a loaded machine: seconds) is not idling
+            await view_mounted(pilot, spec.id)
         app.show_view(view)
         await pilot.pause(0.3)
         app.set_focus(None)  # a focused Input's cursor blinks: a person's choice, not idling work

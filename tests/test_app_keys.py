@@ -4,7 +4,7 @@ Generate prompt generates and keeps focus in the prompt (entered with i: the vie
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, wait_for, wait_ready
+from test_app_support import app_for, view_mounted, wait_for, wait_ready
 from textual.widgets import Input, TabbedContent
 
 from tui_lab.app.app import VIEWS
@@ -51,7 +51,8 @@ def test_the_groups_cover_every_view():
 async def test_typing_in_any_input_of_any_view_is_text(group):
     app = app_for("--preset", "gpt2-toy", build=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: all(app.query(f"#view-{spec.id}") for spec in VIEWS))
+        for spec in VIEWS:
+            await view_mounted(pilot, spec.id)
         theme, checked = app.theme, []
         for spec in (spec for spec in VIEWS if spec.id in group):
             app.show_view(spec.id)

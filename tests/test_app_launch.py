@@ -40,12 +40,23 @@ def test_device_and_memory_checks():
     assert fit_problem(10, 2**30, "cpu") is None and fit_problem(10, None, "cpu") is None
 
 
-async def test_checkpoint_opens_with_its_config_and_tokenizer(tmp_path):
+async def test_checkpoint_opens_with_its_config_and_tokenizer(tmp_path, monkeypatch):
+    import threading
+
+    from tui_lab.app.views.attention import capture
+    from tui_lab.app.views.attention.inputs import AttentionInputs
     from tui_lab.checkpoint import save_checkpoint
     from tui_lab.data.tokenizers import char_tokenizer
     from tui_lab.model import build_model
     from tui_lab.presets import load_preset
 
+    # The default sentence has letters this tokenizer lacks, so the view searches the model's data for text it
+    # covers (a worker). Text set while the search runs must outlive it: a search ending late (a loaded
+    # machine) replaced it, and this test waited 90 s in CI. The search here ends once the text is captured.
+    searched, found = threading.Event(), []
+    model_inputs, on_found = capture.model_inputs, AttentionInputs.on_inputs_found
+    monkeypatch.setattr(capture, "model_inputs", lambda *a: searched.wait(60) and model_inputs(*a))
+    monkeypatch.setattr(AttentionInputs, "on_inputs_found", lambda self, m: (on_found(self, m), found.append(m)))
     tokenizer = char_tokenizer("the cat sat on the mat")
     config = load_preset("gpt2-toy", vocab=tokenizer.vocab_size, layers=1, d_model=32, heads=2, d_ff=64)
     save_checkpoint(tmp_path / "ckpt", build_model(config), tokenizer)
@@ -56,7 +67,12 @@ async def test_checkpoint_opens_with_its_config_and_tokenizer(tmp_path):
         assert app.live.origin.startswith("checkpoint")
         attention = app.view("attention")
         attention.set_inputs("the cat")
-        await wait_for(pilot, lambda: attention.src == tokenizer.token_strings(tokenizer.encode("the cat")))
+        typed = tokenizer.token_strings(tokenizer.encode("the cat"))
+        await wait_for(pilot, lambda: attention.src == typed)
+        searched.set()
+        await wait_for(pilot, lambda: bool(found))
+        await pilot.pause()
+        assert attention.inputs.source == "the cat" and attention.src == typed
         assert app.query_one("#f-d_model").value == "32"  # the form shows the loaded config
 
 

@@ -8,7 +8,7 @@ import re
 import threading
 
 import pytest
-from test_app_support import app_for, screen_text, wait_for, wait_ready
+from test_app_support import app_for, screen_text, view_mounted, wait_for, wait_ready
 
 from tui_lab.mechanism import readouts
 
@@ -87,7 +87,7 @@ async def test_a_run_asked_before_the_live_model_waits_for_it_in_every_panel(key
     app = app_for("--preset", "gpt2-toy", build=False)
     view = "attention" if key == "a" else "generate"
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: bool(app.query(f"#view-{view}")))
+        await view_mounted(pilot, view)
         app.show_view(view)
         await pilot.pause()
         await pilot.press(key)

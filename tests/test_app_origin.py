@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
+from test_app_support import app_for, screen_lines, screen_text, view_mounted, wait_for, wait_ready
 from textual.widgets import Button, Input, Label
 
 from tui_lab.app.modals.confirm_apply import ConfirmApply
@@ -50,7 +50,7 @@ def _header(app) -> str:
 async def _train_steps(pilot, n: int) -> None:
     """A few optimizer steps in the Train view (step mode), then stop: the trained weights become live."""
     app = pilot.app
-    await wait_for(pilot, lambda: bool(app.query("#view-train")))
+    await view_mounted(pilot, "train")
     app.show_view("train")
     await pilot.pause()
     for name, value in {"steps": "40", "batch_size": "4", "seq_len": "16", "lr": "0.003"}.items():

@@ -8,7 +8,7 @@ import re
 
 import pytest
 from screen_reader import read_svg
-from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
+from test_app_support import app_for, screen_lines, screen_text, view_mounted, wait_for, wait_ready
 from textual.widgets import DataTable, Input
 
 from tui_lab.analysis.cost import decode_flops_per_token
@@ -25,7 +25,7 @@ TICK = re.compile(r"^\s*([\d.]+)┤")
 async def speed_view(pilot, lengths: str, repeats: str = "2", demo: bool = False):
     app = pilot.app
     await wait_ready(pilot)
-    await wait_for(pilot, lambda: bool(app.query("#view-speed")))
+    await view_mounted(pilot, "speed")
     app.show_view("speed")
     await pilot.pause()
     view = app.view("speed")

@@ -5,7 +5,7 @@ nothing runs. The core function it shares with benchmarks/gqa_speed.py is checke
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_lines, wait_for, wait_ready
+from test_app_support import app_for, screen_lines, view_mounted, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab.analysis import memory
@@ -57,7 +57,7 @@ def test_gqa_is_the_config_own_grouping_when_it_has_one():
 
 async def open_panel(pilot) -> None:
     await wait_ready(pilot)
-    await wait_for(pilot, lambda: bool(pilot.app.query("#view-speed")))
+    await view_mounted(pilot, "speed")
     pilot.app.show_view("speed")
     await pilot.pause()
     await pilot.press("k")

@@ -20,6 +20,14 @@ async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 90.0) 
         await pilot.pause(0.05)
 
 
+async def view_mounted(pilot, view_id: str, timeout: float = 90.0):
+    """The view once mounted: its parts composed and their on_mount run. It is in the DOM (a query finds it) a
+    moment before that; a field set then was overwritten by the form's own defaults when its on_mount ran."""
+    app = pilot.app
+    await wait_for(pilot, lambda: bool(app.query(f"#view-{view_id}")) and app.view(view_id).is_mounted, timeout)
+    return app.view(view_id)
+
+
 async def wait_ready(pilot, generation: int = 1) -> None:
     """Until the live model of `generation` is installed (the first build is generation 1)."""
     await wait_for(pilot, lambda: pilot.app.live.generation >= generation and not pilot.app.live.building)

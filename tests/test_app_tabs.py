@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_lines, wait_for
+from test_app_support import app_for, screen_lines, view_mounted, wait_for
 
 from tui_lab.app.app import VIEWS
 
@@ -12,7 +12,7 @@ from tui_lab.app.app import VIEWS
 async def test_every_tab_is_on_screen_and_the_last_one_opens_by_click(size):
     app = app_for("--preset", "gpt2-toy", build=False)
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: bool(app.query(f"#view-{VIEWS[-1].id}")))
+        await view_mounted(pilot, VIEWS[-1].id)
         await pilot.pause()
         bar = screen_lines(app)[1]
         for i, spec in enumerate(VIEWS):

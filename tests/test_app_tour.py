@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rich.color import Color
 from screen_reader import find_columns, find_rows, read_svg, slot_colours
-from test_app_support import app_for, screen_lines, wait_for, wait_ready
+from test_app_support import app_for, screen_lines, view_mounted, wait_for, wait_ready
 from textual.widgets import Input, TabbedContent
 
 from tui_lab.app.examples import NUMBER, TOY_DE, numbers_pair
@@ -20,7 +20,7 @@ PICTURE = ("attention: 1 step, all pairs at once", "PE(pos, 2i)", "(most on the 
 
 async def open_tour(pilot):
     # The views mount after the first frame: on a loaded machine F3 can arrive before the Tour exists.
-    await wait_for(pilot, lambda: pilot.app.query("#view-tour"), timeout=60)
+    await view_mounted(pilot, "tour", 60)
     await pilot.press("f3")
     tour = pilot.app.view("tour")
     await wait_for(pilot, lambda: tour.ready, timeout=60)

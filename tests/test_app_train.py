@@ -11,7 +11,7 @@ import os
 
 import pytest
 import torch
-from test_app_support import app_for, wait_for
+from test_app_support import app_for, view_mounted, wait_for
 from textual.widgets import Input
 
 from tui_lab import load_preset
@@ -30,7 +30,7 @@ TINY = {"steps": "40", "batch_size": "4", "seq_len": "16", "lr": "0.003"}
 async def train_view(pilot, fields: dict[str, str] | None = None, **more: str):
     """The Train view shown, its form filled with TINY (or `fields`) updated by `more`."""
     app = pilot.app
-    await wait_for(pilot, lambda: bool(app.query("#view-train")))
+    await view_mounted(pilot, "train")
     app.show_view("train")
     await pilot.pause()
     for name, value in ((TINY if fields is None else fields) | more).items():

@@ -5,7 +5,7 @@ this run's."""
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, wait_for
+from test_app_support import app_for, view_mounted, wait_for
 from textual.widgets import Input, Select
 
 from tui_lab.app.views.train import form as train_form
@@ -42,7 +42,7 @@ async def run_copy(pilot, view, sampling: str, guided: str, steps: int) -> None:
 async def test_schedule_on_the_loss_plot_and_two_alignments_side_by_side():
     app = app_for("--preset", "transformer-2017-toy")
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: bool(app.query("#view-train")))
+        await view_mounted(pilot, "train")
         app.show_view("train")
         await pilot.pause()
         app.query_one("#tf-data", Select).value = "copy"

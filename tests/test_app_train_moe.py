@@ -4,7 +4,7 @@ trainer process's step events), the aux loss beside the loss; Architecture: tota
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_text, wait_for
+from test_app_support import app_for, screen_text, view_mounted, wait_for
 from test_app_train import start_paused, steps, stop, train_view
 
 from tui_lab import load_preset
@@ -20,7 +20,7 @@ def _one_training_thread(monkeypatch):
 async def test_architecture_shows_total_and_active_parameters():
     app = app_for("--preset", "moe-toy", build=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: bool(app.query("#view-train")))  # every view mounted before leaving
+        await view_mounted(pilot, "train")  # every view mounted before leaving
         await pilot.pause()
         counted = count_params(load_preset("moe-toy"))
         total = str(app.query_one("#arch-total").render())

@@ -6,7 +6,7 @@ FieldInput does not (tui_lab/app/widgets/field_input.py). The layout pass is cou
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_lines, wait_for
+from test_app_support import app_for, screen_lines, view_mounted
 from textual.app import App
 from textual.screen import Screen
 from textual.widgets import Input
@@ -69,7 +69,7 @@ async def test_long_text_scrolls_so_the_cursor_end_shows(layouts):
 async def test_typing_in_the_train_form_lays_out_nothing_and_shows_the_text(layouts):
     app = app_for("--preset", "gpt2-toy", build=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: bool(app.query("#view-train")))
+        await view_mounted(pilot, "train")
         app.show_view("train")
         await pilot.pause()
         box = app.query_one("#tf-folder", Input)
@@ -81,3 +81,17 @@ async def test_typing_in_the_train_form_lays_out_nothing_and_shows_the_text(layo
         await pilot.pause()
         assert layouts[0] == before
         assert any("runs/x" in line for line in screen_lines(app))
+
+
+async def test_a_field_mounted_while_a_run_trains_keeps_its_cursor_still():
+    # The Train view stops every cursor on screen from blinking while a run trains (a blink is a frame taken
+    # from the trainer), once, when the run starts. Views still mounting then brought fields that blinked on.
+    app = app_for("--preset", "gpt2-toy", build=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        view = await view_mounted(pilot, "train")
+        view.monitor._blink(False)  # what its tick does while a run trains
+        await app.query_one("#views").mount(FieldInput(id="late"))
+        assert not app.query_one("#late", Input).cursor_blink
+        view.monitor._blink(True)
+        await app.query_one("#views").mount(FieldInput(id="later"))
+        assert app.query_one("#later", Input).cursor_blink and app.query_one("#late", Input).cursor_blink

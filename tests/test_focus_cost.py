@@ -6,7 +6,7 @@ rebuilt its keys on every focus change, and its screen repainted every cell.
 
 from __future__ import annotations
 
-from test_app_support import app_for, wait_for
+from test_app_support import app_for, view_mounted, wait_for
 from textual.widgets import Input
 
 from tui_lab.app.widgets.steady_footer import SteadyFooter
@@ -15,7 +15,7 @@ from tui_lab.app.widgets.steady_footer import SteadyFooter
 async def test_tab_between_fields_keeps_the_footer_and_repaints_only_the_fields():
     app = app_for("--preset", "gpt2-toy", build=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: bool(app.query("#view-architecture")))
+        await view_mounted(pilot, "architecture")
         await wait_for(pilot, lambda: not app.view("architecture").fields_pending)  # a Tab before waits for them
         await pilot.press("i")
         first = app.query_one("#f-encoder_layers", Input)

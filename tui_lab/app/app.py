@@ -141,6 +141,7 @@ class TuiLabApp(App):
         self._origin = origin or f"preset {config.name}"
         self._build_on_start = build
         self.last_key_at = float("-inf")  # time.monotonic() of the last key (views hold costly redraws meanwhile)
+        self.fields_blink = True  # text cursors blink; not while a run trains (TrainMonitor), fields mounted later too
         self.keys = KeyQueue(collapsible=frozenset(f"f{n}" for n in range(1, len(VIEWS) + 1)))
         self._unmounted: list[ViewSpec] = []  # hidden views still to mount after the first frame
         self._view_waiters: dict[str, list[Callable[[Any], None]]] = {}  # with_view's callbacks
@@ -379,10 +380,24 @@ class TuiLabApp(App):
 
     # -- views -------------------------------------------------------------------------------------
     def view(self, view_id: str) -> Any:
-        return self.query_one(f"#view-{view_id}")
+        """The view, once its mount has begun (NoMatches before): the one child of its tab's pane.
+
+        Looked up by id under the pane, not queried: a query walks the whole DOM (~900 widgets once every
+        view is in), and the mounting loop asks after every view on each of its turns (it took ~1 s of CPU
+        per launch)."""
+        view = self._view_or_none(view_id)
+        if view is None:
+            raise NoMatches(f"no view {view_id!r} mounted yet")
+        return view
+
+    def _view_or_none(self, view_id: str) -> Widget | None:
+        try:
+            return self.query_one("#views", TabbedContent).get_pane(view_id).get_child_by_id(f"view-{view_id}")
+        except NoMatches:
+            return None
 
     def views(self) -> list[Widget]:
-        return [w for spec in VIEWS for w in self.query(f"#view-{spec.id}")]
+        return [view for spec in VIEWS if (view := self._view_or_none(spec.id)) is not None]
 
     def action_show_view(self, view_id: str) -> None:
         """A view key. Keys arriving faster than views can switch (a held key, a storm of 600) coalesce: the

@@ -19,3 +19,8 @@ class FieldInput(Input):
     """Input for a fixed-width form field."""
 
     virtual_size = Reactive(Size(0, 0), repaint=True, layout=False)
+
+    def on_mount(self) -> None:
+        # A run training when this field mounts keeps its cursor still, as it did every field on screen then
+        # (the Train view's monitor sets the app's `fields_blink`; an app of other making has none).
+        self.cursor_blink = getattr(self.app, "fields_blink", True)

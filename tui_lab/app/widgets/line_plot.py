@@ -6,7 +6,10 @@ not thread-safe: only the UI thread may call these methods. `set_log` switches t
 (latencies that differ 100x then both show their shape).
 
 `cost_s` is what the last drawing took on the UI thread (the figure's data, then plotext's build and the
-text Textual paints, which happen at the next frame), so a caller can pace redraws by it (`due`).
+text Textual paints, which happen at the next frame), so a caller can pace redraws by it (`due`). It is the
+thread's CPU time, not the wall clock: on a loaded machine (the UI thread runs at a lower priority while a run
+trains) a 30 ms drawing could take a second of wall time, and pacing by that held new points off the plot for
+a minute.
 """
 
 from __future__ import annotations
@@ -55,9 +58,9 @@ class LinePlot(PlotextPlot):
         if title is not None:
             self.title = title
         self.points = sum(len(line.xs) for line in self.lines)
-        start = time.perf_counter()
+        start = time.thread_time()
         self._draw()
-        self._data_s = self.cost_s = time.perf_counter() - start
+        self._data_s = self.cost_s = time.thread_time() - start
         self._set_at = time.monotonic()
         self.refresh()
 
@@ -66,9 +69,9 @@ class LinePlot(PlotextPlot):
         return time.monotonic() >= self._set_at + self.cost_s / share
 
     def render(self) -> RenderResult:
-        start = time.perf_counter()
+        start = time.thread_time()
         rendered = super().render()
-        self.cost_s = self._data_s + time.perf_counter() - start  # a re-render (resize) replaces, never adds
+        self.cost_s = self._data_s + time.thread_time() - start  # a re-render (resize) replaces, never adds
         return rendered
 
     def set_log(self, on: bool) -> None:

@@ -43,6 +43,10 @@ class AttentionInputs(Horizontal):
     class RunAsked(Message):
         """Enter in an input, the Run button, or text found that the new model reads: capture again."""
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._searched_over: tuple[str, str] | None = None  # the inputs a search for covered text replaces
+
     def compose(self) -> ComposeResult:
         yield Label("source", id="att-src-label", classes="att-input-label")
         yield FieldInput(placeholder="sentence (source)", id="att-src", compact=True)
@@ -166,6 +170,7 @@ class AttentionInputs(Horizontal):
             return False
         # translating: only a source is needed (the model writes the target), so no target is filled in
         tokenizer, two, generation = live.tokenizer, self.encoder_decoder and not self.translating, live.generation
+        self._searched_over = self._texts()  # text typed (or set by the tour) while it searches is kept
 
         def find() -> None:
             source, target, where = work.model_inputs(tokenizer, two)
@@ -180,9 +185,12 @@ class AttentionInputs(Horizontal):
             self.query_one("#att-tgt", Input).value = f"{grids.BOS_TEXT} {target}"
         self.app.notify(f"inputs set to {where}: {source!r}", title="attention")
 
+    def _texts(self) -> tuple[str, str]:
+        return self.query_one("#att-src", Input).value, self.query_one("#att-tgt", Input).value
+
     def on_inputs_found(self, message: work.InputsFound) -> None:
         message.stop()
-        if message.generation == self.app.live.generation:
+        if message.generation == self.app.live.generation and self._texts() == self._searched_over:
             self._use_inputs(message.source, message.target, message.where)
             self.post_message(self.RunAsked())
 

@@ -145,9 +145,10 @@ class TrainMonitor(Vertical):
         return time.monotonic() - self.app.last_key_at < TYPING_S
 
     def _blink(self, on: bool) -> None:
-        """Text cursors stay lit, without blinking, while a run trains: each blink is a frame (~1% of a core)."""
+        """Text cursors stay lit, without blinking, while a run trains: each blink is a frame (~1% of a core).
+        Fields mounted later (a view still mounting, a dialog) read the app's `fields_blink` (FieldInput)."""
         if on != self._blinking:
-            self._blinking = on
+            self._blinking = self.app.fields_blink = on
             for field in self.screen.query(Input):
                 field.cursor_blink = on
 
