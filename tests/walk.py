@@ -163,6 +163,18 @@ class Walk:
         self.tmux.command(f"send-keys -t {self.pane} -l {_quote(text)}")
         self.keys_sent.append(text)
 
+    def click(self, text: str) -> bool:
+        """A left click on the first cell of `text` on screen (an xterm SGR mouse report, as a terminal sends it);
+        False, and nothing sent, when `text` is not on screen."""
+        for y, line in enumerate(self.screen().splitlines()):
+            x = line.find(text)
+            if x >= 0:
+                for end in "Mm":  # press, release
+                    self.tmux.command(f"send-keys -t {self.pane} -l '\x1b[<0;{x + 2};{y + 1}{end}'")
+                self.keys_sent.append(f"click {text!r}")
+                return True
+        return False
+
     def palette(self, command: str) -> None:
         """ctrl+p, the command typed at typing speed, Enter: as a person picks a palette command."""
         self.press("C-p")
