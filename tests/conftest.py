@@ -131,9 +131,23 @@ SLOW_FILES = ("test_app_", "_app.py", "test_experiment_", "test_distributed.py",
 APP_DRIVING = ("test_app_", "_app.py", "test_walk", "test_distributed.py")
 
 
+# The walks live in tests/test_walk_*.py, and only there: the walk command (README, .ci/run) collects those files
+# alone (collecting all ~3,200 tests to select the walks took ~10 s of the walks' minute). Every test in them is a
+# walk; a walk anywhere else would run in neither command, so it stops the run.
+WALK_FILES = "test_walk_"
+
+
 def pytest_collection_modifyitems(config, items):
+    misplaced = []
     for item in items:
         if any(part in item.path.name for part in SLOW_FILES):
             item.add_marker(pytest.mark.slow)
         if any(part in item.path.name for part in APP_DRIVING):
             item.add_marker(pytest.mark.flaky(reruns=1, reruns_delay=1))
+        if item.path.name.startswith(WALK_FILES):
+            item.add_marker(pytest.mark.walk)
+        elif item.get_closest_marker("walk") is not None:
+            misplaced.append(item.nodeid)
+    if misplaced:
+        raise pytest.UsageError("walk tests belong in tests/test_walk_*.py (the walk command collects only those): "
+                                + ", ".join(misplaced))

@@ -1,5 +1,7 @@
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -77,6 +79,18 @@ def test_a_folder_that_is_not_a_checkpoint_is_a_one_line_error(tmp_path):
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(ValueError, match="not a checkpoint"):
         save_checkpoint(tmp_path / "other", build_model(tiny_lm()), char_tokenizer("ab"))
+
+
+def test_loading_a_checkpoint_leaves_torch_dynamo_unimported(tmp_path):
+    """The weights are checked against config.json on the meta device; torch draws random values into meta
+    tensors through a kernel whose first call imports torch._dynamo (~1 s of CPU in each process that loads a
+    checkpoint: every app launch). A fresh process, as a launch is."""
+    save_checkpoint(tmp_path / "c", build_model(tiny_lm()), char_tokenizer("ab"))
+    code = ("import sys; from tui_lab.checkpoint import load_checkpoint; "
+            f"load_checkpoint({str(tmp_path / 'c')!r}); print('torch._dynamo' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]
 
 
 def test_resume_continues_the_same_run_50_plus_50_equals_100(tmp_path):

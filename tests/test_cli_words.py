@@ -1,8 +1,7 @@
 """Words that run: what the lab prints for a person to type or paste works as printed.
 
-`tui-lab presets` in an 80-column terminal shows every name whole (a person types it after --preset);
 `train`'s closing line names commands that run as printed; --help names every Hugging Face model type
---from-hf opens.
+--from-hf opens. (`tui-lab presets` in an 80-column terminal: tests/test_walk_words.py.)
 """
 
 from __future__ import annotations
@@ -10,11 +9,9 @@ from __future__ import annotations
 import re
 import shlex
 
-import pytest
 from cli_support import run_cli
 
 from tui_lab.cli import HF_MODEL_TYPES
-from tui_lab.presets import list_presets
 
 
 def test_train_closing_commands_run_as_printed(tmp_path, capsys, monkeypatch):
@@ -43,12 +40,3 @@ def test_help_names_every_model_type_from_hf_opens(capsys, monkeypatch):
     assert "GPT-2 folder" not in help_line
     for kind in FAMILIES:
         assert re.search(rf"\b{kind}\b", help_line), (kind, help_line)
-
-
-@pytest.mark.walk
-def test_presets_at_80_columns_shows_every_name_whole(walk):
-    out = walk("presets", size=(80, 24)).exited()
-    assert "…" not in out, out
-    for name in list_presets():
-        assert re.search(rf"(^|\s){re.escape(name)}(\s|$)", out, re.M), (name, out)
-    assert max(len(line.rstrip()) for line in out.splitlines()) <= 80

@@ -12,7 +12,7 @@ import dataclasses
 import re
 
 import pytest
-from walk import Walk, field_text
+from walk import field_text
 
 from tui_lab.analysis import count_params
 from tui_lab.presets import load_preset
@@ -30,20 +30,9 @@ def app80(preset80):
     return preset80  # `tui-lab --preset gpt2-toy` at 80 x 24, shared with the typing walk (conftest)
 
 
-def _click(w: Walk, text: str) -> None:
-    """A left click on the first cell of `text` on screen (an xterm SGR mouse report, as a terminal sends)."""
-    for y, line in enumerate(w.screen().splitlines()):
-        x = line.find(text)
-        if x >= 0:
-            for end in "Mm":  # press, release
-                w.tmux.command(f"send-keys -t {w.pane} -l '\x1b[<0;{x + 2};{y + 1}{end}'")
-            return
-    raise AssertionError(f"{text!r} is not on screen\n{w.screen()}")
-
-
 def test_a_tab_clicked_takes_its_keys_at_once(app80):
     w = app80
-    _click(w, "2 Attention")
+    assert w.click("2 Attention"), w.screen()
     w.press("Down", "Down", "Right")  # no wait: the arrows are the grid's the moment the tab is clicked
     w.wait_for(re.compile(r"query \[2\] .* key \[1\]"), timeout=15)
 

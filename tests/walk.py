@@ -34,6 +34,9 @@ from rich.text import Text
 ROOT = Path(__file__).resolve().parents[1]
 KEYS_PER_SECOND = 15.0
 JITTER = 0.4  # each gap is the mean gap times a factor drawn from [1 - JITTER, 1 + JITTER]
+# A screen read costs the tmux server ~0.2 ms (control mode): at 50 a second ~1% of a core, and a wait ends on
+# average 10 ms after the screen changed, not 25 (at 20 a second: ~2 s over the walks' ~150 waits).
+POLL_S = 0.02
 BUSY_SCRIPT = """
 import torch
 torch.set_num_threads(2)
@@ -127,6 +130,7 @@ class Walk:
         self.cols, self.rows = cols, rows
         self.rng = random.Random(seed)
         self.keys_sent: list[str] = []  # what was sent, for a failure's message
+        self._last_input = float("-inf")  # time.monotonic() of the last key or click sent
         self.home = Path(tempfile.mkdtemp(prefix="tui-lab-walk-"))
         base = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "PYTEST"))}
         base.update({"TERM": "xterm-256color", "COLORTERM": "truecolor", "PYTHONPATH": str(ROOT),
@@ -162,6 +166,20 @@ class Walk:
         """`text` in one write, as a terminal hands a busy app the keys typed while it was working."""
         self.tmux.command(f"send-keys -t {self.pane} -l {_quote(text)}")
         self.keys_sent.append(text)
+        self._last_input = time.monotonic()
+
+    def click(self, text: str) -> bool:
+        """A left click on the first cell of `text` on screen (an xterm SGR mouse report, as a terminal sends it);
+        False, and nothing sent, when `text` is not on screen."""
+        for y, line in enumerate(self.screen().splitlines()):
+            x = line.find(text)
+            if x >= 0:
+                for end in "Mm":  # press, release
+                    self.tmux.command(f"send-keys -t {self.pane} -l '\x1b[<0;{x + 2};{y + 1}{end}'")
+                self.keys_sent.append(f"click {text!r}")
+                self._last_input = time.monotonic()
+                return True
+        return False
 
     def palette(self, command: str) -> None:
         """ctrl+p, the command typed at typing speed, Enter: as a person picks a palette command."""
@@ -179,7 +197,11 @@ class Walk:
         self.cols, self.rows = cols, rows
 
     def _gap(self, rate: float) -> None:
-        time.sleep(self.rng.uniform(1 - JITTER, 1 + JITTER) / rate)
+        """Wait out the gap between the last key (or click) and the next: keys in a row come at `rate` with
+        jitter; a key after a longer pause (a wait for the screen) goes at once, as the pause was its gap."""
+        gap = self.rng.uniform(1 - JITTER, 1 + JITTER) / rate
+        time.sleep(max(0.0, self._last_input + gap - time.monotonic()))
+        self._last_input = time.monotonic()
 
     # -- the screen --------------------------------------------------------------------------------
     def screen(self) -> str:
@@ -204,7 +226,7 @@ class Walk:
         return [Text.from_ansi(line) for line in raw.split("\n")[: self.rows]]
 
     def wait_for(self, want: str | re.Pattern[str] | Callable[[str], object], timeout: float = 10.0,
-                 poll: float = 0.05) -> str:
+                 poll: float = POLL_S) -> str:
         """The screen once it shows `want` (text, a regex, or a test of the whole screen); fails after
         `timeout` seconds with the last screen seen."""
         test = _matcher(want)
@@ -223,7 +245,7 @@ class Walk:
         end = time.monotonic() + timeout
         last, since = self.screen(), time.monotonic()
         while time.monotonic() < end:
-            time.sleep(0.05)
+            time.sleep(POLL_S)
             now = self.screen()
             if now != last:
                 last, since = now, time.monotonic()

@@ -222,7 +222,8 @@ def _check_weights(path: Path, config: ModelConfig) -> None:
             stored = {name: tuple(weights.get_slice(name).get_shape()) for name in weights.keys()}
     except Exception as err:  # noqa: BLE001 - SafetensorError (truncated, not safetensors) or OSError
         raise ValueError(f"{path} cannot be read as safetensors: {_first_line(err)}") from None
-    tensors = build_model(config, device="meta").state_dict(keep_vars=True)
+    with _MetaValuesSkipped():
+        tensors = build_model(config, device="meta").state_dict(keep_vars=True)
     expected = {name: tuple(t.shape) for name, t in tensors.items()}
     extra = sorted(set(stored) - set(expected))
     if extra:
@@ -235,6 +236,19 @@ def _check_weights(path: Path, config: ModelConfig) -> None:
     lacking = sorted(name for name, t in tensors.items() if name not in stored and id(t) not in present)
     if lacking:
         raise ValueError(f"{path} lacks {len(lacking)} tensor(s) config.json needs: {_names(lacking)}")
+
+
+class _MetaValuesSkipped(torch.overrides.TorchFunctionMode):
+    """Drawing random values into a meta tensor, which holds none, does nothing. Torch draws them through its
+    Python meta kernel for `normal_`, whose first call imports torch._dynamo: ~1 s of CPU in every process that
+    loads a checkpoint (an app launch, beside a busy CPU, waited ~2 s for it). Thread-local, as every mode is."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        tensor = args[0] if args else kwargs.get("tensor")  # nn.init passes it by name
+        if func in (torch.nn.init.normal_, torch.Tensor.normal_) and tensor is not None and tensor.is_meta:
+            return tensor
+        return func(*args, **kwargs)
 
 
 def _read_tokenizer(folder: Path, config: ModelConfig):
