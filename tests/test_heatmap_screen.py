@@ -6,10 +6,14 @@ vertical, whole or ending in an ellipsis), and each column's slot must be one co
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from screen_reader import find_columns, find_rows, read_svg, slot_colours
+from test_app_support import screen_lines
 from textual.app import App, ComposeResult
 
+from tui_lab.app.widgets.grid_cells import fmt_value
 from tui_lab.app.widgets.heatmap import Heatmap
 
 WORDS = ["I", "have", "seen", "the", "film", "today", "gesehen", "übermorgen", "Straßenbahn", "x"]
@@ -131,3 +135,26 @@ async def test_numbered_columns_too_narrow_to_write_across_get_whole_numbers_as_
     for tick in range(0, 64, 5):
         assert line[x0 + tick:x0 + tick + len(str(tick))] == str(tick), line  # over its own column
     assert not any(ch.isdigit() for ch in text[header + 1][x0:x0 + 64]), "a second line of digits: " + text[header + 1]
+
+
+async def test_nothing_of_a_grid_wider_and_taller_than_its_pane_is_drawn_under_the_scrollbars():
+    """30 columns of numbers (`#`) by 40 rows at 80x24: both scrollbars show. Scrolled to the last cell, the
+    last column's numbers are whole beside the vertical scrollbar (it covered two columns: "0.98" read "0."),
+    and the read-out line sits above the horizontal scrollbar, not under it."""
+    rows, cols = [f"r{i}" for i in range(40)], [f"c{i}" for i in range(30)]
+    values = ramp(40, 30)
+    app = One(values, rows, cols, dense=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        heatmap = app.query_one(Heatmap)
+        heatmap.action_toggle_numbers()
+        await pilot.pause()  # laid out again: the scrollbars know the wider grid
+        heatmap.move_cursor(39, 29)
+        await pilot.pause()
+        assert heatmap.show_vertical_scrollbar and heatmap.show_horizontal_scrollbar
+        lines = screen_lines(app)
+    text = "\n".join(lines)
+    assert "query [39] 'r39'  ->  key [29] 'c29'" in text, text
+    shown = [(int(line[1:3]), line) for line in lines if re.match(r"r\d\d ", line)]
+    assert len(shown) >= 15, text
+    for row, line in shown[:-1]:  # the last row is the cursor's: brackets, no number
+        assert line[:78].rstrip().endswith(fmt_value(values[row][29])), line  # 78, 79: the scrollbar

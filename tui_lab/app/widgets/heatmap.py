@@ -84,7 +84,7 @@ class Heatmap(ScrollView, can_focus=True):
         self._lo, self._hi = 0.0, 1.0
         self._lines: dict[int, Strip] = {}
         self._palette = palette()  # the colours the cached lines were drawn in
-        self._layout: tuple[tuple, Layout] | None = None
+        self._layout: tuple[tuple, Layout, Size] | None = None
 
     # -- data --------------------------------------------------------------------------------------
     @property
@@ -122,18 +122,44 @@ class Heatmap(ScrollView, can_focus=True):
     @property
     def layout(self) -> Layout:
         """Recomputed only when the data, the size or a toggle changed (it is read for every cell)."""
+        return self._fitted()[0]
+
+    @property
+    def inner(self) -> Size:
+        """The box the grid is drawn in: the widget less the scrollbars its layout makes Textual show."""
+        return self._fitted()[1]
+
+    def _fitted(self) -> tuple[Layout, Size]:
         rows, cols = self.shape
         key = (rows, cols, self.size.width, self.size.height, self.dense, self.numbers, id(self.row_labels),
                id(self.col_labels))
         if self._layout is None or self._layout[0] != key:
-            self._layout = (key, layout(rows, cols, self.row_labels, self.col_labels, self.size.width,
-                                        self.size.height, self.dense, self.numbers, self.numbered, self.key_width))
-        return self._layout[1]
+            self._layout = (key, *self._fit())
+        return self._layout[1], self._layout[2]
+
+    def _fit(self) -> tuple[Layout, Size]:
+        """Textual's rule for `overflow: auto` (a scrollbar when the virtual size exceeds the box, and the
+        other one when the first takes the room), applied to the grid's own layout: laid out again in the
+        room the scrollbars leave, nothing is drawn under a scrollbar."""
+        rows, cols = self.shape
+        width, height = self.size
+        bar_w, bar_h = self.styles.scrollbar_size_vertical, self.styles.scrollbar_size_horizontal
+        w, h = width, height
+        for _ in range(3):  # settles in two: each pass can only take a scrollbar's room away
+            lay = layout(rows, cols, self.row_labels, self.col_labels, w, h, self.dense, self.numbers,
+                         self.numbered, w)
+            tall = lay.top + lay.grid_lines + READOUT_LINES > h
+            wide = lay.gutter + lay.grid_width > w
+            fit = (width - bar_w if tall else width, height - bar_h if wide else height)
+            if fit == (w, h):
+                break
+            w, h = fit
+        return lay, Size(max(0, w), max(0, h))
 
     @property
     def key_width(self) -> int:
         """The width the legend and the numbered columns' key get: inside the scrollbars (they stay put)."""
-        return self.scrollable_content_region.width
+        return self.inner.width
 
     @property
     def cell_w(self) -> int:
@@ -159,7 +185,7 @@ class Heatmap(ScrollView, can_focus=True):
 
     @property
     def _view_lines(self) -> int:
-        return max(1, self.size.height - self.layout.top - READOUT_LINES)
+        return max(1, self.inner.height - self.layout.top - READOUT_LINES)
 
     def cell_at(self, x: int, y: int) -> tuple[int, int] | None:
         """Widget coordinates -> (row, col), or None off the grid (dense mode picks the upper row)."""
@@ -240,12 +266,12 @@ class Heatmap(ScrollView, can_focus=True):
         return legend(*self.scale, self.mask is not None and any(any(row) for row in self.mask), width)
 
     def render_line(self, y: int) -> Strip:
-        lay, (sx, sy), width = self.layout, self.scroll_offset, self.size.width
-        if not self.values:
-            return Strip.blank(width).apply_style(self.rich_style)
+        lay, (sx, sy), (width, height) = self.layout, self.scroll_offset, self.inner
+        if not self.values or y >= height:  # under the horizontal scrollbar: nothing of the grid's
+            return Strip.blank(self.size.width).apply_style(self.rich_style)
         if y < lay.legend_lines:
             return Strip(self.legend_text(self.key_width)).crop_extend(0, width, None).apply_style(self.rich_style)
-        if y >= self.size.height - READOUT_LINES:
+        if y >= height - READOUT_LINES:
             folded = [] if lay.legend_lines else [*self.legend_text(), Segment("  ")]
             room = width - sum(seg.cell_length for seg in folded)
             readout = Strip([*folded, Segment(self.describe_cursor(room))])
@@ -289,7 +315,7 @@ class Heatmap(ScrollView, can_focus=True):
         """Scroll the least that shows the cell inside the fixed legend, labels and read-out."""
         lay, (sx, sy) = self.layout, self.scroll_offset
         line, lines = lay.label_line(row), self._view_lines
-        room = max(1, self.size.width - lay.gutter)
+        room = max(1, self.inner.width - lay.gutter)
         x0 = col * lay.cell_w
         new_y = line - lines + 1 if line >= sy + lines else min(sy, line)
         new_x = x0 + lay.cell_w - room if x0 + lay.cell_w > sx + room else min(sx, x0)
