@@ -215,3 +215,67 @@ def plot_rows(app, lines: list[str]) -> list[str]:
         if rows < MIN_PLOT_ROWS:
             found.append(f"{_name(plot)} has {rows} rows to draw in (at least {MIN_PLOT_ROWS})")
     return found
+
+
+MIN_BOX_ROWS = 4
+
+
+def squeezed_boxes(lines: list[str], least: int = MIN_BOX_ROWS) -> list[str]:
+    """Rounded boxes drawn whole on screen with fewer than `least` rows inside (a box squeezed by a panel
+    opened under it: its text cannot be read)."""
+    found = []
+    for y, line in enumerate(lines):
+        for x, ch in enumerate(line):
+            if ch != "╭":
+                continue
+            bottom = next((yy for yy in range(y + 1, len(lines)) if len(lines[yy]) > x and lines[yy][x] == "╰"), None)
+            if bottom is not None and bottom - y - 1 < least:
+                found.append(f"a box at line {y}, column {x} has {bottom - y - 1} rows inside (at least {least}): "
+                             f"{line[x:].rstrip()!r}")
+    return found
+
+
+def input_values(app, lines: list[str]) -> list[str]:
+    """Every form field not being typed in shows its whole value from its first character. A field scrolls
+    while typed in (by design), but once left it must not keep showing the tail ("hundred thirty two" for
+    "four hundred thirty two") or a number's head ("100" for "1000"). Free text wider than its field (a
+    prompt, a sentence) may end in "…" after whole words; a value with no space (a number, a name, a path)
+    is whole."""
+    from textual.widgets import Input
+
+    found = []
+    for field in app.screen.query(Input):
+        if not (field.display and field.visible and field.value) or field.has_focus:
+            continue
+        r, _ = _seen_region(field)
+        if not r.area or r.bottom > len(lines) or r.width < field.content_region.width:
+            continue  # hidden, or scrolled out of its pane
+        shown = lines[r.y][r.x:r.right].rstrip()
+        value = field.value
+        cut = shown.endswith(ELLIPSIS) and " " in value and value.startswith(shown[:-1].rstrip() + " ")
+        if shown != value and not cut:
+            found.append(f"{_name(field)} shows {shown!r} for its value {value!r}")
+    return found
+
+
+def plot_overruns(app, lines: list[str]) -> list[str]:
+    """Nothing a plot draws lies right of its frame: the lines between the frame's top and bottom corners
+    ("┐", "┘") hold no ink past the right edge inside the plot's own region."""
+    from tui_lab.app.widgets.line_plot import LinePlot
+
+    found = []
+    for plot in app.screen.query(LinePlot):
+        r = plot.region
+        if not (plot.display and r.area) or r.bottom > len(lines):
+            continue
+        inside = [lines[y][r.x:r.right] for y in range(r.y, r.bottom)]
+        tops = [(i, text.rfind("┐")) for i, text in enumerate(inside) if "┐" in text]
+        bottoms = [i for i, text in enumerate(inside) if "┘" in text]
+        if not (tops and bottoms):
+            continue
+        (top, edge), bottom = tops[0], bottoms[-1]
+        for i in range(top, bottom + 1):
+            past = inside[i][edge + 1:].strip()
+            if past:
+                found.append(f"{_name(plot)} draws {past!r} right of its frame on line {r.y + i}")
+    return found

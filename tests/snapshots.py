@@ -9,7 +9,10 @@ kept in docs/screenshots, both read the same way, after masking what a clock dec
   such a line are squeezed (a number's width varies);
 - animations are off (`app.animation_level = "none"`), so a tab's underline is never caught mid-slide;
 - whole widgets whose drawing is timing (a latency plot, a tokens/s panel) become `▒`, and a run of
-  identical lines collapses to one, so a masked note one line taller or shorter still matches.
+  identical lines collapses to one, so a masked note one line taller or shorter still matches;
+- colours count too: each line is compared with the runs of its cells' ink and background colours (a stale
+  colour scale or theme fails like a stale word); on a line whose timing text was masked only the order of
+  the runs counts, since the masked number's width moves the cells after it.
 
 The rectangles masked are written into the SVG as a comment, so the kept picture is masked where it was.
 `TUI_LAB_UPDATE_PICTURES=1` writes the pictures instead of checking them (see the README).
@@ -53,14 +56,39 @@ def mask_text(line: str, decimals: bool = False) -> str:
 
 
 def masked_lines(svg: str, width: int, height: int, rects: list[list[int]], decimals: bool = False) -> list[str]:
-    """The screen's lines, timing text masked, the widgets' rectangles filled, repeated lines collapsed."""
+    """The screen's lines, timing text masked, the widgets' rectangles filled, repeated lines collapsed; each
+    line followed by its colours (`line_colours`), so a stale colour fails as a stale word does."""
     screen = read_svg(svg, width, height)
+    hidden = set()
     for x, y, w, h in rects:
         for row in range(y, min(y + h, height)):
             for col in range(x, min(x + w, width)):
                 screen.chars[row][col] = MASK
-    lines = [mask_text(screen.line(y), decimals).rstrip() for y in range(height)]
+                hidden.add((row, col))
+    lines = []
+    for y in range(height):
+        text = mask_text(screen.line(y), decimals).rstrip()
+        squeezed = text != screen.line(y).rstrip()  # a timing number masked: its width, so its cells, vary
+        lines.append(f"{text}\n    colours: {line_colours(screen, y, hidden, squeezed)}")
     return [line for i, line in enumerate(lines) if i == 0 or line != lines[i - 1]]
+
+
+def line_colours(screen, y: int, hidden: set[tuple[int, int]], squeezed: bool) -> str:
+    """The line's cells as runs of ink/background (ink only where a character is drawn; masked widgets as
+    MASK). A line whose timing text was masked keeps the order of its runs, not their lengths."""
+    cells = []
+    for x, ch in enumerate(screen.chars[y]):
+        if (y, x) in hidden:
+            cells.append(MASK)
+        else:
+            cells.append(f"{screen.fg[y][x] if ch.strip() else '-'}/{screen.bg[y][x] or '-'}")
+    runs: list[list] = []
+    for cell in cells:
+        if runs and runs[-1][0] == cell:
+            runs[-1][1] += 1
+        else:
+            runs.append([cell, 1])
+    return " ".join(cell if squeezed else f"{cell}x{n}" for cell, n in runs)
 
 
 def _rects(app, selectors: tuple[str, ...]) -> list[list[int]]:

@@ -1,8 +1,9 @@
 """80x24 never lies: every view and tab, at 80x24 and 100x30, read from the rendered screen.
 
 A number is whole or absent, a named word is never split, nothing overlaps, the footer keeps `q quit` and
-the view's keys, a plot has 8 rows, and each view's named read-outs (total parameters, a module's count,
-FLOPs, KV bytes, loss, tokens/s...) are on screen exactly as the formatter writes them. The rules are in
+the view's keys, a plot has 8 rows, a form field not typed in shows its whole value (free text may end in
+"…" after whole words), and each view's named read-outs (total parameters, a module's count, FLOPs, KV
+bytes, loss, tokens/s...) are on screen exactly as the formatter writes them. The rules are in
 tests/screen_rules.py; one app walks every view and tab, resized to each size, and gathers what breaks them.
 A second app, the numbers-de translator, walks what only an encoder-decoder or a finished job shows: the
 cross-attention and positional-encoding grids, `m` (every head), Generate's compare and side by side, and the
@@ -20,10 +21,13 @@ from screen_rules import (
     cut_numbers,
     edge_words,
     footer_problems,
+    input_values,
     missing_words,
     overlaps,
+    plot_overruns,
     plot_rows,
     split_words,
+    squeezed_boxes,
     text_problems,
 )
 from test_app_support import app_for, screen_lines, wait_for
@@ -74,6 +78,8 @@ class Rules:
             found += footer_problems(lines[-1], KEYS[view])
             found += overlaps(self.app) + plot_rows(self.app, lines) + text_problems(self.app, lines)
             found += edge_words(self.app, lines)
+            found += input_values(self.app, lines)
+            found += plot_overruns(self.app, lines)
             text = "\n".join(lines)
             wanted = readouts() if callable(readouts) else readouts
             found += [f"read-out not on screen as written: {r!r}" for r in wanted if r not in text]
@@ -220,12 +226,23 @@ async def _generate_modes(pilot, rules: Rules) -> None:
     app.show_view("generate")
     view = app.view("generate")
     app.query_one("#gen-max_new_tokens", Input).value = "8"
+    source = app.query_one("#gen-prompt", Input).value
     view.action_compare()
     await wait_for(pilot, lambda: not view.running and len(app.query_one("#gen-compare").results) == 4, 90)
-    await rules.check("generate compare", "generate")
+    _readable("generate compare", await rules.check("generate compare", "generate"), source, rules)
     view.action_versus()
     await wait_for(pilot, lambda: not view.running and len(app.query_one("#gen-versus").done) == 2, 90)
-    await rules.check("generate side by side", "generate")
+    _readable("generate side by side", await rules.check("generate side by side", "generate"), source, rules)
+
+
+def _readable(where: str, seen: dict[tuple[int, int], list[str]], source: str, rules: Rules) -> None:
+    """Opening the compare boxes or the side by side leaves the prompt whole on screen and no box squeezed
+    (at 80x24 the completion and the grid above them had 3 rows inside: neither prompt nor output read)."""
+    for (w, h), lines in seen.items():
+        problems = squeezed_boxes(lines)
+        if not any(source in line for line in lines):
+            problems.append(f"the prompt {source!r} is not on screen whole")
+        rules.broken += [f"{w}x{h} {where}: {problem}" for problem in problems]
 
 
 async def _experiments_done(pilot, rules: Rules) -> None:

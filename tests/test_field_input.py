@@ -83,6 +83,7 @@ async def test_typing_in_the_train_form_lays_out_nothing_and_shows_the_text(layo
         assert any("runs/x" in line for line in screen_lines(app))
 
 
+<<<<<<< HEAD
 async def test_a_field_mounted_while_a_run_trains_keeps_its_cursor_still():
     # The Train view stops every cursor on screen from blinking while a run trains (a blink is a frame taken
     # from the trainer), once, when the run starts. Views still mounting then brought fields that blinked on.
@@ -95,3 +96,30 @@ async def test_a_field_mounted_while_a_run_trains_keeps_its_cursor_still():
         view.monitor._blink(True)
         await app.query_one("#views").mount(FieldInput(id="later"))
         assert app.query_one("#later", Input).cursor_blink and app.query_one("#late", Input).cursor_blink
+=======
+class Two(App):
+    CSS = "FieldInput { width: 20; }"
+
+    def compose(self):
+        yield FieldInput(id="box", compact=True)
+        yield FieldInput("", id="other", compact=True)
+
+
+@pytest.mark.parametrize("typed, shown", [
+    ("four hundred thirty two", "four hundred thirty…"),  # free text: whole words, then the mark
+    ("0.0003 1000000 123456", "0.0003 1000000 …"),  # never a number cut: "…" after a space
+    ("123456789012345678901234", "…"),  # one long number: absent, with the mark, never its head
+    ("short one", "short one"),
+])
+async def test_a_field_left_shows_its_value_from_the_start_or_says_it_is_cut(typed, shown):
+    """Typed in, a field scrolls to its cursor (the tail shows); left, it showed the same tail with its head
+    hidden and no mark ("hundred thirty two" for "four hundred thirty two")."""
+    app = Two()
+    async with app.run_test(size=(40, 5)) as pilot:
+        app.query_one("#box").focus()
+        await pilot.press(*typed)
+        await pilot.pause()
+        app.query_one("#other").focus()
+        await pilot.pause()
+        assert screen_lines(app)[0].rstrip() == shown
+>>>>>>> issue-screens

@@ -8,8 +8,20 @@ wait is for a condition, never a timer, so a loaded machine only makes it slower
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
-from snapshots import HAND_KEPT, PICTURES, check_picture, mask_text, readme_pictures, settle
+from snapshots import (
+    _MARK,
+    HAND_KEPT,
+    PICTURES,
+    check_picture,
+    mask_text,
+    masked_lines,
+    readme_pictures,
+    settle,
+)
 from test_app_support import app_for, wait_for
 from textual.widgets import Input, Select
 
@@ -38,6 +50,29 @@ def test_timing_is_masked_and_sizes_are_not():
     assert mask_text(line) == "20 tokens in #, 21 passes (#) # faster # # #"
     assert mask_text("batch 2 x 16 · demo (128x2, window 1024) · 63,082,496 parameters · 24.0 KiB") == \
         "batch 2 x 16 · demo (128x2, window 1024) · 63,082,496 parameters · 24.0 KiB"
+
+
+def _kept(name: str) -> tuple[str, tuple]:
+    svg = (PICTURES / f"{name}.svg").read_text()
+    mark = json.loads(_MARK.search(svg).group(1))
+    return svg, (mark["width"], mark["height"], mark["masked"], mark.get("decimals", False))
+
+
+def test_a_stale_colour_fails_as_a_stale_word_does_and_timing_stays_masked():
+    """The attention picture with one grid cell a colour off (same text) is stale; the generate picture
+    with another tokens/s (same colours) is not."""
+    svg, args = _kept("attention")
+    rects = list(re.finditer(r'<rect fill="(#[0-9a-fA-F]{6})" x="[\d.]+" y="([\d.]+)"', svg))
+    fills = [m.group(1) for m in rects]
+    cell = next(m for m in rects if fills.count(m.group(1)) < 20 and float(m.group(2)) > 200)  # a grid colour
+    stale = svg[:cell.start(1)] + "#ff00ff" + svg[cell.end(1):]
+    now, then = masked_lines(svg, *args), masked_lines(stale, *args)
+    assert [line.split("\n")[0] for line in now] == [line.split("\n")[0] for line in then]  # the text agrees
+    assert now != then, "a cell's colour changed and the picture still matched"
+    svg, args = _kept("generate")
+    rate = re.search(r"\((\d+)\.\d&#160;tokens/s", svg)  # "(62.5 tokens/s, cached)" -> "(162.5 ..."
+    faster = svg[:rate.start(1)] + "1" + svg[rate.start(1):]
+    assert masked_lines(faster, *args) == masked_lines(svg, *args)
 
 
 @pytest.mark.slow  # the app, the shipped toys

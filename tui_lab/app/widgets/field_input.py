@@ -6,13 +6,19 @@ the screen (~80 on the Train view): ~12 ms of the UI thread per key on this 2-co
 training run sharing the cores (benchmarks/ui_latency.py). Our fields have fixed widths, so the text's width
 never changes the layout: declaring the reactive without `layout` halves the cost per key (~6 ms). A field
 sized `width: auto` still lays out on each change, because Input asks for that itself.
+
+A field not being typed in shows its value from the start (issue 25: a form never hides a value's head).
 """
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import Reactive
+from textual.strip import Strip
 from textual.widgets import Input
+
+from tui_lab.app.widgets.cut import keep_cells
 
 
 class FieldInput(Input):
@@ -24,3 +30,18 @@ class FieldInput(Input):
         # A run training when this field mounts keeps its cursor still, as it did every field on screen then
         # (the Train view's monitor sets the app's `fields_blink`; an app of other making has none).
         self.cursor_blink = getattr(self.app, "fields_blink", True)
+
+    def render_line(self, y: int) -> Strip:
+        """Not being typed in, the field shows its value from the first character (Input keeps the scroll of
+        the last edit: "hundred thirty two" for "four hundred thirty two"); a value wider than the field ends
+        in "…" after whole words (`cut.keep_cells`), never inside a number."""
+        if y != 0 or self.has_focus or not self.value or self.password:
+            return super().render_line(y)
+        width = self.scrollable_content_region.width
+        keep, tail = keep_cells(self.value, width)
+        text = Text(self.value[:keep] + tail, no_wrap=True, overflow="ignore", end="")  # end: no newline segment
+        if self.highlighter is not None:
+            text = self.highlighter(text)
+        options = self.app.console_options.update_width(width + 1)
+        strip = Strip(self.app.console.render(text, options)).crop(0, width + 1).extend_cell_length(width + 1)
+        return strip.apply_style(self.rich_style)

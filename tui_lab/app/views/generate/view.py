@@ -3,7 +3,9 @@
 Tokens arrive one message each from a thread worker (`jobs`). The completion reads as text (the
 prompt, then the new tokens), each token shaded by its probability on `y`; a cursor over the tokens (left/
 right, or the mouse) shows one token's probability and the top candidates of its step. The compare panel
-appears when `m` runs it, so at 80x24 the grid keeps the room. The attention grid grows one
+appears when `m` runs it, so at 80x24 the grid keeps the room; on a screen too short for both, the compare
+boxes (and the side by side) take the completion's place, under the prompt they answer (`fold`), and `g` gives
+it back. The attention grid grows one
 row per new token, as the KV cache does: the row is the new token's attention over the context so far
 (last layer, mean of heads; cross-attention over the source for an encoder-decoder). Columns are the
 whole context (prompt, then each generated token), labelled; keys a row could not see (not generated
@@ -30,6 +32,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.markup import escape
+from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
 from tui_lab.app.guard import guarded
@@ -45,6 +49,8 @@ from tui_lab.app.views.generate.token_stream import Token, TokenStream
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.mechanism_panel import MechanismPanel
 from tui_lab.generation.settings import GenerationSettings
+
+PANEL_ROWS = 7  # the compare boxes' and the side by side's height beside the completion (the CSS's)
 
 
 class GenerateView(Vertical):
@@ -68,7 +74,13 @@ class GenerateView(Vertical):
     GenerateView.-hf #gen-vs-row { display: none; }
     GenerateView .gen-chat-only { display: none; }
     GenerateView.-chat .gen-chat-only { display: block; }
+    GenerateView #gen-panel-prompt { display: none; height: auto; margin-top: 1; }
+    GenerateView.-folded #gen-panel-prompt { display: block; }
+    GenerateView.-folded #gen-versus.-shown { height: 1fr; }
     """
+    # The completion and the grid need this many rows to be read (a box's borders, the text, the probabilities
+    # row and the token's read-out); a screen that cannot give them that beside the compare boxes folds them.
+    BODY_MIN = 12
     # Two keys on the footer (beside f1..f7 and q quit at 80 columns); the buttons name v, s and y.
     BINDINGS = [
         Binding("g", "generate", "generate"),
@@ -106,6 +118,7 @@ class GenerateView(Vertical):
         with Horizontal(id="gen-body"):
             yield Completion(id="gen-out-box")
             yield GrowingGrid(id="gen-att-box")
+        yield Static("", id="gen-panel-prompt")  # the prompt the boxes answer, while they fold the completion
         yield ComparePanel(id="gen-compare")
         yield versus.VersusPanel(id="gen-versus")
         # In the completion's place when shown (at 80x24 there is no other); Escape, or generating again, gives it back
@@ -116,8 +129,11 @@ class GenerateView(Vertical):
         self._follow_live_model()
 
     # -- app hooks -----------------------------------------------------------------------------------
-    def home(self) -> TokenStream:
-        """The completion: g, m, v, s, y act at once, and its arrows walk the tokens (i: into the prompt)."""
+    def home(self) -> Widget:
+        """The completion: g, m, v, s, y act at once, and its arrows walk the tokens (i: into the prompt).
+        Folded under the compare boxes or the side by side, their first box."""
+        if self.has_class("-folded"):
+            return next(box for box in self.query(".gen-mode") if box.parent.has_class("-shown"))
         return self.query_one(TokenStream)
 
     def live_model_changed(self) -> None:
@@ -174,6 +190,7 @@ class GenerateView(Vertical):
         self._begin()
         self.query_one(ComparePanel).remove_class("-shown")  # a single stream: the grid gets the room back
         self.query_one(versus.VersusPanel).remove_class("-shown")
+        self._fold()
         self.query_one(Completion).start(stream_prefix(prompt, model.config.family, self.translating), s)
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
         self.run_worker(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
@@ -188,6 +205,7 @@ class GenerateView(Vertical):
         panel.add_class("-shown")
         self.query_one(versus.VersusPanel).remove_class("-shown")
         panel.waiting()
+        self._fold(prompt)
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
         self.run_worker(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
@@ -205,9 +223,34 @@ class GenerateView(Vertical):
         panel = self.query_one(versus.VersusPanel)
         panel.add_class("-shown")
         panel.waiting()
+        self._fold(prompt)
         live, job, kept = (model, self.app.live.tokenizer), self.job, panel.partners
         self.run_worker(lambda: versus.versus_job(self, job, live, spec, kept, prompt, s), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
+
+    def _fold(self, prompt: str | None = None) -> None:
+        """The compare boxes or the side by side take the completion's place when the screen cannot give both
+        their rows (80x24): the completion squeezed to 1-3 rows showed neither prompt nor output. The prompt
+        goes above the boxes, whole (the prompt field is one line, scrolled to its cursor)."""
+        if prompt is not None:
+            name = "source" if self.translating else "prompt"
+            self.query_one("#gen-panel-prompt", Static).update(f"[dim]{name}:[/] {escape(prompt)}")
+        panels = [self.query_one(ComparePanel), self.query_one(versus.VersusPanel)]
+        shown = [panel for panel in panels if panel.has_class("-shown")]
+        fixed = sum(child.outer_size.height for child in self.children
+                    if child.display and child.id not in ("gen-body", "gen-panel-prompt") and child not in panels
+                    and not isinstance(child, MechanismPanel))
+        room = self.size.height - fixed - PANEL_ROWS
+        folded = bool(shown) and room < self.BODY_MIN
+        self.set_class(folded, "-folded")
+        mechanism = any(panel.has_class("-shown") for panel in self.query(MechanismPanel))
+        body = self.query_one("#gen-body")
+        body.display = not (folded or mechanism)
+        if folded and (self.app.focused is None or body in self.app.focused.ancestors):
+            self.home().focus()  # the view's keys stay on the footer, and the arrows scroll the first box
+
+    def on_resize(self) -> None:
+        self._fold()
 
     def _begin(self) -> None:
         """A new job. Focus stays where it is: after Enter in the prompt a person goes on typing there, and
@@ -268,6 +311,7 @@ class GenerateView(Vertical):
         if panel is not None:
             self.query_one(ComparePanel).remove_class("-shown")
             self.query_one(versus.VersusPanel).remove_class("-shown")
+            self.remove_class("-folded")
 
     @guarded
     def action_lens(self) -> None:
