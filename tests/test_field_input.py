@@ -83,7 +83,6 @@ async def test_typing_in_the_train_form_lays_out_nothing_and_shows_the_text(layo
         assert any("runs/x" in line for line in screen_lines(app))
 
 
-<<<<<<< HEAD
 async def test_a_field_mounted_while_a_run_trains_keeps_its_cursor_still():
     # The Train view stops every cursor on screen from blinking while a run trains (a blink is a frame taken
     # from the trainer), once, when the run starts. Views still mounting then brought fields that blinked on.
@@ -96,7 +95,8 @@ async def test_a_field_mounted_while_a_run_trains_keeps_its_cursor_still():
         view.monitor._blink(True)
         await app.query_one("#views").mount(FieldInput(id="later"))
         assert app.query_one("#later", Input).cursor_blink and app.query_one("#late", Input).cursor_blink
-=======
+
+
 class Two(App):
     CSS = "FieldInput { width: 20; }"
 
@@ -122,4 +122,3 @@ async def test_a_field_left_shows_its_value_from_the_start_or_says_it_is_cut(typ
         app.query_one("#other").focus()
         await pilot.pause()
         assert screen_lines(app)[0].rstrip() == shown
->>>>>>> issue-screens
