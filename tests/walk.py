@@ -132,7 +132,11 @@ class Walk:
         self.keys_sent: list[str] = []  # what was sent, for a failure's message
         self._last_input = float("-inf")  # time.monotonic() of the last key or click sent
         self.home = Path(tempfile.mkdtemp(prefix="tui-lab-walk-"))
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "PYTEST"))}
+        # Not PYTHONDONTWRITEBYTECODE: the app runs from compiled bytecode, as an installed one does; a checkout run
+        # with it compiles every tui_lab module on every launch (~0.2 s of CPU of each). The first launch writes
+        # tui_lab's __pycache__ (git ignores it), the others read it.
+        base = {k: v for k, v in os.environ.items()
+                if not k.startswith(("TMUX", "PYTEST")) and k != "PYTHONDONTWRITEBYTECODE"}
         base.update({"TERM": "xterm-256color", "COLORTERM": "truecolor", "PYTHONPATH": str(ROOT),
                      "TUI_LAB_EXPORTS": str(self.home / "exports"),
                      "TUI_LAB_CACHE": os.environ.get("TUI_LAB_CACHE", str(self.home / "cache"))})

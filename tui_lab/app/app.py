@@ -152,6 +152,7 @@ class TuiLabApp(App):
         self._tab_waits = False  # a Tab waits for the form rows of the view that are still mounting
         self._click_pause: Timer | None = None  # keys wait for the view a click on its tab opens
         self._modal_pause: Timer | None = None  # keys wait for a dialog that Enter or Esc may close
+        self._tabs: Views | None = None  # the views' tabs (compose)
 
     def get_default_screen(self) -> Screen:
         return SteadyScreen(id="_default")  # a focus change repaints what changed, not every cell
@@ -255,7 +256,8 @@ class TuiLabApp(App):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Views(id="views", initial=self.first_view.id):
+        self._tabs = Views(id="views", initial=self.first_view.id)
+        with self._tabs:
             for i, spec in enumerate(VIEWS):
                 with TabPane(_tab_label(i, spec), id=spec.id):
                     if spec is self.first_view:  # the views mount once this first frame is on screen (`on_ready`)
@@ -347,7 +349,7 @@ class TuiLabApp(App):
         if spec is not self.first_view:  # before any view that can spawn a process (the first waits a frame)
             self._ensure_tracker()
         view_class = spec.widget_class() if spec is self.first_view else await spec.imported_class()
-        await self.query_one(f"#{spec.id}", TabPane).mount(view_class(id=f"view-{spec.id}"))
+        await self._tabs.get_pane(spec.id).mount(view_class(id=f"view-{spec.id}"))
         if self.query_one("#views", TabbedContent).active == spec.id:
             self._activated(spec.id)  # its tab was opened before it existed
         for callback in self._view_waiters.pop(spec.id, []):
@@ -360,8 +362,9 @@ class TuiLabApp(App):
 
     def with_view(self, view_id: str, callback: Callable[[Any], None]) -> None:
         """`callback(view)` now, or once the view has mounted (views not yet shown mount lazily)."""
-        if self.query(f"#view-{view_id}"):
-            callback(self.view(view_id))
+        view = self.mounted_view(view_id)
+        if view is not None:
+            callback(view)
         else:
             self._view_waiters.setdefault(view_id, []).append(callback)
             self._mount_now(view_id)
@@ -380,24 +383,22 @@ class TuiLabApp(App):
 
     # -- views -------------------------------------------------------------------------------------
     def view(self, view_id: str) -> Any:
-        """The view, once its mount has begun (NoMatches before): the one child of its tab's pane.
-
-        Looked up by id under the pane, not queried: a query walks the whole DOM (~900 widgets once every
-        view is in), and the mounting loop asks after every view on each of its turns (it took ~1 s of CPU
-        per launch)."""
-        view = self._view_or_none(view_id)
+        view = self.mounted_view(view_id)
         if view is None:
-            raise NoMatches(f"no view {view_id!r} mounted yet")
+            raise NoMatches(f"the {view_id} view is not mounted")
         return view
 
-    def _view_or_none(self, view_id: str) -> Widget | None:
+    def mounted_view(self, view_id: str) -> Any | None:
+        """The view once mounted, else None. Looked up in its own pane: a query of `#view-...` walks the whole
+        DOM (~650 widgets; ~7 ms a view, ~60 ms for all seven on an idle machine), and the mounting loop asked for
+        all seven every 50 ms while the first view mounted its parts; so did every view switch, Tab and key."""
         try:
-            return self.query_one("#views", TabbedContent).get_pane(view_id).get_child_by_id(f"view-{view_id}")
+            return self._tabs.get_pane(view_id).get_child_by_id(f"view-{view_id}") if self._tabs is not None else None
         except NoMatches:
             return None
 
     def views(self) -> list[Widget]:
-        return [view for spec in VIEWS if (view := self._view_or_none(spec.id)) is not None]
+        return [view for spec in VIEWS if (view := self.mounted_view(spec.id)) is not None]
 
     def action_show_view(self, view_id: str) -> None:
         """A view key. Keys arriving faster than views can switch (a held key, a storm of 600) coalesce: the
@@ -419,7 +420,7 @@ class TuiLabApp(App):
     def show_view(self, view_id: str) -> None:
         # A focused widget left in the pane we leave would pull its pane back to the front (TabbedContent
         # follows focus), so the view we leave gives up focus first.
-        pane = self.query_one(f"#{view_id}", TabPane)
+        pane = self._tabs.get_pane(view_id)
         if self.focused is not None and pane not in self.focused.ancestors:
             self.set_focus(None)
         self.query_one("#views", TabbedContent).active = view_id
@@ -436,9 +437,9 @@ class TuiLabApp(App):
         self.call_later(self._end_click_pause)  # after the mount it may have started, queued before it
 
     def _activated(self, view_id: str) -> None:
-        for view in self.query(f"#view-{view_id}"):  # none yet while it mounts: it is told once mounted
-            if hasattr(view, "view_activated"):
-                view.view_activated()
+        view = self.mounted_view(view_id)  # none yet while it mounts: it is told once mounted
+        if view is not None and hasattr(view, "view_activated"):
+            view.view_activated()
         self._focus_home(view_id)
         # A tab clicked with the mouse: TabbedContent focuses its tabs as it activates the pane.
         self.call_after_refresh(self._focus_home, view_id, True)
@@ -447,15 +448,14 @@ class TuiLabApp(App):
         """Focus the view's home widget (its keys act at once), unless a field of the view has the keys."""
         if self.query_one("#views", TabbedContent).active != view_id:
             return
-        for view in self.query(f"#view-{view_id}"):
-            home = home_of(view)
-            inside = self.focused is not None and view in self.focused.ancestors_with_self
-            if home is not None and not (only_if_lost and inside) and not (inside and in_field(self.focused)):
-                self.screen.set_focus(home, scroll_visible=False)  # now: Widget.focus() waits a turn
+        view = self.mounted_view(view_id)
+        home = home_of(view) if view is not None else None
+        inside = view is not None and self.focused is not None and view in self.focused.ancestors_with_self
+        if home is not None and not (only_if_lost and inside) and not (inside and in_field(self.focused)):
+            self.screen.set_focus(home, scroll_visible=False)  # now: Widget.focus() waits a turn
 
     def _active_view(self) -> Widget | None:
-        active = self.query_one("#views", TabbedContent).active
-        return next(iter(self.query(f"#view-{active}")), None)
+        return self.mounted_view(self._tabs.active) if self._tabs is not None else None
 
     def action_enter_field(self) -> None:
         view = self._active_view()

@@ -210,7 +210,7 @@ class SpeedView(JobView):
         lengths = parse_lengths(text) if text.strip() else DEMO_LENGTHS if demo else default_lengths(
             config, prompt_len, 128)
         self.report = None
-        training = getattr(self.app.view("train"), "training", False) if self.app.query("#view-train") else False
+        training = getattr(self.app.mounted_view("train"), "training", False)
         busy = " - training is running too, so both share the CPU" if training else ""
         what = (f"the demo model (d_model {DEMO.d_model}, {DEMO.decoder_layers} layers, random weights; the live "
                 f"model is unchanged)" if demo else live.origin)
