@@ -7,6 +7,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # tiny steps. Tests of the thread policy set their own counts.
 os.environ.setdefault("TUI_LAB_TRAIN_THREADS", "1")
 
+import gc  # noqa: E402
 import tempfile  # noqa: E402
 import zlib  # noqa: E402
 
@@ -49,6 +50,19 @@ def _share_parsed_css() -> None:
 
 
 _share_parsed_css()
+
+
+# Garbage collection took ~1 s of the ~3.3 s of CPU a Pilot app launch costs in a test worker (gc.callbacks, 3
+# launches): each app makes ~50k objects, and every young collection and each full one walked the ~400k that
+# torch, transformers and Textual bring. Rarer young collections, and everything loaded by collection time moved
+# out of the collector's sight: 2.0-2.4 s per launch with 0.1-0.2 s of collecting. A person runs one app per
+# process; only the tests, ~150 launches in two processes, pay this.
+gc.set_threshold(10_000, 10, 10)
+
+
+def pytest_collection_finish(session):
+    gc.collect()
+    gc.freeze()
 
 
 # -- the walk: the app in a real terminal at typing speed beside a busy CPU (tests/walk.py) --------------
