@@ -3,13 +3,12 @@
 Tokens arrive one message each from a thread worker (`jobs`). The completion reads as text (the
 prompt, then the new tokens), each token shaded by its probability on `y`; a cursor over the tokens (left/
 right, or the mouse) shows one token's probability and the top candidates of its step. The compare panel
-appears when `m` runs it, so at 80x24 the grid keeps the room; on a screen too short for both, the compare
-boxes (and the side by side) take the completion's place, under the prompt they answer (`fold`), and `g` gives
-it back. The attention grid grows one
-row per new token, as the KV cache does: the row is the new token's attention over the context so far
-(last layer, mean of heads; cross-attention over the source for an encoder-decoder). Columns are the
-whole context (prompt, then each generated token), labelled; keys a row could not see (not generated
-yet, or slid out of a learned-position window) are drawn masked.
+appears when `m` runs it and takes the completion's place, under the prompt it answers (the completion has
+nothing of a comparison to show, and at 80x24 the two squeezed each other to 1-3 rows); `g` gives the
+completion back. The attention grid grows one row per new token, as the KV cache does: the row is the new
+token's attention over the context so far (last layer, mean of heads; cross-attention over the source for an
+encoder-decoder). Columns are the whole context (prompt, then each generated token), labelled; keys a row
+could not see (not generated yet, or slid out of a learned-position window) are drawn masked.
 
 An encoder-decoder with a tokenizer (a Marian translator from Hugging Face, the shipped numbers-de toy)
 translates: the prompt is the source sentence (by default seed 000's English 'seen' sentence, as the Attention
@@ -50,8 +49,6 @@ from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.mechanism_panel import MechanismPanel
 from tui_lab.generation.settings import GenerationSettings
 
-PANEL_ROWS = 7  # the compare boxes' and the side by side's height beside the completion (the CSS's)
-
 
 class GenerateView(Vertical):
     DEFAULT_CSS = """
@@ -66,7 +63,7 @@ class GenerateView(Vertical):
     GenerateView .gen-nat-only, GenerateView #gen-vs-row, GenerateView #gen-versus { display: none; }
     GenerateView.-nat .gen-nat-only, GenerateView.-encdec #gen-vs-row { display: block; }
     GenerateView.-nat .gen-at-only { display: none; }
-    GenerateView #gen-versus.-shown { display: block; height: 7; }
+    GenerateView #gen-versus.-shown { display: block; height: 1fr; }
     GenerateView #gen-vs-row { height: 1; margin-top: 1; }
     GenerateView #gen-vs { width: 1fr; }
     GenerateView #gen-prompt-label { display: none; padding: 0 1 0 0; color: $text-muted; }
@@ -76,11 +73,7 @@ class GenerateView(Vertical):
     GenerateView.-chat .gen-chat-only { display: block; }
     GenerateView #gen-panel-prompt { display: none; height: auto; margin-top: 1; }
     GenerateView.-folded #gen-panel-prompt { display: block; }
-    GenerateView.-folded #gen-versus.-shown { height: 1fr; }
     """
-    # The completion and the grid need this many rows to be read (a box's borders, the text, the probabilities
-    # row and the token's read-out); a screen that cannot give them that beside the compare boxes folds them.
-    BODY_MIN = 12
     # Two keys on the footer (beside f1..f7 and q quit at 80 columns); the buttons name v, s and y.
     BINDINGS = [
         Binding("g", "generate", "generate"),
@@ -229,28 +222,21 @@ class GenerateView(Vertical):
                         group="generate", exclusive=True, exit_on_error=False)
 
     def _fold(self, prompt: str | None = None) -> None:
-        """The compare boxes or the side by side take the completion's place when the screen cannot give both
-        their rows (80x24): the completion squeezed to 1-3 rows showed neither prompt nor output. The prompt
-        goes above the boxes, whole (the prompt field is one line, scrolled to its cursor)."""
+        """The compare boxes or the side by side take the completion's place, at every size: a comparison
+        streams nothing into the completion or the grid (at 160x48 they stood empty above four 5-row boxes,
+        at 80x24 the boxes squeezed them to 1-3 rows). The prompt goes above the boxes, whole (the prompt field
+        is one line)."""
         if prompt is not None:
             name = "source" if self.translating else "prompt"
             self.query_one("#gen-panel-prompt", Static).update(f"[dim]{name}:[/] {escape(prompt)}")
-        panels = [self.query_one(ComparePanel), self.query_one(versus.VersusPanel)]
-        shown = [panel for panel in panels if panel.has_class("-shown")]
-        fixed = sum(child.outer_size.height for child in self.children
-                    if child.display and child.id not in ("gen-body", "gen-panel-prompt") and child not in panels
-                    and not isinstance(child, MechanismPanel))
-        room = self.size.height - fixed - PANEL_ROWS
-        folded = bool(shown) and room < self.BODY_MIN
+        folded = any(panel.has_class("-shown") for panel in (self.query_one(ComparePanel),
+                                                              self.query_one(versus.VersusPanel)))
         self.set_class(folded, "-folded")
         mechanism = any(panel.has_class("-shown") for panel in self.query(MechanismPanel))
         body = self.query_one("#gen-body")
         body.display = not (folded or mechanism)
         if folded and (self.app.focused is None or body in self.app.focused.ancestors):
             self.home().focus()  # the view's keys stay on the footer, and the arrows scroll the first box
-
-    def on_resize(self) -> None:
-        self._fold()
 
     def _begin(self) -> None:
         """A new job. Focus stays where it is: after Enter in the prompt a person goes on typing there, and
