@@ -50,6 +50,7 @@ class SmallMultiples(ScrollView, can_focus=True):
         self.layer_ids: list[int] = []
         self.mask: list[list[bool]] | None = None
         self.cursor = (0, 0)
+        self._inner: tuple[tuple, Size] | None = None
 
     def set_tiles(self, tiles: list[list[tuple[list[list[float]], float]]], layers: list[int],
                   mask: list[list[bool]] | None = None) -> None:
@@ -63,21 +64,58 @@ class SmallMultiples(ScrollView, can_focus=True):
 
     # -- geometry ----------------------------------------------------------------------------------
     @property
-    def tile_w(self) -> int:
-        room = (self.size.width - GUTTER) // max(1, self.heads) - GAP
+    def inner(self) -> Size:
+        """The box the tiles are drawn in: the widget less the scrollbars their layout makes Textual show."""
+        key = (self.size, len(self.tiles), self.heads)
+        if self._inner is None or self._inner[0] != key:
+            self._inner = (key, self._fit())
+        return self._inner[1]
+
+    def _fit(self) -> Size:
+        """Textual's rule for `overflow: auto` (a scrollbar when the virtual size exceeds the box, and the
+        other one when the first takes the room), applied to the tiles' own layout: laid out again in the room
+        the scrollbars leave, nothing is drawn under a scrollbar (as the Heatmap does)."""
+        width, height = self.size
+        bar_w, bar_h = self.styles.scrollbar_size_vertical, self.styles.scrollbar_size_horizontal
+        w, h = width, height
+        for _ in range(3):  # settles in two: each pass can only take a scrollbar's room away
+            virtual = self._virtual(w, h)
+            fit = (width - bar_w if virtual.height > h else width, height - bar_h if virtual.width > w else height)
+            if fit == (w, h):
+                break
+            w, h = fit
+        return Size(max(0, w), max(0, h))
+
+    def _tile_w(self, width: int) -> int:
+        room = (width - GUTTER) // max(1, self.heads) - GAP
         return max(TILE_W[0], min(TILE_W[1], room))
+
+    def _captions(self, height: int) -> bool:
+        return not height or height - 2 >= 2 * len(self.tiles)
+
+    def _tile_h(self, width: int, height: int) -> int:
+        room = (height - 2) // max(1, len(self.tiles)) - self._captions(height)
+        return max(1, min(self._tile_w(width) // 2, room))
+
+    def _virtual(self, width: int, height: int) -> Size:
+        """The size of every tile laid out in a box of `width` x `height`."""
+        stride = self._tile_h(width, height) + self._captions(height)
+        return Size(GUTTER + self.heads * (self._tile_w(width) + GAP), 2 + len(self.tiles) * stride)
+
+    @property
+    def tile_w(self) -> int:
+        return self._tile_w(self.inner.width)
 
     @property
     def captions(self) -> bool:
         """Whether each tile has its entropy line under it: only when every layer still gets a thumbnail line
         and a caption line (else the captions go, so no layer is cut off; the key names the cursor's)."""
-        return not self.size.height or self.size.height - 2 >= 2 * len(self.tiles)
+        return self._captions(self.inner.height)
 
     @property
     def tile_h(self) -> int:
         """Lines of thumbnail per tile (plus the caption line): as many as fit, at most half the width."""
-        room = (self.size.height - 2) // max(1, len(self.tiles)) - self.captions
-        return max(1, min(self.tile_w // 2, room))
+        return self._tile_h(*self.inner)
 
     @property
     def stride(self) -> int:
@@ -85,7 +123,7 @@ class SmallMultiples(ScrollView, can_focus=True):
         return self.tile_h + self.captions
 
     def _relayout(self) -> None:
-        self.virtual_size = Size(GUTTER + self.heads * (self.tile_w + GAP), 2 + len(self.tiles) * self.stride)
+        self.virtual_size = self._virtual(*self.inner)
         self.refresh()
 
     def on_resize(self) -> None:
@@ -116,9 +154,9 @@ class SmallMultiples(ScrollView, can_focus=True):
         return out
 
     def render_line(self, y: int) -> Strip:
-        width, (sx, sy) = self.size.width, self.scroll_offset
-        if not self.tiles:
-            return Strip.blank(width).apply_style(self.rich_style)
+        (width, height), (sx, sy) = self.inner, self.scroll_offset
+        if not self.tiles or y >= height:  # under the horizontal scrollbar: nothing of the tiles'
+            return Strip.blank(self.size.width).apply_style(self.rich_style)
         if y == 0:
             return Strip(self.legend_segments()).crop_extend(0, width, None).apply_style(self.rich_style)
         if y == 1:
@@ -155,7 +193,7 @@ class SmallMultiples(ScrollView, can_focus=True):
         lead = [Segment(f"L{self.layer_ids[layer]} H{head} "), *legend(0.0, hi, False, width=20)]
         words = f" entropy {entropy:.2f} nats · each tile 0 to its max" + \
             ("; its entropy under it" if self.captions else "")
-        room = self.size.width - sum(segment.cell_length for segment in lead)
+        room = self.inner.width - sum(segment.cell_length for segment in lead)
         return [*lead, Segment(cut(words, room) if room > 1 else words)]  # never "its e" at the edge
 
     # -- cursor ------------------------------------------------------------------------------------
@@ -165,9 +203,9 @@ class SmallMultiples(ScrollView, can_focus=True):
         head = max(0, min(self.heads - 1, self.cursor[1] + d_head))
         self.cursor = (layer, head)
         th, sx, sy = self.stride, *self.scroll_offset
-        top, lines = layer * th, max(1, self.size.height - 2)
+        top, lines = layer * th, max(1, self.inner.height - 2)
         new_y = top + th - lines if top + th > sy + lines else min(sy, top)
-        left, room = head * (self.tile_w + GAP), max(1, self.size.width - GUTTER)
+        left, room = head * (self.tile_w + GAP), max(1, self.inner.width - GUTTER)
         new_x = left + self.tile_w - room if left + self.tile_w > sx + room else min(sx, left)
         self.scroll_to(x=max(0, new_x), y=max(0, new_y), animate=False, immediate=True)
         self.refresh()
