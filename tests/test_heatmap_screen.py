@@ -10,7 +10,7 @@ import re
 
 import pytest
 from screen_reader import find_columns, find_rows, read_svg, slot_colours
-from test_app_support import screen_lines
+from test_app_support import screen_lines, wait_for
 from textual.app import App, ComposeResult
 
 from tui_lab.app.widgets.grid_cells import fmt_value
@@ -158,3 +158,28 @@ async def test_nothing_of_a_grid_wider_and_taller_than_its_pane_is_drawn_under_t
     assert len(shown) >= 15, text
     for row, line in shown[:-1]:  # the last row is the cursor's: brackets, no number
         assert line[:78].rstrip().endswith(fmt_value(values[row][29])), line  # 78, 79: the scrollbar
+
+
+async def test_scrolling_sideways_with_the_cursor_lands_on_a_column_start():
+    """30 numbered-cell columns at 80x24 scroll sideways as the cursor walks right: the view's left edge is
+    always a column's start, so the first label reads whole (`c15`, not `15`) and the first cell's number
+    too (`0.47`, not `47`), and the cursor's column is on screen."""
+    rows, cols = [f"r{i}" for i in range(8)], [f"c{i}" for i in range(30)]
+    values = ramp(8, 30)
+    app = One(values, rows, cols, dense=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        heatmap = app.query_one(Heatmap)
+        heatmap.action_toggle_numbers()
+        heatmap.focus()
+        await pilot.pause()
+        for col in range(1, 30):
+            await pilot.press("right")
+            await wait_for(pilot, lambda col=col: heatmap.cursor == (0, col))
+            lines = screen_lines(app)
+            text, gutter = "\n".join(lines), heatmap.label_width
+            first = re.fullmatch(r"c(\d+)", lines[1][gutter:].split()[0])
+            assert first is not None, f"cursor on c{col}, the first label is cut:\n{text}"
+            assert f"c{col}" in lines[1].split(), text
+            shown = int(first.group(1))
+            for row in range(1, 8):  # row 0 is the cursor's: its cell may be the bracketed one
+                assert lines[2 + row][gutter:].split()[0] == fmt_value(values[row][shown]), text

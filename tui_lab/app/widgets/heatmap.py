@@ -176,8 +176,12 @@ class Heatmap(ScrollView, can_focus=True):
 
     def _relayout(self) -> None:
         self._lines.clear()
-        lay = self.layout
-        self.virtual_size = Size(lay.gutter + lay.grid_width, lay.top + lay.grid_lines + READOUT_LINES)
+        lay, inner = self.layout, self.inner
+        room = max(1, inner.width - lay.gutter)
+        # A grid wider than its box gets blank room after the last column, up to a whole column of the view,
+        # so scrolled to its end the view still starts on a column's start.
+        pad = -room % lay.cell_w if lay.gutter + lay.grid_width > inner.width and lay.cell_w else 0
+        self.virtual_size = Size(lay.gutter + lay.grid_width + pad, lay.top + lay.grid_lines + READOUT_LINES)
         self.refresh()
 
     def on_resize(self) -> None:
@@ -318,7 +322,10 @@ class Heatmap(ScrollView, can_focus=True):
         room = max(1, self.inner.width - lay.gutter)
         x0 = col * lay.cell_w
         new_y = line - lines + 1 if line >= sy + lines else min(sy, line)
-        new_x = x0 + lay.cell_w - room if x0 + lay.cell_w > sx + room else min(sx, x0)
+        # Sideways the view starts on a column's start (never "15" for "c15", nor half a cell): the least
+        # whole columns that show this one, or this one first when the room is narrower than a cell.
+        skip = -(-(x0 + lay.cell_w - room) // lay.cell_w) * lay.cell_w
+        new_x = min(x0, skip) if x0 + lay.cell_w > sx + room else min(sx, x0)
         if (new_x, new_y) != (sx, sy):
             self.scroll_to(x=max(0, new_x), y=max(0, new_y), animate=False, immediate=True)
 
