@@ -160,12 +160,14 @@ async def test_nothing_of_a_grid_wider_and_taller_than_its_pane_is_drawn_under_t
         assert line[:78].rstrip().endswith(fmt_value(values[row][29])), line  # 78, 79: the scrollbar
 
 
-async def test_scrolling_sideways_with_the_cursor_lands_on_a_column_start():
+@pytest.mark.parametrize("n_rows", [8, 40])
+async def test_scrolling_sideways_with_the_cursor_lands_on_a_column_start(n_rows):
     """30 numbered-cell columns at 80x24 scroll sideways as the cursor walks right: the view's left edge is
     always a column's start, so the first label reads whole (`c15`, not `15`) and the first cell's number
-    too (`0.47`, not `47`), and the cursor's column is on screen."""
-    rows, cols = [f"r{i}" for i in range(8)], [f"c{i}" for i in range(30)]
-    values = ramp(8, 30)
+    too (`0.47`, not `47`), and the cursor's column is on screen; up to the last column, with and without
+    the vertical scrollbar taking room (40 rows)."""
+    rows, cols = [f"r{i}" for i in range(n_rows)], [f"c{i}" for i in range(30)]
+    values = ramp(n_rows, 30)
     app = One(values, rows, cols, dense=False)
     async with app.run_test(size=(80, 24)) as pilot:
         heatmap = app.query_one(Heatmap)

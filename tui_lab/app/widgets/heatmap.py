@@ -178,9 +178,9 @@ class Heatmap(ScrollView, can_focus=True):
         self._lines.clear()
         lay, inner = self.layout, self.inner
         room = max(1, inner.width - lay.gutter)
-        # A grid wider than its box gets blank room after the last column, up to a whole column of the view,
-        # so scrolled to its end the view still starts on a column's start.
-        pad = -room % lay.cell_w if lay.gutter + lay.grid_width > inner.width and lay.cell_w else 0
+        # A grid wider than its box gets blank room after its last column (the part of a column the view has
+        # over whole columns), so scrolled to its end the view still starts on a column's start.
+        pad = room % lay.cell_w if lay.gutter + lay.grid_width > inner.width and lay.cell_w else 0
         self.virtual_size = Size(lay.gutter + lay.grid_width + pad, lay.top + lay.grid_lines + READOUT_LINES)
         self.refresh()
 
