@@ -360,8 +360,9 @@ class TuiLabApp(App):
 
     def with_view(self, view_id: str, callback: Callable[[Any], None]) -> None:
         """`callback(view)` now, or once the view has mounted (views not yet shown mount lazily)."""
-        if self.query(f"#view-{view_id}"):
-            callback(self.view(view_id))
+        view = self._view_or_none(view_id)
+        if view is not None:
+            callback(view)
         else:
             self._view_waiters.setdefault(view_id, []).append(callback)
             self._mount_now(view_id)
@@ -393,7 +394,7 @@ class TuiLabApp(App):
     def _view_or_none(self, view_id: str) -> Widget | None:
         try:
             return self.query_one("#views", TabbedContent).get_pane(view_id).get_child_by_id(f"view-{view_id}")
-        except NoMatches:
+        except (NoMatches, ValueError):  # ValueError: no view id (no tab active)
             return None
 
     def views(self) -> list[Widget]:
@@ -436,9 +437,9 @@ class TuiLabApp(App):
         self.call_later(self._end_click_pause)  # after the mount it may have started, queued before it
 
     def _activated(self, view_id: str) -> None:
-        for view in self.query(f"#view-{view_id}"):  # none yet while it mounts: it is told once mounted
-            if hasattr(view, "view_activated"):
-                view.view_activated()
+        view = self._view_or_none(view_id)  # none yet while it mounts: it is told once mounted
+        if hasattr(view, "view_activated"):
+            view.view_activated()
         self._focus_home(view_id)
         # A tab clicked with the mouse: TabbedContent focuses its tabs as it activates the pane.
         self.call_after_refresh(self._focus_home, view_id, True)
@@ -447,15 +448,16 @@ class TuiLabApp(App):
         """Focus the view's home widget (its keys act at once), unless a field of the view has the keys."""
         if self.query_one("#views", TabbedContent).active != view_id:
             return
-        for view in self.query(f"#view-{view_id}"):
-            home = home_of(view)
-            inside = self.focused is not None and view in self.focused.ancestors_with_self
-            if home is not None and not (only_if_lost and inside) and not (inside and in_field(self.focused)):
-                self.screen.set_focus(home, scroll_visible=False)  # now: Widget.focus() waits a turn
+        view = self._view_or_none(view_id)
+        if view is None:
+            return
+        home = home_of(view)
+        inside = self.focused is not None and view in self.focused.ancestors_with_self
+        if home is not None and not (only_if_lost and inside) and not (inside and in_field(self.focused)):
+            self.screen.set_focus(home, scroll_visible=False)  # now: Widget.focus() waits a turn
 
     def _active_view(self) -> Widget | None:
-        active = self.query_one("#views", TabbedContent).active
-        return next(iter(self.query(f"#view-{active}")), None)
+        return self._view_or_none(self.query_one("#views", TabbedContent).active)
 
     def action_enter_field(self) -> None:
         view = self._active_view()
