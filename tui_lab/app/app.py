@@ -394,7 +394,7 @@ class TuiLabApp(App):
         all seven every 50 ms while the first view mounted its parts; so did every view switch, Tab and key."""
         try:
             return self._tabs.get_pane(view_id).get_child_by_id(f"view-{view_id}") if self._tabs is not None else None
-        except NoMatches:
+        except (NoMatches, ValueError):  # ValueError: no view id (no tab active)
             return None
 
     def views(self) -> list[Widget]:
