@@ -1,5 +1,6 @@
-"""The heatmap's read-out line in a narrow pane keeps the cell's value: the row note, then the axis names give
-way before the number does (the Tour's side-by-side grids at 80x24 used to end in "key [0]…")."""
+"""The heatmap's read-out line in a narrow pane keeps the cell's value whole: the spacing, the axis names, then
+the row note (cut after whole words, then dropped) give way before the number does (the Tour's side-by-side grids
+at 80x24 used to end in "key [0]…")."""
 
 from __future__ import annotations
 
@@ -32,9 +33,11 @@ class Narrow(App):
 
 @pytest.mark.parametrize("width, readout", [
     (100, "target [2] 'zwei'  ->  source [3] 'two':  0.7499  (decoder input 'hundert' predicts it)"),
-    (60, "target [2] 'zwei'  ->  source [3] 'two':  0.7499"),
-    (46, "target [2] 'zwei' -> source [3] 'two': 0.7499"),
-    (32, "[2] 'zwei' -> [3] 'two': 0.7499"),
+    (85, "target [2] 'zwei' -> source [3] 'two': 0.7499  (decoder input 'hundert' predicts it)"),
+    (72, "[2] 'zwei' -> [3] 'two': 0.7499  (decoder input 'hundert' predicts it)"),
+    (58, "target [2] 'zwei' -> source [3] 'two': 0.7499  (decoder…"),  # the note cut after whole words
+    (33, "[2] 'zwei' -> [3] 'two': 0.7499 …"),
+    (31, "[2] 'zwei' -> [3] 'two': 0.7499"),
 ])
 async def test_a_narrow_read_out_drops_words_before_the_value(width, readout):
     app = Narrow(width)

@@ -47,8 +47,11 @@ class Gate:
 
 
 async def _modal(pilot) -> DownloadModal:
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, DownloadModal)
-                   and pilot.app.screen.query_one(DataTable).row_count > 0)
+    def listed() -> bool:  # the modal is on the stack a frame before its table is composed
+        screen = pilot.app.screen
+        return isinstance(screen, DownloadModal) and any(table.row_count for table in screen.query(DataTable))
+
+    await wait_for(pilot, listed)
     return pilot.app.screen
 
 

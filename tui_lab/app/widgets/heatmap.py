@@ -353,7 +353,8 @@ class Heatmap(ScrollView, can_focus=True):
 
     def describe_cursor(self, width: int | None = None) -> str:
         """The cell under the cursor: in full, or, when `width` cells are too few, shorter forms that keep the
-        value (the row note, then the axis names go first), so a narrow pane still shows the number."""
+        value whole: the spacing, then the axis names give way, then the row note (what the row says, e.g.
+        "1 of 2 heads stop; decoder input 'ein' predicts it") is cut after whole words, then dropped."""
         rows, cols = self.shape
         if not rows or not cols:
             return ""
@@ -363,6 +364,13 @@ class Heatmap(ScrollView, can_focus=True):
         note = f"  ({self.row_notes[r]})" if r < len(self.row_notes) and self.row_notes[r] else ""
         q, k = self.axes
         row, col = f"[{r}] {self.row_labels[r]!r}", f"[{c}] {self.col_labels[c]!r}"
-        forms = (f"{q} {row}  ->  {k} {col}:  {value}{note}", f"{q} {row}  ->  {k} {col}:  {value}",
-                 f"{q} {row} -> {k} {col}: {value}", f"{row} -> {col}: {value}")
-        return next((form for form in forms if width is None or cell_len(form) <= width), forms[-1])
+        named, bare = f"{q} {row} -> {k} {col}: {value}", f"{row} -> {col}: {value}"
+        whole = (f"{q} {row}  ->  {k} {col}:  {value}{note}", named + note, bare + note)
+        cut_note = (named + note, bare + note) if note else ()  # the renderer cuts the note, " …" after the value
+
+        def fits(text: str, extra: int = 0) -> bool:
+            return width is None or cell_len(text) + extra <= width
+
+        return next((form for form in whole if fits(form)), None) or \
+            next((form for form in cut_note if fits(form[:len(form) - len(note)], 2)), None) or \
+            next((form for form in (named, bare) if fits(form)), bare)
