@@ -38,6 +38,7 @@ from tui_lab.app.widgets.grid_layout import (
     tick_line,
     vertical_label,
 )
+from tui_lab.app.widgets.scroll_room import room_inside_scrollbars
 
 # For a grid whose hint line names # and z: left off the footer, which then keeps its view's keys and q quit.
 QUIET_KEYS = [Binding("z", "toggle_density", "dense/full", show=False),
@@ -138,23 +139,27 @@ class Heatmap(ScrollView, can_focus=True):
         return self._layout[1], self._layout[2]
 
     def _fit(self) -> tuple[Layout, Size]:
-        """Textual's rule for `overflow: auto` (a scrollbar when the virtual size exceeds the box, and the
-        other one when the first takes the room), applied to the grid's own layout: laid out again in the
-        room the scrollbars leave, nothing is drawn under a scrollbar."""
+        """The grid laid out in the room its own scrollbars leave (`scroll_room`): nothing under a scrollbar."""
+        laid: dict[tuple[int, int], Layout] = {}
+
+        def content(w: int, h: int) -> Size:
+            laid[w, h] = self._layout_in(w, h)
+            return self._content_size(laid[w, h])
+
+        inner = room_inside_scrollbars(self.size, self.styles.scrollbar_size_vertical,
+                                       self.styles.scrollbar_size_horizontal, content)
+        lay = laid.get((inner.width, inner.height)) or self._layout_in(inner.width, inner.height)
+        return lay, inner
+
+    def _layout_in(self, width: int, height: int) -> Layout:
         rows, cols = self.shape
-        width, height = self.size
-        bar_w, bar_h = self.styles.scrollbar_size_vertical, self.styles.scrollbar_size_horizontal
-        w, h = width, height
-        for _ in range(3):  # settles in two: each pass can only take a scrollbar's room away
-            lay = layout(rows, cols, self.row_labels, self.col_labels, w, h, self.dense, self.numbers,
-                         self.numbered, w)
-            tall = lay.top + lay.grid_lines + READOUT_LINES > h
-            wide = lay.gutter + lay.grid_width > w
-            fit = (width - bar_w if tall else width, height - bar_h if wide else height)
-            if fit == (w, h):
-                break
-            w, h = fit
-        return lay, Size(max(0, w), max(0, h))
+        return layout(rows, cols, self.row_labels, self.col_labels, width, height, self.dense, self.numbers,
+                      self.numbered, width)
+
+    @staticmethod
+    def _content_size(lay: Layout) -> Size:
+        """Every column and line of the grid, its labels, legend and read-out."""
+        return Size(lay.gutter + lay.grid_width, lay.top + lay.grid_lines + READOUT_LINES)
 
     @property
     def key_width(self) -> int:
@@ -180,8 +185,9 @@ class Heatmap(ScrollView, can_focus=True):
         room = max(1, inner.width - lay.gutter)
         # A grid wider than its box gets blank room after its last column (the part of a column the view has
         # over whole columns), so scrolled to its end the view still starts on a column's start.
-        pad = room % lay.cell_w if lay.gutter + lay.grid_width > inner.width and lay.cell_w else 0
-        self.virtual_size = Size(lay.gutter + lay.grid_width + pad, lay.top + lay.grid_lines + READOUT_LINES)
+        whole = self._content_size(lay)
+        pad = room % lay.cell_w if whole.width > inner.width and lay.cell_w else 0
+        self.virtual_size = Size(whole.width + pad, whole.height)
         self.refresh()
 
     def on_resize(self) -> None:

@@ -20,6 +20,7 @@ from textual.strip import Strip
 from tui_lab.app.guard import guarded
 from tui_lab.app.widgets.cut import cut
 from tui_lab.app.widgets.grid_cells import MARK, dense_cell, legend, level, palette
+from tui_lab.app.widgets.scroll_room import room_inside_scrollbars
 
 GUTTER = 4  # "L11 "
 TILE_W = (4, 16)  # characters per tile, least and most
@@ -72,19 +73,9 @@ class SmallMultiples(ScrollView, can_focus=True):
         return self._inner[1]
 
     def _fit(self) -> Size:
-        """Textual's rule for `overflow: auto` (a scrollbar when the virtual size exceeds the box, and the
-        other one when the first takes the room), applied to the tiles' own layout: laid out again in the room
-        the scrollbars leave, nothing is drawn under a scrollbar (as the Heatmap does)."""
-        width, height = self.size
-        bar_w, bar_h = self.styles.scrollbar_size_vertical, self.styles.scrollbar_size_horizontal
-        w, h = width, height
-        for _ in range(3):  # settles in two: each pass can only take a scrollbar's room away
-            virtual = self._virtual(w, h)
-            fit = (width - bar_w if virtual.height > h else width, height - bar_h if virtual.width > w else height)
-            if fit == (w, h):
-                break
-            w, h = fit
-        return Size(max(0, w), max(0, h))
+        """The tiles laid out in the room their own scrollbars leave (`scroll_room`), as the Heatmap's grid is."""
+        return room_inside_scrollbars(self.size, self.styles.scrollbar_size_vertical,
+                                      self.styles.scrollbar_size_horizontal, self._virtual)
 
     def _tile_w(self, width: int) -> int:
         room = (width - GUTTER) // max(1, self.heads) - GAP
