@@ -4,9 +4,9 @@ Each test reads the RENDERED screen (what a person sees), not the widgets' field
 
 from __future__ import annotations
 
+from app_support import app_for, screen_lines, wait_for, wait_ready
+from app_train_support import train_view
 from screen_reader import ELLIPSIS, shows
-from test_app_support import app_for, screen_lines, wait_for, wait_ready
-from test_app_train import train_view
 from textual.widgets import Select, TabbedContent
 
 from tui_lab.app.app import VIEWS

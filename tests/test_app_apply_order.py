@@ -4,8 +4,8 @@ are replaced without "cancel and save it first", the notice saying where they st
 
 from __future__ import annotations
 
-from test_app_origin import _train_steps
-from test_app_support import app_for, screen_text, wait_for, wait_ready
+from app_origin_support import _train_steps
+from app_support import app_for, screen_text, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab.app.modals.confirm_apply import ConfirmApply

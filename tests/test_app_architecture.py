@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_app_support import SIZE, app_for, screen_lines, screen_text, wait_ready
+from app_support import SIZE, app_for, screen_lines, screen_text, wait_ready
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from tui_lab.analysis import count_params

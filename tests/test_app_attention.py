@@ -6,8 +6,8 @@ import json
 
 import pytest
 import torch
+from app_support import SIZE, app_for, wait_for, wait_ready
 from screen_reader import Screen, find_columns, find_rows, read_svg, slot_colours
-from test_app_support import SIZE, app_for, wait_for, wait_ready
 from textual.widgets import Input, Select
 
 from tui_lab.app import grids

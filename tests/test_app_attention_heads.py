@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
+from app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
 from textual.widgets import Input
 
 

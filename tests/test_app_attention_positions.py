@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from test_app_support import app_for, screen_lines, screen_text, view_mounted, wait_for, wait_ready
+from app_support import app_for, screen_lines, screen_text, view_mounted, wait_for, wait_ready
 from textual.widgets import Select
 
 from tui_lab.app.views.attention.grids import POS_ROWS, sine_spec

@@ -4,7 +4,7 @@ the live model's own numbers (issue 27)."""
 from __future__ import annotations
 
 import torch
-from test_app_support import SIZE, app_for, wait_for, wait_ready
+from app_support import SIZE, app_for, wait_for, wait_ready
 from textual.widgets import Select
 
 from tui_lab.app.widgets.heatmap import Heatmap

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from test_app_support import wait_for
+from app_support import wait_for
 from textual.app import App, ComposeResult
 from textual.widgets import Button, ProgressBar
 

@@ -4,7 +4,7 @@ what changed (every differing field, axes included), read off the rendered scree
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_lines, wait_for
+from app_support import app_for, screen_lines, wait_for
 from textual.widgets import Input, Select
 
 from tui_lab.analysis import count_params, flops_per_token, memory

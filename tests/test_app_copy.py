@@ -4,7 +4,7 @@ over the source, labelled with its token's p_gen (read off the rendered screen a
 from __future__ import annotations
 
 import torch
-from test_app_support import app_for, screen_text, wait_for, wait_ready
+from app_support import app_for, screen_text, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab import build_model

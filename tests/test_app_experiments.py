@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import threading
 
-from test_app_support import app_for, screen_text, view_mounted, wait_for, wait_ready
+from app_experiments_support import SMALL, open_view
+from app_support import app_for, screen_text, wait_for
 from textual.widgets import Input, OptionList, Select
 
 from tui_lab.app.views.experiments import draw
@@ -16,17 +17,6 @@ from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.config import CHOICES
 from tui_lab.experiments import names
-
-SMALL = (80, 24)
-
-
-async def open_view(pilot):
-    app = pilot.app
-    await wait_ready(pilot)
-    await view_mounted(pilot, "experiments")
-    await pilot.press("f7")
-    await pilot.pause()
-    return app.view("experiments")
 
 
 async def test_order_blindness_runs_in_the_background_shows_sentences_grid_and_exports(tmp_path, monkeypatch):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 
+from app_experiments_support import SMALL, open_view
+from app_support import app_for, screen_text, wait_for
 from snapshots import keep
-from test_app_experiments import SMALL, open_view
-from test_app_support import app_for, screen_text, wait_for
 from textual.widgets import Input, OptionList, Select
 
 from tui_lab.app.widgets.line_plot import LinePlot

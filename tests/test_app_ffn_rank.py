@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from test_app_support import SIZE, app_for, wait_for, wait_ready
+from app_support import SIZE, app_for, wait_for, wait_ready
 
 from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
 from tui_lab.model import build_model

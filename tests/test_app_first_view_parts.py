@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from test_app_support import app_for, screen_lines, wait_for
+from app_support import app_for, screen_lines, wait_for
 from textual.widgets import Input
 
 from tui_lab.app.views.architecture.analysis import ArchitectureResults

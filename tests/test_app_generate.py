@@ -3,7 +3,7 @@ probabilities shade the tokens on request; a random preset uses the byte fallbac
 
 from __future__ import annotations
 
-from test_app_support import app_for, view_mounted, wait_for, wait_ready
+from app_support import app_for, view_mounted, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab.app.views.generate import jobs

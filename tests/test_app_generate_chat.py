@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from app_keys_support import TYPED, _type
+from app_support import app_for, wait_for, wait_ready
 from hf_family_fixtures import save_instruct
-from test_app_keys import TYPED, _type
-from test_app_support import app_for, wait_for, wait_ready
 from textual.widgets import Input, Static
 
 from tui_lab.app.views.generate.token_stream import TokenStream

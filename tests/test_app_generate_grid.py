@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from app_support import app_for, wait_for, wait_ready
 from screen_reader import find_columns, find_rows, read_svg, slot_colours
-from test_app_support import app_for, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab.app.widgets.heatmap import Heatmap

@@ -14,10 +14,9 @@ import subprocess
 import sys
 
 import pytest
+from app_support import app_for, wait_for, wait_ready
+from marian_fixtures import GERMAN, banned_marian
 from screen_reader import Screen, find_columns, find_rows, read_svg
-from test_app_support import app_for, wait_for, wait_ready
-from test_hf_marian import GERMAN
-from test_hf_marian_bans import banned_marian
 from textual.widgets import Input
 
 from tui_lab.app.examples import SOURCE_TEXT, numbers_pair

@@ -8,8 +8,8 @@ import re
 from itertools import pairwise
 
 import pytest
+from app_support import app_for, view_mounted, wait_for, wait_ready
 from screen_reader import Screen, find_columns, find_rows, read_svg
-from test_app_support import app_for, view_mounted, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab.app.views.generate.token_stream import LEGEND_STOPS, Token, TokenStream, describe

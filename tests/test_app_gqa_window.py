@@ -3,7 +3,7 @@ Architecture view, the sliding-window mask (and the window on attention grids) i
 
 from __future__ import annotations
 
-from test_app_support import app_for, screen_text, wait_for, wait_ready
+from app_support import app_for, screen_text, wait_for, wait_ready
 from textual.widgets import Button, Input, Label, Select, Static
 
 from tui_lab.analysis.cost import kv_cache_variants

@@ -4,8 +4,8 @@ where a head stopped (Pilot; the typing-speed walk at 80x24 is tests/test_walk_g
 
 from __future__ import annotations
 
+from app_support import app_for, wait_for
 from cross_attention_fixtures import monotonic_checkpoint
-from test_app_support import app_for, wait_for
 from textual.widgets import Select
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from test_app_support import app_for, view_mounted, wait_for
+from app_support import app_for, view_mounted, wait_for
 
 from tui_lab.app.app import VIEWS as ALL_VIEWS
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 import torch
-from test_app_support import app_for, screen_text, wait_for, wait_ready
+from app_support import app_for, screen_text, wait_for, wait_ready
 from textual.widgets import Select
 
 from tui_lab.app.views.attention.inside_head import InsideHead, number

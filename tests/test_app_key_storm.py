@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from test_app_support import app_for, wait_for
+from app_support import app_for, wait_for
 from textual import events
 from textual.widgets import TabbedContent
 

@@ -4,18 +4,11 @@ Generate prompt generates and keeps focus in the prompt (entered with i: the vie
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, view_mounted, wait_for, wait_ready
+from app_keys_support import TYPED, _type
+from app_support import app_for, view_mounted, wait_for, wait_ready
 from textual.widgets import Input, TabbedContent
 
 from tui_lab.app.app import VIEWS
-
-TYPED = "tqwogcx1256"  # theme, quit, save, load, start, CSV, stop, views
-
-
-async def _type(pilot, text: str) -> None:
-    # One press call: Pilot still sends the keys one by one and waits for the app to go idle after each
-    # (as a person types); only its walk of every widget after each key is saved (~40% of this file's CPU).
-    await pilot.press(*text)
 
 
 async def test_enter_in_the_prompt_generates_and_keeps_focus():

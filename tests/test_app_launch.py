@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from test_app_support import SIZE, app_for, wait_for, wait_ready
+from app_support import SIZE, app_for, wait_for, wait_ready
 
 from tui_lab.cli import main
 from tui_lab.devices import device_problem, fit_problem

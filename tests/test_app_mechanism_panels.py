@@ -8,7 +8,7 @@ import re
 import threading
 
 import pytest
-from test_app_support import app_for, screen_text, view_mounted, wait_for, wait_ready
+from app_support import app_for, screen_text, view_mounted, wait_for, wait_ready
 
 from tui_lab.mechanism import readouts
 

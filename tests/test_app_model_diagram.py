@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_app_support import app_for, screen_lines, screen_text
+from app_support import app_for, screen_lines, screen_text
 from textual.widgets import Input
 
 from tui_lab.analysis import shape_trace

@@ -4,8 +4,8 @@ number is read from the RENDERED screen (what a person sees), and no notificatio
 
 from __future__ import annotations
 
-from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
-from test_app_train import start_paused, steps, train_view
+from app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
+from app_train_support import start_paused, steps, train_view
 from textual.widgets import Input
 
 from tui_lab.analysis import count_params

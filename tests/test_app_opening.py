@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from test_app_support import app_for, screen_lines, wait_ready
-from test_app_tour import go_to, open_tour
+from app_support import app_for, screen_lines, wait_ready
+from app_tour_support import go_to, open_tour
 
 from tui_lab.app.examples import PREVIOUS_TOKEN_HEAD, previous_token_meta, previous_token_name
 

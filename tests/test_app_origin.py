@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_app_support import app_for, screen_lines, screen_text, view_mounted, wait_for, wait_ready
+from app_origin_support import _train_steps
+from app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
 from textual.widgets import Button, Input, Label
 
 from tui_lab.app.modals.confirm_apply import ConfirmApply
@@ -47,23 +48,6 @@ def _header(app) -> str:
     return screen_lines(app)[0]
 
 
-async def _train_steps(pilot, n: int) -> None:
-    """A few optimizer steps in the Train view (step mode), then stop: the trained weights become live."""
-    app = pilot.app
-    await view_mounted(pilot, "train")
-    app.show_view("train")
-    await pilot.pause()
-    for name, value in {"steps": "40", "batch_size": "4", "seq_len": "16", "lr": "0.003"}.items():
-        app.query_one(f"#tf-{name}", Input).value = value
-    view = app.view("train")
-    view.action_start(paused=True)
-    await wait_for(pilot, lambda: view.session.ready and "params" in view.message, 60)
-    for _ in range(n):
-        before = len(view.store.current.train_loss)
-        await pilot.press("n")
-        await wait_for(pilot, lambda b=before: len(view.store.current.train_loss) > b, 60)
-    await pilot.press("x")
-    await wait_for(pilot, lambda: app.live.origin.startswith("trained") and not app.live.building, 60)
 
 
 async def test_random_then_trained_then_apply_asks(tmp_path, monkeypatch):

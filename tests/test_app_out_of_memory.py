@@ -4,7 +4,7 @@ the live model stays live (no GPU here: torch.OutOfMemoryError is raised where t
 from __future__ import annotations
 
 import torch
-from test_app_support import SIZE, app_for, wait_for, wait_ready
+from app_support import SIZE, app_for, wait_for, wait_ready
 from textual.widgets import Button, Input
 
 import tui_lab.generation.loop

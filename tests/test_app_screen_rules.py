@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 import pytest
+from app_support import app_for, screen_lines, wait_for
 from screen_rules import (
     cut_numbers,
     edge_words,
@@ -30,7 +31,6 @@ from screen_rules import (
     squeezed_boxes,
     text_problems,
 )
-from test_app_support import app_for, screen_lines, wait_for
 from textual.widgets import Input, Select
 
 from tui_lab.analysis import count_params, flops_per_token, memory, shape_trace

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from app_support import app_for, screen_lines, screen_text, view_mounted, wait_for, wait_ready
 from screen_reader import read_svg
-from test_app_support import app_for, screen_lines, screen_text, view_mounted, wait_for, wait_ready
 from textual.widgets import DataTable, Input
 
 from tui_lab.analysis.cost import decode_flops_per_token

@@ -5,7 +5,7 @@ Attention view draws its weights per position (softmax over projected rows times
 from __future__ import annotations
 
 import torch
-from test_app_support import app_for, screen_text, wait_for, wait_ready
+from app_support import app_for, screen_text, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab import build_model

@@ -5,7 +5,7 @@ nothing runs. The core function it shares with benchmarks/gqa_speed.py is checke
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_lines, view_mounted, wait_for, wait_ready
+from app_support import app_for, screen_lines, view_mounted, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab.analysis import memory

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_lines, view_mounted, wait_for
+from app_support import app_for, screen_lines, view_mounted, wait_for
 
 from tui_lab.app.app import VIEWS
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from app_support import app_for, screen_lines, wait_for, wait_ready
+from app_tour_support import go_to, open_tour
 from rich.color import Color
 from screen_reader import find_columns, find_rows, read_svg, slot_colours
-from test_app_support import app_for, screen_lines, view_mounted, wait_for, wait_ready
 from textual.widgets import Input, TabbedContent
 
 from tui_lab.app.examples import NUMBER, TOY_DE, numbers_pair
@@ -18,21 +19,8 @@ PICTURE = ("attention: 1 step, all pairs at once", "PE(pos, 2i)", "(most on the 
            "cross-attention · layer", "GPT-2 · pre-LN", "2017 base   GPT-2 small", "self-attention over the cache")
 
 
-async def open_tour(pilot):
-    # The views mount after the first frame: on a loaded machine F3 can arrive before the Tour exists.
-    await view_mounted(pilot, "tour", 60)
-    await pilot.press("f3")
-    tour = pilot.app.view("tour")
-    await wait_for(pilot, lambda: tour.ready, timeout=60)
-    await pilot.pause()
-    return tour
 
 
-async def go_to(pilot, tour, index: int) -> None:
-    while tour.step < index:
-        await pilot.press("n")
-    await wait_for(pilot, lambda: tour.ready)
-    await pilot.pause()
 
 
 def line_of(lines: list[str], phrase: str) -> int:

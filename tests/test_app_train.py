@@ -11,7 +11,8 @@ import os
 
 import pytest
 import torch
-from test_app_support import app_for, view_mounted, wait_for
+from app_support import app_for, wait_for
+from app_train_support import SIZE, start_paused, steps, train_view
 from textual.widgets import Input
 
 from tui_lab import load_preset
@@ -22,43 +23,6 @@ from tui_lab.app.views.train import form as train_form
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.train import Trainer
 from tui_lab.train import config as train_config
-
-SIZE = (120, 40)
-TINY = {"steps": "40", "batch_size": "4", "seq_len": "16", "lr": "0.003"}
-
-
-async def train_view(pilot, fields: dict[str, str] | None = None, **more: str):
-    """The Train view shown, its form filled with TINY (or `fields`) updated by `more`."""
-    app = pilot.app
-    await view_mounted(pilot, "train")
-    app.show_view("train")
-    await pilot.pause()
-    for name, value in ((TINY if fields is None else fields) | more).items():
-        app.query_one(f"#tf-{name}", Input).value = value
-    return app.view("train")
-
-
-async def start_paused(pilot, view) -> None:
-    view.action_start(paused=True)
-    await wait_for(pilot, lambda: view.session.ready and "params" in view.message, 120)
-
-
-async def steps(pilot, view, n: int) -> None:
-    """`n` single steps (`n`), each waited for, then the 1 Hz redraw."""
-    for _ in range(n):
-        before = len(view.store.current.train_loss)
-        await pilot.press("n")
-        await wait_for(pilot, lambda b=before: len(view.store.current.train_loss) > b, 60)
-    # The 1 Hz timer's next draw, waited for rather than timed: on a loaded machine a tick comes late, and the
-    # loss plot may wait several ticks for its share of the UI thread (dirty until it is drawn).
-    drawn = view.monitor.redraws
-    await wait_for(pilot, lambda: view.monitor.redraws > drawn and not view.dirty, 60)
-    await pilot.pause()
-
-
-async def stop(pilot, view) -> None:
-    view.action_stop()
-    await wait_for(pilot, lambda: not view.training, 60)
 
 
 @pytest.fixture(autouse=True)

@@ -5,8 +5,8 @@ and a few steps of that objective run from the form."""
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_text, wait_ready
-from test_app_train import start_paused, steps, stop, train_view
+from app_support import app_for, screen_text, wait_ready
+from app_train_support import start_paused, steps, stop, train_view
 from textual.widgets import Input
 
 from tui_lab.app.views.train.form import APP_LM, TrainForm, app_defaults

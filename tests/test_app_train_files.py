@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_app_support import app_for, wait_for
-from test_app_train import SIZE, start_paused, steps, train_view
+from app_support import app_for, wait_for
+from app_train_support import SIZE, start_paused, steps, train_view
 from textual.widgets import Button, Input
 
 from tui_lab.app.modals.quit import QuitWhileTraining

@@ -7,8 +7,8 @@ from __future__ import annotations
 import errno
 import os
 
-from test_app_support import app_for, wait_for
-from test_app_train import SIZE, train_view
+from app_support import app_for, wait_for
+from app_train_support import SIZE, train_view
 from textual.widgets import Input
 
 from tui_lab import checkpoint
@@ -104,7 +104,7 @@ async def test_a_served_session_saves_only_inside_its_folder(tmp_path, monkeypat
 
 
 async def test_a_served_run_waits_for_a_free_training_slot(tmp_path, monkeypatch):
-    from test_app_train import train_view as fill
+    from app_train_support import train_view as fill
 
     from tui_lab.served import training_slot
 

@@ -3,8 +3,8 @@ asks first with its ETA; a task's vocabulary replacing the preset's is said with
 
 from __future__ import annotations
 
-from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
-from test_app_train import start_paused, train_view
+from app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
+from app_train_support import start_paused, train_view
 from textual.widgets import Select
 
 from tui_lab.analysis import count_params

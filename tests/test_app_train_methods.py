@@ -5,7 +5,7 @@ this run's."""
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, view_mounted, wait_for
+from app_support import app_for, view_mounted, wait_for
 from textual.widgets import Input, Select
 
 from tui_lab.app.views.train import form as train_form

@@ -4,8 +4,8 @@ trainer process's step events), the aux loss beside the loss; Architecture: tota
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_text, view_mounted, wait_for
-from test_app_train import start_paused, steps, stop, train_view
+from app_support import app_for, screen_text, view_mounted, wait_for
+from app_train_support import start_paused, steps, stop, train_view
 
 from tui_lab import load_preset
 from tui_lab.analysis import count_params

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from test_app_support import app_for, wait_for
-from test_app_train import SIZE, start_paused, steps, stop, train_view
+from app_support import app_for, wait_for
+from app_train_support import SIZE, start_paused, steps, stop, train_view
 
 from tui_lab.app.views.train.draw import PLOT_SHARE
 from tui_lab.app.widgets.line_plot import LinePlot

@@ -5,8 +5,8 @@ each part (a reference 'null' is the German word, not a missing value)."""
 
 from __future__ import annotations
 
-from test_app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
-from test_app_train import train_view
+from app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
+from app_train_support import train_view
 
 from tui_lab.app.views.train.loss_words import smoothing_floor
 from tui_lab.train.events import SampleEvent

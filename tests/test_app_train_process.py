@@ -7,8 +7,8 @@ import os
 import signal
 
 import torch
-from test_app_support import app_for, wait_for, wait_ready
-from test_app_train import SIZE, start_paused, steps, train_view
+from app_support import app_for, wait_for, wait_ready
+from app_train_support import SIZE, start_paused, steps, train_view
 
 
 async def test_killing_the_trainer_process_is_one_line_and_keeps_the_live_model(tmp_path, monkeypatch):

@@ -5,9 +5,9 @@ import sys
 
 import pytest
 import torch
+from train_helpers import lm_config, small_lm_data, tiny_lm
 
 import tui_lab.checkpoint as checkpoint_module
-from tests.test_train_helpers import lm_config, small_lm_data, tiny_lm
 from tui_lab.checkpoint import load_checkpoint, save_checkpoint
 from tui_lab.data import char_tokenizer
 from tui_lab.model import build_model
@@ -242,7 +242,7 @@ def test_a_folder_being_written_is_refused_by_name(pristine, tmp_path):
 
 @pytest.mark.slow  # a Pilot app
 async def test_the_app_keeps_its_live_model_when_a_checkpoint_is_corrupt(pristine, tmp_path):
-    from test_app_support import SIZE, app_for, wait_for, wait_ready
+    from app_support import SIZE, app_for, wait_for, wait_ready
     from textual.widgets import Input
 
     app = app_for("--preset", "gpt2-toy")

@@ -10,8 +10,8 @@ import torch
 from cli_support import run_cli
 from hf_family_fixtures import save_causal
 from hf_fixtures import save_hf_gpt2
+from train_helpers import TEXT
 
-from tests.test_train_helpers import TEXT
 from tui_lab.cli import main
 from tui_lab.loading import load_model
 from tui_lab.mechanism.ablation import head_ablation

@@ -2,8 +2,8 @@ import json
 import re
 
 import pytest
+from train_helpers import TEXT
 
-from tests.test_train_helpers import TEXT
 from tui_lab.cli import main
 
 TINY = ["--preset", "gpt2-toy", "--layers", "1", "--d-model", "32", "--heads", "2", "--d-ff", "64",

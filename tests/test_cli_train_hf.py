@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
+import hub_fixtures
 import pytest
-import test_hf_hub
 import torch
 from hf_fixtures import MIXED_TEXT
 
@@ -19,7 +19,7 @@ from tui_lab.hf import load_hf_gpt2
 from tui_lab.hf.hub import locate
 from tui_lab.train import Trainer, train_config_for
 
-cache, hub, sources = test_hf_hub.cache, test_hf_hub.hub, test_hf_hub.sources
+cache, hub, sources = hub_fixtures.cache, hub_fixtures.hub, hub_fixtures.sources
 transformers = pytest.importorskip("transformers")
 ID = "tiny-gpt2"
 REPEATED = "The quick brown fox jumps over the lazy dog.\n" * 200

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from app_support import app_for, wait_for, wait_ready
 from rich.color import Color
 from screen_reader import read_svg
-from test_app_support import app_for, wait_for, wait_ready
 from textual.theme import BUILTIN_THEMES
 
 from tui_lab.app.app import DARK, LIGHT

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from app_support import screen_lines
 from rich.cells import cell_len
 from screen_rules import cut_numbers
-from test_app_support import screen_lines
 from textual.app import App
 
 from tui_lab.app.widgets.cut import cut

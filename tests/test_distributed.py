@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from train_helpers import TEXT
 
-from tests.test_train_helpers import TEXT
 from tui_lab.cli import main
 
 ARGS = ["train", "--preset", "gpt2-toy", "--layers", "1", "--d-model", "32", "--heads", "2", "--d-ff", "64",

@@ -6,7 +6,7 @@ FieldInput does not (tui_lab/app/widgets/field_input.py). The layout pass is cou
 from __future__ import annotations
 
 import pytest
-from test_app_support import app_for, screen_lines, view_mounted
+from app_support import app_for, screen_lines, view_mounted
 from textual.app import App
 from textual.screen import Screen
 from textual.widgets import Input

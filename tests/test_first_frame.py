@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_app_support import SIZE, app_for, screen_text, wait_for, wait_ready
+from app_support import SIZE, app_for, screen_text, wait_for, wait_ready
 
 from tui_lab.analysis import count_params
 from tui_lab.app.app import VIEWS
@@ -21,7 +21,7 @@ COUNT = f"{count_params(load_preset('gpt2-toy')).total:,}"
 PROBE = """
 import asyncio, json, sys
 sys.path.insert(0, {tests!r})
-from test_app_support import SIZE, app_for, screen_text, wait_ready
+from app_support import SIZE, app_for, screen_text, wait_ready
 from textual.app import App
 
 seen = {{}}

@@ -6,7 +6,7 @@ rebuilt its keys on every focus change, and its screen repainted every cell.
 
 from __future__ import annotations
 
-from test_app_support import app_for, view_mounted, wait_for
+from app_support import app_for, view_mounted, wait_for
 from textual.widgets import Input
 
 from tui_lab.app.widgets.steady_footer import SteadyFooter

@@ -7,8 +7,8 @@ import json
 
 import pytest
 import torch
+from generate_support import ids, model_for, tiny
 
-from tests.test_generate import ids, model_for, tiny
 from tui_lab.bench.kv_speed import compare_generation
 from tui_lab.generation import generate, threads
 from tui_lab.generation.session import complete

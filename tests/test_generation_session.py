@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from generate_support import VOCAB, ids, model_for, tiny
 
-from tests.test_generate import VOCAB, ids, model_for, tiny
 from tui_lab.data.byte_codec import ByteCodec
 from tui_lab.generation import generate
 from tui_lab.generation.session import complete

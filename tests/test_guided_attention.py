@@ -2,8 +2,8 @@
 
 import pytest
 import torch
+from train_helpers import lm_config, small_lm_data, tiny_lm, tiny_seq2seq
 
-from tests.test_train_helpers import lm_config, small_lm_data, tiny_lm, tiny_seq2seq
 from tui_lab.cli import main
 from tui_lab.data import load_task
 from tui_lab.train import TrainConfig, Trainer, train_config_for

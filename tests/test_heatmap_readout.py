@@ -5,7 +5,7 @@ at 80x24 used to end in "key [0]…")."""
 from __future__ import annotations
 
 import pytest
-from test_app_support import screen_lines
+from app_support import screen_lines
 from textual.app import App, ComposeResult
 
 from tui_lab.app.widgets.heatmap import Heatmap

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from app_support import screen_lines, wait_for
 from screen_reader import find_columns, find_rows, read_svg, slot_colours
-from test_app_support import screen_lines, wait_for
 from textual.app import App, ComposeResult
 
 from tui_lab.app.widgets.grid_cells import fmt_value

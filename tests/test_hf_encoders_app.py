@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from app_support import app_for, screen_lines, wait_ready
 from cli_support import run_cli
 from hf_family_fixtures import save_bert, save_vit, save_wordpiece
-from test_app_support import app_for, screen_lines, wait_ready
 
 from tui_lab.analysis import count_params
 

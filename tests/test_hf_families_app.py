@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from app_support import app_for, screen_lines, wait_ready
 from hf_family_fixtures import save_causal, save_marian
-from test_app_support import app_for, screen_lines, wait_ready
 
 pytest.importorskip("transformers")
 

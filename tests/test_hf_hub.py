@@ -14,10 +14,10 @@ import sys
 import time
 from pathlib import Path
 
+import hub_fixtures
 import pytest
 import torch
-from hf_fixtures import save_hf_gpt2
-from hub_server import StandInHub
+from hub_fixtures import NOT_NEEDED, TINY, hf_constants
 
 from tui_lab.analysis.format import fmt_bytes
 from tui_lab.generation import generate
@@ -25,45 +25,16 @@ from tui_lab.hf import load_hf_gpt2
 from tui_lab.hf.folder import is_repo_id
 from tui_lab.hf.hub import DownloadCancelled, fetch, hub_logs_to, locate, plan_download, resolve, select_files
 
+cache, hub, sources = hub_fixtures.cache, hub_fixtures.hub, hub_fixtures.sources  # the fixtures (cache: autouse)
+
 transformers = pytest.importorskip("transformers")
-hf_constants = pytest.importorskip("huggingface_hub.constants")
-TINY = dict(n_embd=16, n_head=2, n_layer=2, n_positions=32)
 NEEDED = ["config.json", "generation_config.json", "vocab.json", "merges.txt", "model.safetensors"]
-NOT_NEEDED = {"README.md": b"# a tiny GPT-2\n", "flax_model.msgpack": b"\0" * 4096, "onnx.txt": b"x"}
 
 
-@pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch) -> Path:
-    home = tmp_path / "hf-home"
-    monkeypatch.setenv("HF_HOME", str(home))
-    monkeypatch.setenv("HF_HUB_CACHE", str(home / "hub"))
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT"):
-        monkeypatch.delenv(name, raising=False)
-    # huggingface_hub read these at its import; set what it would have read so that nothing it does on its
-    # own (the agent-registry look-up while building headers, a stored token's refresh) leaves this machine.
-    monkeypatch.setattr(hf_constants, "HF_HUB_DISABLE_TELEMETRY", True)
-    monkeypatch.setattr(hf_constants, "HF_HUB_DISABLE_IMPLICIT_TOKEN", True)
-    monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
-    return home / "hub"
 
 
-@pytest.fixture(scope="module")
-def sources(tmp_path_factory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("sources")
-    save_hf_gpt2(root / "safetensors", **TINY)
-    save_hf_gpt2(root / "bin", "bin", **TINY)
-    return {"safetensors": root / "safetensors", "bin": root / "bin"}
 
 
-@pytest.fixture
-def hub(sources, monkeypatch):
-    server = StandInHub()
-    server.add_repo("tiny-gpt2", sources["safetensors"], extra=NOT_NEEDED)
-    server.add_repo("lab/pickle-only", sources["bin"])
-    server.start()
-    monkeypatch.setenv("HF_ENDPOINT", server.url)
-    yield server
-    server.stop()
 
 
 def _one_line(info: pytest.ExceptionInfo) -> str:

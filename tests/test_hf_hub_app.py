@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import threading
 
+import hub_fixtures
 import pytest
-import test_hf_hub
-from test_app_support import app_for, wait_for, wait_ready
+from app_support import app_for, wait_for, wait_ready
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from tui_lab.analysis.format import fmt_bytes
@@ -23,7 +23,7 @@ from tui_lab.hf import hub as hub_module
 from tui_lab.hf.hub import locate
 
 # The fixtures of test_hf_hub: a private HF cache (autouse) and the stand-in Hub serving tiny GPT-2 repos.
-cache, hub, sources = test_hf_hub.cache, test_hf_hub.hub, test_hf_hub.sources
+cache, hub, sources = hub_fixtures.cache, hub_fixtures.hub, hub_fixtures.sources
 SIZE = (80, 24)
 ID = "tiny-gpt2"
 WEIGHTS = "model.safetensors"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
+import hub_fixtures
 import pytest
-import test_hf_hub
 import torch
 from hf_family_fixtures import save_instruct
 from hub_server import StandInHub
@@ -14,7 +14,7 @@ from hub_server import StandInHub
 from tui_lab.cli import main
 from tui_lab.hf.hub import locate
 
-cache = test_hf_hub.cache  # a private HF cache for every test here (autouse)
+cache = hub_fixtures.cache  # a private HF cache for every test here (autouse)
 transformers = pytest.importorskip("transformers")
 ID = "lab/tiny-instruct"
 

@@ -9,15 +9,15 @@ import json
 import os
 import signal
 
+import hub_fixtures
 import pytest
-import test_hf_hub
 import torch
 
 from tui_lab.cli import main
 from tui_lab.hf.hub import locate
 
 # The fixtures of test_hf_hub: a private HF cache (autouse) and the stand-in Hub serving tiny GPT-2 repos.
-cache, hub, sources = test_hf_hub.cache, test_hf_hub.hub, test_hf_hub.sources
+cache, hub, sources = hub_fixtures.cache, hub_fixtures.hub, hub_fixtures.sources
 transformers = pytest.importorskip("transformers")
 ID = "tiny-gpt2"
 COMMANDS = {

@@ -8,9 +8,9 @@ translation), and is found on the RENDERED screen (the SVG export), not in the w
 from __future__ import annotations
 
 import pytest
+from app_support import app_for, wait_for, wait_ready
+from marian_fixtures import trained_marian
 from screen_reader import find_columns, find_rows, read_svg
-from test_app_support import app_for, wait_for, wait_ready
-from test_hf_marian import trained_marian
 from textual.widgets import Input, Select
 
 transformers = pytest.importorskip("transformers")

@@ -9,12 +9,11 @@ pad. Greedy output is compared with `MarianMTModel.generate`, which reads the sa
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from test_hf_marian import ENGLISH, GERMAN, SENTENCES, trained_marian
+from marian_fixtures import ENGLISH, GERMAN, SENTENCES, banned_marian, trained_marian, transformers
 
 from tui_lab.generation import generate, stream
 from tui_lab.generation.session import complete
@@ -22,30 +21,9 @@ from tui_lab.generation.settings import GenerationSettings
 from tui_lab.hf.generation_config import Bans, read_bans
 from tui_lab.hf.load import open_hf
 
-transformers = pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
-TOKENIZER_FILES = ("source.spm", "target.spm", "vocab.json")
 
 
-def banned_marian(tmp_path_factory, name: str, bans: list[list[int]] | None, pad_bias: float = 0.0) -> Path:
-    """The trained folder saved again with `bans` in generation_config.json and `pad_bias` added to pad's
-    final_logits_bias (the layout of a hub folder: save_pretrained writes the file transformers reads back)."""
-    import torch
-
-    trained = trained_marian(tmp_path_factory)
-    folder = tmp_path_factory.getbasetemp() / name
-    if (folder / "config.json").is_file():
-        return folder
-    model = transformers.MarianMTModel.from_pretrained(str(trained)).eval()
-    with torch.no_grad():
-        model.final_logits_bias[0, model.config.pad_token_id] += pad_bias
-    model.generation_config.bad_words_ids = bans
-    building = tmp_path_factory.mktemp(name)
-    model.save_pretrained(building)
-    for file in TOKENIZER_FILES:
-        shutil.copy(trained / file, building / file)
-    building.rename(folder)
-    return folder
 
 
 def theirs(folder: Path, text: str, max_new_tokens: int = 20) -> list[int]:

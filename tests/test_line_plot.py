@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from test_app_support import wait_for
+from app_support import wait_for
 from textual.app import App, ComposeResult
 
 from tui_lab.app.widgets.line_plot import Line, LinePlot

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hf_fixtures import save_hf_gpt2
 
-from tests.hf_fixtures import save_hf_gpt2
 from tui_lab.checkpoint import save_checkpoint
 from tui_lab.data import char_tokenizer
 from tui_lab.data.byte_codec import ByteCodec

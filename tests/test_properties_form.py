@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
+from app_support import app_for
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_app_support import app_for
 from textual.widgets import Button, Input, Label, Static
 
 from tui_lab.analysis import count_params

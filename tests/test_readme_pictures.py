@@ -12,6 +12,7 @@ import json
 import re
 
 import pytest
+from app_support import app_for, wait_for
 from snapshots import (
     _MARK,
     HAND_KEPT,
@@ -22,7 +23,6 @@ from snapshots import (
     readme_pictures,
     settle,
 )
-from test_app_support import app_for, wait_for
 from textual.widgets import Input, Select
 
 from tui_lab.app.examples import TOY_DE

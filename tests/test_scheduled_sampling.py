@@ -4,8 +4,8 @@ import math
 
 import pytest
 import torch
+from train_helpers import lm_config, small_lm_data, tiny_lm, tiny_seq2seq
 
-from tests.test_train_helpers import lm_config, small_lm_data, tiny_lm, tiny_seq2seq
 from tui_lab.cli import main
 from tui_lab.data import load_task
 from tui_lab.model import build_model

@@ -4,7 +4,7 @@ and caption sit left of the vertical bar, the last layer's caption above the hor
 
 from __future__ import annotations
 
-from test_app_support import screen_lines
+from app_support import screen_lines
 from textual.app import App, ComposeResult
 
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
