@@ -1,6 +1,6 @@
 """How soon after the first frame `tui-lab` answers keys, in a real terminal beside a busy CPU (issue 23).
 
-Each run starts the app in tmux at 80 x 24 (tests/walk.py: the walk the tests use) next to a 2-thread torch
+Each run starts the app in tmux at 80 x 24 (tests/support/walk.py: the walk the tests use) next to a 2-thread torch
 matmul loop, and times from the first frame (the parameter count on screen). Bare `tui-lab` opens on the Tour,
 `tui-lab --preset gpt2-toy` on the Architecture form; for each, a key pressed the moment the first frame shows
 and one pressed a second later (when the views that are not shown mount behind the one that is):
@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from walk import Busy, Walk, field_text  # noqa: E402
 
 FIRST_FRAME, ATTENTION, STEP_2 = "parameters", "text The streets", "Step 2 of"

@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from walk import Tmux  # noqa: E402  (the walk's control client: one tmux driver for tests and benchmarks)
 
 BARE_TEXT = "bare Textual app: first frame"

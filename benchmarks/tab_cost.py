@@ -1,6 +1,6 @@
 """What a Tab costs as a person sees it: Tab pressed in a form until the screen shows the focus moved.
 
-The app runs in tmux (tests/walk.py, the walk the tests use) beside a 2-thread torch matmul loop (unless
+The app runs in tmux (tests/support/walk.py, the walk the tests use) beside a 2-thread torch matmul loop (unless
 `--idle`). In the Architecture form (`1`, then `i` into its first field) each Tab is timed from sending
 it until the screen, read with its colours every few ms, differs from the one before it; then the walk
 waits for the screen to settle before the next. Prints the times per size, their medians and maxima,
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from walk import Busy, Walk  # noqa: E402
 
 

@@ -10,6 +10,7 @@ os.environ.setdefault("TUI_LAB_TRAIN_THREADS", "1")
 import gc  # noqa: E402
 import tempfile  # noqa: E402
 import zlib  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -65,7 +66,7 @@ def pytest_collection_finish(session):
     gc.freeze()
 
 
-# -- the walk: the app in a real terminal at typing speed beside a busy CPU (tests/walk.py) --------------
+# -- the walk: the app in a real terminal at typing speed beside a busy CPU (tests/support/walk.py) --------------
 @pytest.fixture(scope="session")
 def busy_cpu():
     """A 2-thread matmul loop for all the walks (one process: its torch import is paid once, not per module)."""
@@ -128,13 +129,10 @@ def walk(busy_cpu, request):
         one.close()
 
 
-# The developer's fast loop is `pytest -m "not slow" -n 2` (README). Slow: the files that drive the app with
-# Pilot or tmux, start trainer processes or servers, or train real runs, by name; a single slow test elsewhere
-# carries @pytest.mark.slow itself. CI runs everything.
-SLOW_FILES = ("test_app_", "_app.py", "test_experiment_", "test_distributed.py", "test_train_process.py",
-              "test_serve.py", "test_cli_base_install.py", "test_properties_form.py", "test_gpu_check.py",
-              "test_walk", "test_field_input.py", "test_first_frame.py", "test_run_lock.py",
-              "test_checkpoint_save_errors.py")
+# The developer's fast loop is `pytest -m "not slow" -n 2` (README). Slow is chosen by room: the folders whose
+# tests drive the app with Pilot or tmux, start processes (trainer children, torchrun ranks, servers, a fresh venv)
+# or train real runs. A single slow test elsewhere carries @pytest.mark.slow itself. CI runs everything.
+SLOW_ROOMS = ("app", "walk", "experiments", "processes")
 
 
 # Tests that drive the app through its event loop and timers (Pilot, tmux walks). On a loaded 2-core machine a
@@ -142,26 +140,35 @@ SLOW_FILES = ("test_app_", "_app.py", "test_experiment_", "test_distributed.py",
 # which the summary counts ("N rerun"), so a flaky test shows up without hiding a test that always fails.
 # The two-rank torchrun tests too: a CI run saw one rank abort (SIGABRT) once under gloo on localhost, and the
 # same test passed four runs out of four alone and beside another worker.
-APP_DRIVING = ("test_app_", "_app.py", "test_walk", "test_distributed.py")
+APP_DRIVING_ROOMS = ("app", "walk")
+RERUN_FILES = ("test_distributed.py",)
 
 
-# The walks live in tests/test_walk_*.py, and only there: the walk command (README, .ci/run) collects those files
-# alone (collecting all ~3,200 tests to select the walks took ~10 s of the walks' minute). Every test in them is a
-# walk; a walk anywhere else would run in neither command, so it stops the run.
-WALK_FILES = "test_walk_"
+# The walks live in tests/walk/, and only there: the walk command (README, .ci/run) collects that folder alone
+# (collecting all ~3,200 tests to select the walks took ~10 s of the walks' minute). Every test in it is a walk; a
+# walk anywhere else would run in neither command, so it stops the run.
+WALK_ROOM = "walk"
+TESTS = Path(__file__).resolve().parent
+
+
+def _room(item) -> str:
+    """The first folder under tests/ that holds the test's file ('' for a file directly in tests/)."""
+    parts = Path(item.path).resolve().relative_to(TESTS).parts
+    return parts[0] if len(parts) > 1 else ""
 
 
 def pytest_collection_modifyitems(config, items):
     misplaced = []
     for item in items:
-        if any(part in item.path.name for part in SLOW_FILES):
+        room = _room(item)
+        if room in SLOW_ROOMS:
             item.add_marker(pytest.mark.slow)
-        if any(part in item.path.name for part in APP_DRIVING):
+        if room in APP_DRIVING_ROOMS or item.path.name in RERUN_FILES:
             item.add_marker(pytest.mark.flaky(reruns=1, reruns_delay=1))
-        if item.path.name.startswith(WALK_FILES):
+        if room == WALK_ROOM:
             item.add_marker(pytest.mark.walk)
         elif item.get_closest_marker("walk") is not None:
             misplaced.append(item.nodeid)
     if misplaced:
-        raise pytest.UsageError("walk tests belong in tests/test_walk_*.py (the walk command collects only those): "
+        raise pytest.UsageError("walk tests belong in tests/walk/ (the walk command collects only that folder): "
                                 + ", ".join(misplaced))

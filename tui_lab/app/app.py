@@ -79,7 +79,7 @@ VIEW_KEYS = Binding.Group("views")  # the footer shows "f1 ... f7 views"; the ta
 
 
 # The footer names every view's F-key (f1..f7); a view keeps its own footer keys few and short enough that
-# these and "q quit" still fit at 80 columns (tests/test_app_80x24_cuts.py reads the Train view's).
+# these and "q quit" still fit at 80 columns (tests/app/shell/test_app_80x24_cuts.py reads the Train view's).
 FOOTER_VIEW_KEYS = 7
 
 

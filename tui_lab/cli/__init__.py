@@ -30,7 +30,7 @@ COMMANDS = {
 }
 
 # The Hugging Face model types --from-hf opens (tui_lab.hf.families.FAMILIES, kept equal by
-# tests/test_cli_words.py): written out here so that --help imports nothing of the loaders.
+# tests/cli/test_cli_words.py): written out here so that --help imports nothing of the loaders.
 HF_MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "marian", "bert", "vit", "t5")
 
 

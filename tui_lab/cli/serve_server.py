@@ -10,7 +10,7 @@ static files and its app protocol (`AppService`) and adds:
 - each app in its own process group, ended within 5 s of its tab closing (asked to quit first, so it saves its
   live model), and every session ended the same way within 5 s of SIGTERM or Ctrl-C.
 It overrides textual-serve's handlers and `AppService._open_app_process`: pyproject pins textual-serve to 1.1.x
-and tests/test_serve.py checks the pin.
+and tests/processes/test_serve.py checks the pin.
 """
 
 from __future__ import annotations

@@ -357,7 +357,7 @@ class RichPrinter:
                                "(then tui-lab generate --checkpoint DIR --prompt TEXT)", markup=False,
                                soft_wrap=True)
             return
-        # Printed for a person to paste: each command runs as printed (tests/test_cli_words.py runs them).
+        # Printed for a person to paste: each command runs as printed (tests/cli/test_cli_words.py runs them).
         where = shlex.quote(folder)
         generate = "" if self.family == "encoder-only" else \
             f"generate: tui-lab generate --checkpoint {where} --prompt {shlex.quote(self.prompt)}; "

@@ -47,7 +47,7 @@ COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 class TrainView(Horizontal):
     BINDINGS = [
         # Two keys on the footer, the rest off it (the form's buttons name every key: "Step n", "Stop x"...): at 80
-        # columns the footer still has room for f1..f7 and "q quit" (tests/test_app_80x24_cuts.py).
+        # columns the footer still has room for f1..f7 and "q quit" (tests/app/shell/test_app_80x24_cuts.py).
         Binding("g", "start", "start"),
         Binding("p", "pause", "pause"),
         Binding("n", "step", "step", show=False),
