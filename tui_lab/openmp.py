@@ -1,7 +1,7 @@
 """How torch's OpenMP threads share the cores with the UI thread: the policy the app sets before torch loads
 and the trainer child undoes (train/process.py). No torch here: it must run before torch is imported.
 
-Measured on the 2-core machine (benchmarks/ui_latency.py, gpt2-toy, batch 16 x 64): headless training ran
+Measured on the 2-core machine (benchmarks/interface/ui_latency.py, gpt2-toy, batch 16 x 64): headless training ran
 ~19-20k tokens/s with torch's 2 threads. In the app, 2 threads that spin while idle (libgomp's default,
 300,000 spins) collapsed to ~7.8k; 1 thread (cores - 1) gave ~10.5k (55%); 2 threads with
 OMP_WAIT_POLICY=PASSIVE ~9.6k; 2 threads with a short spin (GOMP_SPINCOUNT=10000) ~15k (75-79%), with

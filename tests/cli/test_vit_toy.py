@@ -1,5 +1,6 @@
 """The encoder toys' training set-up (issue 14): the shapes task the ViT learns, and the tuned defaults the
-CLI gives `tui-lab train --preset vit-toy` and `--preset bert-toy` (benchmarks/encoder_toys.py measures them)."""
+CLI gives `tui-lab train --preset vit-toy` and `--preset bert-toy` (benchmarks/methods/encoder_toys.py measures
+them)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The trained toys that ship in the package: presets by name, loadable, and trained as claimed.
 
-The weights come from benchmarks/make_shipped_toys.py; these tests read the files the package ships.
+The weights come from benchmarks/tools/make_shipped_toys.py; these tests read the files the package ships.
 """
 
 from __future__ import annotations

@@ -96,7 +96,8 @@ def test_every_writers_share_adds_up_to_the_logit_difference(gpt2):
 @torch.no_grad()
 def test_composition_matches_transformerlens_formula_on_transformers_weights(gpt2):
     """TransformerLens's folding (gamma into W_Q/W_K/W_V, those centred over d_model, W_O centred over its output),
-    written on GPT-2's c_attn / c_proj; benchmarks/transformer_lens_check.py compares with TransformerLens itself."""
+    written on GPT-2's c_attn / c_proj; benchmarks/agreement/transformer_lens_check.py compares with TransformerLens
+    itself."""
     ours, theirs = gpt2
     e, heads = ours.config.d_model, ours.config.heads
     d = e // heads

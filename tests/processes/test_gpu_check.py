@@ -1,4 +1,4 @@
-"""benchmarks/gpu_check.py: one JSON line per check as it goes, a summary, the exit code; a missing device is
+"""benchmarks/gpu/gpu_check.py: one JSON line per check as it goes, a summary, the exit code; a missing device is
 one line. The whole CPU smoke (every section, <= 60 s) runs in CI as `.ci/run gpu-check`; here only what is
 quick: the refusal, two sections of the smoke, and a failing check."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu"
 SCRIPT = BENCHMARKS / "gpu_check.py"
 sys.path.insert(0, str(BENCHMARKS))
 

@@ -12,7 +12,7 @@ colours (`-e`, parsed by rich). `Busy` is the other work: a torch matmul loop on
     walk.press("Down", "Down", "k")
 
 Everything goes through one tmux control-mode client: spawning a `tmux` process per poll costs ~8 ms of a
-shared core, taken from the app being walked (benchmarks/launch_time.py measured it).
+shared core, taken from the app being walked (benchmarks/interface/launch_time.py measured it).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from tui_lab.config import ModelConfig
 # fp32 card's, so the floor stays a floor there too.
 BEST_FLOPS = {"cpu": 3e11, "cuda": 1e15, "mps": 3e13}
 # A decode step costs at least this per decoder layer (kernel launches, Python): gpt2-toy measured ~1 ms a
-# token for 4 layers on the Xeon (benchmarks/generate_speed.py), 12x this.
+# token for 4 layers on the Xeon (benchmarks/speed/generate_speed.py), 12x this.
 STEP_FLOOR_S_PER_LAYER = 2e-5
 GENERATION_LIMIT_S = 600.0  # longer than ten minutes: almost surely a typo; --yes runs it anyway
 TRAINING_LIMIT_S = 3600.0  # an hour of compute at the best rate seen; --yes runs it anyway

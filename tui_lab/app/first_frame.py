@@ -1,6 +1,6 @@
 """What the first frame shows while the views mount: the preset's exact parameter count, nothing heavier.
 
-Measured in tmux at 80 x 24 (benchmarks/launch_time.py): composing the Architecture view (~150 widgets:
+Measured in tmux at 80 x 24 (benchmarks/interface/launch_time.py): composing the Architecture view (~150 widgets:
 the form's 9 selects and 11 inputs, the hidden inner tabs) before the first paint cost 3x the CPU of
 a bare Textual app's whole start. So the first frame is the tab bar, this line and the footer; the
 views mount right after it is on screen (`TuiLabApp.on_ready`), the worker that imports torch after them.

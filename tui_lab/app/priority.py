@@ -2,7 +2,7 @@
 
 On 2 cores the trainer's two OpenMP threads stall together whenever the UI thread takes one core (the
 other waits at the next barrier), so ~10% of a core of UI work cost the trainer 10-15% of its speed
-(benchmarks/ui_latency.py). With the UI thread UI_NICE levels below the trainer, the trainer keeps its
+(benchmarks/interface/ui_latency.py). With the UI thread UI_NICE levels below the trainer, the trainer keeps its
 cores and the UI thread runs mostly in their gaps (the trainer's single-threaded Python between ops).
 Measured on a 2-core Intel Xeon (AVX-512) against the old baseline (a plain in-process Trainer, fair only
 on a quiet machine): nice 5 with the Train view drawing less while a run trains

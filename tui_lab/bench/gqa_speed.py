@@ -10,7 +10,7 @@ always goes first. KV bytes are read from the cache's buffers beside `analysis.c
 prediction (bounded by the window for a sliding-window model: its cache is a rolling buffer).
 
 Decoding runs through the one loop (`generation.loop.Generation`), timed by `bench.timer.StepTimer`.
-The same function serves the Speed view's "MHA vs GQA vs MQA" panel and `benchmarks/gqa_speed.py`.
+The same function serves the Speed view's "MHA vs GQA vs MQA" panel and `benchmarks/speed/gqa_speed.py`.
 """
 
 from __future__ import annotations

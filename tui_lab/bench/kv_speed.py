@@ -4,7 +4,7 @@ For each length, both paths generate from the same random prompt on the model's 
 median of `repeats` timed runs after an untimed warm-up, and per-token latency is kept step by step (the
 median over repeats, with the fastest and slowest run's latency at each position for the spread) so the
 app can plot how the uncached path slows as the sequence grows. The same function serves
-`tui-lab bench generate`, the app's speed panel and `benchmarks/generate_speed.py`.
+`tui-lab bench generate`, the app's speed panel and `benchmarks/speed/generate_speed.py`.
 
 Each path runs on its own best thread count (`threads.decode_threads`, measured once per machine before
 the first timed run), so the ratio is never won by slowing one side; torch's count comes back after.

@@ -45,7 +45,7 @@ def most_repeated_ngram(text: str, n: int = 8) -> int:
     return max(grams.values(), default=0)
 
 
-# Prompts the tests and benchmarks/make_shipped_toys.py continue greedily: an opening, a question, a chapter.
+# Prompts the tests and benchmarks/tools/make_shipped_toys.py continue greedily: an opening, a question, a chapter.
 PROMPTS = ("In the morning, Anna walked to", '"Have you seen the map?" asked Tom.', "Chapter 3\n\n",
            "Late in the evening, the captain")
 

@@ -54,7 +54,7 @@ def _child_environment():
 
     The app sets a short OpenMP spin for threads that share its process (tui_lab/openmp.py) and
     names those variables in OPENMP_SET_BY_APP. A trainer in its own process shares only the cores, and
-    there libgomp's default spin measured better on 2 cores (benchmarks/ui_latency.py, 4 runs each,
+    there libgomp's default spin measured better on 2 cores (benchmarks/interface/ui_latency.py, 4 runs each,
     alternating: in-app / headless 0.89, 0.90, 0.75, 0.91 with the default against 0.83, 0.74, 0.80, 0.93
     with the short spin; key-to-screen p95 27-61 ms against 34-54 ms). A person's own settings are kept.
     """

@@ -1,6 +1,6 @@
 """A storm of view keys (issue 24): 600 F-keys posted at once, faster than any typist (the walk fixture types one
 and waits), end on the last key's view with nothing queued behind it. Times and memory are measured by
-benchmarks/key_storm.py, not asserted here."""
+benchmarks/interface/key_storm.py, not asserted here."""
 
 from __future__ import annotations
 

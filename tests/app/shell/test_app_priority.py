@@ -48,8 +48,8 @@ def fresh_spawner(monkeypatch):
 
 def test_by_default_the_ui_thread_keeps_the_trainers_priority(fresh_spawner, monkeypatch):
     """The app is one autogroup: a lowered UI thread yields only to its own trainer, and each key's echo waits
-    behind the trainer's threads (benchmarks/ui_latency.py: key p95 155 ms at nice 5, 78 ms at nice 0, under load,
-    with the same training speed). A run must not lower it."""
+    behind the trainer's threads (benchmarks/interface/ui_latency.py: key p95 155 ms at nice 5, 78 ms at nice 0, under
+    load, with the same training speed). A run must not lower it."""
     monkeypatch.delenv("TUI_LAB_UI_NICE", raising=False)
 
     def work():

@@ -1,6 +1,6 @@
 """The first frame: the preset's count, no torch, no view composed yet; the views and the model follow.
 
-benchmarks/launch_time.py times it in tmux against a bare Textual app; these tests pin what makes it fast.
+benchmarks/interface/launch_time.py times it in tmux against a bare Textual app; these tests pin what makes it fast.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A focus change costs what changed on screen, not the whole app (issue 23: a Tab took 0.3-1.7 s busy).
 
-Measured in benchmarks/tab_cost.py; here the two causes found by profiling are pinned: Textual's footer
+Measured in benchmarks/interface/tab_cost.py; here the two causes found by profiling are pinned: Textual's footer
 rebuilt its keys on every focus change, and its screen repainted every cell.
 """
 

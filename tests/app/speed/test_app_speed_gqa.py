@@ -1,6 +1,6 @@
 """Speed's MHA vs GQA vs MQA panel at 80x24, read from the rendered screen: a run on a tiny live model finishes
 with three rows of numbers (tokens/s, KV bytes per token following kv_heads); a bad field is one line and
-nothing runs. The core function it shares with benchmarks/gqa_speed.py is checked headless."""
+nothing runs. The core function it shares with benchmarks/speed/gqa_speed.py is checked headless."""
 
 from __future__ import annotations
 

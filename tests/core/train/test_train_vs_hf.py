@@ -1,6 +1,6 @@
 """Training agrees with transformers: the first steps of the lab's Trainer on gpt2-toy and of GPT2LMHeadModel,
 from the same weights on the same batches with the same AdamW, schedule and clipping (dropout 0), give the same
-losses. benchmarks/train_curves_vs_hf.py runs the same pairing to 200 steps and prints both curves."""
+losses. benchmarks/agreement/train_curves_vs_hf.py runs the same pairing to 200 steps and prints both curves."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 pytest.importorskip("transformers")
-BENCHMARK = Path(__file__).resolve().parents[3] / "benchmarks" / "train_curves_vs_hf.py"
+BENCHMARK = Path(__file__).resolve().parents[3] / "benchmarks" / "agreement" / "train_curves_vs_hf.py"
 
 
 def test_the_first_steps_give_transformers_losses():

@@ -3,7 +3,7 @@
 Textual's Input sets its `virtual_size` to the text's width on every change, and `virtual_size` is declared
 with `layout=True`; the next layout sets it back to the field's width. So each key laid out every widget on
 the screen (~80 on the Train view): ~12 ms of the UI thread per key on this 2-core machine, taken from a
-training run sharing the cores (benchmarks/ui_latency.py). Our fields have fixed widths, so the text's width
+training run sharing the cores (benchmarks/interface/ui_latency.py). Our fields have fixed widths, so the text's width
 never changes the layout: declaring the reactive without `layout` halves the cost per key (~6 ms). A field
 sized `width: auto` still lays out on each change, because Input asks for that itself.
 

@@ -1,7 +1,7 @@
 """Speed's "MHA vs GQA vs MQA" panel: the live model's width, layers and heads built three times, kv_heads =
 heads, a divisor, 1, and cached greedy generation measured side by side in one run on the live model's device.
 
-`tui_lab.bench.gqa_speed.compare_kv_heads` measures (the function `benchmarks/gqa_speed.py` runs); this
+`tui_lab.bench.gqa_speed.compare_kv_heads` measures (the function `benchmarks/speed/gqa_speed.py` runs); this
 panel runs it in a thread worker with a progress bar and Cancel, then shows tokens/s and KV cache bytes per
 token for each, and how many bytes a decode step reads: the weights once, plus the whole cache (which is
 what grouped-query attention shrinks).

@@ -8,14 +8,14 @@ REDRAW_HZ times a second, so a fast run cannot flood the UI. Plots get downsampl
 (runs.MAX_PLOT_POINTS per line); the lr curve is fixed, so it is redrawn less.
 
 Every millisecond the app spends while a run trains is taken from the trainer's threads on a 2-core machine
-(benchmarks/ui_latency.py measures the app's CPU per wall second), so a tick draws only what changed and is on
+(benchmarks/interface/ui_latency.py measures the app's CPU per wall second), so a tick draws only what changed and is on
 screen: nothing while another view is shown (drawn when the view comes back), no hidden panel, no widget
 whose content is the same as last time.
 
 While a run trains, the plots also give way (the status line never does): the loss plot redraws within
 PLOT_SHARE of the UI thread's time (LinePlot.cost_s), no plot redraws while keys arrive (each key's echo
 first), and text cursors do not blink. Measured with the UI thread at nice 5 (tui_lab/app/priority.py),
-benchmarks/ui_latency.py, 10 rounds each: in-app / headless 0.905 before the keys held the plots, 0.96 after;
+benchmarks/interface/ui_latency.py, 10 rounds each: in-app / headless 0.905 before the keys held the plots, 0.96 after;
 the app's CPU while watching a run fell from 4.5-6% of a core to 1.7-4%.
 """
 

@@ -25,7 +25,7 @@ DATA_CHOICES = (("built-in corpus", "corpus"), ("text file", "file"), ("task: co
                 ("task: reverse", "reverse"), ("task: numbers-de", "numbers-de"),
                 ("task: names", "names"))
 # The headless engine's batch and length (`tui-lab train`): a step of 32 x 128 tokens is big enough that the
-# UI thread's share of the GIL costs little (benchmarks/ui_latency.py: in-app 78-80% of headless tokens/s;
+# UI thread's share of the GIL costs little (benchmarks/interface/ui_latency.py: in-app 78-80% of headless tokens/s;
 # 16 x 64 gave 62-74%), and the plot still moves several times a second.
 APP_LM: dict[str, Any] = dict(steps=400, batch_size=32, seq_len=128, lr=3e-3, schedule="cosine", vocab=512,
                               eval_every=50, eval_batches=4, sample_every=50)

@@ -6,7 +6,7 @@ the hook points' activations (`run_with_cache`, same names), the logit lens (Tra
 `enable_compatibility_mode()`, i.e. fold_ln and center_writing_weights, against ours on the raw weights).
 Prints the largest difference of each; the last line is JSON.
 
-    PYTHONPATH=.:<transformer-lens install> python benchmarks/transformer_lens_check.py
+    PYTHONPATH=.:<transformer-lens install> python benchmarks/agreement/transformer_lens_check.py
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "support"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 

@@ -2,7 +2,7 @@
 `performer-pytorch` 1.1.4, the reference implementations on the package registry (optional: not dependencies).
 
     pip install --no-deps linformer performer-pytorch einops "local-attention==1.9.0" axial-positional-embedding
-    python benchmarks/efficient_attention_check.py
+    python benchmarks/agreement/efficient_attention_check.py
 
 Linformer: the lab's SelfAttention (bias off, headwise E and F) given `LinformerSelfAttention`'s weights, the
 same input; outputs should agree to float rounding, at the full length and at a shorter one (both use E's first

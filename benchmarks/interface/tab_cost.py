@@ -6,7 +6,7 @@ it until the screen, read with its colours every few ms, differs from the one be
 waits for the screen to settle before the next. Prints the times per size, their medians and maxima,
 and last one JSON object.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/tab_cost.py [--tabs 12] [--sizes 80x24,160x48] [--idle]
+    PYTHONPATH=. .venv/bin/python benchmarks/interface/tab_cost.py [--tabs 12] [--sizes 80x24,160x48] [--idle]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "support"))
 from walk import Busy, Walk  # noqa: E402
 
 

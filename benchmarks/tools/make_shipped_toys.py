@@ -1,7 +1,7 @@
 """Make the trained toys that ship inside the package, each with one `tui-lab train` command and a fixed seed.
 
-    python benchmarks/make_shipped_toys.py                                       # both toys
-    python benchmarks/make_shipped_toys.py --only transformer-2017-toy-numbers-de
+    python benchmarks/tools/make_shipped_toys.py                                       # both toys
+    python benchmarks/tools/make_shipped_toys.py --only transformer-2017-toy-numbers-de
 
 For each toy it runs the command below (printed first) into a scratch folder, copies the weights, config and
 tokenizer into `tui_lab/shipped/<name>/` (not the optimizer state, which would triple the size), measures the
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "tui_lab" / "shipped"
 # The train command of each toy (arguments to `tui-lab`), its base preset and what it learned from.
 TOYS = {
@@ -100,7 +100,7 @@ def install(name: str, out: Path, toy: dict, command: list[str], done: dict, sec
     train_config = train_state["train_config"] | {"out": None}  # the scratch folder is no one else's path
     meta["shipped"] = {"name": name, "base_preset": base, "command": " ".join(command), "train_config": train_config,
                        "train_seconds_wall": round(seconds, 1), "done": done,
-                       "made_by": "benchmarks/make_shipped_toys.py"}
+                       "made_by": "benchmarks/tools/make_shipped_toys.py"}
     folder = SHIPPED / name
     tmp = SHIPPED / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)

@@ -9,7 +9,7 @@ check at >= --threshold; null: never), and the alignment grid of one held-out ex
 is its hard attention). numbers-de's German puts units before tens ("twenty one" -> "ein und zwanzig"), which
 a monotonic alignment cannot follow. Last line: JSON.
 
-    python benchmarks/guided_cross_attention.py [--steps N] [--tasks copy numbers-de] [--threads 1]
+    python benchmarks/methods/guided_cross_attention.py [--steps N] [--tasks copy numbers-de] [--threads 1]
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ the dense twin is moe-toy with `ffn = "dense"` and d_ff = experts_per_token x d_
 the same FFN width (the MoE adds only its router, d_model x experts per layer). The MoE holds twice the FFN
 parameters in total. Prints one line per model, then a JSON line with the numbers.
 
-    python benchmarks/moe_vs_dense.py [--steps 300] [--threads 2] [--batch 16] [--seq 128]
+    python benchmarks/methods/moe_vs_dense.py [--steps 300] [--threads 2] [--batch 16] [--seq 128]
 
 Measured (2 shared cores, load ~16, `--steps 200 --batch 16 --seq 64 --threads 1`): moe-toy val loss 0.674
 nats/char (1,846,272 params, 1,059,840 active), the dense twin 0.680 (1,057,792): equal within noise at this

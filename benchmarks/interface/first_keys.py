@@ -12,7 +12,7 @@ and one pressed a second later (when the views that are not shown mount behind t
   - type_late:  --preset; `i` and a digit 1 s after the first frame: seconds from that press until it shows.
 Prints one line per run, the medians, and last one JSON object.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/first_keys.py [--runs 3] [--idle] [--probes tour,type]
+    PYTHONPATH=. .venv/bin/python benchmarks/interface/first_keys.py [--runs 3] [--idle] [--probes tour,type]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "support"))
 from walk import Busy, Walk, field_text  # noqa: E402
 
 FIRST_FRAME, ATTENTION, STEP_2 = "parameters", "text The streets", "Step 2 of"

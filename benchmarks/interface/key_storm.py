@@ -6,7 +6,7 @@ long until the app is idle again, the view shown, and the process's CPU and memo
 Also a resize storm: the terminal resized to 40x12 and back `--resizes` times, then the time until a view switch
 sent after it shows.
 
-    .venv/bin/python benchmarks/key_storm.py [--keys 600] [--watch 30] [--train]
+    .venv/bin/python benchmarks/interface/key_storm.py [--keys 600] [--watch 30] [--train]
 
 The last line is one JSON object: {"keys", "settle_s", "last_view_ok", "cpu_after" (CPU s per wall s over the
 watch), "rss_before_mb", "rss_after_mb", "rss_end_mb", "rss_growth_watch_mb", "switch_after_s", ...}.
@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tui_lab.openmp import configure_openmp  # noqa: E402
 

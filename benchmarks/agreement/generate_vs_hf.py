@@ -6,7 +6,7 @@ prompt (HF's `min_new_tokens` rules out an early stop), timed alternately. Print
 ratio at torch's default threads (issue 10's row), on the thread count the decode policy chooses for our
 cached path (both models on it), and in a child process started with OMP_NUM_THREADS=1. Last line: JSON.
 
-    python benchmarks/generate_vs_hf.py [--new-tokens 200] [--prompt-len 16] [--repeats 5] [--no-reference]
+    python benchmarks/agreement/generate_vs_hf.py [--new-tokens 200] [--prompt-len 16] [--repeats 5] [--no-reference]
 """
 
 from __future__ import annotations
@@ -15,12 +15,16 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
-from one_thread import add_reference_options, machine_line, reference_argv, rerun_with_one_thread
 from transformers import GPT2Config, GPT2LMHeadModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))  # one_thread, run from anywhere
+from one_thread import add_reference_options, machine_line, reference_argv, rerun_with_one_thread  # noqa: E402
 
 from tui_lab import build_model, load_preset
 from tui_lab.generation import generate

@@ -6,7 +6,7 @@ decoder layer, mean of heads: what the Train view draws) is the diagonal's (`dia
 alignment = the first check at >= --threshold (null: never). Copy wants a diagonal; numbers-de's German puts
 units before tens, so the monotonic prior fights it. Last line: JSON.
 
-    python benchmarks/guided_attention.py [--steps 300] [--weight 1.0] [--threads 1]
+    python benchmarks/methods/guided_attention.py [--steps 300] [--weight 1.0] [--threads 1]
 """
 
 from __future__ import annotations

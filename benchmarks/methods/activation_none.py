@@ -8,7 +8,7 @@ A person reproduces each curve with
 
 and overlays the two in the app's Train view (train twice, press v). Last line: JSON.
 
-    python benchmarks/activation_none.py [--task numbers-de] [--steps 300] [--threads 1]
+    python benchmarks/methods/activation_none.py [--task numbers-de] [--steps 300] [--threads 1]
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ repeat, so a machine whose load changes during the run slows them alike. One thr
 CPU, OpenMP's spin-waiting threads beside other busy processes make every step erratic (`--threads 0`: the
 count the app would pick, measured once per machine). Last line: JSON.
 
-    python benchmarks/gqa_speed.py [--batch 4] [--prompt-len 512] [--new-tokens 128] [--repeats 3] [--threads 1]
+    python benchmarks/speed/gqa_speed.py [--batch 4] [--prompt-len 512] [--new-tokens 128] [--repeats 3] [--threads 1]
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ For the device it is given, each check appends one JSON line as it finishes (to 
 then a summary line; the exit code is 1 if any check failed (2: the device is not there). A GPU box
 rented for an hour runs it once before anything else:
 
-    python benchmarks/gpu_check.py --device cuda --out gpu-check.jsonl      # ~2-3 minutes on one GPU
-    python benchmarks/gpu_check.py --device cpu --smoke                      # small sizes, <= 60 s: CI
+    python benchmarks/gpu/gpu_check.py --device cuda --out gpu-check.jsonl      # ~2-3 minutes on one GPU
+    python benchmarks/gpu/gpu_check.py --device cpu --smoke                      # small sizes, <= 60 s: CI
 
 Every line: {"check", "device", "ok" (true / false / null for skipped), "seconds", ...what it measured},
 and "error" (one line) where a check failed. The checks, in order (`--only` picks sections):
@@ -39,8 +39,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling benchmarks, run from anywhere
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the source tree, before an installed copy
+# The sibling checks, and the benchmarks of other rooms they reuse (agreement with transformers, speed, the
+# interface's latency probe), run from anywhere.
+for room in ("interface", "speed", "agreement", "gpu"):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / room))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the source tree, before an installed copy
 
 SECTIONS = ("families", "train", "hf", "cache", "mfu", "app")
 

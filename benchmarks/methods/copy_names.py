@@ -6,7 +6,7 @@ Held-out names never occur in training nor in the vocabulary, so without copying
 answer <unk> for them; with the pointer-generator it copies the name from the source.
 Prints one line per run and, last, one JSON line.
 
-    python benchmarks/copy_names.py [--steps N] [--seed 0] [--threads 2] [--out DIR]
+    python benchmarks/methods/copy_names.py [--steps N] [--seed 0] [--threads 2] [--out DIR]
 
 Measured (seed 0, 150 steps, 2 shared CPU cores at load ~10-16): without copy held-out exact match 0.000
 (val loss 0.0066: the templates are learned, the names cannot be said), with copy 1.000 (val loss 0.0058).

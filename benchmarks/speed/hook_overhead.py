@@ -10,7 +10,7 @@ cached greedy generation of `--new-tokens` tokens after a 16-token prompt (`gene
 step (`model.decode` of one token; many more samples, so the finest comparison). The summary is each side's
 median and B / A. Last line: JSON.
 
-    python benchmarks/hook_overhead.py [--steps 200] [--generations 40] [--new-tokens 128] [--decode-rounds 20]
+    python benchmarks/speed/hook_overhead.py [--steps 200] [--generations 40] [--new-tokens 128] [--decode-rounds 20]
                                        [--baseline REV]
 """
 
@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # this tree's tui_lab, whatever the environment has installed
 BASELINE = "main"  # run on the hooks' branch before it merges (or name the revision before the hooks)
 TARGET = 0.02

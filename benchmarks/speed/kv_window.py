@@ -8,7 +8,7 @@ one equals `analysis.cost.kv_cache_bytes`), the median decode step as tokens/s, 
 all the decode steps. The two take turns within each repeat so changing load weighs on both; both must pick
 the same tokens. One thread by default (a shared CPU). Last line: JSON.
 
-    python benchmarks/kv_window.py [--window 128] [--prompt-len 128] [--new-tokens 640] [--batch 4] [--repeats 3]
+    python benchmarks/speed/kv_window.py [--window 128] [--prompt-len 128] [--new-tokens 640] [--batch 4] [--repeats 3]
 """
 
 from __future__ import annotations

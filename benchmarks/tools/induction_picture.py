@@ -1,8 +1,8 @@
 """The README's induction-head picture, computed: train the induction-heads experiment's two-layer model and
 draw, on one held-out sequence, the attention of its best induction head and of the layer-0 head it reads.
 
-    PYTHONPATH=. python benchmarks/induction_picture.py            # the quick run (seed 1, 500 steps), ~20 s
-    PYTHONPATH=. python benchmarks/induction_picture.py --full     # 1,500 steps
+    PYTHONPATH=. python benchmarks/tools/induction_picture.py            # the quick run (seed 1, 500 steps), ~20 s
+    PYTHONPATH=. python benchmarks/tools/induction_picture.py --full     # 1,500 steps
 
 Prints the picture as text (the README pastes it): rows are the query positions of the repeated block, columns
 the key positions from the first block's start to the end of the repeat; each cell is shaded by the attention

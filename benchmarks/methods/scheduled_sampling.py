@@ -1,10 +1,10 @@
 """Scheduled sampling (Bengio et al. 2015) vs teacher forcing: held-out exact match per schedule.
 
-On `reverse-long` (reverse with 12..20 words, benchmarks/seq2seq_common.py) and numbers-de, on
+On `reverse-long` (reverse with 12..20 words, benchmarks/methods/seq2seq_common.py) and numbers-de, on
 transformer-2017-toy with each task's default settings except --steps. Each schedule's rate is the default
 fitted to the run's length (tui_lab/train/scheduled_sampling.py). Last line: JSON.
 
-    python benchmarks/scheduled_sampling.py [--steps 300] [--threads 1] [--tasks reverse-long numbers-de]
+    python benchmarks/methods/scheduled_sampling.py [--steps 300] [--threads 1] [--tasks reverse-long numbers-de]
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ length that slides anyway (`--new-tokens 256`) is flagged. Each path runs on the
 policy chooses for it (`tui_lab.generation.threads`); the reference column reruns everything in a child
 process started with OMP_NUM_THREADS=1. Random weights: speed does not depend on them. Last line: JSON.
 
-    python benchmarks/generate_speed.py [--new-tokens 64 240] [--prompt-len 16] [--repeats 3] [--no-reference]
+    python benchmarks/speed/generate_speed.py [--new-tokens 64 240] [--prompt-len 16] [--repeats 3] [--no-reference]
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ Bytecode: an installed app runs from compiled `.pyc` files (Textual in the venv 
 with PYTHONDONTWRITEBYTECODE=1 compiles every tui_lab module on every launch. So the apps run with
 bytecode written under a temporary PYTHONPYCACHEPREFIX, after one untimed warm-up launch each.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/launch_time.py [--runs 7] [--preset gpt2-toy]
+    PYTHONPATH=. .venv/bin/python benchmarks/interface/launch_time.py [--runs 7] [--preset gpt2-toy]
     # another tree (an older checkout) beside this one, in the same session:
-    PYTHONPATH=. .venv/bin/python benchmarks/launch_time.py --tree before=../before --tree after=.
+    PYTHONPATH=. .venv/bin/python benchmarks/interface/launch_time.py --tree before=../before --tree after=.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "support"))
 from walk import Tmux  # noqa: E402  (the walk's control client: one tmux driver for tests and benchmarks)
 
 BARE_TEXT = "bare Textual app: first frame"

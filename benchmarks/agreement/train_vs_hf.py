@@ -4,7 +4,7 @@ Both models are built from one config (default: the gpt2-toy preset), get the sa
 optimizer (AdamW, lr 3e-4), and are timed step by step in alternation so machine noise hits both alike.
 Prints both throughputs and their ratio; the last line is one JSON object.
 
-    python benchmarks/train_vs_hf.py [--preset gpt2-toy] [--batch 8] [--seq-len 128] [--steps 30]
+    python benchmarks/agreement/train_vs_hf.py [--preset gpt2-toy] [--batch 8] [--seq-len 128] [--steps 30]
 """
 
 from __future__ import annotations

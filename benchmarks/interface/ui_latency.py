@@ -31,7 +31,7 @@ own rate, `tokens / step_s` from its StepEvent (the event's `tokens_per_s` is a 
 first step, docs/CONTRACTS.md, which would carry the warm-up steps along). The in-app run counts the steps
 while keys arrive (it is stopped after the last key); the headless run trains all `--steps`.
 
-    .venv/bin/python benchmarks/ui_latency.py [--steps 40] [--keys 60] [--rounds 6] [--profile]
+    .venv/bin/python benchmarks/interface/ui_latency.py [--steps 40] [--keys 60] [--rounds 6] [--profile]
 
 The last line is one JSON object: {"cpu", "load", "ratio", "pairs", "keys_p50_ms", "keys_p95_ms", ...}.
 """
@@ -52,7 +52,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tui_lab.app.priority import spawn, spawner_nice, thread_nice  # noqa: E402
 from tui_lab.openmp import configure_openmp  # noqa: E402

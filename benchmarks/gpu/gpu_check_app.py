@@ -3,7 +3,7 @@
 `tui-lab --preset gpt2-toy --device DEVICE` is launched and driven through the views a person would try
 first: Attention (the grids of the live model), a short Train run (in the app's trainer process, on the
 device; its trained weights become the live model), Generate and Speed. The Train run's per-step tokens/s
-is compared with the same run headless (benchmarks/ui_latency.py's `headless`, a fresh process on the
+is compared with the same run headless (benchmarks/interface/ui_latency.py's `headless`, a fresh process on the
 device). Where textual is not installed (a bare device machine) every app check is a skipped line.
 """
 

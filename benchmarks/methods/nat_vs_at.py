@@ -6,7 +6,7 @@ reports the trainer's exact match (greedy, the task's held-out split) and the ti
 source at a time (batch 1, greedy, the way a person generates), with the decoder passes it took. The seed
 predicts NAT is faster (one decoder pass) and worse. One line per run as it finishes, the last line JSON.
 
-    python benchmarks/nat_vs_at.py [--tasks numbers-de copy reverse] [--steps N] [--decode 100] [--threads 2]
+    python benchmarks/methods/nat_vs_at.py [--tasks numbers-de copy reverse] [--steps N] [--decode 100] [--threads 2]
 """
 
 from __future__ import annotations

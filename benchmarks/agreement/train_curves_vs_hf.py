@@ -11,7 +11,8 @@ Measured (Intel Xeon, 1 thread, batch 32 x 128, 200 steps, 644 s for both): iden
 (1.2570 vs 1.2550). With --double (float64) the largest gap over 100 steps is 0.0006%: what separates the
 float32 curves is rounding (fused vs unfused attention, summation order) that training amplifies.
 
-    python benchmarks/train_curves_vs_hf.py [--steps 200] [--log-every 10] [--batch 32] [--seq-len 128] [--threads N]
+    python benchmarks/agreement/train_curves_vs_hf.py [--steps 200] [--log-every 10] [--batch 32] [--seq-len 128] \
+        [--threads N]
 """
 
 from __future__ import annotations
