@@ -144,7 +144,7 @@ def measure_numbers(ckpt) -> dict:
 def measure_english(ckpt) -> dict:
     """Greedy continuations of the shared prompts, their word and loop checks, and the previous-token head."""
     from tui_lab.data.corpus import builtin_corpus
-    from tui_lab.shipped.checks import (
+    from tui_lab.toy_checks.checks import (
         PROMPTS,
         greedy_text,
         known_word_share,
@@ -152,7 +152,7 @@ def measure_english(ckpt) -> dict:
         repeated_ngram_share,
         words,
     )
-    from tui_lab.shipped.patterns import previous_token_head, reading_windows
+    from tui_lab.toy_checks.patterns import previous_token_head, reading_windows
 
     vocabulary = set(words(builtin_corpus()))
     samples = {prompt: greedy_text(ckpt.model, ckpt.tokenizer, prompt) for prompt in PROMPTS}

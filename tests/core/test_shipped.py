@@ -19,7 +19,7 @@ from tui_lab.generation import generate
 from tui_lab.model import build_model
 from tui_lab.presets import list_presets, load_preset, weights_of
 from tui_lab.shipped import CHECKPOINT_FILES, shipped_checkpoint, shipped_meta, shipped_names
-from tui_lab.shipped.checks import (
+from tui_lab.toy_checks.checks import (
     PROMPTS,
     greedy_text,
     known_word_share,
@@ -27,7 +27,7 @@ from tui_lab.shipped.checks import (
     repeated_ngram_share,
     words,
 )
-from tui_lab.shipped.patterns import chance_previous_weight, previous_token_scores, reading_windows
+from tui_lab.toy_checks.patterns import chance_previous_weight, previous_token_scores, reading_windows
 
 NUMBERS, ENGLISH = "transformer-2017-toy-numbers-de", "gpt2-toy-english"
 MAX_BYTES = 6_000_000  # "a few MB each"

@@ -85,7 +85,8 @@ def test_every_core_module_imports_without_textual_or_rich():
 
 def test_the_import_contracts_hold():
     """pyproject.toml's import-linter contracts: the faces side by side, the core's layers, no Textual in the
-    core, the views independent, no cycles between siblings (imports inside functions count)."""
+    core, no torch in what a person lists and edits, the app's own layers, no view importing the App, the views
+    independent, no cycles between siblings (imports inside functions count)."""
     root = Path(__file__).resolve().parents[2]
     exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
     assert exe, "import-linter is in the test extra"
@@ -101,10 +102,23 @@ def test_every_module_of_the_package_has_its_place_in_the_layers():
 
     root = Path(__file__).resolve().parents[2]
     contracts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
-    faces, core = (c for c in contracts if c["type"] == "layers")
+    faces, core = (c for c in contracts if c["type"] == "layers" and c["containers"] == ["tui_lab"])
     placed = {name.strip() for layer in faces["layers"] + core["layers"] for name in layer.replace("|", ":").split(":")}
     modules = {p.stem for p in (root / "tui_lab").iterdir()
                if (p.suffix == ".py" or (p / "__init__.py").exists()) and not p.name.startswith("__")}
     assert modules - placed == set(), "place these in pyproject.toml's import contracts"
     no_textual = next(c for c in contracts if c["type"] == "forbidden")["source_modules"]
     assert {f"tui_lab.{m}" for m in modules - {"app", "cli"}} == set(no_textual)
+
+
+def test_every_part_of_the_app_has_its_place_in_the_app_layers():
+    """The app's own layers (the App over the views over the modals over the widgets) name each of its packages,
+    so a new one is placed or the test says where it is missing."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    contracts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    app_layers = next(c for c in contracts if c["type"] == "layers" and c["containers"] == ["tui_lab.app"])
+    placed = {name.strip() for layer in app_layers["layers"] for name in layer.replace("|", ":").split(":")}
+    packages = {p.name for p in (root / "tui_lab" / "app").iterdir() if (p / "__init__.py").exists()}
+    assert packages | {"app"} <= placed

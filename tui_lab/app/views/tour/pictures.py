@@ -81,7 +81,7 @@ def _positions(d_model: int) -> GridSpec:
 def _prev_head(loaded) -> tuple[GridSpec, dict[str, float]]:
     import torch
 
-    from tui_lab.shipped.patterns import chance_previous_weight
+    from tui_lab.toy_checks.patterns import chance_previous_weight
 
     layer, head = previous_token_meta()["layer"], previous_token_meta()["head"]
     ids = loaded.codec.encode(ENGLISH_SENTENCE)
