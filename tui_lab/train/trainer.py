@@ -28,33 +28,35 @@ from tui_lab.analysis.cost import training_flops_per_token
 from tui_lab.checkpoint import SaveError
 from tui_lab.config import ModelConfig
 from tui_lab.devices import out_of_memory, out_of_memory_line, pick_device, release_cached_memory
-from tui_lab.hardware import matmul_peak_flops, remeasure_peak
 from tui_lab.model import build_model
 from tui_lab.model.moe import record_routing
 from tui_lab.run_control import Controlled, RunControl
 from tui_lab.train import distributed
 from tui_lab.train.config import TrainConfig
 from tui_lab.train.data_source import build_source
-from tui_lab.train.evaluation import EvaluationMixin
+from tui_lab.train.evaluation import Evaluator
 from tui_lab.train.events import (
     CheckpointEvent,
     ErrorEvent,
     EvalEvent,
     Event,
+    SampleEvent,
+    StartEvent,
     StepEvent,
 )
 from tui_lab.train.layer_groups import layer_groups
 from tui_lab.train.objective import check_methods, loss_sums
 from tui_lab.train.routing import router_stats
-from tui_lab.train.run_loop import RunLoopMixin
+from tui_lab.train.run_loop import RunLoop
 from tui_lab.train.scheduled_sampling import sampled_inputs, teacher_forcing
 from tui_lab.train.schedules import learning_rate
 from tui_lab.train.setup import as_source, fit_model_config, given_config, make_optimizer, starting_model
+from tui_lab.train.throughput import Throughput
 
 OOM_HINT = "try a smaller batch_size or seq_len (or a smaller model)"
 
 
-class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
+class Trainer(Controlled):
     def __init__(self, model_config: ModelConfig | None, train_config: TrainConfig, device: str | None = "cpu",
                  on_event: Callable[[Event], None] | None = None, data: Any = None, tokenizer: Any = None,
                  peak_flops: float | None = None, model: nn.Module | None = None) -> None:
@@ -77,17 +79,16 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
         self.groups = layer_groups(self.model)
         self.data_gen = torch.Generator().manual_seed(c.seed)
         self.step_count = 0
-        self._peak = peak_flops  # measured (or read from the cache) at the first step, never while building
-        self._peak_checked = peak_flops is not None  # a given peak is the caller's; a kept one is checked once
         self.flops_per_token = training_flops_per_token(self.model_config,
                                                         self.source.context() or self.model_config.max_len)
+        self.throughput = Throughput(self.device, self.peak_dtype, self.flops_per_token, self.dist.world, peak_flops)
         self.last_loss: float | None = None
         self.last_eval: EvalEvent | None = None
         self._tokens_seen, self._train_seconds = 0, 0.0
-        self._window = {"tokens": 0, "seconds": 0.0, "flops": 0.0}  # every step this process ran: tokens/s, MFU
         self._stop_agreed = False
         self._started = False
         self._methods: dict[str, float | None] = {}  # the step's teacher forcing and guided-attention loss
+        self.evaluator = Evaluator(c, self.source, self.dist, self.device)
 
     # -- building ----------------------------------------------------------------------------------
     def _build_model(self, start: nn.Module | None = None) -> tuple[nn.Module, torch.Tensor, torch.Tensor | None]:
@@ -122,16 +123,7 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
 
     @property
     def peak_flops(self) -> float:
-        if self._peak is None:
-            self._peak = matmul_peak_flops(self.device, self.peak_dtype)
-        return self._peak
-
-    def _check_peak(self, flops_per_s: float) -> None:
-        """Achieved FLOP/s above the kept peak means that peak was measured under load (or on another
-        machine): measure it again, once per run, and keep the higher figure."""
-        if not self._peak_checked and flops_per_s > self.peak_flops:
-            self._peak_checked = True
-            self._peak = remeasure_peak(self.device, self.peak_dtype)
+        return self.throughput.peak_flops
 
     @property
     def is_seq2seq(self) -> bool:
@@ -141,11 +133,50 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
     def tokenizer(self):
         return self.source.tokenizer
 
+    # -- the run, and what it does between steps --------------------------------------------------------
+    def run(self) -> Event:
+        """Train until `steps`, a stop, or a non-finite loss; returns the last event (done/stopped/error)."""
+        return RunLoop(self).run()
+
+    def evaluate(self) -> EvalEvent:
+        """Validation loss on the fixed held-out batches (and exact match for seq2seq), sent as an event."""
+        self.last_eval = self.evaluator.evaluate(self.model, self.step_count)
+        self.emit(self.last_eval)
+        return self.last_eval
+
+    def sample(self) -> SampleEvent | None:
+        """A completion or a greedy translation of a held-out source (rank 0 only), sent as an event."""
+        event = self.evaluator.sample(self.model, self.step_count)
+        if event is not None:
+            self.emit(event)
+        return event
+
+    def stopping(self) -> bool:
+        # Under DDP every rank must stop at the same step, so only the all-reduced flag counts.
+        return self._stop_agreed if self.dist.enabled else self.control.stopped
+
+    def rates(self) -> tuple[float, float | None]:
+        """tokens/s and MFU over every step this process ran (None before the first step)."""
+        return self.throughput.rates()
+
+    def announce(self) -> None:
+        """The run's StartEvent, once (the first step or `run()`, whichever comes first)."""
+        if self._started:
+            return
+        self._started = True
+        params = sum(p.numel() for p in self.model.parameters())
+        self.emit(StartEvent(self.step_count, self.train_config.steps, self.model_config.to_dict(),
+                             self.train_config.to_dict(), params, self.device, self.dist.world, list(self.notes)))
+
+    def emit(self, event: Event) -> None:
+        if self.on_event is not None and self.dist.is_main:
+            self.on_event(event)
+
     # -- one step ----------------------------------------------------------------------------------
     def step(self) -> StepEvent | ErrorEvent:
         """Exactly one optimizer update (or an ErrorEvent, weights untouched, if the loss is not finite)."""
         with self._lock:
-            self._announce()
+            self.announce()
             try:
                 return self._step()
             except Exception as err:
@@ -160,7 +191,7 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
         self.optimizer.zero_grad(set_to_none=True)
         release_cached_memory(self.device)
         event = ErrorEvent(self.step_count, line)
-        self._emit(event)
+        self.emit(event)
         return event
 
     def _autocast(self) -> contextlib.AbstractContextManager:
@@ -245,7 +276,7 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
         what = f"loss {loss}" if not math.isfinite(loss) else f"gradient norm {grad_norm}"
         event = ErrorEvent(self.step_count, f"{what} at step {self.step_count + 1} is not finite; training "
                                             "stopped and kept the weights of the last good step (try a lower lr)")
-        self._emit(event)
+        self.emit(event)
         return event
 
     def _step_event(self, loss: float, lr: float, grad_norm: float, layer_norms: dict[str, float], tokens: int,
@@ -253,15 +284,11 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
         self._tokens_seen += tokens
         self._train_seconds += seconds
         self.last_loss = loss
-        # One window for every tokens/s and MFU (step events, the done event, the CLI, the app): all the
-        # steps this process ran. A single step's rate swung 120-900 tokens/s on a shared machine.
-        w = self._window
-        w["tokens"], w["seconds"] = w["tokens"] + tokens, w["seconds"] + seconds
-        w["flops"] += targets * self.flops_per_token  # per target (decoder-side) token, see docs/CONTRACTS.md
-        tokens_per_s, mfu = self._rates()
+        self.throughput.add(tokens, targets, seconds)
+        tokens_per_s, mfu = self.rates()
         event = StepEvent(self.step_count, loss, lr, grad_norm, layer_norms, tokens, tokens_per_s, mfu, seconds,
                           **moe, **self._methods)
-        self._emit(event)
+        self.emit(event)
         return event
 
     # -- checkpoints -------------------------------------------------------------------------------
@@ -285,7 +312,7 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
         if failure is not None:
             self._rescue(failure)
         if path is not None:
-            self._emit(CheckpointEvent(self.step_count, str(path)))
+            self.emit(CheckpointEvent(self.step_count, str(path)))
         return path
 
     def _rescue(self, failure: Exception) -> None:
@@ -302,7 +329,7 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
                 failure = SaveError(failure.folder, f"{failure.reason}; nor to {target}: {err.reason}",
                                     failure.needed)
                 continue
-            self._emit(CheckpointEvent(self.step_count, str(saved)))
+            self.emit(CheckpointEvent(self.step_count, str(saved)))
             raise RunRescued(failure, saved)
         raise failure
 

@@ -6,6 +6,7 @@ from train_helpers import lm_config, small_lm_data, tiny_lm, tiny_seq2seq
 
 from tui_lab.data import load_task
 from tui_lab.train import StepEvent, Trainer, train_config_for
+from tui_lab.train import throughput as throughput_module
 from tui_lab.train import trainer as trainer_module
 
 PEAK = 1e11
@@ -44,7 +45,7 @@ def test_every_rate_is_over_the_same_window_and_the_done_event_agrees():
 
 def test_the_peak_is_not_measured_while_building_only_at_the_first_step(monkeypatch):
     calls = []
-    monkeypatch.setattr(trainer_module, "matmul_peak_flops", lambda device, *dtype: calls.append(device) or 2e10)
+    monkeypatch.setattr(throughput_module, "matmul_peak_flops", lambda device, *dtype: calls.append(device) or 2e10)
     trainer = Trainer(tiny_lm(), lm_config(steps=2), data=small_lm_data())
     assert calls == []  # building a trainer (the app does it as a view opens) measures nothing
     event = trainer.step()
