@@ -8,18 +8,38 @@ loop reads on one page and the step itself stays in trainer.py.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from tui_lab.checkpoint import SaveError
 from tui_lab.devices import out_of_memory_line, release_cached_memory
-from tui_lab.train.events import DoneEvent, ErrorEvent, Event, StoppedEvent
+from tui_lab.run_control import RunControl
+from tui_lab.train.config import TrainConfig
+from tui_lab.train.events import DoneEvent, ErrorEvent, EvalEvent, Event, SampleEvent, StepEvent, StoppedEvent
 
-if TYPE_CHECKING:
-    from tui_lab.train.trainer import Trainer
+
+class Trains(Protocol):
+    """What the loop asks of a trainer (tui_lab.train.trainer.Trainer is the one)."""
+
+    train_config: TrainConfig
+    control: RunControl
+    device: str
+    step_count: int
+    last_loss: float | None
+    last_eval: EvalEvent | None
+
+    def step(self) -> StepEvent | ErrorEvent: ...
+    def evaluate(self) -> EvalEvent: ...
+    def sample(self) -> SampleEvent | None: ...
+    def save(self, folder: str | Path | None = None) -> Path | None: ...
+    def stopping(self) -> bool: ...
+    def rates(self) -> tuple[float, float | None]: ...
+    def announce(self) -> None: ...
+    def emit(self, event: Event) -> None: ...
 
 
 class RunLoop:
-    def __init__(self, trainer: Trainer) -> None:
+    def __init__(self, trainer: Trains) -> None:
         self.trainer = trainer
 
     def run(self) -> Event:
