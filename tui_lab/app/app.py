@@ -18,22 +18,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from textual import events
-from textual.app import App, ComposeResult, ScreenStackError, SystemCommand
+from textual.app import ComposeResult, ScreenStackError, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header, TabbedContent, TabPane
-from textual.widgets._tabbed_content import ContentTab, ContentTabs
 
 from tui_lab.analysis import memory
-from tui_lab.app import escape_keys
 from tui_lab.app.first_frame import FirstFrame
 from tui_lab.app.key_queue import KeyQueue
 from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus
 from tui_lab.app.origin import origin_subtitle
 from tui_lab.app.steady_screen import SteadyScreen
+from tui_lab.app.textual_private import (
+    ContentTab,
+    ContentTabs,
+    FocusFollowingTabs,
+    LabAppBase,
+    install_parser,
+    no_screens,
+)
 from tui_lab.app.view_focus import first_field_of, home_of, in_field
 from tui_lab.app.widgets.grid_cells import use_theme
 from tui_lab.app.widgets.steady_footer import SteadyFooter
@@ -99,7 +105,7 @@ def _tab_label(i: int, spec: ViewSpec) -> str:
 TABS_WIDTH = sum(len(_tab_label(i, spec)) + 2 for i, spec in enumerate(VIEWS))  # labels and their padding
 
 
-class Views(TabbedContent):
+class Views(FocusFollowingTabs):
     """The views' tabs. A pane whose widget took the focus comes to the front, as in Textual, unless the
     focus has moved on since: switching views at typing speed (F6 F5), the Run button focused by F6 told its
     pane late and brought Speed back over Generate."""
@@ -109,14 +115,12 @@ class Views(TabbedContent):
         # number and F-keys switch views, and a view opens on its home widget.
         self.get_child_by_type(ContentTabs).can_focus = False
 
-    def _on_tab_pane_focused(self, event: TabPane.Focused) -> None:
+    def stale_focus(self, pane: TabPane) -> bool:
         focused = self.app.focused
-        if focused is None or event.tab_pane not in focused.ancestors:
-            event.stop()
-            event.prevent_default()  # stale: TabbedContent's own handler would switch back
+        return focused is None or pane not in focused.ancestors
 
 
-class TuiLabApp(App):
+class TuiLabApp(LabAppBase):
     CSS_PATH = "tui_lab.tcss"
     TITLE = "tui-lab"
     BINDINGS = [
@@ -134,7 +138,7 @@ class TuiLabApp(App):
                  first_view: str = VIEWS[0].id) -> None:
         super().__init__()
         self.first_view = next(spec for spec in VIEWS if spec.id == first_view)  # the view the app opens on
-        escape_keys.install()  # Esc and a key read in one go are Esc and the key, not alt+key
+        install_parser()  # Esc and a key read in one go are Esc and the key, not alt+key
         self.live = LiveModel(config, device)
         self._checkpoint, self._from_hf = checkpoint, from_hf
         self.hf_options: dict[str, bool] = {}  # --download / --allow-pickle for from_hf (cli/launch.py sets them)
@@ -172,7 +176,7 @@ class TuiLabApp(App):
             self._click_pause = self.set_timer(CLICK_WAIT_S, self._end_click_pause)
             await super().on_event(event)
         elif isinstance(event, events.Key) and self.keys.landed(event):
-            if not self._screen_stack:  # quitting
+            if no_screens(self):  # quitting
                 return
             await super().on_event(event)  # back at the App: its bindings (Tab, a view's key) act first
             await self._next_key()
@@ -180,7 +184,7 @@ class TuiLabApp(App):
             await super().on_event(event)
 
     def _on_other_view_tab(self, event: events.MouseDown) -> bool:
-        if self._click_pause is not None or not self._screen_stack or self.screen is not self.screen_stack[0]:
+        if self._click_pause is not None or no_screens(self) or self.screen is not self.screen_stack[0]:
             return False
         try:
             widget, _ = self.screen.get_widget_at(event.screen_x, event.screen_y)
@@ -204,7 +208,7 @@ class TuiLabApp(App):
             await self._resume_keys()
 
     async def _send_key(self, key: events.Key) -> None:
-        if not self.is_running or not self._screen_stack:  # quitting: no screen to route it to
+        if not self.is_running or no_screens(self):  # quitting: no screen to route it to
             return
         if key.key in ("enter", "escape") and len(self.screen_stack) > 1 and self._modal_pause is None:
             # Enter or Esc in a dialog or the palette may close it: the next keys are the view's then, not the
@@ -264,12 +268,10 @@ class TuiLabApp(App):
                         yield FirstFrame(self.live.config)
         yield SteadyFooter()  # rebuilt only when its keys change: a Tab between fields keeps it
 
-    def _handle_exception(self, error: Exception) -> None:
+    def error_while_quitting(self, error: Exception) -> bool:
         # q pressed while a hidden view still mounts: its on_mount then queries children the shutdown has
         # already closed. Quitting early is not a fault, so it leaves no traceback behind.
-        if not self._running and isinstance(error, (NoMatches, ScreenStackError)):
-            return
-        super()._handle_exception(error)
+        return isinstance(error, (NoMatches, ScreenStackError))
 
     def on_mount(self) -> None:
         self.theme = DARK
@@ -514,12 +516,11 @@ class TuiLabApp(App):
         self.sub_title = f"live model: {message.error}"
         self.notify(message.error, title="live model", severity="error", timeout=8)
 
-    async def _on_exit_app(self) -> None:
+    async def before_exit(self) -> None:
         """A served session saves its live model to its own folder before it goes (app/autosave.py)."""
         from tui_lab.app.autosave import autosave
 
         autosave(self.live)
-        await super()._on_exit_app()
 
     async def action_quit(self) -> None:
         """Quit, unless a view takes over first (`confirm_quit()` True: the Train view asks whether to save)."""

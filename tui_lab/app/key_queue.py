@@ -22,6 +22,8 @@ from textual.app import App
 from textual.message import Message
 from textual.widget import Widget
 
+from tui_lab.app.textual_private import key_stopped
+
 # The longest a key waits for the one before it. A key comes back in milliseconds, but a Tab that moves the
 # focus restyles and lays out the screen first: up to 1.7 s at 160 x 48 beside a busy CPU (issue 23's walk).
 FLIGHT_S = 10.0
@@ -76,7 +78,7 @@ class KeyQueue:
         end = time.monotonic() + FLIGHT_S
         # Stopped: a widget used it. The App's own Landed message then queues behind the key if the
         # screen bubbled it up to the App (Textual stops a key it bubbles back to its sender).
-        while self.in_flight is key and not key._stop_propagation and time.monotonic() < end \
+        while self.in_flight is key and not key_stopped(key) and time.monotonic() < end \
                 and target.is_attached:
             await asyncio.sleep(POLL_S)
         if self.in_flight is key:

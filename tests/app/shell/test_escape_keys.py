@@ -1,4 +1,4 @@
-"""Esc and the key after it, read from the terminal in one go, are Esc and that key (app/escape_keys.py)."""
+"""Esc and the key after it, read from the terminal in one go, are Esc and that key (app/textual_private.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tui_lab.app.escape_keys import EscThenKeyParser
+from tui_lab.app.textual_private import EscThenKeyParser
 
 
 def _keys(data: str) -> list[str]:

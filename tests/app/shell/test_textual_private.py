@@ -1,0 +1,57 @@
+"""Each private name of Textual that tui_lab/app/textual_private.py relies on still exists with the shape it uses.
+
+A Textual release that renames or reshapes one fails here, naming it, and nothing else has to be searched: the
+rest of the app uses no private name (tests/project/test_textual_private_sites.py). Written for Textual 8.2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+from textual import events
+from textual.app import App
+from textual.widgets import TabbedContent
+
+
+def _parameters(function) -> list[str]:
+    return list(inspect.signature(function).parameters)
+
+
+def test_the_xterm_parser_and_the_drivers_that_build_it():
+    parser = importlib.import_module("textual._xterm_parser").XTermParser
+    method = parser._sequence_to_key_events
+    assert _parameters(method) == ["self", "sequence", "alt"]
+    assert inspect.signature(method).parameters["alt"].default is False
+    for name in ("textual.drivers.linux_driver", "textual.drivers.linux_inline_driver"):
+        assert hasattr(importlib.import_module(name), "XTermParser"), f"{name} no longer names XTermParser"
+
+
+def test_the_app_hooks_it_overrides():
+    assert _parameters(App._handle_exception) == ["self", "error"]
+    assert inspect.iscoroutinefunction(App._on_exit_app) and _parameters(App._on_exit_app) == ["self"]
+
+
+def test_the_tab_bar():
+    module = importlib.import_module("textual.widgets._tabbed_content")
+    assert callable(module.ContentTab.add_prefix)
+    assert issubclass(module.ContentTabs, importlib.import_module("textual.widgets").Tabs)
+    assert _parameters(TabbedContent._on_tab_pane_focused) == ["self", "event"]
+
+
+async def test_the_private_state_it_reads():
+    app = App()
+    async with app.run_test():
+        assert app._running is True and list(app._screen_stack) == app.screen_stack
+    key = events.Key("x", "x")
+    assert key._stop_propagation is False
+    key.stop()
+    assert key._stop_propagation is True
+
+
+@pytest.mark.parametrize("name", ["no_screens", "app_running", "key_stopped", "install_parser"])
+def test_the_module_offers_each_read(name):
+    from tui_lab.app import textual_private
+
+    assert callable(getattr(textual_private, name))
