@@ -51,7 +51,9 @@ def rule_processors(rules: DecodingRules, prefix_len: int, max_length: int,
     if rules.forced_bos_id is not None:
         out.append(ForcedBOSTokenLogitsProcessor(rules.forced_bos_id))
     if rules.forced_eos_id is not None:
-        out.append(ForcedEOSTokenLogitsProcessor(max_length, rules.forced_eos_id, device=device))
+        forced = rules.forced_eos_id
+        out.append(ForcedEOSTokenLogitsProcessor(max_length, list(forced) if isinstance(forced, tuple) else forced,
+                                                 device=device))
     return out
 
 
