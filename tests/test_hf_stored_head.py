@@ -17,9 +17,20 @@ from tui_lab.loading import load_model
 
 transformers = pytest.importorskip("transformers")
 
-T5_SMALL = dict(vocab_size=168, d_model=32, d_kv=8, num_heads=4, d_ff=48, num_layers=2, num_decoder_layers=2,
-                relative_attention_num_buckets=8, relative_attention_max_distance=20, decoder_start_token_id=0,
-                pad_token_id=0, eos_token_id=1)
+T5_SMALL = dict(
+    vocab_size=168,
+    d_model=32,
+    d_kv=8,
+    num_heads=4,
+    d_ff=48,
+    num_layers=2,
+    num_decoder_layers=2,
+    relative_attention_num_buckets=8,
+    relative_attention_max_distance=20,
+    decoder_start_token_id=0,
+    pad_token_id=0,
+    eos_token_id=1,
+)
 
 
 def _config(folder: Path, **changes) -> dict:
@@ -39,8 +50,11 @@ def _max_diff(folder: Path, encoder_decoder: bool = False) -> tuple[float, torch
         with torch.no_grad():
             want, got = auto(input_ids=src, decoder_input_ids=tgt).logits, ours(src, tgt)
     else:
-        kind = transformers.AutoModelForMaskedLM if ours.config.family == "encoder-only" else \
-            transformers.AutoModelForCausalLM
+        kind = (
+            transformers.AutoModelForMaskedLM
+            if ours.config.family == "encoder-only"
+            else transformers.AutoModelForCausalLM
+        )
         auto = kind.from_pretrained(str(folder)).eval()
         x = torch.randint(0, 60, (2, 9), generator=g)
         with torch.no_grad():
@@ -59,8 +73,9 @@ def _own_head(model) -> None:
 def test_a_t5_saved_by_transformers_5_is_not_rescaled(tmp_path, ffn):
     """A v1.1-shaped T5 made and saved by 5.24: tie_word_embeddings true, scale_decoder_outputs false. The lab read
     the first alone and scaled by d_model^-0.5 (logits 0.18x at d_model 32); gated-relu and gelu_new were refused."""
-    model = transformers.T5ForConditionalGeneration(transformers.T5Config(**T5_SMALL, feed_forward_proj=ffn,
-                                                                          tie_word_embeddings=False))
+    model = transformers.T5ForConditionalGeneration(
+        transformers.T5Config(**T5_SMALL, feed_forward_proj=ffn, tie_word_embeddings=False)
+    )
     randomise(model).save_pretrained(tmp_path)
     saved = json.loads((tmp_path / "config.json").read_text())
     assert (saved["tie_word_embeddings"], saved["scale_decoder_outputs"]) == (True, False)
@@ -69,12 +84,15 @@ def test_a_t5_saved_by_transformers_5_is_not_rescaled(tmp_path, ffn):
     assert (ours.config.output_scale, ours.config.tie_embeddings) == ("none", True)
 
 
-@pytest.mark.parametrize("keys, scaled", [
-    ({"tie_word_embeddings": True, "scale_decoder_outputs": True}, True),  # original T5 saved by 5.24
-    ({"tie_word_embeddings": None, "scale_decoder_outputs": None}, True),  # neither key: T5Config's default
-    ({"tie_word_embeddings": False, "scale_decoder_outputs": None}, False),  # a 4.x v1.1 folder
-    ({"tie_word_embeddings": False, "scale_decoder_outputs": True}, True),  # the 5.24 key wins
-])
+@pytest.mark.parametrize(
+    "keys, scaled",
+    [
+        ({"tie_word_embeddings": True, "scale_decoder_outputs": True}, True),  # original T5 saved by 5.24
+        ({"tie_word_embeddings": None, "scale_decoder_outputs": None}, True),  # neither key: T5Config's default
+        ({"tie_word_embeddings": False, "scale_decoder_outputs": None}, False),  # a 4.x v1.1 folder
+        ({"tie_word_embeddings": False, "scale_decoder_outputs": True}, True),  # the 5.24 key wins
+    ],
+)
 def test_t5_rescale_follows_t5config(tmp_path, keys, scaled):
     randomise(transformers.T5ForConditionalGeneration(transformers.T5Config(**T5_SMALL))).save_pretrained(tmp_path)
     _config(tmp_path, **keys)
@@ -87,8 +105,11 @@ def test_t5_rescale_follows_t5config(tmp_path, keys, scaled):
 def test_a_flan_folder_resaved_by_transformers_5_keeps_its_head(tmp_path):
     """FLAN's shape (own lm_head) loaded and saved again by 5.24: tie_word_embeddings true, scale false, and both
     shared.weight and lm_head.weight stored. The lab dropped the head: greedy differed from token 0."""
-    model = randomise(transformers.T5ForConditionalGeneration(
-        transformers.T5Config(**T5_SMALL, feed_forward_proj="gated-gelu", tie_word_embeddings=False)))
+    model = randomise(
+        transformers.T5ForConditionalGeneration(
+            transformers.T5Config(**T5_SMALL, feed_forward_proj="gated-gelu", tie_word_embeddings=False)
+        )
+    )
     model.lm_head.weight = torch.nn.Parameter(torch.randn(168, 32) * 0.5)  # 5.24 ties it: a head of its own
     model.save_pretrained(tmp_path)
     diff, _, ours = _max_diff(tmp_path, encoder_decoder=True)
@@ -102,8 +123,9 @@ def test_a_flan_folder_resaved_by_transformers_5_keeps_its_head(tmp_path):
 
 
 def _gpt2(folder: Path):
-    config = transformers.GPT2Config(n_embd=32, n_layer=2, n_head=4, vocab_size=61, n_positions=64,
-                                     tie_word_embeddings=False)
+    config = transformers.GPT2Config(
+        n_embd=32, n_layer=2, n_head=4, vocab_size=61, n_positions=64, tie_word_embeddings=False
+    )
     return randomise(transformers.GPT2LMHeadModel(config))
 
 
@@ -113,9 +135,20 @@ def _llama(folder: Path):
 
 def _marian(folder: Path):
     config = transformers.MarianConfig(
-        d_model=32, encoder_ffn_dim=48, decoder_ffn_dim=48, encoder_layers=2, decoder_layers=2,
-        encoder_attention_heads=4, decoder_attention_heads=4, vocab_size=61, pad_token_id=60,
-        decoder_start_token_id=60, eos_token_id=0, max_position_embeddings=64, tie_word_embeddings=False)
+        d_model=32,
+        encoder_ffn_dim=48,
+        decoder_ffn_dim=48,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        vocab_size=61,
+        pad_token_id=60,
+        decoder_start_token_id=60,
+        eos_token_id=0,
+        max_position_embeddings=64,
+        tie_word_embeddings=False,
+    )
     model = randomise(transformers.MarianMTModel(config))
     with torch.no_grad():  # untied, transformers keeps three tables: one embedding, as Marian has
         for table in (model.model.encoder.embed_tokens, model.model.decoder.embed_tokens):

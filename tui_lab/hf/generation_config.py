@@ -227,13 +227,6 @@ def _defaults(read: _Reader, data: dict[str, Any], applied: list[str]) -> tuple[
     return defaults, ignored
 
 
-def decoding_source(folder: FolderGeneration) -> str:
-    """Which key of the folder chose between sampling and greedy/beam ranking, for `generate --json`."""
-    if "do_sample" in folder.applied:
-        return f"{folder.source} do_sample"
-    return f"transformers' default (no do_sample in {folder.source or 'the folder'}: greedy)"
-
-
 def _why_ignored(key: str, value: Any) -> str:
     if key in METADATA:
         return "metadata"

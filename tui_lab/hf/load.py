@@ -79,6 +79,8 @@ def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.d
     family = family_of(raw)
     config = family.config(raw, files.name)
     tokenizer, note = family_tokenizer(files.folder, raw, config)  # before the weights: a bad one fails fast
+    if getattr(tokenizer, "model_vocab", 0) is None and config.vocab > tokenizer.vocab_size:
+        tokenizer.model_vocab = config.vocab  # a padded vocab: generation may choose rows it cannot decode
     bans = read_bans(files.folder, raw, config.vocab)
     generation = read_generation(files.folder, raw, config.vocab, config.family == "encoder-decoder")
     chat = read_chat_template(files.folder)

@@ -24,7 +24,7 @@ def folder_form(folder: Any, base: GenerationSettings, start_len: int) -> dict[s
     if folder is None:
         return {}
     settings, taken = with_folder_defaults(base, set(), folder, start_len)
-    return {name: getattr(settings, name) for name in taken}
+    return {name: getattr(settings, name) for name in taken if name in TITLES}  # the form has no beam_sample field
 
 
 def field_text(value: Any) -> str:
