@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         note += f"; past max_len {loaded.config.max_len}: the window slid to the last tokens"
     if folder is not None and folder.line():
         note += f"; {folder.line()}" + (f" (defaults taken: {', '.join(from_folder)})" if from_folder else "")
+    if folder is not None:
+        note += f"; {result['decoding']['mode']} ({result['decoding']['from']})"
     console.print(f"[dim]{note}[/]", markup=True, highlight=False)
     return 0
 
