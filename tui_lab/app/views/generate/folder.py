@@ -37,6 +37,8 @@ def folder_note(folder: Any, form: dict[str, Any]) -> str:
     if folder is None or not folder.applied:
         return ""
     parts = []
+    if "do_sample" not in folder.applied:  # temp 0 is transformers' default there, not the file's: not named
+        form = {k: v for k, v in form.items() if k != "temperature"}
     if form:
         parts.append(f"{folder.source} set " + ", ".join(f"{TITLES[k]} {field_text(v)}" for k, v in form.items()))
     rules = [k for k in folder.applied if k in ("eos_token_id", "min_length", "min_new_tokens", "repetition_penalty",
