@@ -171,3 +171,26 @@ def test_forced_eos_as_a_list_is_obeyed_as_transformers(tmp_path):
     codec = SimpleNamespace(eos_id=None, bos_id=None, unk_id=None, vocab_size=None)
     settings, _ = with_folder_defaults(GenerationSettings(), set(), opened.generation, len(prompt))
     assert complete(opened.model, codec, prompt, settings).ids == want
+
+
+def test_a_t5_tokenizer_smaller_than_its_vocab_chooses_what_transformers_chooses(tmp_path, capsys):
+    """Item 8 for T5: 160 tokens (60 pieces, 100 sentinels) and 168 rows, rows past the tokenizer made likely."""
+    pytest.importorskip("sentencepiece")
+    from test_hf_t5 import SMALL, _spiece
+
+    model = randomise(
+        transformers.T5ForConditionalGeneration(transformers.T5Config(**{**SMALL, "num_decoder_layers": 2}))
+    )
+    with torch.no_grad():
+        model.lm_head.weight[160:] *= 4.0
+    model.save_pretrained(tmp_path)
+    _spiece(tmp_path)
+    out = run_cli(
+        capsys, "generate", "--from-hf", str(tmp_path), "--prompt", "the cat sat", "--json", "--max-new-tokens", "16"
+    )
+    assert out.returncode == 0, out.stderr
+    run = json.loads(out.stdout)
+    reference = transformers.T5ForConditionalGeneration.from_pretrained(str(tmp_path)).eval()
+    want = reference.generate(torch.tensor([run["prompt_ids"]]), max_new_tokens=16)[0, 1:].tolist()
+    assert run["ids"] == want and run["decoding"]["mode"] == "greedy"
+    assert any(i >= 160 for i in want)
