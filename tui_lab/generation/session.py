@@ -123,7 +123,7 @@ def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: Ge
     from tui_lab.generation.loop import generate
 
     drawn = dict(temperature=s.temperature, top_k=s.top_k, top_p=s.top_p, beam_sample=True,
-                 generator=torch.Generator(device=x.device).manual_seed(s.seed)) if s.beam_sample else {}
+                 generator=torch.Generator(device=x.device).manual_seed(s.seed)) if s.mode == "beam-sample" else {}
     out = generate(model, x, s.max_new_tokens, beam_size=s.beam_size, use_cache=s.use_cache, eos_id=codec.eos_id,
                    nat_length=s.nat_length, vocab_limit=_vocab_limit(model, codec), **drawn, **extra)
     return out[0, start_len:].tolist()

@@ -20,14 +20,13 @@ class GenerationSettings:
     use_cache: bool = True
     seed: int = 0  # seeds sampling
     nat_length: int | None = None  # NAT models: decode exactly this many tokens (overrides the length classifier)
-    # With beam_size > 1: transformers' beam sample (do_sample with num_beams), the beams' continuations drawn
-    # from softmax(temperature, top-k, top-p) rather than ranked; a folder's generation_config.json sets it
+    # With beam_size > 1 and temperature > 0: transformers' beam sample (do_sample with num_beams), the beams'
+    # continuations drawn from softmax(temperature, top-k, top-p) rather than ranked (temperature 0: beam search);
+    # a folder's generation_config.json sets it
     beam_sample: bool = False
 
     def __post_init__(self) -> None:
         check_settings(self.max_new_tokens, self.temperature, self.top_k, self.top_p, self.beam_size)
-        if self.beam_sample and self.temperature == 0:
-            raise ValueError("beam_sample needs temperature > 0 (temperature 0 ranks the beams: beam search)")
         if self.nat_length is not None and (not isinstance(self.nat_length, int) or self.nat_length < 1):
             raise ValueError(f"nat_length ({self.nat_length}) must be an integer >= 1 (the tokens NAT decodes)")
         if not isinstance(self.seed, int) or not 0 <= self.seed < SEED_LIMIT:
@@ -38,7 +37,7 @@ class GenerationSettings:
     def mode(self) -> str:
         """greedy, sample, beam or beam-sample: transformers' four decoding modes (num_beams x do_sample)."""
         if self.beam_size > 1:
-            return "beam-sample" if self.beam_sample else "beam"
+            return "beam-sample" if self.beam_sample and self.temperature > 0 else "beam"
         return "sample" if self.temperature > 0 else "greedy"
 
 
