@@ -194,3 +194,19 @@ def test_a_t5_tokenizer_smaller_than_its_vocab_chooses_what_transformers_chooses
     want = reference.generate(torch.tensor([run["prompt_ids"]]), max_new_tokens=16)[0, 1:].tolist()
     assert run["ids"] == want and run["decoding"]["mode"] == "greedy"
     assert any(i >= 160 for i in want)
+
+
+@pytest.mark.parametrize(
+    "flags, decoding",
+    [
+        ((), {"mode": "sample", "from": "the lab's default (temperature 1, one beam)"}),
+        (("--temperature", "0"), {"mode": "greedy", "from": "--temperature"}),
+        (("--beam-size", "2"), {"mode": "beam", "from": "--beam-size"}),
+    ],
+)
+def test_a_lab_model_names_its_decoding_mode_too(capsys, flags, decoding):
+    out = run_cli(
+        capsys, "generate", "--preset", "gpt2-toy", "--prompt", "Hi", "--max-new-tokens", "2", "--json", *flags
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["decoding"] == decoding
