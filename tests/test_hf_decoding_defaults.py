@@ -210,3 +210,17 @@ def test_a_lab_model_names_its_decoding_mode_too(capsys, flags, decoding):
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["decoding"] == decoding
+
+
+def test_info_names_the_decoding_mode_generate_takes(padded, tmp_path, capsys):
+    """info --from-hf --json (config files only) says which mode a run without flags takes, and why."""
+    run = run_cli(capsys, "info", "--from-hf", str(padded), "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["generation_config"]["decoding"]["mode"] == "greedy"
+    folder = _copy(padded, tmp_path / "beam-sample-info")
+    _generation(folder, do_sample=True, num_beams=3)
+    run = run_cli(capsys, "info", "--from-hf", str(folder), "--json")
+    assert json.loads(run.stdout)["generation_config"]["decoding"] == {
+        "mode": "beam-sample",
+        "from": "generation_config.json do_sample, generation_config.json num_beams",
+    }
