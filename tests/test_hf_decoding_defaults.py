@@ -88,7 +88,7 @@ def test_no_do_sample_decodes_greedily_as_transformers(padded, capsys):
     assert runs[0]["generation_config"]["defaults_taken"] == ["temperature"]
     assert runs[0]["decoding"] == {
         "mode": "greedy",
-        "from": "transformers' default (no do_sample in generation_config.json: greedy)",
+        "from": "transformers' default (no do_sample in generation_config.json: false)",
     }
     flagged = _cli(capsys, padded, "--max-new-tokens", "4", "--temperature", "0.8")
     assert flagged["decoding"] == {"mode": "sample", "from": "--temperature"}

@@ -46,7 +46,7 @@ def decoding_mode(settings: GenerationSettings, given: set[str], taken: list[str
     chose = [f"--{name.replace('_', '-')}" for name in ("temperature", "beam_size") if name in given]
     if folder is not None and ({"temperature", "beam_sample", "beam_size"} & set(taken) or not chose):
         chose.append(f"{folder.source} do_sample" if "do_sample" in folder.applied else
-                     f"transformers' default (no do_sample in {folder.source or 'the folder'}: greedy)")
+                     f"transformers' default (no do_sample in {folder.source or 'the folder'}: false)")
         if "beam_size" in taken:
             chose.append(f"{folder.source} num_beams")
     if not chose:
