@@ -48,8 +48,9 @@ AXES: dict[str, Axis] = {
     # relative (Shaw et al. 2018) and t5 (Raffel et al. 2020): tui_lab/model/relative.py
     "positions": Axis(("sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none", "relative", "t5")),
     # "none" (issue 13, seed 002's Q&A): no nonlinearity, so the FFN is down(up(x)), one linear map in disguise.
-    # "geglu" (issue 27): GELU (tanh) on a gate branch times an up branch, T5 v1.1 / FLAN's "gated-gelu"
-    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu", "none", "geglu")),
+    # "geglu" (issue 27): GELU (tanh) on a gate branch times an up branch, T5 v1.1 / FLAN's "gated-gelu";
+    # "reglu" (issue 38): ReLU on the gate branch, T5's "gated-relu" (Shazeer 2020)
+    "activation": Axis(("relu", "gelu", "gelu_tanh", "swiglu", "silu", "none", "geglu", "reglu")),
     "embedding_scale": Axis(("none", "sqrt_d_model")),
     "tie_embeddings": Axis((True, False)),
     "bias": Axis((True, False)),
@@ -100,7 +101,7 @@ AXES: dict[str, Axis] = {
     "cross_attention": Axis(("softmax", "location-aware", "monotonic"), families=("encoder-decoder",)),
 }
 # Activations with a gate branch: three FFN matrices (gate, up, down) instead of two.
-GATED = ("swiglu", "geglu")
+GATED = ("swiglu", "geglu", "reglu")
 
 # Fields that are not axes but that presets may still omit (they keep their default): numbers that
 # only Hugging Face checkpoints set.

@@ -122,6 +122,8 @@ def _load_hf(source: str | Path, device: str, **hf_options: Any) -> LoadedModel:
 
     opened = open_hf(source, device=device, **hf_options)
     model, label = opened.model, f"Hugging Face {opened.family} {source}"
+    if opened.weights_note:  # the weights overrule config.json (a stored head kept apart): say it where the label is
+        label += f" ({opened.weights_note})"
     if opened.tokenizer is None:  # real weights; text goes through the byte fallback until a tokenizer exists
         return LoadedModel(model, ByteCodec(model.config.vocab), f"{label} (no tokenizer: {opened.note})", device)
     return LoadedModel(model, opened.tokenizer, label, device)

@@ -180,7 +180,8 @@ def test_every_key_is_applied_or_ignored_with_a_reason(tmp_path):
 
 
 @pytest.mark.parametrize("data, message", [
-    ({"eos_token_id": [1, 99]}, "generation_config.json: eos_token_id must be a token id in 0..60 or a list"),
+    # an eos past the vocab is accepted, as transformers accepts it (test_hf_decoding_defaults.py); a negative one not
+    ({"eos_token_id": [1, -1]}, "generation_config.json: eos_token_id must be a token id >= 0 or a list"),
     ({"repetition_penalty": 0}, "generation_config.json: repetition_penalty must be > 0, got 0"),
     ({"num_beams": 0}, "generation_config.json: num_beams must be an integer >= 1, got 0"),
     ({"early_stopping": "soon"}, 'generation_config.json: early_stopping must be true, false or "never"'),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from tui_lab.cli.model_args import add_model_arguments, load_from_args
-from tui_lab.generation.folder_defaults import given_fields, with_folder_defaults
+from tui_lab.generation.folder_defaults import decoding_mode, given_fields, with_folder_defaults
 from tui_lab.generation.prompt import prompt_ids
 from tui_lab.generation.settings import GenerationSettings
 from tui_lab.loading import LoadedModel
@@ -52,13 +52,15 @@ def run(args: argparse.Namespace) -> int:
     ids = _prompt(loaded, args)
     folder = getattr(loaded.model, "folder_generation", None)
     start_len = len(ids) if loaded.config.family == "decoder-only" else 1
-    settings, from_folder = with_folder_defaults(settings, given_fields(_flags(args)), folder, start_len)
+    given = given_fields(_flags(args))
+    settings, from_folder = with_folder_defaults(settings, given, folder, start_len)
     _check_nat(loaded, settings)
     check_budget(loaded, len(ids), settings, args.yes)
     console = Console(stderr=True)
     if not args.json:
         console.print(f"[dim]{loaded.label} on {next(loaded.model.parameters()).device}[/]")
     result, done = _generate(loaded, ids, args, settings, live=not args.json)
+    result["decoding"] = decoding_mode(settings, given, from_folder, folder)  # greedy/sample/beam/beam-sample, why
     if folder is not None:  # every key of the folder's generation settings: applied, or ignored and why
         result["generation_config"] = {"source": folder.source, "applied": list(folder.applied),
                                        "ignored": folder.ignored, "defaults_taken": from_folder}
@@ -72,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         note += f"; past max_len {loaded.config.max_len}: the window slid to the last tokens"
     if folder is not None and folder.line():
         note += f"; {folder.line()}" + (f" (defaults taken: {', '.join(from_folder)})" if from_folder else "")
+    if folder is not None:
+        note += f"; {result['decoding']['mode']} ({result['decoding']['from']})"
     console.print(f"[dim]{note}[/]", markup=True, highlight=False)
     return 0
 

@@ -39,9 +39,18 @@ def _config(args: argparse.Namespace) -> tuple[ModelConfig, str | None, dict | N
             tokenizer = describe(*folder_tokenizer(args.from_hf, **options))  # its files only: no weights, no torch
             folder = hf_generation(args.from_hf, **options)
         generation = {"source": folder.source, "applied": list(folder.applied), "ignored": folder.ignored,
-                      "line": folder.line()}
+                      "line": folder.line(), "decoding": _default_decoding(folder)}
         return config.replace(**overrides_from_args(args)), tokenizer, generation
     return config_from_args(args), None, None
+
+
+def _default_decoding(folder) -> dict[str, str]:
+    """The decoding mode `generate` takes for this folder when no flag says otherwise, and what chooses it."""
+    from tui_lab.generation.folder_defaults import decoding_mode, with_folder_defaults
+    from tui_lab.generation.settings import GenerationSettings
+
+    settings, taken = with_folder_defaults(GenerationSettings(), set(), folder, 1)
+    return decoding_mode(settings, set(), taken, folder)
 
 
 def report(config: ModelConfig, batch: int, seq_len: int) -> dict:

@@ -8,6 +8,9 @@ Policies, the same for every kind:
 - `encode(text)` reads text literally: a literal "<eos>" in a user's file is encoded as its characters,
   never as the special token. Special ids only enter a sequence when code puts them there.
 - `decode(ids)` drops special tokens.
+- A model may have more output rows than the tokenizer has tokens (a Hugging Face checkpoint padded to a
+  multiple of 64): `model_vocab` says how many, and ids past the tokenizer then decode to nothing, as
+  transformers' decode skips them, and display as `<id N>`. Generation may choose them, as transformers' does.
 - Text the vocabulary lacks maps to `<unk>` where the kind has one (char, word); `unknown(text)` lists
   what would, so a caller can say so. Byte-level BPE covers every byte and has no `<unk>`.
 """
@@ -48,6 +51,7 @@ class Tokenizer:
                 raise ValueError(f"{name}: {value} is outside the vocabulary (0..{self.vocab_size - 1})")
         # Not stored in tokenizer.json, so it is set here on every construction, load included.
         self.hf.encode_special_tokens = True
+        self.model_vocab: int | None = None  # the model's rows when more than the tokenizer's (`hf.load` sets it)
 
     @property
     def vocab_size(self) -> int:
@@ -65,11 +69,14 @@ class Tokenizer:
 
     def decode(self, ids: list[int]) -> str:
         ids = self._checked(ids)
-        return self.hf.decode([i for i in ids if i not in self.special_ids], skip_special_tokens=False)
+        size = self.vocab_size
+        return self.hf.decode([i for i in ids if i not in self.special_ids and i < size], skip_special_tokens=False)
 
     def token_strings(self, ids: list[int]) -> list[str]:
-        """One display string per id: specials by name, whitespace made visible, partial bytes as \\xNN."""
-        return [self._display(i) for i in self._checked(ids)]
+        """One display string per id: specials by name, whitespace made visible, partial bytes as \\xNN, an id
+        past the tokenizer (a padded model's row) as `<id N>`."""
+        size = self.vocab_size
+        return [self._display(i) if i < size else f"<id {i}>" for i in self._checked(ids)]
 
     def unknown(self, text: str) -> list[str]:
         """The characters (char) or words (word) of `text` that would map to <unk>, each once, in order."""
@@ -116,9 +123,10 @@ class Tokenizer:
 
     def _checked(self, ids: list[int]) -> list[int]:
         ids = [int(i) for i in ids]  # accepts tensors' elements and numpy ints
+        limit = max(self.vocab_size, self.model_vocab or 0)
         for i in ids:
-            if not 0 <= i < self.vocab_size:
-                raise ValueError(f"ids: {i} is outside the vocabulary (0..{self.vocab_size - 1})")
+            if not 0 <= i < limit:
+                raise ValueError(f"ids: {i} is outside the vocabulary (0..{limit - 1})")
         return ids
 
     def _display(self, token_id: int) -> str:

@@ -7,6 +7,11 @@ the length limit) among the first B become finished candidates, scored sum / new
 the best B that do not end keep running, and the cache follows them with `cache.reorder`. Taking K > B
 guarantees B continuations that are still running even when the best ones all end.
 
+Beam sample (transformers' `do_sample` with `num_beams`): the processed log-probs also pass the sampling warpers
+(temperature, top-k, top-p, keeping at least one token more than there are eos ids), and the K continuations
+are drawn without replacement from the softmax of the accumulated scores over all B x V, then sorted by score,
+instead of being the K best; everything after is the same.
+
 The run stops at the length limit, when no running beam can still beat the worst finished one (transformers'
 heuristic: its best score divided by its current length, or by the longest possible with
 `early_stopping="never"` and a positive penalty), or with `early_stopping=True` once B have finished.
@@ -22,6 +27,7 @@ from torch import Tensor
 
 from tui_lab.generation.decoder_state import DecoderState, copy_ids, prepare, stop_ids
 from tui_lab.generation.rules import DecodingRules
+from tui_lab.generation.sampling import filter_logits, multinomial
 from tui_lab.model import Transformer
 
 NOT = -1.0e9  # transformers' score for "not a candidate"
@@ -31,8 +37,10 @@ class Beams:
     """Running and finished hypotheses of N inputs, in (N, B, T) buffers of the final length."""
 
     def __init__(self, prefix: Tensor, inputs: int, beam_size: int, max_length: int, fill: int,
-                 eos: Tensor | None, length_penalty: float, early_stopping: bool | str) -> None:
+                 eos: Tensor | None, length_penalty: float, early_stopping: bool | str,
+                 draw: torch.Generator | None | bool = False) -> None:
         self.n, self.b, self.prefix_len, self.max_length = inputs, beam_size, prefix.shape[1], max_length
+        self.draw = draw  # False: rank the candidates; a generator (or None, torch's own): sample them
         self.eos, self.penalty, self.early_stopping = eos, length_penalty, early_stopping
         self.k = max(2, 1 + (len(eos) if eos is not None else 0)) * beam_size
         device = prefix.device
@@ -56,7 +64,7 @@ class Beams:
         """(N*B, V) processed log-probs at sequence length `length` -> the cache rows to keep (N*B,)."""
         vocab = logp.shape[-1]
         total = (logp.view(self.n, self.b, vocab) + self.running_scores[:, :, None]).view(self.n, -1)
-        top_scores, top = total.topk(self.k)  # (N, K)
+        top_scores, top = self._candidates(total)  # (N, K)
         source, token = top // vocab, top % vocab
         candidates = _gather(self.running, source)  # (N, K, T)
         candidates[:, :, length] = token
@@ -71,6 +79,14 @@ class Beams:
         rows = torch.arange(self.n, device=logp.device)[:, None] * self.b + _gather(source, keep)
         self._update_open(length + 1)
         return rows.view(-1)
+
+    def _candidates(self, total: Tensor) -> tuple[Tensor, Tensor]:
+        """(N, B*V) accumulated scores -> the K candidates' (scores, flat indices), best first."""
+        if self.draw is False:
+            return total.topk(self.k)
+        top = multinomial(torch.softmax(total, dim=-1), self.draw, self.k)  # without replacement
+        scores, order = total.gather(1, top).sort(dim=-1, descending=True)
+        return scores, top.gather(1, order)
 
     def _finish(self, candidates: Tensor, top_scores: Tensor, hits: Tensor, length: int) -> None:
         """Merge the candidates that end among the first B into the B best finished (transformers' order)."""
@@ -118,12 +134,15 @@ def beam_search(model: Transformer, input_ids: Tensor, max_new_tokens: int, beam
                 use_cache: bool = True, eos_id: int | None = None, bos_id: int | None = None,
                 src_mask: Tensor | None = None, length_penalty: float = 1.0, src_ext: Tensor | None = None,
                 unk_id: int | None = None, vocab_limit: int | None = None,
-                banned_ids: tuple[int, ...] | None = None, rules: DecodingRules | None = None) -> Tensor:
+                banned_ids: tuple[int, ...] | None = None, rules: DecodingRules | None = None,
+                temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None,
+                generator: torch.Generator | None = None) -> Tensor:
     """The best of `beam_size` hypotheses per input: (N, P + new), shorter ones padded (pad, else eos).
 
     Copy models rank over the extended vocabulary (`src_ext`, see `loop.generate`); `banned_ids` as there.
     `rules` (a Hugging Face folder's) bring their eos list, length penalty, early stopping and processors;
-    their bans then replace the model's own, applied after log-softmax as transformers applies them."""
+    their bans then replace the model's own, applied after log-softmax as transformers applies them.
+    `temperature` > 0: beam sample (see above), with `top_k` / `top_p`, drawn with `generator`."""
     src_ext = copy_ids(model, input_ids, src_ext, unk_id, rows_per_input=beam_size)
     prefix, memory, src_mask = prepare(model, input_ids, bos_id, src_mask, rows_per_input=beam_size)
     rows, prefix_len = prefix.shape
@@ -131,11 +150,13 @@ def beam_search(model: Transformer, input_ids: Tensor, max_new_tokens: int, beam
     state = DecoderState(model, rows, max_length - 1, use_cache, memory, src_mask, src_ext, unk_id, vocab_limit,
                          () if rules is not None and banned_ids is None else banned_ids)
     eos, fill = stop_ids(rules, eos_id, prefix.device)
-    chain = _chain(rules, prefix_len, max_length, prefix.device)
+    warp = (temperature, top_k, top_p, 1 + (len(eos) if eos is not None else 1))
+    chain = _chain(rules, prefix_len, max_length, prefix.device, *warp) if temperature > 0 or rules is None \
+        or rules.shapes_logits else None
     if rules is not None:
         length_penalty = rules.length_penalty
     beams = Beams(prefix, input_ids.shape[0], beam_size, max_length, fill, eos, length_penalty,
-                  rules.early_stopping if rules is not None else False)
+                  rules.early_stopping if rules is not None else False, generator if temperature > 0 else False)
     for length in range(prefix_len, max_length):
         seq = beams.flat(length)
         logits, _ = state.logits(seq)  # (N*B, V)
@@ -146,9 +167,14 @@ def beam_search(model: Transformer, input_ids: Tensor, max_new_tokens: int, beam
     return beams.best()
 
 
-def _chain(rules: DecodingRules | None, prefix_len: int, max_length: int, device: torch.device):
-    if rules is None or not rules.shapes_logits:
-        return None
+def _chain(rules: DecodingRules | None, prefix_len: int, max_length: int, device: torch.device,
+           temperature: float, top_k: int | None, top_p: float | None, keep: int):
+    """What shapes the log-probs before the beams are chosen: the rules' processors and, for beam sample, the
+    warpers, as transformers orders them; without rules (a lab model) only the warpers, or nothing."""
+    if rules is None:
+        if temperature == 0:
+            return None
+        return lambda seq, logp: filter_logits(logp / temperature, top_k, top_p)
     from tui_lab.generation.processors import ScoreChain
 
-    return ScoreChain(rules, prefix_len, max_length, device)
+    return ScoreChain(rules, prefix_len, max_length, device, temperature, top_k, top_p, keep)

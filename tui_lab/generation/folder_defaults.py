@@ -13,7 +13,7 @@ from typing import Any
 
 from tui_lab.generation.settings import GenerationSettings
 
-FIELDS = ("max_new_tokens", "temperature", "top_k", "top_p", "beam_size", "use_cache")
+FIELDS = ("max_new_tokens", "temperature", "top_k", "top_p", "beam_size", "use_cache", "beam_sample")
 
 
 def with_folder_defaults(settings: GenerationSettings, given: set[str], folder: Any,
@@ -28,13 +28,30 @@ def with_folder_defaults(settings: GenerationSettings, given: set[str], folder: 
         proposed["max_new_tokens"] = max(1, folder.defaults["max_length"] - start_len)
     if "temperature" in proposed and "temperature" in given:
         # A person who chose a temperature chose whether to sample: the folder's top-k/top-p then apply
-        # only when they sample too, as transformers' warpers would.
+        # only when they sample too, as transformers' warpers would; greedy beams are beam search.
         if settings.temperature == 0:
-            proposed.pop("top_k", None), proposed.pop("top_p", None)
+            proposed.pop("top_k", None), proposed.pop("top_p", None), proposed.pop("beam_sample", None)
     taken = {k: v for k, v in proposed.items() if k not in given and getattr(settings, k) != v}
-    if taken.get("beam_size", 1) > 1 or settings.beam_size > 1:
-        taken.pop("temperature", None)  # beam search is deterministic here; sampling knobs do not apply
+    beams = taken.get("beam_size", settings.beam_size) > 1
+    if beams and not taken.get("beam_sample", settings.beam_sample):
+        taken.pop("temperature", None)  # beam search is deterministic; sampling knobs do not apply
+    if not beams:
+        taken.pop("beam_sample", None)  # one beam: plain sampling
     return replace(settings, **taken), sorted(taken, key=FIELDS.index)
+
+
+def decoding_mode(settings: GenerationSettings, given: set[str], taken: list[str], folder: Any) -> dict[str, str]:
+    """{"mode": greedy | sample | beam | beam-sample, "from": what chose it}, for `generate --json`: a person's
+    flag, the folder's key (do_sample, num_beams), or the lab's or transformers' default."""
+    chose = [f"--{name.replace('_', '-')}" for name in ("temperature", "beam_size") if name in given]
+    if folder is not None and ({"temperature", "beam_sample", "beam_size"} & set(taken) or not chose):
+        chose.append(f"{folder.source} do_sample" if "do_sample" in folder.applied else
+                     f"transformers' default (no do_sample in {folder.source or 'the folder'}: false)")
+        if "beam_size" in taken:
+            chose.append(f"{folder.source} num_beams")
+    if not chose:
+        chose.append("the lab's default (temperature 1, one beam)")
+    return {"mode": settings.mode, "from": ", ".join(chose)}
 
 
 def given_fields(values: dict[str, Any]) -> set[str]:

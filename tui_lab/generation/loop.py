@@ -158,14 +158,15 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
              on_step: Callable[[GenerationStep], None] | None = None, src_mask: Tensor | None = None,
              nat_length: int | None = None, src_ext: Tensor | None = None, unk_id: int | None = None,
              vocab_limit: int | None = None, banned_ids: tuple[int, ...] | None = None,
-             rules: DecodingRules | None = None) -> Tensor:
+             rules: DecodingRules | None = None, beam_sample: bool = False) -> Tensor:
     """Continue `input_ids` by up to `max_new_tokens` tokens.
 
     Decoder-only: input (N, L) prompt -> (N, L + new). Encoder-decoder: input (N, S) source (with an
     optional (N, S) `src_mask`, True on real tokens) -> target (N, 1 + new) starting with `bos_id`.
     Temperature 0 is greedy; otherwise softmax(logits / T) is sampled after top-k / top-p truncation,
     seeded by `generator`. `beam_size` > 1 runs beam search (deterministic; sampling settings and
-    `on_step` do not apply). Rows stop at `eos_id` and are padded with it; the whole call stops when
+    `on_step` do not apply), or with `beam_sample` transformers' beam sample (the beams drawn at `temperature`
+    with top-k / top-p, seeded by `generator`). Rows stop at `eos_id` and are padded with it; the whole call stops when
     every row has. `on_step` receives each `GenerationStep` as it is made. A NAT model (decoder_mode nat-*)
     takes the one-pass path (`generation/nat.py`); `nat_length` sets how many tokens it decodes.
     Copy models (`tui_lab.model.copy`): `src_ext` (N, S) is the source in its extended vocabulary (default:
@@ -184,9 +185,11 @@ def generate(model: Transformer, input_ids: Tensor, max_new_tokens: int, tempera
             return _nat_sequence(model, input_ids, max_new_tokens, Sampler(temperature, top_k, top_p, generator),
                                  eos_id, bos_id, src_mask, nat_length, on_step)
         if beam_size > 1:
+            drawn = dict(temperature=temperature, top_k=top_k, top_p=top_p, generator=generator) \
+                if beam_sample and temperature > 0 else {}
             return beam_search(model, input_ids, max_new_tokens, beam_size, use_cache, eos_id, bos_id, src_mask,
                                src_ext=src_ext, unk_id=unk_id, vocab_limit=vocab_limit, banned_ids=banned_ids,
-                               rules=rules)
+                               rules=rules, **drawn)
         sampler = Sampler(temperature, top_k, top_p, generator)
         run = Generation(model, input_ids, max_new_tokens, sampler, use_cache, eos_id, bos_id, src_mask, src_ext,
                          unk_id, vocab_limit, banned_ids, rules)

@@ -51,24 +51,27 @@ def rule_processors(rules: DecodingRules, prefix_len: int, max_length: int,
     if rules.forced_bos_id is not None:
         out.append(ForcedBOSTokenLogitsProcessor(rules.forced_bos_id))
     if rules.forced_eos_id is not None:
-        out.append(ForcedEOSTokenLogitsProcessor(max_length, rules.forced_eos_id, device=device))
+        forced = rules.forced_eos_id
+        out.append(ForcedEOSTokenLogitsProcessor(max_length, list(forced) if isinstance(forced, tuple) else forced,
+                                                 device=device))
     return out
 
 
 def sampling_processors(temperature: float, top_k: int | None, top_p: float | None,
-                        min_p: float | None = None) -> LogitsProcessorList:
-    """transformers' warpers, applied only when sampling (temperature > 0)."""
+                        min_p: float | None = None, keep: int = 1) -> LogitsProcessorList:
+    """transformers' warpers, applied only when sampling (temperature > 0). `keep`: their min_tokens_to_keep, which
+    beam sample raises to the number of eos ids + 1 so a beam can always go on."""
     out = LogitsProcessorList()
     if temperature == 0:
         return out
     if temperature != 1.0:
         out.append(TemperatureLogitsWarper(temperature))
     if top_k is not None and top_k != 0:
-        out.append(TopKLogitsWarper(top_k=top_k, min_tokens_to_keep=1))
+        out.append(TopKLogitsWarper(top_k=top_k, min_tokens_to_keep=keep))
     if top_p is not None and top_p < 1.0:
-        out.append(TopPLogitsWarper(top_p=top_p, min_tokens_to_keep=1))
+        out.append(TopPLogitsWarper(top_p=top_p, min_tokens_to_keep=keep))
     if min_p is not None:
-        out.append(MinPLogitsWarper(min_p=min_p, min_tokens_to_keep=1))
+        out.append(MinPLogitsWarper(min_p=min_p, min_tokens_to_keep=keep))
     return out
 
 
@@ -77,9 +80,10 @@ class ScoreChain:
     orders them: (N, L) sequence and (N, V) logits -> (N, V) scores."""
 
     def __init__(self, rules: DecodingRules, prefix_len: int, max_length: int, device: torch.device,
-                 temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None) -> None:
+                 temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None,
+                 keep: int = 1) -> None:
         self.processors = LogitsProcessorList([*rule_processors(rules, prefix_len, max_length, device),
-                                               *sampling_processors(temperature, top_k, top_p, rules.min_p)])
+                                               *sampling_processors(temperature, top_k, top_p, rules.min_p, keep)])
         if rules.renormalize:
             self.processors.append(LogitNormalization())
 

@@ -20,7 +20,7 @@ class DecodingRules:
     repetition_penalty: float = 1.0  # CTRL (Keskar et al. 2019): seen tokens' logits / p if > 0 else * p
     no_repeat_ngram_size: int = 0
     forced_bos_id: int | None = None  # the first new token
-    forced_eos_id: int | None = None  # the last token when the length limit is reached
+    forced_eos_id: int | tuple[int, ...] | None = None  # the last token at the length limit (one of a list)
     bad_words_ids: tuple[tuple[int, ...], ...] = ()  # sequences never completed (one-token ones never chosen)
     length_penalty: float = 1.0  # beam search: a finished hypothesis scores sum(log p) / new_len ** this
     early_stopping: bool | str = False  # beam search: True, False (transformers' heuristic) or "never"

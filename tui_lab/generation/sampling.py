@@ -39,8 +39,12 @@ def chosen_probs(logits: Tensor, tokens: Tensor, temperature: float) -> Tensor:
     return torch.softmax(scaled, dim=-1).gather(-1, tokens[:, None]).squeeze(-1)
 
 
-def multinomial(probs: Tensor, generator: torch.Generator | None) -> Tensor:
-    """Sample one id per row; a generator on another device (a CPU seed for a CUDA model) samples there."""
+def multinomial(probs: Tensor, generator: torch.Generator | None, samples: int | None = None) -> Tensor:
+    """Sample one id per row, (N,); or `samples` ids per row without replacement, (N, samples). A generator on
+    another device (a CPU seed for a CUDA model) samples there."""
+    count = 1 if samples is None else samples
     if generator is not None and generator.device != probs.device:
-        return torch.multinomial(probs.to(generator.device), 1, generator=generator).squeeze(-1).to(probs.device)
-    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        ids = torch.multinomial(probs.to(generator.device), count, generator=generator).to(probs.device)
+    else:
+        ids = torch.multinomial(probs, count, generator=generator)
+    return ids.squeeze(-1) if samples is None else ids

@@ -1,7 +1,8 @@
 """One generation as a person asks for it: prompt ids in, new ids out, timed, streamed and cancellable.
 
 The CLI prints each token as it comes and the app posts it to the UI; both call `complete`. Sampling is
-seeded by `settings.seed`; beam search is deterministic and hands its tokens over once it has chosen.
+seeded by `settings.seed` (beam sample too); beam search is deterministic and hands its tokens over once it has
+chosen.
 Decoding runs on the thread count chosen for its path (`threads.decode_threads`: measured once per
 machine, before the clock starts) and torch's count comes back afterwards. A Hugging Face folder's rules
 (`model.folder_generation`: its eos list, repetition penalty, forced eos...) apply to every run.
@@ -121,8 +122,10 @@ def _beam(model: Transformer, codec: Any, x: torch.Tensor, start_len: int, s: Ge
           extra: dict[str, Any]) -> list[int]:
     from tui_lab.generation.loop import generate
 
+    drawn = dict(temperature=s.temperature, top_k=s.top_k, top_p=s.top_p, beam_sample=True,
+                 generator=torch.Generator(device=x.device).manual_seed(s.seed)) if s.mode == "beam-sample" else {}
     out = generate(model, x, s.max_new_tokens, beam_size=s.beam_size, use_cache=s.use_cache, eos_id=codec.eos_id,
-                   nat_length=s.nat_length, vocab_limit=_vocab_limit(codec), **extra)
+                   nat_length=s.nat_length, vocab_limit=_vocab_limit(model, codec), **drawn, **extra)
     return out[0, start_len:].tolist()
 
 
@@ -135,7 +138,7 @@ def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettin
     generator = torch.Generator(device=x.device).manual_seed(s.seed)
     steps = stream(model, x, s.max_new_tokens, s.temperature, s.top_k, s.top_p, use_cache=s.use_cache,
                    eos_id=codec.eos_id, generator=generator, need_attention=need_attention,
-                   need_candidates=need_candidates, nat_length=s.nat_length, vocab_limit=_vocab_limit(codec),
+                   need_candidates=need_candidates, nat_length=s.nat_length, vocab_limit=_vocab_limit(model, codec),
                    **(extra or {}))
     new: list[int] = []
     info = _Info()
@@ -152,8 +155,12 @@ def _sample(model: Transformer, codec: Any, x: torch.Tensor, s: GenerationSettin
     return new, False, info
 
 
-def _vocab_limit(codec: Any) -> int | None:
-    """Only ids the codec can decode may be generated (a checkpoint's vocab may be padded past its tokenizer)."""
+def _vocab_limit(model: Transformer, codec: Any) -> int | None:
+    """A lab model generates only ids its codec can decode. A Hugging Face folder's model may be padded past its
+    tokenizer (512 rows, 420 tokens): transformers' generate bans nothing there, so neither do we; its tokenizer
+    decodes those ids to nothing and shows them as `<id N>` (`Tokenizer.model_vocab`)."""
+    if getattr(model, "folder_generation", None) is not None:
+        return None
     size = getattr(codec, "vocab_size", None)
     return size if isinstance(size, int) else None
 

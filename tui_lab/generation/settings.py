@@ -16,10 +16,14 @@ class GenerationSettings:
     temperature: float = 1.0  # 0 is greedy
     top_k: int | None = None
     top_p: float | None = None
-    beam_size: int = 1  # > 1: beam search (deterministic; the sampling knobs do not apply)
+    beam_size: int = 1  # > 1: beam search (deterministic, the sampling knobs do not apply, unless beam_sample)
     use_cache: bool = True
     seed: int = 0  # seeds sampling
     nat_length: int | None = None  # NAT models: decode exactly this many tokens (overrides the length classifier)
+    # With beam_size > 1 and temperature > 0: transformers' beam sample (do_sample with num_beams), the beams'
+    # continuations drawn from softmax(temperature, top-k, top-p) rather than ranked (temperature 0: beam search);
+    # a folder's generation_config.json sets it
+    beam_sample: bool = False
 
     def __post_init__(self) -> None:
         check_settings(self.max_new_tokens, self.temperature, self.top_k, self.top_p, self.beam_size)
@@ -27,6 +31,14 @@ class GenerationSettings:
             raise ValueError(f"nat_length ({self.nat_length}) must be an integer >= 1 (the tokens NAT decodes)")
         if not isinstance(self.seed, int) or not 0 <= self.seed < SEED_LIMIT:
             raise ValueError(f"seed ({self.seed}) must be an integer from 0 to 2**63 - 1")
+
+
+    @property
+    def mode(self) -> str:
+        """greedy, sample, beam or beam-sample: transformers' four decoding modes (num_beams x do_sample)."""
+        if self.beam_size > 1:
+            return "beam-sample" if self.beam_sample and self.temperature > 0 else "beam"
+        return "sample" if self.temperature > 0 else "greedy"
 
 
 def check_settings(max_new_tokens: int, temperature: float, top_k: int | None, top_p: float | None,

@@ -8,8 +8,8 @@ else config.json's generation keys (transformers' `GenerationConfig.from_model_c
   length_penalty and early_stopping; the decoding loop applies them with transformers' own processors.
 - `defaults`: the settings a person has not given (`generation.folder_defaults`): max_new_tokens or
   max_length, num_beams, and do_sample with temperature / top_k / top_p. transformers samples only with
-  `do_sample: true` (then top_k 50 unless the file says otherwise); a file that says `do_sample: false`, or
-  names sampling knobs without `do_sample`, makes greedy the default.
+  `do_sample: true` (then top_k 50 unless the file says otherwise; with num_beams > 1 it samples the beams,
+  `beam_sample`); anything else, `do_sample` absent included, makes greedy (or beam search) the default.
 - decoder_start_token_id (else bos): where an encoder-decoder's target starts.
 
 Every key is either in `applied` or in `ignored` with the reason, and `generate --json` reports both.
@@ -160,18 +160,20 @@ def read_generation(folder: Path, hf: dict[str, Any], vocab: int, encoder_decode
         data = {k: v for k, v in data.items() if k in GENERATION_KEYS and v is not None}
     read = _Reader(source, data, vocab)
     rules = DecodingRules(
-        eos_ids=tuple(read.ids("eos_token_id")), pad_id=read.one_id("pad_token_id"),
+        eos_ids=tuple(read.ids("eos_token_id", anywhere=True)), pad_id=read.one_id("pad_token_id"),
         min_length=read.count("min_length"), min_new_tokens=read.count("min_new_tokens"),
         repetition_penalty=read.positive("repetition_penalty", 1.0),
         no_repeat_ngram_size=read.count("no_repeat_ngram_size"), forced_bos_id=read.one_id("forced_bos_token_id"),
-        forced_eos_id=read.one_id("forced_eos_token_id"), bad_words_ids=read.bad_words(),
+        forced_eos_id=read.forced_eos(), bad_words_ids=read.bad_words(),
         length_penalty=read.number("length_penalty", 1.0), early_stopping=read.early_stopping(),
         min_p=read.fraction("min_p"), renormalize=read.flag("renormalize_logits") if "renormalize_logits" in data
         else False)
     applied = [k for k in RULE_KEYS if k in data and data[k] is not None]
     defaults, ignored = _defaults(read, data, applied)
-    start = read.one_id("decoder_start_token_id")
-    start = start if start is not None else read.one_id("bos_token_id")
+    start = None
+    if encoder_decoder:  # a decoder-only model starts from its prompt: its bos is the tokenizer's business
+        start = read.one_id("decoder_start_token_id")
+        start = start if start is not None else read.one_id("bos_token_id")
     for key in ("bos_token_id", "decoder_start_token_id"):
         if key in data:
             used = encoder_decoder and (key == "decoder_start_token_id" or "decoder_start_token_id" not in data)
@@ -211,9 +213,13 @@ def _defaults(read: _Reader, data: dict[str, Any], applied: list[str]) -> tuple[
         top_k = read.count("top_k") if "top_k" in data else 50  # transformers' default when sampling
         top_p = read.number("top_p", 1.0)
         defaults |= {"temperature": temperature, "top_k": top_k or None, "top_p": top_p if top_p < 1 else None}
+        if defaults.get("beam_size", 1) > 1:
+            defaults["beam_sample"] = True  # transformers' beam sample: the beams are drawn, not ranked
         applied += ["do_sample", *sampling]
-    elif "do_sample" in data or sampling:
-        defaults["temperature"] = 0.0  # transformers decodes greedily unless do_sample is true
+    else:
+        # transformers decodes greedily unless do_sample is true, and an absent do_sample is false (what
+        # save_pretrained writes): the lab's own default (temperature 1) must not stand in for it
+        defaults["temperature"] = 0.0
         if "do_sample" in data:
             applied.append("do_sample")
         for key in sampling:
@@ -240,12 +246,24 @@ class _Reader:
     def fail(self, key: str, rule: str) -> ValueError:
         return ValueError(f"{self.source}: {key} {rule}, got {_short(self.data[key])}")
 
-    def ids(self, key: str) -> list[int]:
+    def ids(self, key: str, anywhere: bool = False) -> list[int]:
+        """One id or a list of them; `anywhere`: ids past the vocab are kept (transformers accepts an eos the model
+        cannot write, GPT-2's default 50256 in a small vocab: a run simply never stops on it)."""
         value = self.data.get(key)
         values = value if isinstance(value, list) else ([] if value is None else [value])
-        if not all(_is_id(i) and i < self.vocab for i in values):
-            raise self.fail(key, f"must be a token id in 0..{self.vocab - 1} or a list of them")
+        if not all(_is_id(i) and (anywhere or i < self.vocab) for i in values):
+            rule = "a token id >= 0" if anywhere else f"a token id in 0..{self.vocab - 1}"
+            raise self.fail(key, f"must be {rule} or a list of them")
         return list(dict.fromkeys(values))
+
+    def forced_eos(self) -> int | tuple[int, ...] | None:
+        """forced_eos_token_id: one id, or a list (transformers' ForcedEOSTokenLogitsProcessor takes either)."""
+        value = self.data.get("forced_eos_token_id")
+        if not isinstance(value, list):
+            return self.one_id("forced_eos_token_id")
+        if not value or not all(_is_id(i) and i < self.vocab for i in value):
+            raise self.fail("forced_eos_token_id", f"must be a token id in 0..{self.vocab - 1} or a list of them")
+        return tuple(value)
 
     def one_id(self, key: str) -> int | None:
         value = self.data.get(key)

@@ -53,7 +53,7 @@ def load_hf_gpt2(
     import torch
 
     from tui_lab.hf.tokenizer import gpt2_hf_tokenizer, wrap_gpt2
-    from tui_lab.hf.weights import open_weights, our_state_dict
+    from tui_lab.hf.weights import open_weights, our_state_dict, untie_stored_head
     from tui_lab.model import build_model
 
     files = find_checkpoint(resolve(path, **hub_options))  # before torch work: the download, if asked for
@@ -64,7 +64,9 @@ def load_hf_gpt2(
         raise ValueError(f"the tokenizer has {hf_tokenizer.get_vocab_size()} tokens but config.json vocab_size "
                          f"is {config.vocab}")
     tokenizer = wrap_gpt2(hf_tokenizer, _int_or_none(raw_config.get("eos_token_id")))
-    state = our_state_dict(open_weights(files.weights), config, device, dtype or torch.float32)
+    weights = open_weights(files.weights)
+    config, _ = untie_stored_head(weights, config, None, dtype or torch.float32)  # as transformers: both kept
+    state = our_state_dict(weights, config, device, dtype or torch.float32)
     model = build_model(config, device="meta")  # no random init of weights that are about to be replaced
     model.load_state_dict(state, strict=True, assign=True)
     if config.tie_embeddings:

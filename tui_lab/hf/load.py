@@ -62,6 +62,7 @@ class OpenedHF:
     note: str  # why the tokenizer is None ("" when there is one)
     bans: Bans = Bans()  # generation_config.json's single-token bad_words_ids, and what was left out
     generation: FolderGeneration = FolderGeneration()  # the folder's generation settings (also model.folder_generation)
+    weights_note: str = ""  # one line when the weights overrule config.json (a stored head kept apart), else ""
 
 
 def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
@@ -70,7 +71,7 @@ def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.d
     import torch
 
     from tui_lab.hf.family_tokenizer import family_tokenizer
-    from tui_lab.hf.weights import open_weights, our_state_dict
+    from tui_lab.hf.weights import open_weights, our_state_dict, untie_stored_head
     from tui_lab.model import build_model
 
     files = find_checkpoint(resolve(path, **hub_options))  # before torch work: the download, if asked for
@@ -78,10 +79,14 @@ def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.d
     family = family_of(raw)
     config = family.config(raw, files.name)
     tokenizer, note = family_tokenizer(files.folder, raw, config)  # before the weights: a bad one fails fast
+    if getattr(tokenizer, "model_vocab", 0) is None and config.vocab > tokenizer.vocab_size:
+        tokenizer.model_vocab = config.vocab  # a padded vocab: generation may choose rows it cannot decode
     bans = read_bans(files.folder, raw, config.vocab)
     generation = read_generation(files.folder, raw, config.vocab, config.family == "encoder-decoder")
     chat = read_chat_template(files.folder)
-    state = our_state_dict(open_weights(files.weights), config, device, dtype or torch.float32, family)
+    weights = open_weights(files.weights)
+    config, weights_note = untie_stored_head(weights, config, family, dtype or torch.float32)
+    state = our_state_dict(weights, config, device, dtype or torch.float32, family)
     model = build_model(config, device="meta")  # no random init of weights that are about to be replaced
     model.load_state_dict(state, strict=True, assign=True)
     if config.tie_embeddings:
@@ -90,7 +95,7 @@ def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.d
     model.banned_ids = bans.ids  # the folder's, as transformers' generate applies them (decoder_state.py)
     model.folder_generation = generation  # its rules and defaults, which `generation.session.complete` applies
     model.chat_template = chat  # `generate --chat` renders a conversation with it (`hf/chat.py`)
-    return OpenedHF(model.eval(), tokenizer, family.label, note, bans, generation)
+    return OpenedHF(model.eval(), tokenizer, family.label, note, bans, generation, weights_note)
 
 
 def _rebuild_buffers(model: Any, device: Any) -> None:

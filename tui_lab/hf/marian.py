@@ -87,6 +87,8 @@ def slots(c: ModelConfig) -> dict[str, Slot]:
         out |= _attention(h + "encoder_attn", o + "cross", e, ("q", "kv", "kv"))
         out |= norm(h + "encoder_attn_layer_norm", o + "cross_norm", e) | _ffn(c, h, o)
     out["final_logits_bias"] = Slot("lm_head.bias", (1, v), flatten=True)  # ours is (V,)
+    if not c.tie_embeddings:  # a stored head that differs from the embedding (`weights.untie_stored_head`)
+        out["lm_head.weight"] = Slot("lm_head.weight", (v, e))
     return out
 
 

@@ -6,9 +6,12 @@ norm on each stack, one embedding shared by the encoder and the decoder, and pos
 over log-spaced distance buckets, stored in each stack's first layer (our positions 't5', model/relative.py).
 - original T5: ReLU FFN (wi, wo), the output layer tied to the embedding and the decoder's output rescaled by
   d_model^-0.5 (our output_scale 'inv_sqrt_d_model');
-- v1.1 / FLAN: "gated-gelu" (our geglu: wi_0 the gate, wi_1 the up branch), an untied `lm_head`, no rescale.
-transformers 5.24 always ties in T5Config and keeps the file's `tie_word_embeddings` as
-`scale_decoder_outputs`; we read the file: false means an lm_head of its own, and no rescale.
+- v1.1 / FLAN: "gated-gelu" (our geglu: wi_0 the gate, wi_1 the up branch), an `lm_head` of its own, no rescale.
+transformers 5.24's T5Config always ties and keeps the rescale apart as `scale_decoder_outputs`: the file's
+`scale_decoder_outputs` when it has one (what 5.24 writes, beside `tie_word_embeddings: true`), else whether the
+file's `tie_word_embeddings` is not false (a 4.x folder). The head is then the embedding unless the weights store
+an `lm_head.weight` that differs from it (FLAN, whatever version saved it): `weights.untie_stored_head`, as
+5.24's `tie_weights` keeps both.
 A head size (`d_kv`) other than d_model / num_heads (FLAN-T5-small: 6 x 64 with d_model 512) is refused in
 one line: our attention's width is d_model. No torch here.
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_lab.config import ModelConfig
+from tui_lab.config import GATED, ModelConfig
 from tui_lab.hf.config import _bool, _number, hf_activation, positive_ints, with_defaults
 from tui_lab.hf.slots import Slot, linear
 
@@ -28,8 +31,12 @@ DEFAULTS: dict[str, Any] = {
     "dropout_rate": 0.1, "layer_norm_epsilon": 1e-6, "feed_forward_proj": "relu", "tie_word_embeddings": True,
     "n_positions": 512,
 }
-# feed_forward_proj -> our activation: a plain one, or "gated-ACT" for the gated FFN.
-FFN = {"relu": "relu", "gelu": "gelu", "gated-gelu": "geglu", "gated-gelu_new": "geglu", "gated-silu": "swiglu"}
+# feed_forward_proj -> our activation: a plain one, or "gated-ACT" for the gated FFN ("gated-gelu" is gelu_new,
+# the tanh GELU, in T5Config). gelu_new, gelu_pytorch_tanh and gelu_fast are the tanh GELU; swish is silu.
+FFN = {"relu": "relu", "gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh",
+       "gelu_fast": "gelu_tanh", "silu": "silu", "swish": "silu", "gated-gelu": "geglu", "gated-gelu_new": "geglu",
+       "gated-gelu_pytorch_tanh": "geglu", "gated-gelu_fast": "geglu", "gated-silu": "swiglu",
+       "gated-swish": "swiglu", "gated-relu": "reglu"}
 
 
 def config_from_hf(hf: dict[str, Any], name: str) -> ModelConfig:
@@ -45,7 +52,6 @@ def config_from_hf(hf: dict[str, Any], name: str) -> ModelConfig:
                          f"{size['num_heads'] * size['d_kv']}) must equal d_model ({size['d_model']}); "
                          "the lab's attention is d_model wide (FLAN-T5-small's 6 x 64 with 512 is not opened)")
     activation = hf_activation("feed_forward_proj", get["feed_forward_proj"], FFN)
-    tied = _bool("tie_word_embeddings", get["tie_word_embeddings"])
     return ModelConfig(
         name=name, family="encoder-decoder", encoder_layers=size["num_layers"],
         decoder_layers=size["num_decoder_layers"], d_model=size["d_model"], heads=size["num_heads"],
@@ -53,10 +59,20 @@ def config_from_hf(hf: dict[str, Any], name: str) -> ModelConfig:
         norm_position="pre", norm_eps=_number("layer_norm_epsilon", get["layer_norm_epsilon"], low=0.0),
         positions="t5", relative_buckets=size["relative_attention_num_buckets"],
         relative_max_distance=size["relative_attention_max_distance"], activation=activation,
-        embedding_scale="none", tie_embeddings=tied, bias=False, final_norm=True, attention_scale="none",
-        output_scale="inv_sqrt_d_model" if tied else "none",
+        embedding_scale="none", tie_embeddings=True, bias=False, final_norm=True, attention_scale="none",
+        output_scale="inv_sqrt_d_model" if scales_decoder_outputs(hf) else "none",
         dropout=_number("dropout_rate", get["dropout_rate"], low=0.0, high=1.0), source=f"Hugging Face {name} (T5)",
     )
+
+
+def scales_decoder_outputs(hf: dict[str, Any]) -> bool:
+    """T5Config's rule (5.24): `scale_decoder_outputs` if the file says, else `tie_word_embeddings is not False`."""
+    if "scale_decoder_outputs" in hf:
+        return _bool("scale_decoder_outputs", hf["scale_decoder_outputs"])
+    tie = hf.get("tie_word_embeddings")
+    if tie is not None:
+        _bool("tie_word_embeddings", tie)
+    return tie is not False
 
 
 def slots(c: ModelConfig) -> dict[str, Slot]:
@@ -99,7 +115,7 @@ def _attention(c: ModelConfig, hf: str, ours: str, parts: tuple[str, str, str]) 
 def _ffn(c: ModelConfig, h: str, o: str) -> dict[str, Slot]:
     """wi (or the gate wi_0 and the up branch wi_1) and wo, then the FFN's norm."""
     e, f, dense = c.d_model, c.d_ff, h + "DenseReluDense."
-    ups = {"wi_0": "gate", "wi_1": "up"} if c.activation in ("geglu", "swiglu") else {"wi": "up"}
+    ups = {"wi_0": "gate", "wi_1": "up"} if c.activation in GATED else {"wi": "up"}
     out: dict[str, Slot] = {}
     for name, ours in ups.items():
         out |= linear(dense + name, f"{o}ffn.{ours}", f, e, False)

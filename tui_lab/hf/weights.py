@@ -14,7 +14,7 @@ import re
 import warnings
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -28,6 +28,7 @@ from tui_lab.hf.slots import Slot
 # Non-parameter buffers old checkpoints carry (the causal mask and its fill value): not weights.
 IGNORED = re.compile(r"^h\.\d+\.attn\.(bias|masked_bias)$")
 PREFIX = "transformer."
+HEAD = "lm_head.weight"
 
 
 def gpt2_slots(c: ModelConfig) -> dict[str, Slot]:
@@ -130,16 +131,23 @@ def match_names(weights: TensorFile, slots: dict[str, Slot], strip: str = PREFIX
     """HF name in our slot table -> name in the file, after checking nothing is missing or extra."""
     aliases = {alias: name for name, slot in slots.items() for alias in slot.aliases}
     found: dict[str, str] = {}
+    head = None
     for stored in weights.shapes:
         name = stored.removeprefix(strip) if strip else stored
-        if ignored.match(name) or (name == "lm_head.weight" and name not in slots):
-            continue  # tied: HF ignores a stored lm_head.weight and uses the embedding, so do we
+        if ignored.match(name):
+            continue
+        if name == HEAD and name not in slots:
+            head = stored  # tied, and equal to the embedding (`untie_stored_head` kept a different one)
+            continue
         if name in aliases:
             found.setdefault(aliases[name], stored)  # a tied copy: used only when the main name is absent
             continue
         if name not in slots:
             raise ValueError(f"unexpected tensor {stored} {list(weights.shapes[stored])}: not part of a {what}")
         found[name] = stored
+    embedding = next((name for name, slot in slots.items() if slot.ours == "tok_embed.weight"), None)
+    if head is not None and embedding is not None and embedding not in found:
+        found[embedding] = head  # transformers ties the other way round when only the head is stored
     missing = [name for name in slots if name not in found]
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
@@ -149,6 +157,34 @@ def match_names(weights: TensorFile, slots: dict[str, Slot], strip: str = PREFIX
         if shape != slot.hf_shape:
             raise ValueError(f"tensor {found[name]} has shape {list(shape)}; config.json implies {list(slot.hf_shape)}")
     return found
+
+
+def untie_stored_head(weights: TensorFile, config: ModelConfig, family=None,
+                      dtype: torch.dtype = torch.float32) -> tuple[ModelConfig, str]:
+    """(config, "") or, when config.json ties the output layer to the embedding but the weights store a head that
+    differs from it, (the config untied, one line for people saying so).
+
+    transformers 5.24's `tie_weights` at load: a tied pair whose two tensors are both stored and not equal (at the
+    dtype the model loads in) is left untied, with a warning; equal or absent, the head is the embedding."""
+    if not config.tie_embeddings or not config.vocab:
+        return config, ""
+    slots = gpt2_slots(replace(config, tie_embeddings=False)) if family is None else \
+        family.slots(replace(config, tie_embeddings=False))
+    strip = PREFIX if family is None else family.strip
+    stored = {(name.removeprefix(strip) if strip else name): name for name in weights.shapes}
+    head = next((name for name, slot in slots.items() if slot.ours == "lm_head.weight"), None)
+    embedding = next((name for name, slot in slots.items() if slot.ours == "tok_embed.weight"), None)
+    if head not in stored or embedding is None:
+        return config, ""
+    embedding = next((stored[n] for n in (embedding, *slots[embedding].aliases) if n in stored), None)
+    if embedding is None:
+        return config, ""
+    ours, theirs = weights.read(stored[head]), weights.read(embedding)
+    if ours.shape == theirs.shape and torch.equal(ours.to(dtype), theirs.to(dtype)):
+        return config, ""
+    return replace(config, tie_embeddings=False), (
+        f"config.json ties the output layer to the embedding, but the weights store {stored[head]} and it differs "
+        f"from {embedding}: both kept, as transformers does")
 
 
 def our_state_dict(weights: TensorFile, config: ModelConfig, device, dtype: torch.dtype,

@@ -19,12 +19,13 @@ ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "silu": F.silu,  # swish without a gate (Marian's "swish")
     "none": lambda x: x,  # seed 002's Q&A: without it down(up(x)) is the single matrix W_down W_up (+ biases)
     "geglu": lambda x: F.gelu(x, approximate="tanh"),  # on the gate branch: T5 v1.1's gelu_new (Shazeer 2020)
+    "reglu": F.relu,  # on the gate branch: T5's "gated-relu" (Shazeer 2020)
 }
 
 
 
 class FeedForward(nn.Module):
-    """Position-wise MLP: down(act(up(x))), or down(act(gate(x)) * up(x)) for SwiGLU and GeGLU."""
+    """Position-wise MLP: down(act(up(x))), or down(act(gate(x)) * up(x)) for SwiGLU, GeGLU and ReGLU."""
 
     def __init__(self, config) -> None:
         super().__init__()

@@ -23,7 +23,7 @@ def _sublayer(c: ModelConfig, name: str, detail: str) -> list[str]:
 
 
 def _ffn(c: ModelConfig) -> str:
-    inner = {"swiglu": "SwiGLU", "geglu": "GeGLU"}.get(c.activation, c.activation)
+    inner = {"swiglu": "SwiGLU", "geglu": "GeGLU", "reglu": "ReGLU"}.get(c.activation, c.activation)
     if c.ffn == "moe":  # the router sends each token to experts_per_token of the experts
         return f"top-{c.experts_per_token} of {c.experts} experts, each {c.d_model}→{c.d_ff}→{c.d_model}, {inner}"
     return f"{c.d_model}→{c.d_ff}→{c.d_model}, {inner}"

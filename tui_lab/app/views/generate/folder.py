@@ -24,7 +24,7 @@ def folder_form(folder: Any, base: GenerationSettings, start_len: int) -> dict[s
     if folder is None:
         return {}
     settings, taken = with_folder_defaults(base, set(), folder, start_len)
-    return {name: getattr(settings, name) for name in taken}
+    return {name: getattr(settings, name) for name in taken if name in TITLES}  # the form has no beam_sample field
 
 
 def field_text(value: Any) -> str:
@@ -37,6 +37,8 @@ def folder_note(folder: Any, form: dict[str, Any]) -> str:
     if folder is None or not folder.applied:
         return ""
     parts = []
+    if "do_sample" not in folder.applied:  # temp 0 is transformers' default there, not the file's: not named
+        form = {k: v for k, v in form.items() if k != "temperature"}
     if form:
         parts.append(f"{folder.source} set " + ", ".join(f"{TITLES[k]} {field_text(v)}" for k, v in form.items()))
     rules = [k for k in folder.applied if k in ("eos_token_id", "min_length", "min_new_tokens", "repetition_penalty",

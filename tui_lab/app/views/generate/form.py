@@ -32,6 +32,7 @@ class GenerationForm(Horizontal):
         super().__init__(**kwargs)
         self.field_defaults = {name: value for _, name, value in FIELDS}
         self.folder_fields: dict[str, Any] = {}  # the fields a Hugging Face folder's defaults set (folder.py)
+        self.beam_sample = False  # the folder samples its beams (do_sample with num_beams): no field, it follows
 
     def compose(self) -> ComposeResult:
         for title, name, value in FIELDS:
@@ -67,6 +68,7 @@ class GenerationForm(Horizontal):
                 raise ValueError(f"{title} must be {'a number' if kind is float else 'an integer'}, got {text!r}") \
                     from None
         values["use_cache"] = self.query_one("#gen-cache", OnOffCheckbox).value
+        values["beam_sample"] = self.beam_sample  # only with beams and temperature > 0 (GenerationSettings.mode)
         return GenerationSettings(**values)  # the core's one check of the ranges
 
     def follow_folder(self, folder: Any, start_len: int) -> dict[str, Any]:
@@ -80,6 +82,7 @@ class GenerationForm(Horizontal):
             elif self.query_one(f"#gen-{name}", Input).value == text:
                 self.query_one(f"#gen-{name}", Input).value = self.field_defaults[name]
         self.folder_fields = {}
+        self.beam_sample = bool(folder is not None and folder.defaults.get("beam_sample"))
         form = folder_form(folder, self.defaults(), start_len)
         for name, value in form.items():
             if name == "use_cache":
