@@ -57,8 +57,6 @@ MAX_WIDTH, MAX_HEIGHT = 500, 200
 OUT_OF_MEMORY = ("MemoryError", "Cannot allocate memory", "can't allocate memory", "not enough memory",
                  "std::bad_alloc", "out of memory", "can't start new thread")
 STDERR_TAIL = 8192  # bytes of an app's stderr kept, to say why it ended
-# An app that said "exit" (or whose output ended) but goes on is ended this long after, so its page hears why.
-WEDGED_S = 3.0
 PAGE = Path(__file__).with_name("serve_page.html")
 
 
@@ -202,18 +200,12 @@ class LabAppService(AppService):
         self._stdin = process.stdin
         return process
 
-    def _kill_group(self) -> None:
-        process = self._process
-        if process is not None and process.returncode is None:
-            log.warning("an app that failed did not exit; ending its process group")
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-
     async def run(self) -> None:
         """textual-serve's reading loop; then the page is closed, with why if the app failed (textual-serve left a
         dead terminal open when an app died without saying "exit")."""
         await super().run()
-        await self._ended()
+        if self._closing is None:  # else its "exit" already started the closing
+            await self._ended()
 
     async def on_meta(self, data: bytes) -> None:
         """The app's "exit" closes its page once its process has ended (an app at its memory limit said "exit", then
@@ -226,12 +218,14 @@ class LabAppService(AppService):
     async def _ended(self) -> None:
         process = self._process
         if self._task is not None and process is not None:  # not stop(): the app ended on its own
-            try:
-                await asyncio.wait_for(process.wait(), WEDGED_S)
-            except TimeoutError:  # it said it exits, or its output ended, but it goes on: ended, so its page hears
-                self._kill_group()
+            # Said "exit" (or its output ended) but goes on: ended as stop() ends one, so that its page hears why.
+            for signum, wait in ((None, QUIT_WAIT_S), (signal.SIGTERM, TERM_WAIT_S), (signal.SIGKILL, 1.0)):
+                if signum is not None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(process.pid, signum)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(process.wait(), 2.0)
+                    await asyncio.wait_for(process.wait(), wait)
+                    break
             reason = ended_reason(process.returncode, self.stderr.tail if self.stderr else b"", self.policy_memory)
             if reason:
                 log.warning("%s", reason)
