@@ -84,3 +84,21 @@ def test_a_write_checks_the_session_and_the_servers_share(tmp_path, monkeypatch)
         check_room(2000, "the export")
     monkeypatch.delenv(ENV)
     check_room(10**12, "the export")  # a terminal app writes where it is told
+
+
+def test_the_attention_export_goes_to_the_sessions_folder_within_its_quota(tmp_path, monkeypatch):
+    """The Attention view's `e` wrote to the server's own exports folder, outside every quota: a served session's
+    export lands in its own exports/, and is refused in one line when its folder is full."""
+    from tui_lab.app.grids import GridSpec
+    from tui_lab.app.views.attention.draw import export_grid
+
+    home = tmp_path / "sessions" / "tok"
+    home.mkdir(parents=True)
+    monkeypatch.setenv("TUI_LAB_EXPORTS", str(tmp_path / "server-exports"))
+    spec = GridSpec("causal", [[1.0, float("nan")], [0.5, 0.5]], ["a", "b"], ["a", "b"])
+    monkeypatch.setenv(ENV, ServedPolicy(str(home), quota=10_000, root=str(tmp_path)).to_env())
+    path = export_grid(spec, "causal")
+    assert path.parent == home.resolve() / "exports" and not (tmp_path / "server-exports").exists()
+    (home / "full").write_bytes(b"x" * 10_000)
+    with pytest.raises(ValueError, match="the export needs about .* quota"):
+        export_grid(spec, "causal")
