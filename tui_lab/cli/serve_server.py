@@ -30,10 +30,11 @@ import json
 import logging
 import os
 import re
-import resource
 import secrets
 import signal
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -161,13 +162,18 @@ class _StderrTail:
         return data
 
 
-def _limit_memory(limit: int):
-    """Run in the child between fork and exec: the limit holds for the app and every process it starts. Data, not
-    address space: torch reserves ~0.6 GB of address space it never touches (an idle app: VmSize 0.9 GB,
-    VmData 0.3 GB), and RLIMIT_DATA counts every private writable mapping (Linux 4.7+), where its tensors live."""
+def _limit_memory(limit: int) -> Callable[[], None] | None:
+    """Run in the child between fork and exec: the limit holds for the app and each process it starts (each its
+    own). Data, not address space: torch reserves address space it never touches (an idle app: VmSize 0.9 GB,
+    VmData 0.3 GB; its trainer process 1.2 and 0.6), and RLIMIT_DATA counts every private writable mapping (Linux
+    4.7+), where tensors live. None where there is no limit to set (0, or no fork: Windows)."""
+    if not limit or sys.platform == "win32":
+        return None
+    import resource
+
     def apply() -> None:
-        if limit:
-            resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
     return apply
 
 
@@ -183,7 +189,7 @@ class LabAppService(AppService):
 
     def __init__(self, *args, policy: ServedPolicy, memory: int = 0, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.policy, self.policy_memory = policy, memory
+        self.policy, self.memory = policy, memory
         self.stderr: _StderrTail | None = None
         self._closing: asyncio.Task | None = None
 
@@ -195,7 +201,7 @@ class LabAppService(AppService):
         self._process = process = await asyncio.create_subprocess_exec(
             "/bin/sh", "-c", f"exec {self.command}", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=environment, cwd=self.policy.folder, start_new_session=True,
-            preexec_fn=_limit_memory(self.policy_memory))
+            preexec_fn=_limit_memory(self.memory))
         process.stderr = self.stderr = _StderrTail(process.stderr)
         self._stdin = process.stdin
         return process
@@ -208,8 +214,8 @@ class LabAppService(AppService):
             await self._ended()
 
     async def on_meta(self, data: bytes) -> None:
-        """The app's "exit" closes its page once its process has ended (an app at its memory limit said "exit", then
-        waited at exit for a thread), so that the page can be told why."""
+        """The app's "exit" closes its page once its process has ended, so that the page can be told how it ended
+        (an app past its memory limit fails on its way out); one that lingers is ended as stop() ends one."""
         if json.loads(data).get("type") != "exit":
             await super().on_meta(data)
         elif self._closing is None:
@@ -226,7 +232,7 @@ class LabAppService(AppService):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(process.wait(), wait)
                     break
-            reason = ended_reason(process.returncode, self.stderr.tail if self.stderr else b"", self.policy_memory)
+            reason = ended_reason(process.returncode, self.stderr.tail if self.stderr else b"", self.memory)
             if reason:
                 log.warning("%s", reason)
                 with contextlib.suppress(Exception):
