@@ -4,7 +4,8 @@ path a page can name.
 `serve` hands the policy to the app through the environment (`TUI_LAB_SERVED`, JSON); an app started without it
 is a terminal app and none of this applies. A served session is a guest: every path it names is relative to its
 own folder (`<root>/sessions/<token>`), never absolute, never `~`, never `..`, never through a link out; its
-folder has a disk quota; downloads and pickles are the operator's choice, which the page cannot widen.
+folder has a disk quota, and the sessions' folders together another (checked before a write starts); downloads
+and pickles are the operator's choice, which the page cannot widen (a cached pickle-only model is refused too).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class ServedPolicy:
     quota: int = 1024**3  # bytes this session's folder may hold
     train_slots: int = 0  # training runs the whole server allows at once (one per core); 0: no limit
     root: str = ""  # the server's root: its `.train-slot-K.lock` files are shared by every session
+    total_quota: int = 0  # bytes every session's folder (<root>/sessions) may hold together; 0: no limit
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -72,22 +74,50 @@ class ServedPolicy:
             raise ValueError(f"{repo_id}: pickle weights are not accepted here (the operator did not give "
                              "--allow-pickle)")
 
+    def check_weights(self, folder: Path, spec: str) -> None:
+        """The banner's promise: without serve --allow-pickle no session opens pickle weights, cached or not."""
+        from tui_lab.hf.folder import weights_file
+
+        found = weights_file(folder)
+        if found is not None and found.name.startswith("pytorch_model") and not self.allow_pickle:
+            raise ValueError(f"{spec}: its weights are only a pickle ({found.name}) and this server refuses pickle "
+                             "weights (the operator did not give --allow-pickle)")
+
     def used(self) -> int:
         """Bytes this session's folder holds now."""
-        total = 0
-        for base, _, files in os.walk(self.home):
-            for name in files:
-                try:
-                    total += os.lstat(os.path.join(base, name)).st_size
-                except OSError:
-                    pass
-        return total
+        return folder_bytes(self.home)
 
     def check_quota(self, needed: int, what: str = "the checkpoint") -> None:
         used = self.used()
         if used + needed > self.quota:
             raise ValueError(f"{what} needs about {fmt_bytes(needed)} but this session's folder holds "
                              f"{fmt_bytes(used)} of its {fmt_bytes(self.quota)} quota; delete a run first")
+        if self.total_quota and self.root:
+            together = folder_bytes(Path(self.root) / "sessions")
+            if together + needed > self.total_quota:
+                raise ValueError(f"{what} needs about {fmt_bytes(needed)} but the sessions' folders on this server "
+                                 f"hold {fmt_bytes(together)} of the {fmt_bytes(self.total_quota)} they share "
+                                 "(serve --total-quota-mb); delete a run first")
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes the files under `folder` hold (links counted as links, never followed)."""
+    total = 0
+    for base, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(base, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def check_room(needed: int, what: str) -> None:
+    """Before a served session writes `needed` bytes: one ValueError line when its quota (or the server's) would
+    pass. A terminal app writes where it is told."""
+    policy = ServedPolicy.from_env()
+    if policy is not None:
+        policy.check_quota(needed, what)
 
 
 @contextmanager

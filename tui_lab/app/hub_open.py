@@ -28,6 +28,8 @@ def open_from_hub(app: Any, spec: str, *, download: bool = False, allow_pickle: 
         folder = locate(spec)  # local only: no network
         if folder is None and policy is not None:
             policy.check_download(spec, allow_pickle)
+        elif folder is not None and policy is not None:
+            policy.check_weights(folder, spec)  # cached or in the session's folder: the banner's promise holds
     except ValueError as err:
         _failed(app, one_line(err))
         return

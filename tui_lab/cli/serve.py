@@ -10,6 +10,9 @@ A browser session is a guest: its paths stay in its own folder under --root, the
 --allow-pickle bind it (the page cannot widen them), a foreign Origin or Host gets nothing, sessions are capped
 (--max-sessions) and closed when idle (--idle-minutes). Decided where the issue was silent: the per-session quota
 defaults to 1 GiB (--quota-mb), the idle timeout may be fractional (minutes), and the cap counts open tabs.
+Each session's app has a memory limit (--session-memory-mb; default free memory / sessions, at least 1 GiB) and
+the sessions' folders together a disk cap (--total-quota-mb; default 10 x --quota-mb): a page cannot take the
+machine, nor multiply its quota by opening sessions (issue 37).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from tui_lab.cli import HF_MODEL_TYPES, UsageError
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 SESSION_BYTES = 400 * 1024**2  # an app session measured 300-370 MiB (issue 24): 400 MiB each by default
 SESSIONS_PER_CORE = 2
+SESSION_MEMORY_FLOOR_MB = 1024  # an idle app holds ~0.35 GB of data, training a toy ~0.4 (issue 37): room to work
+TOTAL_QUOTAS = 10  # the sessions' folders together: this many sessions' quotas by default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +69,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="close a session idle this long, after it saves its live model (default 30)")
     parser.add_argument("--quota-mb", dest="quota_mb", type=int, default=1024, metavar="MB",
                         help="disk each session's folder may use (default 1024)")
+    parser.add_argument("--session-memory-mb", dest="session_memory_mb", type=int, metavar="MB",
+                        help="memory (data) each session's app process may hold; past it the session ends and its page "
+                             "says why (default: free memory / --max-sessions, at least 1024)")
+    parser.add_argument("--total-quota-mb", dest="total_quota_mb", type=int, metavar="MB",
+                        help="disk the sessions' folders may use together; past it no new session starts and no "
+                             f"write starts (default {TOTAL_QUOTAS} x --quota-mb)")
     parser.add_argument("--allow-origin", dest="allow_origin", action="append", default=[], metavar="URL",
                         help="another page address allowed to open sessions (loopback and --public-url always are)")
 
@@ -134,6 +145,13 @@ def check_limits(args: argparse.Namespace) -> None:
         raise UsageError(f"--idle-minutes ({args.idle_minutes}) must be above 0 and at most a week (10080)")
     if not 1 <= args.quota_mb <= 10**7:
         raise UsageError(f"--quota-mb ({args.quota_mb}) must be between 1 and 10000000")
+    total = getattr(args, "total_quota_mb", None)
+    if total is not None and not args.quota_mb <= total <= 10**9:
+        raise UsageError(f"--total-quota-mb ({total}) must be at least --quota-mb ({args.quota_mb}) and at most "
+                         "1000000000")
+    memory = getattr(args, "session_memory_mb", None)
+    if memory is not None and not 64 <= memory <= 10**8:
+        raise UsageError(f"--session-memory-mb ({memory}) must be between 64 and 100000000")
     if args.allow_download_any and not args.download:
         raise UsageError("--allow-download-any only goes with --download")
     for url in args.allow_origin:
@@ -152,9 +170,32 @@ def root_folder(given: str | None) -> Path:
     return root
 
 
+def check_pickle(args: argparse.Namespace) -> None:
+    """The banner says "pickle weights refused" without --allow-pickle: an operator's cached pickle-only model too."""
+    if not args.from_hf or args.allow_pickle:
+        return
+    from tui_lab.hf.folder import weights_file
+    from tui_lab.hf.hub import locate
+
+    folder = locate(args.from_hf)
+    found = weights_file(folder) if folder is not None else None
+    if found is not None and found.name.startswith("pytorch_model"):
+        raise UsageError(f"--from-hf {args.from_hf}: its weights are only a pickle ({found.name}); add --allow-pickle "
+                         "to serve them (they are read with weights_only)")
+
+
+def session_memory(given: int | None, free: int | None, sessions: int) -> int:
+    """Bytes each app may hold: --session-memory-mb, else free memory shared by the sessions, at least 1 GiB."""
+    if given is not None:
+        return given * 1024**2
+    share = free // sessions if free is not None else 0
+    return max(share, SESSION_MEMORY_FLOOR_MB * 1024**2)
+
+
 def run(args: argparse.Namespace) -> int:
     argv = app_argv(args)
     check_app_flags(argv)
+    check_pickle(args)
     check_limits(args)
     check_address(args.host, args.port)
     url = public_url(args.host, args.port, args.public_url)
@@ -172,12 +213,15 @@ def _limits(args: argparse.Namespace, url: str):
     chosen = args.max_sessions or default_max_sessions(free, cores)
     why = "--max-sessions" if args.max_sessions else (
         f"free memory {fmt_bytes(free) if free is not None else 'unknown'} / 400 MiB, at most 2 per core x {cores}")
+    memory = session_memory(args.session_memory_mb, free, chosen)
+    total_mb = args.total_quota_mb or TOTAL_QUOTAS * args.quota_mb
     limits = Limits(root, chosen, args.idle_minutes * 60, args.quota_mb * 1024**2,
                     allowed_origins(args.port, url, args.allow_origin), args.download, args.allow_download_any,
-                    args.allow_pickle, args.from_hf)
+                    args.allow_pickle, args.from_hf, memory=memory, total_quota=total_mb * 1024**2)
     banner = [f"tui-lab: serving the lab on {url} (ctrl+c stops)",
               f"tui-lab: at most {chosen} sessions ({why}); idle ones close after {args.idle_minutes:g} min; "
-              f"each keeps its runs in {root}/sessions/TOKEN, {args.quota_mb} MB at most",
+              f"each keeps its runs in {root}/sessions/TOKEN, {args.quota_mb} MB at most, {total_mb} MB together",
+              f"tui-lab: each session's app may hold {fmt_bytes(memory)} of memory (--session-memory-mb)",
               f"tui-lab: downloads {_downloads(args)}, pickle weights {'accepted' if args.allow_pickle else 'refused'}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         banner.append("tui-lab: warning: running as root; every session's app runs as root too (a user of its own "

@@ -4,9 +4,14 @@ textual-serve has no origin check, no session cap and no idle timeout, starts on
 in the server's own process group, and its `stop()` waits without a timeout. `LabServer` keeps its page, its
 static files and its app protocol (`AppService`) and adds:
 - sessions named by a token in the URL (`/s/<token>`, websocket `/ws/<token>`): a reload finds its folder again;
+  tokens are issued by the server only (signed with a key kept in the root), an unknown one is refused;
 - a Host check on every request (DNS rebinding) and an Origin allowlist on the websocket (a page elsewhere
   cannot drive the lab); a websocket without an Origin only from loopback;
-- at most `max_sessions` at once (`GET /` answers 503 with the reason when full), an idle timeout;
+- at most `max_sessions` at once (`GET /` answers 503 with the reason when full), and no new session's folder
+  once the sessions' folders together hold `total_quota`; an idle timeout;
+- a terminal size a page may ask for bounded (MAX_WIDTH x MAX_HEIGHT, clamped), and each app's memory bounded
+  (RLIMIT_DATA, set in the child before exec): an app that ends on its own leaves its page a one-line reason;
+- its own page (`serve_page.html`): the font from the lab's static files, no third-party host named;
 - each app in its own process group, ended within 5 s of its tab closing (asked to quit first, so it saves its
   live model), and every session ended the same way within 5 s of SIGTERM or Ctrl-C.
 It overrides textual-serve's handlers and `AppService._open_app_process`: pyproject pins textual-serve to 1.1.x
@@ -16,14 +21,20 @@ and tests/processes/test_serve.py checks the pin.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
+import hmac
 import ipaddress
+import json
 import logging
 import os
 import re
 import secrets
 import signal
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -33,12 +44,21 @@ from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
-from tui_lab.served import ENV, ServedPolicy
+from tui_lab.analysis.format import fmt_bytes
+from tui_lab.served import ENV, ServedPolicy, folder_bytes
 
 log = logging.getLogger("tui-lab.serve")
 TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 QUIT_WAIT_S = 2.5  # the app's own quit (it saves its live model) before its group is ended
 TERM_WAIT_S = 1.5  # after SIGTERM, before SIGKILL: 4 s in all, within the 5 s promised
+# The largest terminal a page may ask for: a 30000x30000 resize grew an app 0.6 -> 4.7 GB (issue 37); 500x200 is
+# wider than a 4K screen at the smallest font xterm.js draws legibly, and grows an app by ~30 MB.
+MAX_WIDTH, MAX_HEIGHT = 500, 200
+# What an app's failed allocation leaves in its stderr: Python's, torch's and C++'s words for it.
+OUT_OF_MEMORY = ("MemoryError", "Cannot allocate memory", "can't allocate memory", "not enough memory",
+                 "std::bad_alloc", "out of memory", "can't start new thread")
+STDERR_TAIL = 8192  # bytes of an app's stderr kept, to say why it ended
+PAGE = Path(__file__).with_name("serve_page.html")
 
 
 @dataclass
@@ -52,6 +72,8 @@ class Limits:
     download_any: bool = False
     allow_pickle: bool = False
     from_hf: str | None = None
+    memory: int = 0  # bytes of data each app process may hold (RLIMIT_DATA); 0: no limit
+    total_quota: int = 0  # bytes the sessions' folders may hold together; 0: no limit
 
 
 @dataclass
@@ -77,6 +99,84 @@ def allowed_origins(port: int, public_url: str, extra: list[str]) -> frozenset[s
     return frozenset(origin_of(url) for url in (*loopback, public_url, *extra))
 
 
+def terminal_size(width: object, height: object) -> tuple[int, int]:
+    """The size a page asked for, clamped to 1..MAX_WIDTH x 1..MAX_HEIGHT (80x24 where it is not a number)."""
+    return (max(1, min(to_int(str(width), 80), MAX_WIDTH)), max(1, min(to_int(str(height), 24), MAX_HEIGHT)))
+
+
+class Tokens:
+    """Session tokens only this server issues: a random part and its HMAC under a key kept in the root (0600), so a
+    reload finds its session after a restart and a token a client made up is refused."""
+
+    def __init__(self, root: Path) -> None:
+        key_file = root / ".session-key"
+        try:
+            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            self.key = key_file.read_bytes()
+        else:
+            self.key = secrets.token_bytes(32)
+            with os.fdopen(fd, "wb") as out:
+                out.write(self.key)
+
+    def _mac(self, nonce: str) -> str:
+        digest = hmac.new(self.key, nonce.encode(), hashlib.sha256).digest()[:12]
+        return base64.urlsafe_b64encode(digest).decode()
+
+    def issue(self) -> str:
+        nonce = secrets.token_urlsafe(12)  # 16 characters
+        return nonce + self._mac(nonce)
+
+    def valid(self, token: str) -> bool:
+        return len(token) == 32 and hmac.compare_digest(token[16:], self._mac(token[:16]))
+
+
+def ended_reason(returncode: int | None, stderr: bytes, memory: int) -> str | None:
+    """One line for the page of an app that ended on its own; None when it quit cleanly."""
+    if returncode in (0, None):
+        return None
+    text = stderr.decode("utf-8", "replace")
+    if memory and out_of_memory(stderr):
+        return (f"tui-lab: this session's app passed its memory limit ({fmt_bytes(memory)}, serve "
+                "--session-memory-mb) and ended; reload to start it again (the session's folder is kept)")
+    last = next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+    said = f": {last[:200]}" if last else ""
+    return f"tui-lab: this session's app ended (exit {returncode}){said}; reload to start it again"
+
+
+def out_of_memory(stderr: bytes) -> bool:
+    """An uncaught failure to allocate (a traceback naming it), not a run's out-of-memory the app reported itself."""
+    text = stderr.decode("utf-8", "replace")
+    return "Traceback" in text and any(word in text for word in OUT_OF_MEMORY)
+
+
+class _StderrTail:
+    """The app's stderr as textual-serve reads it, keeping its last STDERR_TAIL bytes for `ended_reason`."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream, self.tail = stream, b""
+
+    async def read(self, n: int = -1) -> bytes:
+        data = await self.stream.read(n)
+        self.tail = (self.tail + data)[-STDERR_TAIL:]
+        return data
+
+
+def _limit_memory(limit: int) -> Callable[[], None] | None:
+    """Run in the child between fork and exec: the limit holds for the app and each process it starts (each its
+    own). Data, not address space: torch reserves address space it never touches (an idle app: VmSize 0.9 GB,
+    VmData 0.3 GB; its trainer process 1.2 and 0.6), and RLIMIT_DATA counts every private writable mapping (Linux
+    4.7+), where tensors live. None where there is no limit to set (0, or no fork: Windows)."""
+    if not limit or sys.platform == "win32":
+        return None
+    import resource
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+    return apply
+
+
 def is_loopback(address: str | None) -> bool:
     try:
         return address is not None and ipaddress.ip_address(address.split("%")[0]).is_loopback
@@ -87,9 +187,11 @@ def is_loopback(address: str | None) -> bool:
 class LabAppService(AppService):
     """One browser session's app: its own process group (so it can be ended whole) and its policy."""
 
-    def __init__(self, *args, policy: ServedPolicy, **kwargs) -> None:
+    def __init__(self, *args, policy: ServedPolicy, memory: int = 0, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.policy = policy
+        self.policy, self.memory = policy, memory
+        self.stderr: _StderrTail | None = None
+        self._closing: asyncio.Task | None = None
 
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         return super()._build_environment(width, height) | {ENV: self.policy.to_env()}
@@ -98,9 +200,45 @@ class LabAppService(AppService):
         environment = self._build_environment(width=width, height=height)
         self._process = process = await asyncio.create_subprocess_exec(
             "/bin/sh", "-c", f"exec {self.command}", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=environment, cwd=self.policy.folder, start_new_session=True)
+            stderr=asyncio.subprocess.PIPE, env=environment, cwd=self.policy.folder, start_new_session=True,
+            preexec_fn=_limit_memory(self.memory))
+        process.stderr = self.stderr = _StderrTail(process.stderr)
         self._stdin = process.stdin
         return process
+
+    async def run(self) -> None:
+        """textual-serve's reading loop; then the page is closed, with why if the app failed (textual-serve left a
+        dead terminal open when an app died without saying "exit")."""
+        await super().run()
+        if self._closing is None:  # else its "exit" already started the closing
+            await self._ended()
+
+    async def on_meta(self, data: bytes) -> None:
+        """The app's "exit" closes its page once its process has ended, so that the page can be told how it ended
+        (an app past its memory limit fails on its way out); one that lingers is ended as stop() ends one."""
+        if json.loads(data).get("type") != "exit":
+            await super().on_meta(data)
+        elif self._closing is None:
+            self._closing = asyncio.create_task(self._ended())
+
+    async def _ended(self) -> None:
+        process = self._process
+        if self._task is not None and process is not None:  # not stop(): the app ended on its own
+            # Said "exit" (or its output ended) but goes on: ended as stop() ends one, so that its page hears why.
+            for signum, wait in ((None, QUIT_WAIT_S), (signal.SIGTERM, TERM_WAIT_S), (signal.SIGKILL, 1.0)):
+                if signum is not None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(process.pid, signum)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), wait)
+                    break
+            reason = ended_reason(process.returncode, self.stderr.tail if self.stderr else b"", self.memory)
+            if reason:
+                log.warning("%s", reason)
+                with contextlib.suppress(Exception):
+                    await self.remote_write_str(json.dumps(["reason", reason]))
+        with contextlib.suppress(Exception):
+            await self.remote_close()
 
     async def stop(self) -> None:
         """Quit (the app saves its live model), then end the process group: at most QUIT + TERM seconds."""
@@ -133,11 +271,12 @@ class LabServer(Server):
         self.limits, self.banner = limits, banner
         self.sessions: dict[str, Session] = {}
         self.hosts = frozenset(urlsplit(o).netloc for o in limits.origins)
+        self.tokens = Tokens(limits.root)
 
     # -- the web application ------------------------------------------------------------------------
     async def _make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._guard])
-        aiohttp_jinja2.setup(app, loader=__import__("jinja2").FileSystemLoader(self.templates_path))
+        aiohttp_jinja2.setup(app, loader=__import__("jinja2").FileSystemLoader(PAGE.parent))
         app.add_routes([
             web.get("/", self.handle_new, name="index"),
             web.get("/s/{token}", self.handle_page, name="page"),
@@ -168,13 +307,20 @@ class LabServer(Server):
         if len(live) >= self.limits.max_sessions:
             return (f"tui-lab is full: {len(live)} of {self.limits.max_sessions} sessions are in use "
                     "(serve --max-sessions); close a tab or try again later")
+        sessions = self.limits.root / "sessions"
+        if self.limits.total_quota and (token is None or not (sessions / token).is_dir()):  # a new folder
+            held = folder_bytes(sessions)
+            if held >= self.limits.total_quota:
+                return (f"tui-lab is full: the sessions' folders hold {fmt_bytes(held)} of the "
+                        f"{fmt_bytes(self.limits.total_quota)} they share (serve --total-quota-mb); no new session "
+                        "until the operator clears some")
         return None
 
     async def handle_new(self, request: web.Request) -> web.StreamResponse:
         reason = self._full()
         if reason:
             return web.Response(status=503, text=reason)
-        raise web.HTTPFound(f"/s/{secrets.token_urlsafe(18)}")
+        raise web.HTTPFound(f"/s/{self.tokens.issue()}")
 
     async def handle_page(self, request: web.Request) -> web.StreamResponse:
         token = self._token(request)
@@ -183,15 +329,18 @@ class LabServer(Server):
             return web.Response(status=503, text=reason)
         base = self.public_url
         ws = ("wss:" if base.startswith("https") else "ws:") + base.split(":", 1)[1] + f"/ws/{token}"
-        context = {"font_size": to_int(request.query.get("fontsize", "16"), 16), "app_websocket_url": ws,
+        context = {"font_size": max(6, min(to_int(request.query.get("fontsize", "16"), 16), 64)),
+                   "app_websocket_url": ws,
                    "config": {"static": {"url": f"{base}/static/"}}, "application": {"name": self.title}}
-        return aiohttp_jinja2.render_template("app_index.html", request, context)
+        return aiohttp_jinja2.render_template(PAGE.name, request, context)
 
-    @staticmethod
-    def _token(request: web.Request) -> str:
+    def _token(self, request: web.Request) -> str:
+        """A token this server issued (or one whose folder it made before): a made-up one is refused."""
         token = request.match_info["token"]
-        if not TOKEN.fullmatch(token):
-            raise web.HTTPNotFound(text="tui-lab: no such session (open the server's address for a new one)")
+        if not (TOKEN.fullmatch(token) and (self.tokens.valid(token) or
+                                            (self.limits.root / "sessions" / token).is_dir())):
+            raise web.HTTPNotFound(text="tui-lab: no such session (the server issues them: open its address for a "
+                                        "new one)")
         return token
 
     # -- sessions -----------------------------------------------------------------------------------
@@ -208,13 +357,13 @@ class LabServer(Server):
         folder.mkdir(parents=True, exist_ok=True)
         lim = self.limits
         policy = ServedPolicy(str(folder), lim.download, lim.download_any, lim.allow_pickle, lim.from_hf, lim.quota,
-                              train_slots=os.cpu_count() or 1, root=str(lim.root))
+                              train_slots=os.cpu_count() or 1, root=str(lim.root), total_quota=lim.total_quota)
         service = LabAppService(self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
-                                close=websocket.close, download_manager=self.download_manager, policy=policy)
+                                close=websocket.close, download_manager=self.download_manager, policy=policy,
+                                memory=lim.memory)
         session = self.sessions[token] = Session(token, service, websocket)
         try:
-            await service.start(to_int(request.query.get("width", "80"), 80),
-                                to_int(request.query.get("height", "24"), 24))
+            await service.start(*terminal_size(request.query.get("width"), request.query.get("height")))
             await self._messages(session)
         except asyncio.CancelledError:
             pass
@@ -239,7 +388,7 @@ class LabServer(Server):
             if kind == "stdin" and isinstance(data, str):
                 await service.send_bytes(data.encode("utf-8"))
             elif kind == "resize" and isinstance(data, dict):
-                await service.set_terminal_size(to_int(str(data.get("width")), 80), to_int(str(data.get("height")), 24))
+                await service.set_terminal_size(*terminal_size(data.get("width"), data.get("height")))
             elif kind == "ping":
                 await session.websocket.send_json(["pong", data])
 

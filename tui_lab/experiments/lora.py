@@ -102,8 +102,9 @@ def _merge_and_save(peft_model, lora_model, tokenizer, data, options: dict[str, 
     """Merge B A into each weight, save a plain checkpoint, load it back and compare logits with the adapters'."""
     import torch
 
-    from tui_lab.checkpoint import load_checkpoint, save_checkpoint
+    from tui_lab.checkpoint import checkpoint_bytes, load_checkpoint, save_checkpoint
     from tui_lab.paths import exports_dir
+    from tui_lab.served import check_room
 
     x, _ = data.batch("val", 4, options["seq_len"], torch.Generator().manual_seed(0))
     lora_model.eval()
@@ -111,6 +112,7 @@ def _merge_and_save(peft_model, lora_model, tokenizer, data, options: dict[str, 
         adapted_logits = lora_model(x)
     merged = peft_model.merge_and_unload()
     folder = options["out"] or str(exports_dir() / f"lora-merged-{time.strftime('%Y%m%d-%H%M%S')}")
+    check_room(checkpoint_bytes(merged), "lora's merged checkpoint")  # served: queued runs cannot pass the quota
     save_checkpoint(folder, merged, tokenizer, meta={"lora": {k: list(v) if isinstance(v, tuple) else v
                                                               for k, v in options.items()}})
     loaded = load_checkpoint(folder)

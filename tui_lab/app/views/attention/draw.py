@@ -19,7 +19,7 @@ from tui_lab.app.origin import describe_origin
 from tui_lab.app.views.attention import vit
 from tui_lab.app.views.attention.grids import ATTENTION_KINDS, Capture, Pattern, fit_title, hatched_cells
 from tui_lab.app.widgets.heatmap import QUIET_KEYS, Heatmap
-from tui_lab.paths import exports_dir
+from tui_lab.served import check_room, exports_folder
 
 Tiles = list[list[tuple[list[list[float]], float]]]  # per layer, per head: (weights, entropy)
 
@@ -84,11 +84,15 @@ def class_token_image(cap: Capture, kind: str, layer: int, head: int, config: An
 
 
 def export_grid(spec: GridSpec, kind: str) -> Path:
-    """Write the grid shown to a JSON file in the exports folder; its path."""
+    """Write the grid shown to a JSON file in the exports folder (a served session's own, within its quota)."""
     if not spec.values:
         raise ValueError("nothing to export yet: run a capture first")
-    path = exports_dir() / f"tui-lab-{kind}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     clean = [[v if v == v else None for v in row] for row in spec.values]  # NaN -> null
-    path.write_text(json.dumps({"title": spec.title, "kind": kind, "rows": spec.rows, "cols": spec.cols,
-                                "values": clean, "mask": spec.mask}))
+    text = json.dumps({"title": spec.title, "kind": kind, "rows": spec.rows, "cols": spec.cols,
+                       "values": clean, "mask": spec.mask})
+    check_room(len(text.encode()), "the export")
+    folder = exports_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"tui-lab-{kind}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(text)
     return path

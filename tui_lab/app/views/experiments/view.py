@@ -10,6 +10,7 @@ its table and curves growing as each run ends.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections import deque
@@ -29,7 +30,7 @@ from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.experiments import registry
-from tui_lab.served import exports_folder, output_folder
+from tui_lab.served import check_room, exports_folder, output_folder
 
 
 def run_job(poster: JobPoster, name: str, options: dict[str, Any]) -> Any:
@@ -241,6 +242,7 @@ class ExperimentsView(JobView):
     def action_export(self) -> None:
         if self.result is None:
             raise ValueError("nothing to export yet: run an experiment first (r)")
+        check_room(2 * len(json.dumps(self.result.to_dict(), indent=1)), "the export")  # the JSON and its CSVs
         paths = self.result.export(exports_folder())  # served: the session's own exports/
         self.notify(f"{len(paths)} files: {paths[0].parent}", title=f"exported {self.result.experiment}")
         self._status(f"exported {paths[0].name} and {len(paths) - 1} CSV files to {paths[0].parent}")
