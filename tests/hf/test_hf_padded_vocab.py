@@ -1,6 +1,6 @@
 """A checkpoint whose vocab is padded past its tokenizer (128 vs 120): `vocab_limit` keeps generation from picking an
 id the tokenizer cannot decode, on every path (greedy, sampled, beam). A Hugging Face folder's run sets no limit, as
-transformers' generate sets none (issue 38, tests/test_hf_decoding_defaults.py): the CLI shows those ids safely."""
+transformers' generate sets none (issue 38, tests/hf/test_hf_decoding_defaults.py): the CLI shows those ids safely."""
 
 from __future__ import annotations
 

@@ -19,8 +19,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import pytest
 from aiohttp import web
-
-from tests.test_serve import app_pids, fetch_page, free_port, read_until, served
+from serve_support import app_pids, fetch_page, free_port, read_until, served
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the app's limits in /proc")]
