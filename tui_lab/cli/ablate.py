@@ -1,5 +1,6 @@
 """`tui-lab ablate`: a layers x heads table of how much the held-out loss (or one token's logit) moves when
-one head's output is zeroed or replaced by its mean."""
+one head's output is zeroed or replaced by its mean: the mean change over the batch's windows, and under it
+their spread (standard deviation) when there are several."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq-len", dest="seq_len", type=int, default=None, metavar="L",
                         help=f"tokens per held-out window (default: {SEQ_LEN}, or the model's window if shorter)")
     parser.add_argument("--batch", type=int, default=8, metavar="N", help="held-out windows (default: 8)")
-    add_token(parser, "answer", "measure this token's logit at the last position instead of the loss")
+    add_token(parser, "answer", "measure this token's logit at the last position of every window (their mean and "
+                                "spread) instead of the loss")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,14 +46,22 @@ def run(args: argparse.Namespace) -> int:
     ids = ids.to(next(loaded.model.parameters()).device)
     table = head_ablation(loaded.model, ids, args.mode, Metric(answer))
     if args.json:
-        dump(loaded, {**table.to_dict(), "rows": ids.shape[0], "tokens_per_row": ids.shape[1]})
+        dump(loaded, {**table.to_dict(), "windows": ids.shape[0], "tokens_per_window": ids.shape[1]})
         return 0
-    what = "loss" if answer is None else "logit"
-    grid = Table(title=f"{args.mode} ablation: change in {what} (clean {table.clean:.4f})")
+    Console().print(_grid(table, args.mode, ids.shape[0]))
+    return 0
+
+
+def _grid(table, mode: str, windows: int) -> Table:
+    """The mean change per head; with several windows their spread on a second line of each cell."""
+    what = "loss" if table.metric == "loss" else "logit"
+    over = f"mean ± sd over {windows} windows, " if windows > 1 else ""
+    grid = Table(title=f"{mode} ablation: change in {what} ({over}clean {table.clean:.4f})")
     grid.add_column("layer")
     for h in range(len(table.values[0])):
         grid.add_column(f"head {h}", justify="right")
     for layer, row in enumerate(table.values):
-        grid.add_row(str(layer), *(f"{v:+.4f}" for v in row))
-    Console().print(grid)
-    return 0
+        spread = table.spread[layer] if windows > 1 else [None] * len(row)
+        grid.add_row(table.rows[layer] if table.rows else str(layer),
+                     *(f"{v:+.4f}" if s is None else f"{v:+.4f}\n±{s:.4f}" for v, s in zip(row, spread, strict=True)))
+    return grid
