@@ -14,8 +14,12 @@ from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal,
 SEQ_LEN = 64  # tokens per held-out window unless the model's window is shorter
 
 
+EXAMPLE = 'tui-lab ablate --preset gpt2-toy-english --answer " the"'
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_common(parser)
+    parser.epilog = f"example: {EXAMPLE}"
     parser.add_argument("--mode", choices=("zero", "mean"), default="zero",
                         help="zero: z of the head set to 0; mean: to its mean over the batch's positions")
     source = parser.add_mutually_exclusive_group()

@@ -12,9 +12,13 @@ from rich.table import Table
 
 from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal, token_from_args, window
 
+EXAMPLE = ('tui-lab attribute --preset gpt2-toy-english --prompt "Anna walked to the river. Tom walked to the" '
+           '--answer " river" --wrong " hill"')
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_common(parser)
+    parser.epilog = f"example: {EXAMPLE}"
     parser.add_argument("--prompt", required=True, help="the prompt whose next token is attributed")
     add_token(parser, "answer", "the answer whose logit is attributed")
     add_token(parser, "wrong", "a wrong answer: attribute the logit difference instead (optional)")
