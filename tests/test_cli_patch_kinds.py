@@ -101,3 +101,16 @@ def test_a_ten_token_table_stays_whole_at_80_columns(capsys):
     expected = [f"{v:.2f}" for layer in range(4) for v in data["recovery"][layer]]
     assert sorted(shown) == sorted(expected)  # every number, whole, once
     assert len(loaded.codec.encode(CLEAN)) == 10
+
+
+def test_attribution_patching_on_the_command_line(capsys, toy):
+    from tui_lab.mechanism.attribution_patching import attribution_patching
+
+    loaded, clean, corrupt, river, hill = toy
+    args = ["patch", *TOY, *PAIR, "--answer", " river", "--wrong", " hill", "--kind", "z", "--method", "attribution"]
+    data = _json(capsys, *args)
+    table = attribution_patching(loaded.model, clean, corrupt, PatchMetric("logit_diff", river, hill), "z")
+    assert torch.allclose(torch.tensor(data["recovery"]), torch.tensor(table.values), atol=1e-6)
+    assert data["kind"] == "attribution z" and data["columns"] == "head"
+    bad = run_cli(capsys, *args[:-4], "--kind", "path", "--receiver", "L1H0", "--method", "attribution")
+    assert bad.returncode == 2 and "--method attribution covers the points of --kind, not path" in bad.stderr

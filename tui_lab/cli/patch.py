@@ -1,7 +1,8 @@
 """`tui-lab patch`: activation patching, how much of the clean metric comes back when a clean activation is put
 into the corrupted run: the residual stream or a sublayer's output at one layer and position (layers x
 positions), a head's z or pattern (layers x heads), or a path from each earlier head to one receiver head's
-q, k or v (path patching). A clean-corrupt gap too small or of the wrong sign is one warning line."""
+q, k or v (path patching); or attribution patching's first-order estimate of those tables (`--method
+attribution`). A clean-corrupt gap too small or of the wrong sign is one warning line."""
 
 from __future__ import annotations
 
@@ -40,6 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="logit_diff",
         help="at the last position: answer - wrong logit, the answer's logit, or -log p(answer)",
     )
+    parser.add_argument(
+        "--method",
+        choices=("activation", "attribution"),
+        default="activation",
+        help="activation: one patched pass per layer (exact); attribution: the first-order estimate from one "
+        "forward and one backward pass (gradient x activation difference)",
+    )
     parser.add_argument("--receiver", metavar="LxHy", help="with --kind path: the receiving head, e.g. L1H2")
     parser.add_argument(
         "--receiver-input",
@@ -62,9 +70,14 @@ def _receiver(args: argparse.Namespace) -> tuple[int, int]:
 
 
 def _table(args: argparse.Namespace, loaded, clean, corrupt, metric):
+    from tui_lab.mechanism.attribution_patching import attribution_patching
     from tui_lab.mechanism.patching import activation_patching
     from tui_lab.mechanism.path_patching import path_patching
 
+    if args.method == "attribution":
+        if args.kind == "path":
+            raise ValueError("--method attribution covers the points of --kind, not path")
+        return attribution_patching(loaded.model, clean, corrupt, metric, args.kind)
     if args.kind == "path":
         return path_patching(loaded.model, clean, corrupt, metric, _receiver(args), tuple(args.receiver_input))
     if args.receiver is not None:

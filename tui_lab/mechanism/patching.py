@@ -107,7 +107,8 @@ class PatchTable:
     columns: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.columns = "head" if self.kind in HEAD_KINDS or self.kind.startswith("path") else "position"
+        words = self.kind.split()  # "z", "attribution z", "path L2H1 v"...
+        self.columns = "head" if words[0] == "path" or words[-1] in HEAD_KINDS else "position"
 
     def to_dict(self) -> dict[str, Any]:
         return {
