@@ -9,6 +9,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
+from tui_lab.cli.grid_tables import grid_tables
 from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal, token_from_args, window
 
 SEQ_LEN = 64  # tokens per held-out window unless the model's window is shorter
@@ -52,20 +53,22 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         dump(loaded, {**table.to_dict(), "windows": ids.shape[0], "tokens_per_window": ids.shape[1]})
         return 0
-    Console().print(_grid(table, args.mode, ids.shape[0]))
+    console = Console()
+    for grid in _grids(table, args.mode, ids.shape[0]):
+        console.print(grid)
     return 0
 
 
-def _grid(table, mode: str, windows: int) -> Table:
-    """The mean change per head; with several windows their spread on a second line of each cell."""
+def _grids(table, mode: str, windows: int) -> list[Table]:
+    """The mean change per head, with several windows their spread on a second line of each cell; the heads in
+    as many tables as 80 columns need."""
     what = "loss" if table.metric == "loss" else "logit"
     over = f"mean ± sd over {windows} windows, " if windows > 1 else ""
-    grid = Table(title=f"{mode} ablation: change in {what} ({over}clean {table.clean:.4f})")
-    grid.add_column("layer")
-    for h in range(len(table.values[0])):
-        grid.add_column(f"head {h}", justify="right")
+    cells = []
     for layer, row in enumerate(table.values):
         spread = table.spread[layer] if windows > 1 else [None] * len(row)
-        grid.add_row(table.rows[layer] if table.rows else str(layer),
-                     *(f"{v:+.4f}" if s is None else f"{v:+.4f}\n±{s:.4f}" for v, s in zip(row, spread, strict=True)))
-    return grid
+        cells.append([f"{v:+.4f}" if s is None else f"{v:+.4f}\n±{s:.4f}" for v, s in zip(row, spread, strict=True)])
+    rows = table.rows or [str(layer) for layer in range(len(table.values))]
+    heads = [f"head {h}" for h in range(len(table.values[0]))]
+    return grid_tables(f"{mode} ablation: change in {what} ({over}clean {table.clean:.4f})", "layer", rows, heads,
+                       cells)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
-from rich.table import Table
 
+from tui_lab.cli.grid_tables import grid_tables
 from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal, token_from_args, window
 
 EXAMPLE = ('tui-lab attribute --preset gpt2-toy-english --prompt "Anna walked to the river. Tom walked to the" '
@@ -58,14 +58,12 @@ def _print(loaded, heads, scores: dict, answer: int, wrong: int | None, conventi
     what = repr(token_text(loaded.codec, answer)) + (f" - {token_text(loaded.codec, wrong)!r}" if wrong is not None
                                                      else "")
     where = "TransformerLens's convention" if convention == "tl" else "value constants in their heads"
-    table = Table(title=f"direct logit attribution to {what}, per head (sum {float(heads.sum()):.3f}; {where})")
-    table.add_column("layer")
-    for h in range(heads.shape[1]):
-        table.add_column(f"H{h}", justify="right")
-    for layer, row in enumerate(heads.tolist()):
-        table.add_row(str(layer), *(f"{v:.3f}" for v in row))
+    title = f"direct logit attribution to {what}, per head (sum {float(heads.sum()):.3f}; {where})"
+    cells = [[f"{v:.3f}" for v in row] for row in heads.tolist()]
     console = Console()
-    console.print(table)
+    for table in grid_tables(title, "layer", [str(layer) for layer in range(len(cells))],
+                             [f"H{h}" for h in range(heads.shape[1])], cells):
+        console.print(table)
     for kind, s in scores.items():
         layers, n = s.shape[0], s.shape[1]
         pairs = [(float(s[a, h, b, g]), a, h, b, g) for a in range(layers) for h in range(n)
