@@ -48,11 +48,20 @@ def test_made_up_heads_are_read_back_at_their_offsets(occurrence, back):
 
 
 def test_the_note_tells_a_loss_drop_from_an_induction_head():
-    found = {"induction_formed": False, "offset_head": "L1H1", "offset": 4, "offset_share": 0.83,
-             "look_back_head": "L0H0", "look_back": 3, "look_back_share": 0.61}
+    found = {
+        "induction_formed": False,
+        "offset_head": "L1H1",
+        "offset": 4,
+        "offset_share": 0.83,
+        "look_back_head": "L0H0",
+        "look_back": 3,
+        "look_back_share": 0.61,
+    }
     assert describe(found, "2 layers", loss_fell=True) == (
         "2 layers: the repeated block's loss fell without an induction head: L1H1 puts 0.83 of its attention on "
-        "the earlier occurrence +4; L0H0 attends 3 back (0.61)")
+        "the earlier occurrence +4; L0H0 attends 3 back (0.61)"
+    )
     assert describe({**found, "induction_formed": True, "offset": 1}, "2 layers", True).startswith(
-        "2 layers: an induction head formed (L1H1 puts 0.83 of its attention on the earlier occurrence +1")
+        "2 layers: an induction head formed (L1H1 puts 0.83 of its attention on the earlier occurrence +1"
+    )
     assert describe(found, "1 layer", loss_fell=False).startswith("1 layer: no induction head formed")

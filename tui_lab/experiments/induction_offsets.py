@@ -41,8 +41,13 @@ def look_back(patterns, span: int = SPAN):
     back, j = 1..span (queries from position span on, so every j exists)."""
     import torch
 
-    return torch.stack([patterns[..., span:, :].diagonal(offset=span - j, dim1=-2, dim2=-1).mean(dim=(1, 3))
-                        for j in range(1, span + 1)], dim=-1)
+    return torch.stack(
+        [
+            patterns[..., span:, :].diagonal(offset=span - j, dim1=-2, dim2=-1).mean(dim=(1, 3))
+            for j in range(1, span + 1)
+        ],
+        dim=-1,
+    )
 
 
 def offsets_found(patterns, start, k, induction, scored: float, span: int = SPAN) -> dict[str, Any]:
@@ -54,11 +59,15 @@ def offsets_found(patterns, start, k, induction, scored: float, span: int = SPAN
     layer, head, d = _argmax3(occurrence[first:])
     layer += first
     b_layer, b_head, j = _argmax3(back)
-    return {"induction_formed": bool(induction.max() > scored),
-            "offset_head": f"L{layer}H{head}", "offset": d - span,
-            "offset_share": round(float(occurrence[layer, head, d]), 4),
-            "look_back_head": f"L{b_layer}H{b_head}", "look_back": j + 1,
-            "look_back_share": round(float(back[b_layer, b_head, j]), 4)}
+    return {
+        "induction_formed": bool(induction.max() > scored),
+        "offset_head": f"L{layer}H{head}",
+        "offset": d - span,
+        "offset_share": round(float(occurrence[layer, head, d]), 4),
+        "look_back_head": f"L{b_layer}H{b_head}",
+        "look_back": j + 1,
+        "look_back_share": round(float(back[b_layer, b_head, j]), 4),
+    }
 
 
 def _argmax3(t) -> tuple[int, int, int]:
@@ -70,8 +79,10 @@ def _argmax3(t) -> tuple[int, int, int]:
 def describe(found: dict[str, Any], label: str, loss_fell: bool) -> str:
     """One note: the induction head, or what the heads do instead when the loss fell without one."""
     offset = f"the earlier occurrence {found['offset']:+d}" if found["offset"] else "the earlier occurrence itself"
-    heads = (f"{found['offset_head']} puts {found['offset_share']:.2f} of its attention on {offset}; "
-             f"{found['look_back_head']} attends {found['look_back']} back ({found['look_back_share']:.2f})")
+    heads = (
+        f"{found['offset_head']} puts {found['offset_share']:.2f} of its attention on {offset}; "
+        f"{found['look_back_head']} attends {found['look_back']} back ({found['look_back_share']:.2f})"
+    )
     if found["induction_formed"]:
         return f"{label}: an induction head formed ({heads})"
     if loss_fell:
