@@ -228,7 +228,9 @@ def run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
     for r in runs.values():
         _summarise_run(result, r)
     _circuit(result, runs[2], options)
-    result.notes[:0] = _notes(result.scalars, options) + [_offsets(result, r, options) for r in runs.values()]
+    offsets = [_offsets(result, runs[layers], options) for layers in (2, 1)]
+    notes = _notes(result.scalars, options)
+    result.notes[:0] = notes[:2] + offsets + notes[2:]  # after each run's phase line, what its heads attend to
     return result
 
 
