@@ -55,7 +55,9 @@ def test_ablate_a_run_trained_here_on_its_held_out_text(capsys, tmp_path):
     assert data["mode"] == "mean" and data["metric"] == "loss" and (data["layers"], data["heads"]) == (2, 2)
     assert torch.allclose(torch.tensor(data["delta"]), torch.tensor(table.values), atol=1e-6)
     assert data["clean"] == pytest.approx(table.clean)
-    assert (data["rows"], data["tokens_per_row"]) == (3, 16)
+    assert (data["windows"], data["tokens_per_window"]) == (3, 16)
+    assert data["rows"] == ["L0", "L1"]  # issue 40 item 2: the row labels stay beside the batch's size
+    assert torch.allclose(torch.tensor(data["spread"]), torch.tensor(table.spread), atol=1e-6)
 
 
 def test_patch_a_gpt2_folder_with_answers_as_text(capsys, tmp_path):

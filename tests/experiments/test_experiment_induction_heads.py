@@ -90,3 +90,9 @@ def test_quick_run_two_layers_form_an_induction_head_and_one_layer_cannot():
     assert any(label.startswith("2 layers: phase change") for label in labels)
     assert not any(label.startswith("1 layer: phase change") for label in labels)
     assert result.notes[0].startswith("two layers: phase change at step")
+    # issue 40 item 3: each run says whether an induction head formed, and the offset its heads use
+    assert s["2l_induction_formed"] and (s["2l_offset_head"], s["2l_offset"]) == (s["induction_head"], 1)
+    assert not s["1l_induction_formed"] and s["2l_look_back"] == 1
+    assert result.notes[2].startswith("2 layers: an induction head formed (L1H1 puts 0.82 of its attention on the "
+                                      "earlier occurrence +1")
+    assert result.notes[3].startswith("1 layer: no induction head formed")

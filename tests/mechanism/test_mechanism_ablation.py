@@ -89,3 +89,20 @@ def test_a_bad_mode_and_an_encoder_decoder_are_refused_in_one_line(pair):
                                       heads=2, d_ff=16, vocab=20, positions="sinusoidal"))
     with pytest.raises(ValueError, match=r"^ablate: src \(the source ids\) is what an encoder-decoder reads"):
         head_ablation(seq2seq, torch.zeros(1, 3, dtype=torch.long))  # no source: one line saying what is missing
+
+
+def test_a_tokens_logit_is_measured_on_every_row_not_the_first(pair):
+    """Issue 40 item 1: the logit metric on a batch is each row's change, their mean and spread; it used to read
+    row 0 alone (`logits[0, -1, tok]`), whose change can have the other sign than the batch's."""
+    (ours, _), _ = pair
+    ids = random_ids(ours.config.vocab, (3, 8), seed=7)
+    table = head_ablation(ours, ids, "zero", Metric(token=5))
+    alone = [head_ablation(ours, ids[n:n + 1], "zero", Metric(token=5)).values for n in range(3)]
+    each = torch.tensor(alone, dtype=torch.float64).permute(1, 2, 0)  # (layers, heads, rows)
+    assert torch.allclose(torch.tensor(table.values, dtype=torch.float64), each.mean(dim=-1), atol=1e-9)
+    assert torch.allclose(torch.tensor(table.spread, dtype=torch.float64), each.std(dim=-1, unbiased=False),
+                          atol=1e-9)
+    assert torch.allclose(torch.tensor(table.per_row, dtype=torch.float64), each, atol=1e-9)
+    assert not torch.allclose(each[..., 0], each.mean(dim=-1), atol=1e-3)  # the first row alone is not the batch
+    loss = head_ablation(ours, ids, "zero")  # the loss too: the rows' mean is the batch's mean loss
+    assert abs(loss.clean - _loss(ids)(ours(ids))) < 1e-9 and len(loss.per_row[0][0]) == 3

@@ -27,6 +27,7 @@ COMMANDS = {
     "ablate": ("tui_lab.cli.ablate", "ablate each attention head: how the loss moves"),
     "patch": ("tui_lab.cli.patch", "activation patching: where the answer is carried"),
     "attribute": ("tui_lab.cli.attribute", "direct logit attribution per head, composition scores"),
+    "heads": ("tui_lab.cli.heads", "head detectors: previous-token, duplicate, induction"),
 }
 
 # The Hugging Face model types --from-hf opens (tui_lab.hf.families.FAMILIES, kept equal by

@@ -1,5 +1,6 @@
 """`tui-lab ablate`: a layers x heads table of how much the held-out loss (or one token's logit) moves when
-one head's output is zeroed or replaced by its mean."""
+one head's output is zeroed or replaced by its mean: the mean change over the batch's windows, and under it
+their spread (standard deviation) when there are several."""
 
 from __future__ import annotations
 
@@ -8,13 +9,18 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
+from tui_lab.cli.grid_tables import grid_tables
 from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal, token_from_args, window
 
 SEQ_LEN = 64  # tokens per held-out window unless the model's window is shorter
 
 
+EXAMPLE = 'tui-lab ablate --preset gpt2-toy-english --answer " the"'
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_common(parser)
+    parser.epilog = f"example: {EXAMPLE}"
     parser.add_argument("--mode", choices=("zero", "mean"), default="zero",
                         help="zero: z of the head set to 0; mean: to its mean over the batch's positions")
     source = parser.add_mutually_exclusive_group()
@@ -24,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq-len", dest="seq_len", type=int, default=None, metavar="L",
                         help=f"tokens per held-out window (default: {SEQ_LEN}, or the model's window if shorter)")
     parser.add_argument("--batch", type=int, default=8, metavar="N", help="held-out windows (default: 8)")
-    add_token(parser, "answer", "measure this token's logit at the last position instead of the loss")
+    add_token(parser, "answer", "measure this token's logit at the last position of every window (their mean and "
+                                "spread) instead of the loss")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,14 +51,24 @@ def run(args: argparse.Namespace) -> int:
     ids = ids.to(next(loaded.model.parameters()).device)
     table = head_ablation(loaded.model, ids, args.mode, Metric(answer))
     if args.json:
-        dump(loaded, {**table.to_dict(), "rows": ids.shape[0], "tokens_per_row": ids.shape[1]})
+        dump(loaded, {**table.to_dict(), "windows": ids.shape[0], "tokens_per_window": ids.shape[1]})
         return 0
-    what = "loss" if answer is None else "logit"
-    grid = Table(title=f"{args.mode} ablation: change in {what} (clean {table.clean:.4f})")
-    grid.add_column("layer")
-    for h in range(len(table.values[0])):
-        grid.add_column(f"head {h}", justify="right")
-    for layer, row in enumerate(table.values):
-        grid.add_row(str(layer), *(f"{v:+.4f}" for v in row))
-    Console().print(grid)
+    console = Console()
+    for grid in _grids(table, args.mode, ids.shape[0]):
+        console.print(grid)
     return 0
+
+
+def _grids(table, mode: str, windows: int) -> list[Table]:
+    """The mean change per head, with several windows their spread on a second line of each cell; the heads in
+    as many tables as 80 columns need."""
+    what = "loss" if table.metric == "loss" else "logit"
+    over = f"mean ± sd over {windows} windows, " if windows > 1 else ""
+    cells = []
+    for layer, row in enumerate(table.values):
+        spread = table.spread[layer] if windows > 1 else [None] * len(row)
+        cells.append([f"{v:+.4f}" if s is None else f"{v:+.4f}\n±{s:.4f}" for v, s in zip(row, spread, strict=True)])
+    rows = table.rows or [str(layer) for layer in range(len(table.values))]
+    heads = [f"head {h}" for h in range(len(table.values[0]))]
+    return grid_tables(f"{mode} ablation: change in {what} ({over}clean {table.clean:.4f})", "layer", rows, heads,
+                       cells)

@@ -8,16 +8,23 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
-from rich.table import Table
 
+from tui_lab.cli.grid_tables import grid_tables
 from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal, token_from_args, window
+
+EXAMPLE = ('tui-lab attribute --preset gpt2-toy-english --prompt "Anna walked to the river. Tom walked to the" '
+           '--answer " river" --wrong " hill"')
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_common(parser)
+    parser.epilog = f"example: {EXAMPLE}"
     parser.add_argument("--prompt", required=True, help="the prompt whose next token is attributed")
     add_token(parser, "answer", "the answer whose logit is attributed")
     add_token(parser, "wrong", "a wrong answer: attribute the logit difference instead (optional)")
+    parser.add_argument("--convention", choices=("lab", "tl"), default="lab",
+                        help="lab: each head keeps its constant value term (ln1.b W_V + b_V) W_O; tl: "
+                             "TransformerLens's default (that term in b_O, W_U centred over the vocabulary)")
     parser.add_argument("--composition", choices=("Q", "K", "V", "all"), default="K",
                         help="which composition scores to add (default K, the induction heads' kind)")
 
@@ -33,31 +40,30 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--answer (or --answer-id) is required: the token whose logit is attributed")
     ids = text_batch(loaded.codec, args.prompt, window(loaded), "--prompt")[0]
     ids = ids.to(next(loaded.model.parameters()).device)
-    heads = head_logit_attribution(loaded.model, ids, answer, wrong)  # (layers, heads)
+    heads = head_logit_attribution(loaded.model, ids, answer, wrong, convention=args.convention)  # (layers, heads)
     kinds = ("Q", "K", "V") if args.composition == "all" else (args.composition,)
     scores = {kind: composition_scores(loaded.model, kind) for kind in kinds}
     if args.json:
         dump(loaded, {"tokens": [token_text(loaded.codec, int(i)) for i in ids], "answer": answer, "wrong": wrong,
-                      "head_attribution": heads.tolist(), "total": float(heads.sum()),
+                      "convention": args.convention, "head_attribution": heads.tolist(), "total": float(heads.sum()),
                       "composition": {kind: s.tolist() for kind, s in scores.items()}})
         return 0
-    _print(loaded, heads, scores, answer, wrong)
+    _print(loaded, heads, scores, answer, wrong, args.convention)
     return 0
 
 
-def _print(loaded, heads, scores: dict, answer: int, wrong: int | None) -> None:
+def _print(loaded, heads, scores: dict, answer: int, wrong: int | None, convention: str) -> None:
     from tui_lab.mechanism.tokens import token_text
 
     what = repr(token_text(loaded.codec, answer)) + (f" - {token_text(loaded.codec, wrong)!r}" if wrong is not None
                                                      else "")
-    table = Table(title=f"direct logit attribution to {what}, per head (sum {float(heads.sum()):.3f})")
-    table.add_column("layer")
-    for h in range(heads.shape[1]):
-        table.add_column(f"H{h}", justify="right")
-    for layer, row in enumerate(heads.tolist()):
-        table.add_row(str(layer), *(f"{v:.3f}" for v in row))
+    where = "TransformerLens's convention" if convention == "tl" else "value constants in their heads"
+    title = f"direct logit attribution to {what}, per head (sum {float(heads.sum()):.3f}; {where})"
+    cells = [[f"{v:.3f}" for v in row] for row in heads.tolist()]
     console = Console()
-    console.print(table)
+    for table in grid_tables(title, "layer", [str(layer) for layer in range(len(cells))],
+                             [f"H{h}" for h in range(heads.shape[1])], cells):
+        console.print(table)
     for kind, s in scores.items():
         layers, n = s.shape[0], s.shape[1]
         pairs = [(float(s[a, h, b, g]), a, h, b, g) for a in range(layers) for h in range(n)

@@ -9,9 +9,12 @@ from rich.table import Table
 
 from tui_lab.cli.mechanism_args import add_common, dump, load_causal, window
 
+EXAMPLE = 'tui-lab lens --preset gpt2-toy-english --prompt "Anna walked to the river. Tom walked to the"'
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_common(parser)
+    parser.epilog = f"example: {EXAMPLE}"
     parser.add_argument("--prompt", required=True, help="the text to read")
     parser.add_argument("--top", type=int, default=5, metavar="K", help="tokens listed per cell (default: 5)")
 

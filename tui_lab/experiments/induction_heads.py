@@ -228,8 +228,27 @@ def run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
     for r in runs.values():
         _summarise_run(result, r)
     _circuit(result, runs[2], options)
-    result.notes[:0] = _notes(result.scalars, options)
+    offsets = [_offsets(result, runs[layers], options) for layers in (2, 1)]
+    notes = _notes(result.scalars, options)
+    result.notes[:0] = notes[:2] + offsets + notes[2:]  # after each run's phase line, what its heads attend to
     return result
+
+
+def _offsets(result: Result, r: Run, options: dict[str, Any]) -> str:
+    """Whether this run formed an induction head, and the offsets its heads attend to (`induction_offsets`)."""
+    import torch
+
+    from tui_lab.experiments.induction_offsets import describe, offsets_found
+    from tui_lab.mechanism.cache import layer_points, run_with_cache
+
+    held = batch(options["eval_batch"], options, torch.Generator().manual_seed(options["seed"] + 20_000))
+    points = layer_points(r.model.config, "attn.hook_pattern")
+    with torch.no_grad():
+        _, cache = run_with_cache(r.model, held.ids, names=points)
+    found = offsets_found(cache.stack(points), held.start, held.k, r.final_induction, SCORED)
+    key = f"{r.layers}l"
+    result.scalars.update({f"{key}_{name}": value for name, value in found.items()})
+    return describe(found, _label(r.layers), r.phase_step is not None)
 
 
 def _label(layers: int) -> str:

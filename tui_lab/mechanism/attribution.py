@@ -5,6 +5,14 @@ frozen at the value it had (the norm is then affine), that write's share of logi
 is (centred for LayerNorm) / scale * gamma @ (W_U[answer] - W_U[wrong]). The shares of every writer (the
 embeddings, each head, the output biases, each MLP) plus the norm's bias term add up to the logit difference.
 
+Two conventions (`convention`): "lab" keeps each head's constant value term, (ln1.b @ W_V + b_V) @ W_O (the
+attention weights sum to 1, so every head adds it whatever it attends to), inside that head, as its `hook_z`
+holds it. "tl" is TransformerLens's `from_pretrained` default (fold_ln, center_writing_weights, center_unembed,
+fold_value_biases): the constant moves into the output bias b_O, so a head's share is its write less that
+constant, and W_U is centred over the vocabulary (W_U - its mean over tokens), which leaves a logit difference
+unchanged but moves a single token's attribution. On the English toy's river/hill prompt the two differ by up to
+0.016 per head for logit(' river') - logit(' hill') and 0.22 for logit(' river') alone, which reorders its heads.
+
 Composition (Elhage et al. 2021, "A Mathematical Framework for Transformer Circuits"): how much a later head's
 Q, K or V reads what an earlier head's OV circuit writes, ||W_OV^a W^b||_F / (||W_OV^a||_F ||W^b||_F) with
 W^b = W_QK^b (Q), W_QK^b^T (K), W_OV^b (V). As TransformerLens with fold_ln and center_writing_weights:
@@ -24,6 +32,7 @@ from tui_lab.mechanism.cache import layer_points, require_causal, run_with_cache
 from tui_lab.mechanism.heads import HeadWeights, head_weights, output_slice
 
 COMPOSITIONS = ("Q", "K", "V")
+CONVENTIONS = ("lab", "tl")
 
 
 def frozen_norm(model, writes: Tensor, resid: Tensor) -> Tensor:
@@ -41,27 +50,55 @@ def frozen_norm(model, writes: Tensor, resid: Tensor) -> Tensor:
     raise ValueError(f"attribution: the final norm {type(norm).__name__} has no frozen linear form")
 
 
-def logit_direction(model, answer: int, wrong: int | None) -> Tensor:
-    """(E,): W_U[answer] - W_U[wrong] (or W_U[answer])."""
+def logit_direction(model, answer: int, wrong: int | None, centred: bool = False) -> Tensor:
+    """(E,): W_U[answer] - W_U[wrong] (or W_U[answer]); `centred`: W_U less its mean over the vocabulary first
+    (TransformerLens's center_unembed; a difference is unchanged)."""
     w = model.lm_head.weight * model.out_scale  # T5 scales the state by d_model^-0.5 first (1 elsewhere)
-    return w[answer] - w[wrong] if wrong is not None else w[answer]
+    if wrong is not None:
+        return w[answer] - w[wrong]
+    return w[answer] - w.mean(dim=0) if centred else w[answer]
+
+
+def value_constant(block) -> Tensor:
+    """(H, D): each head's constant part of every value vector, ln1.b @ W_V + b_V (zero without biases): the
+    attention weights sum to 1, so z carries it whatever the head attends to."""
+    attn = block.attn
+    e = attn.out.weight.shape[0]
+    d = e // attn.heads
+    beta = getattr(block.attn_norm, "bias", None)
+    rows = []
+    for head in range(attn.heads):
+        kv = head // (attn.heads // attn.kv_heads)
+        start = e + attn.kv_heads * d + kv * d
+        const = torch.zeros(d, dtype=attn.qkv.weight.dtype, device=attn.qkv.weight.device)
+        if beta is not None:
+            const = const + beta @ head_weights(block, head).v
+        if attn.qkv.bias is not None:
+            const = const + attn.qkv.bias[start:start + d]
+        rows.append(const)
+    return torch.stack(rows)
 
 
 @torch.no_grad()
-def head_logit_attribution(model, ids: Tensor, answer: int, wrong: int | None = None, position: int = -1
-                           ) -> Tensor:
-    """(layers, heads): each head's direct share of logit(answer) (- logit(wrong)) at `position` of ids (L,)."""
+def head_logit_attribution(model, ids: Tensor, answer: int, wrong: int | None = None, position: int = -1,
+                           convention: str = "lab") -> Tensor:
+    """(layers, heads): each head's direct share of logit(answer) (- logit(wrong)) at `position` of ids (L,), in
+    the lab's convention or TransformerLens's ("tl": the value constant in b_O, W_U centred; see the module)."""
     require_causal(model.config, "attribution")
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {', '.join(CONVENTIONS)}, not {convention!r}")
     if model.config.norm_position != "pre":
         raise ValueError("attribution: a post-LN model renormalises the stream after every sublayer; "
                          "direct logit attribution needs pre-LN (norm_position 'pre')")
     last = f"blocks.{model.config.decoder_layers - 1}.hook_resid_post"
     points = layer_points(model.config, "attn.hook_z")
     _, cache = run_with_cache(model, ids[None], names=[*points, last])
-    resid, direction = cache[last][0, position], logit_direction(model, answer, wrong)
+    resid, direction = cache[last][0, position], logit_direction(model, answer, wrong, centred=convention == "tl")
     rows = []
     for block, point in zip(model.decoder, points, strict=True):
         z = cache[point][0, position]  # (H, D)
+        if convention == "tl":
+            z = z - value_constant(block)
         writes = torch.stack([z[h] @ output_slice(block, h) for h in range(z.shape[0])])  # (H, E)
         rows.append(frozen_norm(model, writes, resid) @ direction)
     return torch.stack(rows)

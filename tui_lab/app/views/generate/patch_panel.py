@@ -23,10 +23,12 @@ from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.mechanism_panel import MechanismPanel
 
-# One word changed, the same number of tokens in the shipped English toy, which answers ' hill' to the clean
-# prompt and ' friend' to the corrupted one (measured): where does 'the' vs 'a' decide it?
+# One word changed mid-sentence, whole words and the same number of tokens in the shipped English toy, which
+# answers ' hill' to the clean prompt and ' town' to the corrupted one (measured): layer 0 carries the place at
+# ' river' / ' hill', layer 1 has moved it to the last position. (A pair differing in the last token only fills
+# the last column with 1.0 at every layer, which shows nothing.)
 DEFAULT_CLEAN = "Anna walked to the river. Tom walked to the"
-DEFAULT_CORRUPT = "Anna walked to the river. Tom walked to a"
+DEFAULT_CORRUPT = "Anna walked to the hill. Tom walked to the"
 FIELDS = ("clean", "corrupt", "answer", "wrong")
 
 

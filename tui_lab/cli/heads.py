@@ -1,0 +1,72 @@
+"""`tui-lab heads`: every head's previous-token, duplicate-token and induction score on random tokens repeated
+(TransformerLens's head detectors), one row per head."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from tui_lab.cli.mechanism_args import add_common, dump, load_causal
+
+EXAMPLE = "tui-lab heads --preset gpt2-toy-english --sort induction"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_common(parser)
+    parser.epilog = f"example: {EXAMPLE}"
+    parser.add_argument(
+        "--seq-len",
+        dest="seq_len",
+        type=int,
+        default=None,
+        metavar="T",
+        help="random tokens before their repeat (default 50, or half the model's window if less)",
+    )
+    parser.add_argument("--batch", type=int, default=8, metavar="N", help="rows of random tokens (default 8)")
+    parser.add_argument(
+        "--token-seed",
+        dest="token_seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seeds the random tokens (default 0; --seed seeds random weights)",
+    )
+    parser.add_argument(
+        "--sort",
+        choices=("layer", "previous", "duplicate", "induction"),
+        default="layer",
+        help="row order: by layer and head (default), or that score, highest first",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = load_causal(args, "heads")
+    from tui_lab.mechanism.head_detectors import head_scores
+
+    config = loaded.config
+    seq_len = args.seq_len
+    if seq_len is None:
+        seq_len = min(50, config.max_len // 2) if config.positions == "learned" else 50
+    result = head_scores(loaded.model, seq_len, args.batch, args.token_seed)
+    if args.json:
+        dump(loaded, result.to_dict())
+        return 0
+    rows = result.to_dict()["heads"]
+    if args.sort != "layer":
+        rows = sorted(rows, key=lambda r: -r[args.sort])
+    table = Table(title=f"head detectors: mean attention on {args.batch} rows of {seq_len} random tokens repeated")
+    for name, justify in (
+        ("head", "left"),
+        ("previous token", "right"),
+        ("duplicate token", "right"),
+        ("induction", "right"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=True)
+    for r in rows:
+        table.add_row(
+            f"L{r['layer']}H{r['head']}", f"{r['previous']:.3f}", f"{r['duplicate']:.3f}", f"{r['induction']:.3f}"
+        )
+    Console().print(table)
+    return 0
