@@ -88,6 +88,7 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
         self._stop_agreed = False
         self._started = False
         self._methods: dict[str, float | None] = {}  # the step's teacher forcing and guided-attention loss
+        self.save_failure: SaveError | None = None  # the last save the disk or the folder refused (the CLI: exit 2)
 
     # -- building ----------------------------------------------------------------------------------
     def _build_model(self, start: nn.Module | None = None) -> tuple[nn.Module, torch.Tensor, torch.Tensor | None]:
@@ -283,6 +284,7 @@ class Trainer(Controlled, RunLoopMixin, EvaluationMixin):
             path, failure = None, err
         distributed.barrier(self.dist)
         if failure is not None:
+            self.save_failure = failure
             self._rescue(failure)
         if path is not None:
             self._emit(CheckpointEvent(self.step_count, str(path)))
