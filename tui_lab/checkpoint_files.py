@@ -51,6 +51,9 @@ def save_target(folder: str | Path) -> Path:
     inside = next((part for part in real.parts if UNFINISHED.match(part)), None)
     if inside:
         raise ValueError(f"{folder} is inside {inside}, a save's temporary folder; give another folder")
+    ancestor = next(place for place in real.parents if place.exists())  # `/` at the latest
+    if not ancestor.is_dir():
+        raise ValueError(f"{folder} is inside {ancestor}, which is a file; give a folder")
     if real.exists() and not real.is_dir():
         raise ValueError(f"{folder} is a file; give a new or empty folder, or a checkpoint to overwrite")
     if not real.is_dir():
