@@ -146,6 +146,8 @@ def _temp_folder(real: Path) -> Iterator[Path]:
     """A new `.NAME.tmp-KEY` beside `real`, flocked while this save writes it, so that `settle` in another
     process can tell a live write from a crashed one (the kernel drops the lock however the writer ends)."""
     tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.tmp-", dir=real.parent))
+    # A settle in another process that opens it before this lock (microseconds) finds it empty and removes it: this
+    # save then fails in one line, and nothing else is lost.
     fd = os.open(tmp, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -182,8 +184,9 @@ def _finish(tmp: Path, real: Path, old: Path) -> None:
                 (real / name).rename(old / name)
     real.mkdir(parents=True, exist_ok=True)
     for name in sorted(os.listdir(tmp), key=lambda name: name != "config.json"):
-        (tmp / name).rename(real / name)
-    tmp.rmdir()
+        if name in CHECKPOINT_FILES:  # a save writes nothing else; a rename never replaces any other entry
+            (tmp / name).rename(real / name)
+    shutil.rmtree(tmp)
     shutil.rmtree(old, ignore_errors=True)
 
 
@@ -226,6 +229,8 @@ def _settle_one(tmp: Path, real: Path, old: Path | None) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             _finish(tmp, real, old)
+    except OSError:
+        pass  # a read-only place, the folder gone: left as it is for a later settle, the load goes on
     finally:
         os.close(fd)
 
@@ -237,7 +242,10 @@ def _put_back(real: Path, olds: list[Path]) -> None:
         return
     newest = max(olds, key=lambda p: p.stat().st_mtime)
     if is_checkpoint(newest):
-        newest.rename(real)
+        try:
+            newest.rename(real)
+        except OSError:
+            pass  # the load then says the folder does not exist
 
 
 def load_checkpoint(folder: str | Path, device: str = "cpu") -> Checkpoint:
