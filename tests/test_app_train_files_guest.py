@@ -139,7 +139,7 @@ async def test_a_served_session_saving_to_its_own_folder_keeps_the_folder_and_it
         assert home.stat().st_ino == inode and load_checkpoint(home / "runs" / "keep").step == 0
         (home / "mine").mkdir()
         (home / "mine" / "notes.txt").write_text("mine")
-        note = await save_to(pilot, "mine", "error", 1)
+        note = await save_to(pilot, "mine", "not saved", 1)
         assert "exists and is not a checkpoint" in note and "\n" not in note
         assert (home / "mine" / "notes.txt").read_text() == "mine" and not (home / "mine" / "config.json").exists()
         await save_to(pilot, "runs/after", "saved", 4)  # the session goes on in its own folder

@@ -232,3 +232,15 @@ def test_a_served_session_saved_to_its_own_folder_keeps_the_folder_and_its_runs(
     (home / "exports" / "loss.csv").write_text("step,loss")
     files._save_live(model, TOKENIZER, "a test", str(target_folder(".")))
     assert posted[-1].error is None and (home / "exports" / "loss.csv").read_text() == "step,loss"
+
+
+def test_a_run_inside_a_checkpoints_own_entry_is_refused(tmp_path):
+    """`ck/inner` is allowed (kept by every save of ck); `ck/tokenizer/x` would go with ck's next save."""
+    save(tmp_path / "ck", 1)
+    save(tmp_path / "ck" / "inner", 1)
+    with pytest.raises(SaveRefused, match=r"ck/tokenizer/x is in checkpoint .*ck's own tokenizer, which its every "
+                                          r"save replaces; save beside it$"):
+        save(tmp_path / "ck" / "tokenizer" / "x", 1)
+    assert not (tmp_path / "ck" / "tokenizer" / "x").exists()
+    save(tmp_path / "ck", 2)
+    assert load_checkpoint(tmp_path / "ck" / "inner").meta == {"version": 1}

@@ -54,6 +54,12 @@ def save_target(folder: str | Path) -> Path:
     ancestor = next(place for place in real.parents if place.exists())  # `/` at the latest
     if not ancestor.is_dir():
         raise ValueError(f"{folder} is inside {ancestor}, which is a file; give a folder")
+    for above in real.parents:  # a run saved inside a checkpoint's own entry would go with that entry's next save
+        entry = real.relative_to(above).parts[0]
+        if entry in CHECKPOINT_FILES and is_checkpoint(above):
+            raise ValueError(
+                f"{folder} is in checkpoint {above}'s own {entry}, which its every save replaces; save beside it"
+            )
     if real.exists() and not real.is_dir():
         raise ValueError(f"{folder} is a file; give a new or empty folder, or a checkpoint to overwrite")
     if not real.is_dir():

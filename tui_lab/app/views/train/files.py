@@ -94,7 +94,11 @@ class TrainFiles:
         from tui_lab.checkpoint_files import is_checkpoint, save_target
 
         target = self._target()
-        save_target(target)  # a folder the save would refuse (it holds files of yours): one line now, nothing written
+        try:
+            save_target(target)  # a folder the save would refuse (it holds files of yours): said now, nothing written
+        except ValueError as err:
+            self.saved(CheckpointSaved(str(target), _one_line(err), then_quit=False))
+            return
         if is_checkpoint(target) and target not in self._written:
             self.app.push_screen(ReplaceCheckpoint(_replace_text(target)),
                                  lambda yes: self._save_to(str(target)) if yes else None)
