@@ -144,12 +144,13 @@ def _draw(result: Result, lora, full, adapted, options: dict[str, Any]) -> None:
 
 def _check(options: dict[str, Any]) -> None:
     from tui_lab.presets import list_presets
-    from tui_lab.shipped import shipped_checkpoint, shipped_names
+    from tui_lab.shipped import shipped_checkpoint, shipped_config_data, shipped_names
 
     model = options["model"]
     if model in list_presets() and shipped_checkpoint(model) is None:  # random weights, and no tokenizer to feed
+        toys = [name for name in shipped_names() if shipped_config_data(name).get("family") == "decoder-only"]
         raise ValueError(f"model ({model}) is a random preset: it has no tokenizer and nothing learned to fine-tune; "
-                         f"use a shipped toy ({', '.join(shipped_names())})")
+                         f"use a shipped toy ({', '.join(toys)})")
     for name, low in (("lora_rank", 1), ("steps", 1), ("batch_size", 1), ("seq_len", 2)):
         at_least(options, name, low)
     for name in ("lr_lora", "lr_full", "lora_alpha"):
