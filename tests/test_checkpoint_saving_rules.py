@@ -20,8 +20,6 @@ from tui_lab.cli import main
 from tui_lab.data import char_tokenizer
 from tui_lab.model import build_model
 
-pytestmark = pytest.mark.slow  # trains real (tiny) runs through the CLI and kills a saving process
-
 ROOT = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
 TINY = ["--preset", "gpt2-toy", "--layers", "1", "--d-model", "32", "--heads", "2", "--d-ff", "64",
@@ -46,6 +44,7 @@ def save(folder: Path, version: int, resumable: bool = False) -> Path:
     return save_checkpoint(folder, build_model(tiny_lm(vocab=20)), TOKENIZER, state, meta={"version": version})
 
 
+@pytest.mark.slow  # trains a real (tiny) run through the CLI
 def test_resuming_a_run_keeps_a_run_inside_it_and_a_note(tmp_path, capsys):
     """The issue's case: `train --out ck`, `train --out ck/inner` (allowed), a note in ck/, `train --resume ck`."""
     ck = tmp_path / "ck"
@@ -131,6 +130,7 @@ def test_a_save_that_would_delete_something_is_refused_in_one_line_and_changes_n
     assert tree(tmp_path) == before
 
 
+@pytest.mark.slow  # trains a real (tiny) run through the CLI
 def test_the_command_line_refuses_such_a_folder_before_training(tmp_path, capsys):
     ck = tmp_path / "ck"
     assert main(["train", *TINY, "--steps", "2", "--out", str(ck)]) == 0
@@ -188,6 +188,7 @@ checkpoint.save_checkpoint(sys.argv[1], build_model(tiny_lm(vocab=20)), char_tok
 """
 
 
+@pytest.mark.slow  # trains a real (tiny) run and kills a saving process
 @pytest.mark.timeout(120)
 def test_a_save_killed_mid_write_is_cleaned_at_the_next_start_but_a_live_one_is_not(tmp_path, capsys):
     ck = tmp_path / "ck"
