@@ -2,20 +2,26 @@
 
 Layout: `config.json` (the ModelConfig), `model.safetensors`, `tokenizer/`, `meta.json`, and for a
 resumable run `optimizer.safetensors` (AdamW's moments) plus `train_state.json` (step, schedule, RNG
-states, the optimizer's param groups, the TrainConfig).
+states, the optimizer's param groups, the TrainConfig): the list `tui_lab.checkpoint_files.CHECKPOINT_FILES`.
 
-Atomic: everything is written into a hidden temporary folder beside the target, which then replaces the
-target by rename, so a crash while writing leaves the previous checkpoint as it was.
+A save replaces only those entries: anything else in the folder stays (checkpoint_files.py says which folders
+are refused instead). It writes the new entries into a hidden temporary folder beside the target first, so a
+crash while writing leaves the previous checkpoint as it was; then it moves the old entries aside and the new
+ones in. A crash during those moves is finished at the next save, load or `train` of the folder (`settle`):
+the new entries were whole before the first move. A link to a folder is written through, and stays a link.
 """
 
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
+import os
 import re
 import shutil
 import tempfile
-import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,9 +31,11 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, load_model, save_file, save_model
 
 from tui_lab.analysis.format import fmt_bytes
+from tui_lab.checkpoint_files import CHECKPOINT_FILES, REQUIRED, UNFINISHED, is_checkpoint, save_target
 from tui_lab.config import ModelConfig, field_names
 
-REQUIRED = ("config.json", "model.safetensors", "tokenizer")
+__all__ = ["CHECKPOINT_FILES", "REQUIRED", "Checkpoint", "SaveError", "is_checkpoint", "load_checkpoint",
+           "save_checkpoint", "SaveRefused", "settle"]
 
 
 class SaveError(ValueError):
@@ -39,6 +47,15 @@ class SaveError(ValueError):
         room = f", {fmt_bytes(free)} free there" if free is not None else ""
         super().__init__(f"could not save to {folder}: {reason} (a checkpoint needs about {fmt_bytes(needed)}{room})")
         self.folder, self.reason, self.needed = folder, reason, needed
+
+
+class SaveRefused(SaveError):
+    """The folder would lose something a checkpoint is not made of, or is a file (`save_target`'s one line);
+    nothing was written. A SaveError, so a trainer rescues its run as it does from a full disk."""
+
+    def __init__(self, folder: Path, reason: str) -> None:
+        ValueError.__init__(self, reason)
+        self.folder, self.reason, self.needed = folder, reason, 0
 
 
 @dataclass
@@ -53,28 +70,26 @@ class Checkpoint:
 
 def save_checkpoint(folder: str | Path, model, tokenizer, train_state: dict[str, Any] | None = None,
                     meta: dict[str, Any] | None = None) -> Path:
-    """Write a checkpoint folder atomically; returns its path."""
+    """Write a checkpoint into `folder` atomically, keeping whatever else it holds; returns `folder`.
+
+    A folder that is a file, holds things but no checkpoint, or whose checkpoint entries hold something else is
+    one ValueError line (nothing written); a write the disk refuses is one `SaveError` line."""
     folder = Path(folder)
-    if folder.exists() and not is_checkpoint(folder) and any(folder.iterdir()):
-        raise ValueError(f"out folder ({folder}) exists and is not a checkpoint; pick an empty or new folder")
-    tmp = None
     try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        _remove_leftovers(folder)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
-        _write(tmp, model, tokenizer, train_state, meta or {})
-        _swap_in(tmp, folder)
+        real = save_target(folder)
+    except ValueError as err:
+        raise SaveRefused(folder, str(err)) from None
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        settle(real)
+        with _temp_folder(real) as tmp:
+            _write(tmp, model, tokenizer, train_state, meta or {})
+            _move_in(tmp, real)
     except (OSError, SafetensorError) as err:  # the disk, not the caller: one line; the old checkpoint stands
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
         reason = _io_reason(err)
         if reason is None:
             raise
         raise SaveError(folder, reason, checkpoint_bytes(model, train_state)) from None
-    except BaseException:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return folder
 
 
@@ -126,38 +141,111 @@ def _write_train_state(tmp: Path, train_state: dict[str, Any]) -> None:
     _write_json(tmp / "train_state.json", state)
 
 
-def _swap_in(tmp: Path, folder: Path) -> None:
-    """Replace `folder` by `tmp`; the old folder is moved aside first and removed last."""
-    if not folder.exists():
-        tmp.rename(folder)
+@contextmanager
+def _temp_folder(real: Path) -> Iterator[Path]:
+    """A new `.NAME.tmp-KEY` beside `real`, flocked while this save writes it, so that `settle` in another
+    process can tell a live write from a crashed one (the kernel drops the lock however the writer ends)."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.tmp-", dir=real.parent))
+    # A settle in another process that opens it before this lock (microseconds) finds it empty and removes it: this
+    # save then fails in one line, and nothing else is lost.
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield tmp
+    except BaseException:
+        if not _old_of(tmp).exists():  # still writing: the old checkpoint stands, the half-written one goes
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise  # mid-move: the new entries are whole, and the next settle finishes moving them in
+    finally:
+        os.close(fd)
+
+
+def _old_of(tmp: Path) -> Path:
+    return tmp.with_name(tmp.name.replace(".tmp-", ".old-", 1))
+
+
+def _move_in(tmp: Path, real: Path) -> None:
+    """Put the finished entries in `tmp` into `real`: a new folder by one rename, an existing one entry by entry
+    (its own checkpoint entries moved aside first, everything else left where it is)."""
+    if not os.path.lexists(real):
+        tmp.rename(real)
         return
-    old = folder.parent / f".{folder.name}.old-{uuid.uuid4().hex[:8]}"
-    folder.rename(old)
-    tmp.rename(folder)
+    old = _old_of(tmp)
+    old.mkdir()  # from here on the new entries are whole: a crash is finished forward, never undone
+    _finish(tmp, real, old)
+
+
+def _finish(tmp: Path, real: Path, old: Path) -> None:
+    # config.json moves in first: while it is still in `tmp`, none of the new entries is in `real` yet, so every
+    # checkpoint entry there is an old one (a crash before this line leaves some of them still to move aside).
+    if (tmp / "config.json").exists():
+        for name in CHECKPOINT_FILES:
+            if os.path.lexists(real / name):
+                (real / name).rename(old / name)
+    real.mkdir(parents=True, exist_ok=True)
+    for name in sorted(os.listdir(tmp), key=lambda name: name != "config.json"):
+        if name in CHECKPOINT_FILES:  # a save writes nothing else; a rename never replaces any other entry
+            (tmp / name).rename(real / name)
+    shutil.rmtree(tmp)
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _remove_leftovers(folder: Path) -> None:
-    """Temporary folders of writes that crashed; an old copy is put back if the target went missing."""
-    _recover(folder)
-    for stale in folder.parent.glob(f".{folder.name}.tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    for stale in folder.parent.glob(f".{folder.name}.old-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-
-
-def _recover(folder: Path) -> None:
-    """A crash between the two renames of `_swap_in` leaves only the old copy: bring it back."""
-    if folder.exists():
+def settle(folder: str | Path) -> None:
+    """Finish or drop what crashed saves left beside `folder`: moves cut short are finished, half-written
+    temporary folders removed. Only the save's own `.NAME.tmp-KEY` / `.NAME.old-KEY` folders are touched, and
+    none a live save is writing (its flock). A checkpoint left aside by a crash of an older version's whole-folder
+    swap is put back."""
+    try:
+        real = Path(folder).resolve()
+        entries = list(os.scandir(real.parent))
+    except (OSError, RuntimeError):  # no such parent, not readable, a loop of links: nothing of ours to settle
         return
-    olds = sorted(folder.parent.glob(f".{folder.name}.old-*"), key=lambda p: p.stat().st_mtime)
-    if olds:
-        olds[-1].rename(folder)
+    leftovers = {}
+    for entry in entries:
+        match = UNFINISHED.match(entry.name)
+        if match and match["name"] == real.name and entry.is_dir(follow_symlinks=False):
+            leftovers[(match["kind"], match["key"])] = Path(entry.path)
+    _put_back(real, [path for (kind, key), path in leftovers.items() if kind == "old" and ("tmp", key) not in
+                     leftovers])
+    for (kind, key), path in leftovers.items():
+        if kind == "tmp":
+            _settle_one(path, real, leftovers.get(("old", key)))
+        elif ("tmp", key) not in leftovers:
+            shutil.rmtree(path, ignore_errors=True)  # the moves were done; only the replaced entries were left
 
 
-def is_checkpoint(folder: str | Path) -> bool:
-    folder = Path(folder)
-    return all((folder / name).exists() for name in REQUIRED)
+def _settle_one(tmp: Path, real: Path, old: Path | None) -> None:
+    try:
+        fd = os.open(tmp, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return  # a live save is writing it
+    try:
+        if old is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            _finish(tmp, real, old)
+    except OSError:
+        pass  # a read-only place, the folder gone: left as it is for a later settle, the load goes on
+    finally:
+        os.close(fd)
+
+
+def _put_back(real: Path, olds: list[Path]) -> None:
+    """Before entry-wise saves, a save renamed the whole folder aside and the new one in: a crash between the two
+    renames left only the old copy."""
+    if os.path.lexists(real) or not olds:
+        return
+    newest = max(olds, key=lambda p: p.stat().st_mtime)
+    if is_checkpoint(newest):
+        try:
+            newest.rename(real)
+        except OSError:
+            pass  # the load then says the folder does not exist
 
 
 def load_checkpoint(folder: str | Path, device: str = "cpu") -> Checkpoint:
@@ -171,7 +259,7 @@ def load_checkpoint(folder: str | Path, device: str = "cpu") -> Checkpoint:
 
     folder = Path(folder)
     _refuse_unfinished(folder)
-    _recover(folder)
+    settle(folder)
     if not folder.is_dir():
         raise ValueError(f"checkpoint folder ({folder}) does not exist")
     missing = [name for name in REQUIRED if not (folder / name).exists()]
@@ -192,14 +280,11 @@ def load_checkpoint(folder: str | Path, device: str = "cpu") -> Checkpoint:
 
 def _refuse_unfinished(folder: Path) -> None:
     """save_checkpoint's temporary folder (a write in progress or crashed) is not a checkpoint yet."""
-    match = _UNFINISHED.match(folder.name)
+    match = UNFINISHED.match(folder.name)
     if match:
         what = "being written" if match["kind"] == "tmp" else "being replaced"
         raise ValueError(f"{folder} is a checkpoint {what} by save_checkpoint; load "
                          f"{folder.parent / match['name']} once the save has finished")
-
-
-_UNFINISHED = re.compile(r"^\.(?P<name>.+)\.(?P<kind>tmp|old)-[A-Za-z0-9_]+$")
 
 
 def _read_config(path: Path) -> ModelConfig:

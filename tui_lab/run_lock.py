@@ -1,9 +1,10 @@
 """One run writes a run folder at a time: an OS lock (flock) beside the folder, released by the kernel when the
 holder ends, even by `kill -9`, so a crashed run never leaves a folder locked.
 
-The lock file is `.<name>.lock` in the folder's parent, not inside it: a checkpoint replaces the whole folder
-by rename (checkpoint.py), which would take a lock inside it along. It holds the holder's process id and
-command line, so a refused run can say which process has the folder.
+The lock file is `.<name>.lock` in the folder's parent, not inside it: a new folder comes into being by one
+rename of the save's temporary folder (checkpoint.py), after the lock was taken. It is the lock of the folder
+itself, links followed: `k/alias` (a link to `k/run`) and `k/run` are one folder with one lock. It holds the
+holder's process id and command line, so a refused run can say which process has the folder.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ class FolderInUse(ValueError):
 
 
 def lock_path(folder: str | Path) -> Path:
-    folder = Path(folder).absolute()
+    folder = Path(folder).resolve()
     return folder.parent / f".{folder.name}.lock"
 
 

@@ -41,6 +41,9 @@ def test_run_json_last_line_holds_the_results_and_export_writes_them(tmp_path):
     (["run", "order-blindness", "--set", "colour=red"], "unknown option 'colour' for order-blindness"),
     (["run", "order-blindness", "--set", "seed"], "--set takes OPTION=VALUE, got 'seed'"),
     (["run", "order-blindness", "--set", "positions=spiral"], "positions ('spiral') must be one of"),
+    (["run", "lora", "--set", "model=gpt2-small"],
+     "model (gpt2-small) is a random preset: it has no tokenizer and nothing learned to fine-tune; use a shipped toy "
+     "(gpt2-toy-english)"),
 ])
 def test_bad_names_and_values_are_one_line_and_exit_2(args, message):
     out = tui_lab(*args)

@@ -52,12 +52,13 @@ def first_run(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EACCES])
 def test_a_refused_final_save_rescues_the_run_and_says_so_in_one_line(first_run, code, capsys, monkeypatch, tmp_path):
     failing_under(monkeypatch, first_run, code)
-    assert main(["train", "--resume", str(first_run), "--steps", "4", "--device", "cpu", "--json"]) == 1
+    assert main(["train", "--resume", str(first_run), "--steps", "4", "--device", "cpu", "--json"]) == 2
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
     error = json.loads(captured.out.strip().splitlines()[-1])
     message = error["message"]
     assert error["event"] == "error" and "\n" not in message
+    assert captured.err.strip() == f"tui-lab: error: {message}"  # a refusal's line and exit code (issue 37)
     assert f"could not save to {first_run}: {os.strerror(code)}" in message and "needs about" in message
     rescued = Path(message.split("the run was saved to ")[1].split(" instead")[0])
     assert rescued.parent == tmp_path / "rescued"
@@ -68,9 +69,11 @@ def test_a_refused_final_save_rescues_the_run_and_says_so_in_one_line(first_run,
 def test_the_human_output_says_it_in_one_line(first_run, capsys, monkeypatch):
     failing_under(monkeypatch, first_run, errno.ENOSPC)
     args = ["train", "--resume", str(first_run), "--steps", "3", "--device", "cpu"]
-    assert main(args) == 1
-    lines = [line for line in capsys.readouterr().out.splitlines() if "error:" in line]
+    assert main(args) == 2  # like every other refusal (issue 37): exit 2, the line on stderr
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if "error:" in line]
     assert len(lines) == 1 and "No space left on device" in lines[0] and "saved to" in lines[0]
+    assert lines[0].startswith("tui-lab: error: ") and "error:" not in captured.out
 
 
 def test_save_checkpoint_raises_one_line_and_keeps_the_old_one(first_run, monkeypatch):
@@ -93,8 +96,8 @@ def test_a_real_file_size_limit_everywhere_is_one_line_and_the_old_checkpoint_su
     proc = subprocess.run([sys.executable, "-m", "tui_lab.cli", "train", "--resume", str(first_run), "--steps", "3",
                            "--device", "cpu"], env=ENV | {"TUI_LAB_RESCUE": str(tmp_path / "rescued")},
                           capture_output=True, text=True, timeout=110, preexec_fn=_small_files_only)
-    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr
-    lines = [line for line in proc.stdout.splitlines() if "error:" in line]
+    assert proc.returncode == 2 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "error:" in line]
     assert len(lines) == 1 and f"could not save to {first_run}: File too large" in lines[0]
     assert "; nor to " in lines[0] and "needs about" in lines[0]
     assert load_checkpoint(first_run).step == 2

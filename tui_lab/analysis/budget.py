@@ -61,6 +61,20 @@ def generation_budget(c: ModelConfig, prompt_len: int, new_tokens: int, rows: in
     return Budget(max(flops / _best_flops(device), floor), cache + scores + recompute)
 
 
+# A fast memory copy: beam search reorders every beam's KV cache at each step (generation/beam.py), a floor.
+COPY_BYTES_PER_S = 10e9
+
+
+def beam_search_budget(c: ModelConfig, prompt_len: int, new_tokens: int, beams: int, use_cache: bool = True,
+                       device: str = "cpu") -> tuple[Budget, int]:
+    """`generation_budget` of `beams` rows plus the cache each step reorders; and that cache's bytes."""
+    budget = generation_budget(c, prompt_len, new_tokens, beams, use_cache, device)
+    window = c.max_len if c.positions == "learned" else None
+    cache = kv_cache_bytes(c, min(prompt_len + new_tokens, window or prompt_len + new_tokens), beams) \
+        if use_cache else 0
+    return Budget(budget.seconds + new_tokens * cache / COPY_BYTES_PER_S, budget.bytes), cache
+
+
 def training_budget(c: ModelConfig, steps: int, batch_size: int, seq_len: int, device: str = "cpu",
                     eval_every: int = 0, eval_batches: int = 0) -> Budget:
     """`steps` optimizer steps of `batch_size` x `seq_len` tokens (AdamW: weights, gradients, two moments), and

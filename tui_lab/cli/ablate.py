@@ -5,6 +5,7 @@ their spread (standard deviation) when there are several."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rich.console import Console
 from rich.table import Table
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_lab.mechanism.data import held_out_batch, text_batch
 
     answer = token_from_args(args, loaded, "answer")
+    note = None
     if args.text is not None:
         ids = text_batch(loaded.codec, args.text, window(loaded), "--text")
     else:
@@ -48,10 +50,15 @@ def run(args: argparse.Namespace) -> int:
         if limit and seq_len > limit:
             raise ValueError(f"--seq-len {seq_len} is past this model's window ({limit} tokens)")
         ids = held_out_batch(loaded.codec, seq_len, args.batch, args.data)
+        if ids.shape[0] < args.batch:  # the split ran out of windows: say so, never measure fewer in silence
+            note = (f"--batch {args.batch}: the held-out split holds only {ids.shape[0]} windows of {seq_len} tokens;"
+                    f" measured on those {ids.shape[0]}")
+            print(f"tui-lab: note: {note}", file=sys.stderr)
     ids = ids.to(next(loaded.model.parameters()).device)
     table = head_ablation(loaded.model, ids, args.mode, Metric(answer))
     if args.json:
-        dump(loaded, {**table.to_dict(), "windows": ids.shape[0], "tokens_per_window": ids.shape[1]})
+        dump(loaded, {**table.to_dict(), "windows": ids.shape[0], "tokens_per_window": ids.shape[1],
+                      **({"note": note} if note else {})})
         return 0
     console = Console()
     for grid in _grids(table, args.mode, ids.shape[0]):

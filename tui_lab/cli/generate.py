@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -125,8 +126,9 @@ def _refuse_unused(args: argparse.Namespace, settings: GenerationSettings) -> No
 
 
 def check_budget(loaded: LoadedModel, prompt_len: int, settings: GenerationSettings, yes: bool) -> None:
-    """Beam and top-k within the vocabulary, and the run's memory and time, before the first token."""
-    from tui_lab.analysis.budget import GENERATION_LIMIT_S, budget_problem, generation_budget
+    """Beam and top-k within the vocabulary, and the run's memory and time, before the first token; a beam search
+    that costs something says so first (on stderr)."""
+    from tui_lab.analysis.budget import GENERATION_LIMIT_S, beam_search_budget, budget_problem, generation_budget
     from tui_lab.devices import free_memory
 
     vocab = min(loaded.config.vocab, getattr(loaded.codec, "vocab_size", loaded.config.vocab))
@@ -134,13 +136,28 @@ def check_budget(loaded: LoadedModel, prompt_len: int, settings: GenerationSetti
         if value is not None and value > vocab:
             raise ValueError(f"{flag} ({value}) must be at most the vocabulary ({vocab:,} tokens)")
     device = str(next(loaded.model.parameters()).device)
-    budget = generation_budget(loaded.config, prompt_len, settings.max_new_tokens, settings.beam_size,
-                               settings.use_cache, device)
-    what = f"--max-new-tokens {settings.max_new_tokens}" + (
-        f" with --beam-size {settings.beam_size}" if settings.beam_size > 1 else "")
+    beams, steps = settings.beam_size, settings.max_new_tokens
+    if beams > 1:
+        budget, cache = beam_search_budget(loaded.config, prompt_len, steps, beams, settings.use_cache, device)
+    else:
+        budget = generation_budget(loaded.config, prompt_len, steps, 1, settings.use_cache, device)
+    what = f"--max-new-tokens {steps}" + (f" with --beam-size {beams}" if beams > 1 else "")
     problem = budget_problem(budget, what, GENERATION_LIMIT_S, free_memory(device), yes)
     if problem:
         raise ValueError(problem)
+    if beams > 1 and (budget.seconds >= BEAM_NOTE_S or budget.bytes >= BEAM_NOTE_BYTES):
+        print(f"tui-lab: note: {what}: {_beam_cost(steps, beams, cache, budget)}", file=sys.stderr, flush=True)
+
+
+BEAM_NOTE_S, BEAM_NOTE_BYTES = 1.0, 64 * 2**20  # a beam search this costly says what it costs before it starts
+
+
+def _beam_cost(steps: int, beams: int, cache: int, budget) -> str:
+    from tui_lab.analysis.format import fmt_bytes
+
+    reorder = (f"; their KV cache takes about {fmt_bytes(cache)} and is copied at every step "
+               f"({fmt_bytes(cache * steps)} in all)") if cache else ""
+    return f"up to {steps} decoding steps over {beams} beams{reorder}; {budget.line()} beyond the weights"
 
 
 def _or(value, default):

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         read_text(args.data)  # fail fast, before torch loads: missing, empty or not UTF-8
     if args.steps is not None and args.steps <= 0:
         raise UsageError(f"steps ({args.steps}) must be a positive integer")
-    _check_out(args.out)
+    _check_out(args.out, args.resume)
     check_hub_arguments(args)
     if args.resume and (model_overrides or args.preset or args.from_hf):
         raise UsageError("--resume continues the saved model; drop --preset, --from-hf and the model options")
@@ -78,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
     # One run writes a folder at a time (a second --resume of it would flip it between the runs): the lock is
     # taken before the checkpoint is even read, and the kernel drops it when this process ends, however it ends.
     with run_lock(out, "run folder") if out and _is_main_rank() else contextlib.nullcontext():
+        if out and _is_main_rank():
+            from tui_lab.checkpoint import settle
+
+            settle(out)  # what a save killed mid-way left beside the folder, now that no other run writes it
         return _build_and_run(args, model_overrides, train_overrides)
 
 
@@ -139,20 +144,22 @@ def check_budget(model_config, train_config, start_step: int, device: str, yes: 
         raise UsageError(problem)
 
 
-def _check_out(out: str | None) -> None:
-    """Refuse an --out the final save would refuse, before the run instead of after it (a run lost)."""
-    if out is None:
-        return
-    from tui_lab.checkpoint import is_checkpoint
+def _check_out(out: str | None, resume: str | None = None) -> None:
+    """Refuse a folder the final save would refuse, before the run instead of after it (a run lost): a file, a
+    folder holding things but no checkpoint, a checkpoint entry holding something a save would delete."""
+    from tui_lab.checkpoint_files import is_checkpoint, save_target
 
-    folder = Path(out)
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"out ({out}) is a file; give a new or empty folder, or a checkpoint to overwrite")
-    if folder.is_dir() and any(folder.iterdir()) and not is_checkpoint(folder):
-        raise UsageError(f"out ({out}) exists and is not a checkpoint; pick an empty or new folder")
+    flag, given = ("out", out) if out is not None else ("--resume", resume)
+    if given is None or (out is None and not is_checkpoint(given)):  # not a checkpoint: the load says so
+        return
+    try:
+        save_target(given)
+    except ValueError as err:
+        raise UsageError(f"{flag}: {err}") from None
+    folder = Path(given)
     parent = next(p for p in (folder.absolute(), *folder.absolute().parents) if p.exists())
     if not os.access(parent, os.W_OK):
-        raise UsageError(f"out ({out}) cannot be written: {parent} is not writable")
+        raise UsageError(f"{flag} ({given}) cannot be written: {parent} is not writable")
 
 
 def _new_trainer(args, model_overrides: dict[str, Any], train_overrides: dict[str, Any], printer):
@@ -239,7 +246,11 @@ def _run(trainer, printer) -> int:
     finally:
         teardown(trainer.dist)
     if isinstance(last, ErrorEvent):
-        return 1
+        if trainer.save_failure is None:
+            return 1
+        if isinstance(printer, JsonPrinter):  # the event stays on stdout for a program; the line is for a person
+            print(f"tui-lab: error: {last.message}", file=sys.stderr)
+        return 2  # the disk or the folder refused the checkpoint: a refusal like any other
     return 0 if isinstance(last, DoneEvent) else 130
 
 
@@ -366,4 +377,7 @@ class RichPrinter:
         self.console.print(f"saved to {folder} ({then})", markup=False, soft_wrap=True)
 
     def _on_error(self, e) -> None:
-        self.console.print(f"error: {e.message}", style="red", markup=False, highlight=False, soft_wrap=True)
+        from rich.console import Console
+
+        Console(stderr=True).print(f"tui-lab: error: {e.message}", style="red", markup=False, highlight=False,
+                                   soft_wrap=True)

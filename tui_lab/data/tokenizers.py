@@ -24,12 +24,12 @@ from pathlib import Path
 from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
 from tokenizers import Tokenizer as HFTokenizer
 
+from tui_lab.checkpoint_files import TOKENIZER_FILES
 from tui_lab.errors import one_line
 
 KINDS = ("char", "bpe", "word", "gpt2")
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
-TOKENIZER_FILE = "tokenizer.json"
-META_FILE = "tokenizer_meta.json"
+TOKENIZER_FILE, META_FILE = TOKENIZER_FILES  # a checkpoint's tokenizer/ holds these two, nothing else
 META_FORMAT = 1
 # Grid axes show whitespace as visible marks; otherwise a space token is an empty-looking label.
 _VISIBLE = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"})

@@ -145,6 +145,14 @@ def _draw(result: Result, lora, full, adapted, options: dict[str, Any]) -> None:
 
 
 def _check(options: dict[str, Any]) -> None:
+    from tui_lab.presets import list_presets
+    from tui_lab.shipped import shipped_checkpoint, shipped_config_data, shipped_names
+
+    model = options["model"]
+    if model in list_presets() and shipped_checkpoint(model) is None:  # random weights, and no tokenizer to feed
+        toys = [name for name in shipped_names() if shipped_config_data(name).get("family") == "decoder-only"]
+        raise ValueError(f"model ({model}) is a random preset: it has no tokenizer and nothing learned to fine-tune; "
+                         f"use a shipped toy ({', '.join(toys)})")
     for name, low in (("lora_rank", 1), ("steps", 1), ("batch_size", 1), ("seq_len", 2)):
         at_least(options, name, low)
     for name in ("lr_lora", "lr_full", "lora_alpha"):
@@ -162,7 +170,8 @@ EXPERIMENT = Experiment(
              "threads": 1},
     quick={"steps": 40},
     runner=run,
-    help={"model": "the trained model fine-tuned (a shipped toy, or any preset)", "lora_rank": "r, the rank of B A",
+    help={"model": "the trained model fine-tuned (a shipped toy: a random preset has no tokenizer)",
+          "lora_rank": "r, the rank of B A",
           "lora_alpha": "LoRA's alpha (the update is scaled by alpha / r)",
           "targets": "names of the Linears adapted (qkv: the fused q/k/v projection, out: attention's output)",
           "steps": "steps of each fine-tuning run", "lr_lora": "peak learning rate of the LoRA run",

@@ -15,20 +15,20 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tui_lab.checkpoint_files import is_checkpoint
+
 SHIPPED_DIR = Path(__file__).parent
-# The same files tui_lab.checkpoint.REQUIRED names; repeated here because that module imports torch.
-CHECKPOINT_FILES = ("config.json", "model.safetensors", "tokenizer")
 
 
 def shipped_names() -> list[str]:
     """Names of the shipped trained toys, sorted."""
-    return sorted(p.name for p in SHIPPED_DIR.iterdir() if _is_checkpoint(p))
+    return sorted(p.name for p in SHIPPED_DIR.iterdir() if is_checkpoint(p))
 
 
 def shipped_checkpoint(name: str) -> Path | None:
     """The checkpoint folder of preset `name` if it carries trained weights, else None."""
     folder = SHIPPED_DIR / name
-    return folder if name and "/" not in name and _is_checkpoint(folder) else None
+    return folder if name and "/" not in name and is_checkpoint(folder) else None
 
 
 def shipped_config_data(name: str) -> dict[str, Any]:
@@ -46,7 +46,3 @@ def _read(name: str, file: str) -> dict[str, Any]:
     if folder is None:
         raise ValueError(f"preset {name!r} has no shipped weights; shipped: {', '.join(shipped_names())}")
     return json.loads((folder / file).read_text(encoding="utf-8"))
-
-
-def _is_checkpoint(folder: Path) -> bool:
-    return folder.is_dir() and all((folder / f).exists() for f in CHECKPOINT_FILES)

@@ -89,6 +89,7 @@ class Trainer(Controlled):
         self._started = False
         self._methods: dict[str, float | None] = {}  # the step's teacher forcing and guided-attention loss
         self.evaluator = Evaluator(c, self.source, self.dist, self.device)
+        self.save_failure: SaveError | None = None  # the last save the disk or the folder refused (the CLI: exit 2)
 
     # -- building ----------------------------------------------------------------------------------
     def _build_model(self, start: nn.Module | None = None) -> tuple[nn.Module, torch.Tensor, torch.Tensor | None]:
@@ -310,6 +311,7 @@ class Trainer(Controlled):
             path, failure = None, err
         distributed.barrier(self.dist)
         if failure is not None:
+            self.save_failure = failure
             self._rescue(failure)
         if path is not None:
             self.emit(CheckpointEvent(self.step_count, str(path)))

@@ -120,3 +120,27 @@ async def test_a_served_run_waits_for_a_free_training_slot(tmp_path, monkeypatch
             view.action_start(paused=True)
             await wait_for(pilot, lambda: "training slots" in view.message, 30)
         assert "one run per core" in view.message
+
+
+async def test_a_served_session_saving_to_its_own_folder_keeps_the_folder_and_its_runs(tmp_path, monkeypatch):
+    """Issue 37: saving `.` replaced the session folder itself (the app then ran in a deleted folder), and saving
+    `runs/keep` then `.` deleted runs/keep. A folder holding a person's files is refused in one line."""
+    home = tmp_path / "root" / "sessions" / "token"
+    home.mkdir(parents=True)
+    monkeypatch.chdir(home)
+    monkeypatch.setenv(ENV, ServedPolicy(str(home)).to_env())
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        inode = home.stat().st_ino
+        for count, folder in enumerate((".", "runs/keep", "."), 1):
+            note = await save_to(pilot, folder, "saved", count)
+            assert str(home) in note
+        assert home.stat().st_ino == inode and load_checkpoint(home / "runs" / "keep").step == 0
+        (home / "mine").mkdir()
+        (home / "mine" / "notes.txt").write_text("mine")
+        note = await save_to(pilot, "mine", "not saved", 1)
+        assert "exists and is not a checkpoint" in note and "\n" not in note
+        assert (home / "mine" / "notes.txt").read_text() == "mine" and not (home / "mine" / "config.json").exists()
+        await save_to(pilot, "runs/after", "saved", 4)  # the session goes on in its own folder
+    assert load_checkpoint(home).step == 0 and (home / "runs" / "after" / "config.json").exists()

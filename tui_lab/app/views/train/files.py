@@ -6,7 +6,9 @@ relative to the folder the app was started in) until the person types another; C
 `tui_lab.paths.exports_dir()`. Saving runs in a thread worker: torch.save of a 124M model takes seconds.
 
 `~` is expanded and every message names the folder really written. Saving over a folder that holds a
-checkpoint this app did not write asks first (its weights, optimizer and training state would go). A failed
+checkpoint this app did not write asks first (its weights, optimizer and training state would go; anything else
+in the folder stays, as with every save: `tui_lab.checkpoint_files`). A folder holding files but no checkpoint
+is refused in one line. A failed
 save (disk full, permission, quota) is one line; the live model stays, and another folder can be tried. In a
 served session (`tui_lab.served`) the folder is a name inside the session's own folder, within its quota.
 
@@ -89,9 +91,14 @@ class TrainFiles:
 
     # -- saving --------------------------------------------------------------------------------------
     def save(self) -> None:
-        from tui_lab.checkpoint import is_checkpoint
+        from tui_lab.checkpoint_files import is_checkpoint, save_target
 
         target = self._target()
+        try:
+            save_target(target)  # a folder the save would refuse (it holds files of yours): said now, nothing written
+        except ValueError as err:
+            self.saved(CheckpointSaved(str(target), _one_line(err), then_quit=False))
+            return
         if is_checkpoint(target) and target not in self._written:
             self.app.push_screen(ReplaceCheckpoint(_replace_text(target)),
                                  lambda yes: self._save_to(str(target)) if yes else None)
