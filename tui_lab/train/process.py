@@ -168,7 +168,10 @@ class TrainerProcess(Controlled):
             self._commands.put(("close",))
             self._process.join(grace_s)
         if self._process.is_alive():
-            self._process.terminate()
+            self._process.terminate()  # the child stops, keeps its run if it keeps one, and ends
+            self._process.join(grace_s)
+        if self._process.is_alive():
+            self._process.kill()
             self._process.join(grace_s)
         self._commands.cancel_join_thread()  # a dead child never reads what is left
 
