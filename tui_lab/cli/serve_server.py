@@ -38,8 +38,9 @@ from tui_lab.served import ENV, ServedPolicy
 log = logging.getLogger("tui-lab.serve")
 TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 QUIT_WAIT_S = 2.5  # the app's own quit (it saves its live model, its run keeps its last step) before SIGTERM
-TERM_WAIT_S = 1.5  # after SIGTERM, before SIGKILL
-KILL_WAIT_S = 0.5  # after SIGKILL: 4.5 s in all from the quit asked, counted from one clock, within the 5 s promised
+TERM_WAIT_S = 1.0  # after SIGTERM, before SIGKILL
+KILL_WAIT_S = 0.5  # after SIGKILL: 4 s in all from the quit asked, counted from one clock; the server's own exit
+# takes the rest of the 5 s promised (SIGTERM with two runs training took 5.15 s when the phases added up to 5.5 s)
 
 
 @dataclass
@@ -105,8 +106,8 @@ class LabAppService(AppService):
 
     async def stop(self) -> None:
         """Quit (the app saves its live model, a run its last step), then end the process group: every phase ends
-        at a time fixed from the start, so the whole takes at most QUIT + TERM + KILL seconds (the quit message's
-        own wait included: it once took 5.15 s with two runs training)."""
+        at a time fixed from the start, so the whole takes at most QUIT + TERM + KILL seconds, the quit message's
+        own wait included."""
         process, task = self._process, self._task
         if process is None or task is None:
             return
