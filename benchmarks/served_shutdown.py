@@ -115,8 +115,8 @@ async def main(args: argparse.Namespace) -> None:
             os.killpg(server.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    print(f"{args.sessions} sessions training, SIGTERM: server exited in {exited:.2f} s, its group gone in {gone:.2f} s "
-          f"(promised: 5 s)")
+    print(f"{args.sessions} sessions training, SIGTERM: server exited in {exited:.2f} s, its group gone in "
+          f"{gone:.2f} s (promised: 5 s)")
     for token, _ in sessions:
         meta = root / "sessions" / token / "kept-run" / "meta.json"
         kept = json.loads(meta.read_text())["step"] if meta.is_file() else None
