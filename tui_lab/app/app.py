@@ -293,6 +293,7 @@ class TuiLabApp(LabAppBase):
 
     async def _after_first_view(self) -> None:
         self._ensure_tracker()  # the first view (Train, with --train) may spawn a process
+        self._say_kept_run()
         self._unmounted = [spec for spec in VIEWS if spec is not self.first_view]
         if getattr(self, "train_on_start", False):  # --train: the Train view first (it starts the run)
             self._unmounted.sort(key=lambda spec: spec.id != "train")
@@ -515,6 +516,14 @@ class TuiLabApp(LabAppBase):
         self.live.status = "failed" if self.live.model is None else self.live.status
         self.sub_title = f"live model: {message.error}"
         self.notify(message.error, title="live model", severity="error", timeout=8)
+
+    def _say_kept_run(self) -> None:
+        """A served session's next visit: where the run it was training when it closed was kept (app/autosave.py)."""
+        from tui_lab.app.autosave import kept_run_note
+
+        note = kept_run_note()
+        if note:
+            self.notify(note, title="your run was kept", timeout=30)
 
     async def before_exit(self) -> None:
         """A served session saves its live model to its own folder before it goes (app/autosave.py)."""

@@ -5,8 +5,8 @@ wrapped in one Textual message (`RunSaid`), never declared again.
 The engine's events (start, step, eval, sample, done, stopped, error, checkpoint) have `to_dict()` with an
 "event" key, fields that do not apply left out rather than sent as null; `event_from_dict` reads them back
 through the one table, `EVENT_TYPES`. Below them, what only a trainer process says: ready (the Trainer is
-built), the weights' shared buffers, an alignment grid, a snapshot taken, a reply to a save, the run ended,
-the run could not start.
+built), the weights' shared buffers, an alignment grid, a snapshot taken, a reply to a save, a note, the run
+ended, the run could not start.
 """
 
 from __future__ import annotations
@@ -179,6 +179,12 @@ class Reply:
     path: str | None = None
     error: str | None = None
     kind = "reply"
+
+
+@dataclass
+class Note:
+    text: str  # something the run went on without (its keeping skipped: the quota), one line
+    kind = "note"
 
 
 @dataclass

@@ -160,7 +160,8 @@ class TrainerProcess(Controlled):
         return None if self._process is None else self._process.exitcode
 
     def close(self, grace_s: float = CLOSE_GRACE_S) -> None:
-        """Stop the run and end the process (terminated after `grace_s`). Blocks up to ~2 x grace_s."""
+        """Stop the run and end the process (SIGTERM after `grace_s`, SIGKILL after another). Blocks up to
+        ~3 x grace_s; a trainer ends within process_child.TERM_GRACE_S of SIGTERM, keeping its run if it keeps one."""
         self.control.stop()
         if self._process is None:
             return
@@ -169,6 +170,9 @@ class TrainerProcess(Controlled):
             self._process.join(grace_s)
         if self._process.is_alive():
             self._process.terminate()
+            self._process.join(grace_s)
+        if self._process.is_alive():
+            self._process.kill()
             self._process.join(grace_s)
         self._commands.cancel_join_thread()  # a dead child never reads what is left
 

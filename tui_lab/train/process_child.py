@@ -6,6 +6,11 @@ snapshot or a save must see the weights between two steps, so it runs as a job a
 under the trainer's step lock when it is free (paused, ended), else by the training thread itself right
 after the step it is in (the step event is emitted inside the lock, after the optimizer update).
 The command thread also watches the parent: when it is gone the run stops, so no trainer is orphaned.
+
+A run given a `keep` folder keeps its resumable checkpoint there as it goes and once more when it stops
+(tui_lab/train/keep.py). SIGTERM (a served session's process group ended, the app's exit) stops the run the
+same way, so that last checkpoint is written; the process ends within TERM_GRACE_S of it whatever happens, and a
+second SIGTERM ends it at once.
 """
 
 from __future__ import annotations
@@ -13,19 +18,23 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tui_lab.config import ModelConfig
 from tui_lab.errors import one_line
 from tui_lab.train import events as msg
+from tui_lab.train.keep import KEEP_EVERY_S, Keeper
 from tui_lab.train.watch import alignment_example, cross_attention, lr_curve, tokens_per_step
 
 COMMAND_POLL_S = 0.5
 JOB_POLL_S = 0.05
+TERM_GRACE_S = 3.0  # after SIGTERM: the step in flight and the last kept checkpoint, then the process ends
 
 
 @dataclass
@@ -40,6 +49,9 @@ class TrainerSpec:
     live_state: dict[str, Any] | None = field(default=None, repr=False)  # CPU tensors
     live_tokenizer: Any = None
     alignment_every_s: float = 1.0  # seq2seq: the held-out example's cross-attention, at most this often
+    keep: str | None = None  # a folder the run keeps its resumable checkpoint in as it goes (train/keep.py)
+    keep_every_s: float = KEEP_EVERY_S
+    keep_room: Callable[[int, str], None] | None = None  # a served session's quota check (picklable)
 
 
 def main(spec: TrainerSpec, control: Any, messages: Any, commands: Any) -> None:
@@ -49,6 +61,7 @@ def main(spec: TrainerSpec, control: Any, messages: Any, commands: Any) -> None:
     if spec.threads:
         torch.set_num_threads(spec.threads)
     child = Child(spec, control, messages)
+    signal.signal(signal.SIGTERM, child.terminate)
     try:
         child.build()
     except Exception as err:  # noqa: BLE001 - a run that cannot start is a message, never a traceback
@@ -59,7 +72,10 @@ def main(spec: TrainerSpec, control: Any, messages: Any, commands: Any) -> None:
     child.run()
     server.join()  # keep serving (saves, the final snapshot) until the parent closes the process
     messages.close()
-    messages.join_thread()  # everything sent has reached the pipe
+    if child.terminated:
+        messages.cancel_join_thread()  # the parent may be gone: a full pipe would never drain
+    else:
+        messages.join_thread()  # everything sent has reached the pipe
     os._exit(0)  # skip the interpreter's teardown of torch: seconds on a busy machine, and nothing to keep
 
 
@@ -70,6 +86,8 @@ class Child:
         self.buffers: dict[str, Any] = {}
         self.error: str | None = None
         self.ended = False
+        self.terminated = False  # SIGTERM arrived
+        self.keeper: Keeper | None = None
         self._example: tuple[list[int], list[int]] | None = None
         self._last_align = 0.0
         self._jobs: list[Callable[[], None]] = []
@@ -92,6 +110,8 @@ class Child:
                 trainer.model.load_state_dict(spec.live_state)
         spec.live_state = None  # the parent's copy: not needed any more
         self.trainer, self._example = trainer, alignment_example(trainer)
+        if spec.keep:
+            self.keeper = Keeper(Path(spec.keep), spec.keep_every_s, spec.keep_room)
         self.buffers = {k: v.detach().to("cpu", copy=True).share_memory_()
                         for k, v in trainer.model.state_dict().items()}
         self.messages.put(msg.Buffers(self.buffers))
@@ -109,6 +129,8 @@ class Child:
         try:
             last = self.trainer.run()
             outcome, message = last.kind, self.error or _summary(last)
+            if self.keeper is not None:
+                self._note(self.keeper.final(self.trainer))
         except Exception as err:  # noqa: BLE001 - the trainer already kept the last good weights
             message = one_line(err)
         self.ended = True
@@ -127,6 +149,22 @@ class Child:
             grid, rows, cols = cross_attention(self.trainer, self._example)
             self.messages.put(msg.Alignment(event.step, grid, rows, cols))
         self._run_jobs()  # a step boundary: the weights are those of step `event.step`
+        if self.keeper is not None:
+            self._note(self.keeper.due(self.trainer))
+
+    def _note(self, text: str | None) -> None:
+        if text:
+            self.messages.put(msg.Note(text))
+
+    def terminate(self, signum: int, frame: Any) -> None:
+        """SIGTERM (main thread, between bytecodes): stop the run so it keeps its last step, and end the process
+        within TERM_GRACE_S. The stop goes through a thread: the main thread may hold the control's own lock."""
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+        self.terminated = True
+        threading.Thread(target=self.control.stop, name="stop on SIGTERM", daemon=True).start()
+        deadline = threading.Timer(TERM_GRACE_S, os._exit, (128 + signal.SIGTERM,))
+        deadline.daemon = True
+        deadline.start()
 
     # -- commands (command thread) -----------------------------------------------------------------
     def serve(self, commands: Any) -> None:
@@ -135,6 +173,8 @@ class Child:
             try:
                 name, *args = commands.get(timeout=COMMAND_POLL_S)
             except queue.Empty:
+                if self.terminated and self.ended:
+                    return  # ended by SIGTERM: nobody will send "close"
                 if parent is not None and not parent.is_alive():
                     self.control.stop()  # nobody is watching: end the run, and the process with it
                     return

@@ -26,9 +26,10 @@ def train_state(trainer) -> dict[str, Any]:
     }
 
 
-def save_trainer(trainer, folder: Path) -> Path:
+def save_trainer(trainer, folder: Path, extra: dict[str, Any] | None = None) -> Path:
+    """The run's resumable checkpoint; `extra`: more meta.json entries (a kept run's time)."""
     last = trainer.last_eval
-    meta = {"step": trainer.step_count, "train_loss": trainer.last_loss, "notes": trainer.notes,
+    meta = (extra or {}) | {"step": trainer.step_count, "train_loss": trainer.last_loss, "notes": trainer.notes,
             "val_loss": last.val_loss if last else None, "exact_match": last.exact_match if last else None,
             "task": trainer.train_config.task}
     return save_checkpoint(folder, trainer.model, trainer.tokenizer, train_state(trainer), meta)

@@ -5,7 +5,8 @@ the quick one with `k`) in a thread worker off the event loop, with a progress b
 runs queues another; `x` cancels the run and empties the queue. The result's plots (overlaid curves),
 tables and grids are picked with `f` (or the picker) and `e` exports them (JSON and CSV). The `sweep`
 entry shows a field picker: any axis or training knob, its values and seeds, one run after another,
-its table and curves growing as each run ends.
+its table and curves growing as each run ends. In a served session a run holds one of the server's
+training slots, as a Train run does: with none free, `r` is refused in one line.
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.experiments import registry
-from tui_lab.served import check_room, exports_folder, output_folder
+from tui_lab.served import ServedPolicy, check_room, exports_folder, output_folder, training_slot
 
 
 def run_job(poster: JobPoster, name: str, options: dict[str, Any]) -> Any:
     """Worker thread: run one experiment on one torch thread fewer than the cores (the UI keeps one: an
-    OpenMP pool spinning on every core beside the UI collapses throughput, docs/REFERENCE), posting progress."""
+    OpenMP pool spinning on every core beside the UI collapses throughput, docs/REFERENCE), posting progress.
+    In a served session it holds one of the server's training slots like any run (one ValueError line when all
+    are taken)."""
     from tui_lab.experiments import Cancelled
     from tui_lab.generation.threads import torch_threads
 
@@ -48,10 +51,19 @@ def run_job(poster: JobPoster, name: str, options: dict[str, Any]) -> Any:
             poster.progress(fraction, 1.0, text, partial)
 
     try:
-        with torch_threads(max(1, (os.cpu_count() or 2) - 1)):
+        with training_slot(ServedPolicy.from_env()), torch_threads(max(1, (os.cpu_count() or 2) - 1)):
             return registry.get(name).run(options, progress, lambda: poster.stopped)
     except Cancelled:
         raise JobCancelled from None
+
+
+def _no_slot() -> str | None:
+    """Why a run cannot take a training slot now (a served server's are all in use), else None."""
+    try:
+        with training_slot(ServedPolicy.from_env()):
+            return None
+    except ValueError as err:
+        return str(err)
 
 
 class ExperimentsView(JobView):
@@ -154,6 +166,9 @@ class ExperimentsView(JobView):
     def action_run(self) -> None:
         name = self.selected
         options = self._options(name)
+        if not self.running and (full := _no_slot()):  # queued runs take theirs when they start
+            self._status(f"{name} refused: {full}")
+            raise ValueError(full)
         if self.running:
             self.queue.append((name, options))
             self._status(f"queued {name} ({len(self.queue)} waiting)")

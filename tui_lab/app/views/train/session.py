@@ -7,6 +7,9 @@ a message (never `call_from_thread`, which blocks the worker until the UI runs i
 on a SharedRunControl created on the UI thread before the process exists, so a run can start paused
 (tests: Pilot waits for idle, which a busy worker never gives). The messages are in `messages`.
 
+A served session's run also keeps a resumable checkpoint in the session's folder as it goes (app/autosave.py), so
+a session closed or a server stopped mid-run loses at most the last interval.
+
 Weights cross back only as consistent snapshots: one every SNAPSHOT_EVERY_S while it runs (kept if the
 process dies) and the final one, which becomes the live model when the run ends. A process that dies is
 one line; the live model stays, and the last snapshot is kept (`w` saves it).
@@ -154,6 +157,7 @@ class TrainSession(Controlled):
             slot.__exit__(None, None, None)
 
     def _run_training(self) -> None:
+        from tui_lab.app.autosave import run_keeping
         from tui_lab.train.process import TrainerProcess, TrainerSpec
 
         live = self.live
@@ -161,7 +165,8 @@ class TrainSession(Controlled):
         if live is not None and live.model is not None:
             state = {k: v.detach().to("cpu", copy=True) for k, v in live.model.state_dict().items()}
         spec = TrainerSpec(self.model_config, self._train, self.device, self.threads,
-                           live.config if live else None, state, live.tokenizer if live else None, ALIGN_EVERY_S)
+                           live.config if live else None, state, live.tokenizer if live else None, ALIGN_EVERY_S,
+                           **run_keeping())  # a served session's run keeps itself in its folder as it goes
         self.process = process = TrainerProcess(spec, self.control)
         try:
             priority.spawn(process.start)  # the trainer starts at the app's original priority
@@ -196,7 +201,7 @@ class TrainSession(Controlled):
             process.close()
         elif kind == "ended":
             self._ended(process, message)
-        else:  # an engine event or an alignment grid, as the trainer sent it
+        else:  # an engine event, an alignment grid or a note, as the trainer sent it
             if kind == "error":
                 self.error = message.message
             self._post(RunSaid(self.run, message))

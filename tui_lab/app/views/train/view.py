@@ -39,7 +39,7 @@ from tui_lab.app.views.train.messages import Estimate, RunSaid
 from tui_lab.app.views.train.notes import confirm_text, vocab_note
 from tui_lab.app.views.train.session import LiveWeights, TrainSession
 from tui_lab.app.views.train.state import RunState
-from tui_lab.train.events import Alignment, Ended, Event, Failed, Ready
+from tui_lab.train.events import Alignment, Ended, Event, Failed, Note, Ready
 
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
@@ -242,6 +242,8 @@ class TrainView(Horizontal):
             self._run_event(said)
         elif isinstance(said, Alignment):
             self.monitor.show_alignment(self.store.current, said.step, said.grid, said.rows, said.cols)
+        elif isinstance(said, Note):
+            self.notify(said.text, title="train", severity="warning", timeout=10)
         elif isinstance(said, Failed):
             self._run_failed(message.run, said)
         elif isinstance(said, Ended):
