@@ -6,7 +6,7 @@ Restoring the clean activation a at a point in the corrupted run moves the metri
 metric is close to linear in that activation, poor where attention saturates or a norm rescales. The tables
 have activation patching's shapes and normalisation (`patching.activation_patching`): per layer and position
 for the stream points (the dot product over d_model), per head for z and pattern (summed over positions, d_head,
-and query-key pairs). `benchmarks/attribution_patching.py` measures how close they come.
+and query-key pairs). `benchmarks/agreement/attribution_patching.py` measures how close they come.
 Dimension legend: L length, H heads, D d_head, E d_model.
 """
 

@@ -7,7 +7,7 @@ row: Spearman's rank correlation over every cell, the largest absolute error, th
 scale) and the cell where the error is largest. Models: the shipped English toy on the river/hill pair (a trained
 model), and random-weight gpt2-toy and llama-toy presets on random prompts. Last line: JSON.
 
-    python benchmarks/attribution_patching.py [--seed 0]
+    python benchmarks/agreement/attribution_patching.py [--seed 0]
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from train_helpers import tiny_lm
 
-from tests.test_train_helpers import tiny_lm
 from tui_lab.checkpoint import load_checkpoint, save_checkpoint
 from tui_lab.checkpoint_files import UNFINISHED, save_target
 from tui_lab.data import char_tokenizer

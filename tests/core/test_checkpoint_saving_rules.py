@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from train_helpers import tiny_lm
 
-from tests.test_train_helpers import tiny_lm
 from tui_lab import checkpoint
 from tui_lab.checkpoint import SaveRefused, load_checkpoint, save_checkpoint
 from tui_lab.checkpoint_files import CHECKPOINT_FILES
@@ -20,7 +20,7 @@ from tui_lab.cli import main
 from tui_lab.data import char_tokenizer
 from tui_lab.model import build_model
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
 TINY = ["--preset", "gpt2-toy", "--layers", "1", "--d-model", "32", "--heads", "2", "--d-ff", "64",
         "--batch-size", "2", "--seq-len", "16", "--device", "cpu", "--json"]
@@ -175,7 +175,7 @@ from pathlib import Path
 from tui_lab import checkpoint
 from tui_lab.data import char_tokenizer
 from tui_lab.model import build_model
-from tests.test_train_helpers import tiny_lm
+from train_helpers import tiny_lm
 
 write_json = checkpoint._write_json
 def slow(path, data):

@@ -15,7 +15,7 @@ import pytest
 from tui_lab.cli import ablate, attribute, lens, patch
 from tui_lab.loading import load_model
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 TEXT_FLAGS = ("--prompt", "--corrupt", "--text", "--answer", "--wrong")
 MECHANISM = ("lens", "ablate", "patch", "attribute", "heads")
 

@@ -223,7 +223,7 @@ def test_a_keep_past_the_quota_is_skipped_in_one_line(tmp_path):
 async def test_the_next_visit_says_where_the_run_is_and_experiments_wait_for_a_slot(tmp_path, monkeypatch):
     """The app started again for the session tells where its run was kept; with every training slot taken (a run
     in another session), `r` in Experiments is refused in one line and nothing trains."""
-    from test_app_support import app_for, view_mounted, wait_for, wait_ready
+    from app_support import app_for, view_mounted, wait_for, wait_ready
     from textual.widgets import OptionList, Static
 
     from tui_lab.served import training_slot

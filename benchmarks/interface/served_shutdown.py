@@ -1,7 +1,7 @@
 """SIGTERM to `tui-lab serve` while sessions train: how long the server and its sessions take to end (promised:
 5 s), and the step each run was kept at in its session's `kept-run/` (issue 37, item 3).
 
-    PYTHONPATH=. python benchmarks/served_shutdown.py [--sessions 2] [--train-s 5]
+    PYTHONPATH=. python benchmarks/interface/served_shutdown.py [--sessions 2] [--train-s 5]
 
 Starts the real server (gpt2-toy) on a free loopback port, opens each session through its websocket as the page
 does, switches to Train (4) and starts a run (g), lets them train, sends the server SIGTERM and prints the seconds
