@@ -80,7 +80,7 @@ def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.d
     tokenizer, note = family_tokenizer(files.folder, raw, config)  # before the weights: a bad one fails fast
     bans = read_bans(files.folder, raw, config.vocab)
     generation = read_generation(files.folder, raw, config.vocab, config.family == "encoder-decoder")
-    chat = read_chat_template(files.folder)
+    chat = read_chat_template(files.folder, getattr(tokenizer, "chat_special", None))  # its bos_token, ...
     state = our_state_dict(open_weights(files.weights), config, device, dtype or torch.float32, family)
     model = build_model(config, device="meta")  # no random init of weights that are about to be replaced
     model.load_state_dict(state, strict=True, assign=True)
