@@ -62,10 +62,12 @@ def save_llama2(folder: Path, legacy: bool = True, bos_in: str = "config", templ
     _write_bos(folder, config, "<s>", bos_in)
 
 
-def save_llama3(folder: Path, bos_in: str = "config", template: str = LLAMA31_TEMPLATE) -> None:
+def save_llama3(folder: Path, bos_in: str = "config", template: str = LLAMA31_TEMPLATE,
+                tokenizer_class: str = "PreTrainedTokenizerFast") -> None:
     """A Llama with Llama 3's byte-level BPE: <|begin_of_text|> added by the post-processor, <|eot_id|> ends a
-    turn; PreTrainedTokenizerFast in tokenizer_config.json. `bos_in` as `save_llama2` ("default" is not: the
-    class has no default bos)."""
+    turn; PreTrainedTokenizerFast in tokenizer_config.json (some fine-tunes say LlamaTokenizerFast: transformers
+    warns and loads it as TokenizersBackend). `bos_in` as `save_llama2` ("default" is not: the class has no
+    default bos)."""
     specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
     hf = _byte_level(specials)
     bos = hf.token_to_id("<|begin_of_text|>")
@@ -76,7 +78,7 @@ def save_llama3(folder: Path, bos_in: str = "config", template: str = LLAMA31_TE
     save_causal("llama", folder, vocab_size=VOCAB, bos_token_id=bos, eos_token_id=hf.token_to_id("<|eot_id|>"),
                 tie_word_embeddings=False)
     hf.save(str(folder / "tokenizer.json"))
-    config = {"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": "<|eot_id|>", "model_max_length": 64,
+    config = {"tokenizer_class": tokenizer_class, "eos_token": "<|eot_id|>", "model_max_length": 64,
               "chat_template": template}
     _write_bos(folder, config, "<|begin_of_text|>", bos_in)
 

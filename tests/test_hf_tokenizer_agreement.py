@@ -7,10 +7,16 @@ which tokenizer encoded the prompt and why it starts with bos."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from cli_support import run_cli
-from hf_tokenizer_fixtures import GENERATION_TEMPLATE, save_llama2, save_llama3, save_qwen2
+from hf_fixtures import save_hf_gpt2
+from hf_tokenizer_fixtures import GENERATION_TEMPLATE, LLAMA2_TEMPLATE, save_llama2, save_llama3, save_qwen2
+from tokenizers import Tokenizer, processors
 
 from tui_lab.generation.prompt import prompt_ids
 from tui_lab.hf.auto_tokenizer import prompt_encoder
@@ -50,6 +56,30 @@ def test_a_plain_prompt_gets_the_bos_the_post_processor_adds(tmp_path, shape):
         expected = reference(prompt)["input_ids"]
         assert prompt_ids(prompt_encoder(opened.tokenizer), prompt, "decoder-only") == expected, prompt
         assert expected[0] == reference.bos_token_id
+
+
+@pytest.mark.parametrize("rule", ["post-processor", "add_bos_token", "none"])
+def test_a_gpt2_folder_adds_bos_where_transformers_does(tmp_path, rule):
+    """GPT-2's reader keeps a stored post-processor that adds bos, and follows tokenizer_config.json's add_bos_token
+    (transformers rewrites the post-processor then); a bos_token + ... template renders."""
+    save_hf_gpt2(tmp_path)
+    config = {"tokenizer_class": "GPT2Tokenizer", "chat_template": LLAMA2_TEMPLATE}
+    if rule == "post-processor":
+        hf = Tokenizer.from_file(str(tmp_path / "tokenizer.json")) if (tmp_path / "tokenizer.json").is_file() else \
+            theirs(tmp_path).backend_tokenizer
+        eot = hf.token_to_id("<|endoftext|>")
+        hf.post_processor = processors.TemplateProcessing(single="<|endoftext|> $A",
+                                                          special_tokens=[("<|endoftext|>", eot)])
+        hf.save(str(tmp_path / "tokenizer.json"))
+    elif rule == "add_bos_token":
+        config["add_bos_token"] = True
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    opened, reference = open_hf(tmp_path), theirs(tmp_path)
+    for prompt in PROMPTS:  # the lab starts an empty prompt from bos where transformers' ids are empty
+        expected = reference(prompt)["input_ids"] or [reference.bos_token_id]
+        assert prompt_ids(prompt_encoder(opened.tokenizer), prompt, "decoder-only") == expected
+    assert opened.tokenizer.describe()["bos"]["added"] == (rule != "none")
+    assert_chat_equal(tmp_path, TALK)
 
 
 @pytest.mark.parametrize("legacy", [True, False])
@@ -111,3 +141,35 @@ def test_generate_and_info_json_name_the_tokenizer_and_why_bos(tmp_path, capsys)
     info = json.loads(run_cli(capsys, "info", "--from-hf", str(tmp_path / "l2"), "--json").stdout)["tokenizer_used"]
     assert "LlamaTokenizer" in info["built_by"]
     assert info["bos"] == {"added": True, "why": "the tokenizer's post-processor adds it (tokenizer.json)"}
+
+
+def test_a_tokenizer_transformers_cannot_build_is_read_as_stored_and_never_runs_remote_code(tmp_path):
+    """A tokenizer_config.json asking for remote code: transformers refuses it (trust_remote_code=False), nothing
+    of the folder's code runs, and the lab reads tokenizer.json as stored, saying why in one line."""
+    save_llama3(tmp_path)
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    config |= {"tokenizer_class": "EvilTokenizer", "auto_map": {"AutoTokenizer": ["evil.EvilTokenizer", None]}}
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    marker = tmp_path / "ran"
+    (tmp_path / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    opened = open_hf(tmp_path)
+    used = opened.tokenizer.describe()
+    assert not marker.exists()
+    assert used["source"] == "lab" and used["built_by"].startswith("tokenizer.json as stored: transformers could")
+    assert "\n" not in used["built_by"]
+    assert prompt_ids(prompt_encoder(opened.tokenizer), "Hello", "decoder-only")[0] == opened.tokenizer.bos_id
+
+
+def test_loading_a_folder_writes_no_warning(tmp_path):
+    """transformers' advisory messages are held back: the base-install smoke fails on any 'warning' in stderr.
+    A Llama 3 folder naming LlamaTokenizerFast over a byte-level tokenizer.json makes transformers warn."""
+    save_llama3(tmp_path, tokenizer_class="LlamaTokenizerFast")
+    reference = subprocess.run([sys.executable, "-c", f"import transformers as t; "
+                                f"t.AutoTokenizer.from_pretrained({str(tmp_path)!r})"], capture_output=True, text=True)
+    assert "is ByteLevel; loading `TokenizersBackend`" in reference.stderr  # the message the lab must hold back
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "tui_lab.cli", "generate", "--from-hf", str(tmp_path), "--chat",
+                           "--prompt", "hi", "--max-new-tokens", "2", "--json"], capture_output=True, text=True,
+                          cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # not a word: the smoke fails on 'warning', and people on noise

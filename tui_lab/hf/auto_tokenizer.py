@@ -38,8 +38,9 @@ class FolderTokenizer(Tokenizer):
     special tokens by name a chat template sees."""
 
     def __init__(self, hf: HFTokenizer, ids: dict[str, int | None], source: str, built_by: str,
-                 chat_special: dict[str, Any] | None = None, bos_config: bool | None = None) -> None:
-        super().__init__(hf, "bpe", ids["pad"], ids["bos"], ids["eos"], ids["unk"])
+                 chat_special: dict[str, Any] | None = None, bos_config: bool | None = None,
+                 kind: str = "bpe") -> None:
+        super().__init__(hf, kind, ids["pad"], ids["bos"], ids["eos"], ids["unk"])
         self.source = source  # TRANSFORMERS or LAB
         self.built_by = built_by  # "transformers 5.24.0 LlamaTokenizer", or why the lab read the file itself
         self.chat_special = chat_special
@@ -47,7 +48,16 @@ class FolderTokenizer(Tokenizer):
 
     def encode_prompt(self, text: str) -> list[int]:
         """The prompt's ids as AutoTokenizer(prompt) gives them: the text, then the post-processor's specials."""
-        return self.hf.encode(text, add_special_tokens=True).ids
+        ids = self.hf.encode(text, add_special_tokens=True).ids
+        if self.source == LAB and self.bos_config is not None and self.bos_id is not None:
+            # transformers rewrites the post-processor when tokenizer_config.json names add_bos_token; the lab's
+            # own reading keeps the file's, so it follows the named rule here (transformers' backend already does).
+            starts = ids[:1] == [self.bos_id] and self.encode(text)[:1] != [self.bos_id]
+            if self.bos_config and not starts:
+                ids = [self.bos_id, *ids]
+            elif not self.bos_config and starts:
+                ids = ids[1:]
+        return ids
 
     def bos_rule(self) -> dict[str, Any]:
         """Whether a prompt starts with bos, and why (for `generate --json` and `info --json`)."""
@@ -82,14 +92,28 @@ def auto_tokenizer(folder: Path) -> tuple[Any | None, str]:
 
 def from_auto(auto: Any, ids: dict[str, int | None], add_bos_named: bool | None) -> FolderTokenizer:
     """Our tokenizer on transformers' backend, with the special ids given (bos, eos, pad, unk)."""
+    return FolderTokenizer(auto_backend(auto), _settled(ids), TRANSFORMERS, built_by(auto), chat_special(auto),
+                           add_bos_named)
+
+
+def auto_backend(auto: Any) -> HFTokenizer:
+    """A copy of transformers' `tokenizers` pipeline (we set encode_special_tokens on ours), without truncation or
+    padding, as transformers' __call__ without them sets it."""
+    backend = HFTokenizer.from_str(auto.backend_tokenizer.to_str())
+    backend.no_truncation()
+    backend.no_padding()
+    return backend
+
+
+def built_by(auto: Any) -> str:
     import transformers
 
-    backend = HFTokenizer.from_str(auto.backend_tokenizer.to_str())  # our own copy: we set encode_special_tokens
-    backend.no_truncation()  # as transformers' __call__ without truncation or padding sets them
-    backend.no_padding()
-    special = {name: value for name, value in auto.special_tokens_map.items() if value is not None}
-    built_by = f"transformers {transformers.__version__} {type(auto).__name__}"
-    return FolderTokenizer(backend, _settled(ids), TRANSFORMERS, built_by, special, add_bos_named)
+    return f"transformers {transformers.__version__} {type(auto).__name__}"
+
+
+def chat_special(auto: Any) -> dict[str, Any]:
+    """The special tokens by name, as apply_chat_template passes them to a template."""
+    return {name: value for name, value in auto.special_tokens_map.items() if value is not None}
 
 
 def _settled(ids: dict[str, int | None]) -> dict[str, int | None]:
@@ -137,13 +161,8 @@ def prompt_encoder(codec: Any) -> Any:
 def tokenizer_report(codec: Any) -> dict[str, Any]:
     """Which tokenizer encodes text, for `generate --json` and `info --from-hf --json`: who built it (transformers
     or the lab) and whether a plain prompt starts with bos, and why."""
-    if isinstance(codec, FolderTokenizer):
+    if hasattr(codec, "describe"):  # FolderTokenizer, T5Tokenizer
         return codec.describe()
-    from tui_lab.hf.t5_tokenizer import T5Tokenizer
-
-    if isinstance(codec, T5Tokenizer):
-        return {"source": TRANSFORMERS, "built_by": "transformers AutoTokenizer (T5's backend)",
-                "bos": {"added": False, "why": "T5's tokenizer adds </s> at the end, no bos"}}
     kind = getattr(codec, "kind", "byte")
     return {"source": LAB, "built_by": f"the lab's {kind} tokenizer",
             "bos": {"added": False, "why": "the lab's tokenizers add no special tokens to a prompt"}}

@@ -45,7 +45,7 @@ def family_tokenizer(folder: Path, hf: dict[str, Any],
 def _built(folder: Path, hf: dict[str, Any], config: ModelConfig) -> tuple[FolderTokenizer | None, str]:
     """transformers' AutoTokenizer where it builds one (`auto_tokenizer.py`), else tokenizer.json as stored."""
     from tui_lab.hf.auto_tokenizer import LAB, FolderTokenizer, _settled, auto_tokenizer, from_auto
-    from tui_lab.hf.tokenizer import _read, _special_names, tokenizer_config
+    from tui_lab.hf.tokenizer import _read, _special_names
 
     if not any((folder / name).is_file() for name in ("tokenizer.json", "tokenizer.model")):
         return None, "no tokenizer.json"
@@ -53,8 +53,7 @@ def _built(folder: Path, hf: dict[str, Any], config: ModelConfig) -> tuple[Folde
     start = "decoder_start_token_id" if config.family == "encoder-decoder" else "bos_token_id"
     ids = {"bos": _first_id(hf.get(start)), "eos": _first_id(hf.get("eos_token_id")),
            "pad": _first_id(hf.get("pad_token_id")), "unk": None}
-    add_bos = tokenizer_config(folder).get("add_bos_token")
-    add_bos = add_bos if isinstance(add_bos, bool) else None
+    add_bos = _add_bos_named(folder)
     auto, why = auto_tokenizer(folder)
     if auto is not None:
         theirs = {key: value if value is not None else getattr(auto, f"{key}_token_id", None)
@@ -93,9 +92,39 @@ def _gpt2(folder: Path, hf: dict[str, Any], config: ModelConfig) -> Tokenizer:
     if own is not None:
         _check_fits(own.vocab_size, config)
         return own
+    from tui_lab.hf.auto_tokenizer import LAB, FolderTokenizer
+
+    # The lab's builder, as load_hf_gpt2 reads GPT-2 (the same object both ways): its pipeline encodes as
+    # transformers' GPT2Tokenizer does, keeping a stored post-processor (a bos it adds) as transformers keeps it.
     tokens = gpt2_hf_tokenizer(folder)
     _check_fits(tokens.get_vocab_size(), config)
-    return wrap_gpt2(tokens, _first_id(hf.get("eos_token_id")))
+    wrapped = wrap_gpt2(tokens, _first_id(hf.get("eos_token_id")))
+    ids = {"bos": wrapped.bos_id, "eos": wrapped.eos_id, "pad": wrapped.pad_id, "unk": None}
+    return FolderTokenizer(tokens, ids, LAB, "the lab's GPT-2 reader (tokenizer.json, or vocab.json + merges.txt "
+                           "as GPT2Tokenizer builds them)", _template_specials(folder), _add_bos_named(folder),
+                           kind="gpt2")
+
+
+def _template_specials(folder: Path) -> dict[str, Any] | None:
+    """For a folder with a chat template, the special tokens by name as transformers gives them to it (its class's
+    defaults and special_tokens_map.json included); None without a template, or where transformers cannot say."""
+    from tui_lab.hf.chat import JINJA
+    from tui_lab.hf.tokenizer import tokenizer_config
+
+    if not (folder / JINJA).is_file() and "chat_template" not in tokenizer_config(folder):
+        return None
+    from tui_lab.hf.auto_tokenizer import auto_tokenizer, chat_special
+
+    auto, _ = auto_tokenizer(folder)
+    return None if auto is None else chat_special(auto)
+
+
+def _add_bos_named(folder: Path) -> bool | None:
+    """tokenizer_config.json's add_bos_token, None where it names none."""
+    from tui_lab.hf.tokenizer import tokenizer_config
+
+    value = tokenizer_config(folder).get("add_bos_token")
+    return value if isinstance(value, bool) else None
 
 
 def folder_tokenizer(path: str | Path, **hub_options: Any) -> tuple[Tokenizer | MarianTokenizer | None, str]:
