@@ -34,11 +34,13 @@ GENERATION_TEMPLATE = (  # transformers' AssistantTracker tag, as training templ
     "{% else %}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% endif %}{% endfor %}")
 
 
-def save_llama2(folder: Path, legacy: bool = True, bos_in: str = "config", template: str = LLAMA2_TEMPLATE) -> None:
+def save_llama2(folder: Path, legacy: bool = True, bos_in: str = "config", template: str = LLAMA2_TEMPLATE,
+                kind: str = "llama") -> None:
     """A Llama with Llama 2's tokenizer.json (the legacy normalizer: prepend ▁, spaces to ▁) and LlamaTokenizer
     in tokenizer_config.json. `bos_in`: "config" (tokenizer_config.json), "map" (special_tokens_map.json only)
-    or "default" (named nowhere: LlamaTokenizer's `<s>`)."""
-    save_causal("llama", folder, vocab_size=VOCAB, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)
+    or "default" (named nowhere: LlamaTokenizer's `<s>`). `kind="mistral"`: Mistral 7B's folder, the same tokenizer
+    (transformers 5.24 loads it as TokenizersBackend there, keeping the stored pipeline)."""
+    save_causal(kind, folder, vocab_size=VOCAB, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)
     norm = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
     trained = Tokenizer(models.BPE())
     trained.normalizer = norm

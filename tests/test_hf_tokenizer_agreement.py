@@ -45,11 +45,11 @@ def assert_chat_equal(folder, messages=CHAT, generation_prompt=True):
     return opened, list(ids)
 
 
-@pytest.mark.parametrize("shape", ["llama2", "llama2-strict", "llama3"])
+@pytest.mark.parametrize("shape", ["llama2", "llama2-strict", "llama3", "mistral"])
 def test_a_plain_prompt_gets_the_bos_the_post_processor_adds(tmp_path, shape):
     """Item 5: AutoTokenizer(prompt) starts with bos where the post-processor adds it; the lab wrote none."""
     save = {"llama2": lambda f: save_llama2(f), "llama2-strict": lambda f: save_llama2(f, legacy=False),
-            "llama3": save_llama3}[shape]
+            "llama3": save_llama3, "mistral": lambda f: save_llama2(f, legacy=False, kind="mistral")}[shape]
     save(tmp_path)
     opened, reference = open_hf(tmp_path), theirs(tmp_path)
     for prompt in PROMPTS:
