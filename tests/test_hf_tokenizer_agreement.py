@@ -140,6 +140,8 @@ def test_generate_and_info_json_name_the_tokenizer_and_why_bos(tmp_path, capsys)
     save_llama2(tmp_path / "l2")
     info = json.loads(run_cli(capsys, "info", "--from-hf", str(tmp_path / "l2"), "--json").stdout)["tokenizer_used"]
     assert "LlamaTokenizer" in info["built_by"]
+    shown = " ".join(run_cli(capsys, "info", "--from-hf", str(tmp_path / "l2")).stdout.split())  # wrapped at 80
+    assert "a prompt starts with bos (the tokenizer's post-processor adds it (tokenizer.json))" in shown
     assert info["bos"] == {"added": True, "why": "the tokenizer's post-processor adds it (tokenizer.json)"}
 
 

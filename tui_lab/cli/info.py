@@ -121,5 +121,10 @@ def _print(config: ModelConfig, data: dict) -> None:
     )
     if "tokenizer" in data:
         console.print(f"tokenizer: {data['tokenizer']}", highlight=False, markup=False)
+    if "tokenizer_used" in data:
+        used = data["tokenizer_used"]
+        bos = "starts with bos" if used["bos"]["added"] else "gets no bos"
+        console.print(f"tokenizer built by: {used['built_by']}; a prompt {bos} ({used['bos']['why']})",
+                      highlight=False, markup=False)
     if data.get("generation_config", {}).get("line"):
         console.print(f"generation: {data['generation_config']['line']}", highlight=False, markup=False)

@@ -165,7 +165,7 @@ def tokenizer_report(codec: Any) -> dict[str, Any]:
         return codec.describe()
     kind = getattr(codec, "kind", "byte")
     return {"source": LAB, "built_by": f"the lab's {kind} tokenizer",
-            "bos": {"added": False, "why": "the lab's tokenizers add no special tokens to a prompt"}}
+            "bos": {"added": False, "why": f"the lab's {kind} tokenizer starts a prompt with no bos"}}
 
 
 def prompt_bos(codec: Any, ids: list[int], chat: bool) -> dict[str, Any]:
