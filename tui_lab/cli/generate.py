@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[dim]{loaded.label} on {next(loaded.model.parameters()).device}[/]")
     result, done = _generate(loaded, ids, args, settings, live=not args.json)
     result["decoding"] = decoding_mode(settings, given, from_folder, folder)  # greedy/sample/beam/beam-sample, why
+    result["tokenizer_used"] = _tokenizer_used(loaded.codec, ids, getattr(args, "chat", False))
     if folder is not None:  # every key of the folder's generation settings: applied, or ignored and why
         result["generation_config"] = {"source": folder.source, "applied": list(folder.applied),
                                        "ignored": folder.ignored, "defaults_taken": from_folder}
@@ -90,10 +91,19 @@ def _flags(args: argparse.Namespace) -> dict[str, object]:
 def _prompt(loaded: LoadedModel, args: argparse.Namespace) -> list[int]:
     """The prompt's ids: as text, or with --chat as one user turn through the folder's chat template."""
     if not getattr(args, "chat", False):
-        return prompt_ids(loaded.codec, args.prompt, loaded.config.family, field="--prompt")
+        from tui_lab.hf.auto_tokenizer import prompt_encoder  # a folder's tokenizer adds its bos, as transformers
+
+        return prompt_ids(prompt_encoder(loaded.codec), args.prompt, loaded.config.family, field="--prompt")
     from tui_lab.hf.chat import chat_prompt_ids
 
     return chat_prompt_ids(loaded.model, loaded.codec, [{"role": "user", "content": args.prompt}])
+
+
+def _tokenizer_used(codec: Any, ids: list[int], chat: bool) -> dict[str, Any]:
+    """Who built the tokenizer (transformers or the lab), and whether this prompt starts with bos and why."""
+    from tui_lab.hf.auto_tokenizer import prompt_bos, tokenizer_report
+
+    return {**tokenizer_report(codec), "bos": prompt_bos(codec, ids, chat)}
 
 
 def settings_from_args(args: argparse.Namespace) -> GenerationSettings:

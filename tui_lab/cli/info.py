@@ -25,9 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
 
-def _config(args: argparse.Namespace) -> tuple[ModelConfig, str | None, dict | None]:
-    """The config, and for an HF folder one line on its tokenizer (what it is, or why there is none) and its
-    generation settings (which keys are applied, which ignored and why)."""
+def _config(args: argparse.Namespace) -> tuple[ModelConfig, tuple[str, dict | None] | None, dict | None]:
+    """The config, and for an HF folder one line on its tokenizer (what it is, or why there is none) with who built
+    it (`tokenizer_used`), and its generation settings (which keys are applied, which ignored and why)."""
     check_hub_arguments(args)
     if args.from_hf:
         from tui_lab.hf import hf_config
@@ -36,12 +36,19 @@ def _config(args: argparse.Namespace) -> tuple[ModelConfig, str | None, dict | N
 
         with hub_options(args) as options:  # info reads config.json alone, but --download fetches the whole model
             config = hf_config(args.from_hf, **options)
-            tokenizer = describe(*folder_tokenizer(args.from_hf, **options))  # its files only: no weights, no torch
+            codec, note = folder_tokenizer(args.from_hf, **options)  # its files only: no weights
             folder = hf_generation(args.from_hf, **options)
         generation = {"source": folder.source, "applied": list(folder.applied), "ignored": folder.ignored,
                       "line": folder.line(), "decoding": _default_decoding(folder)}
-        return config.replace(**overrides_from_args(args)), tokenizer, generation
+        return config.replace(**overrides_from_args(args)), (describe(codec, note), _used(codec)), generation
     return config_from_args(args), None, None
+
+
+def _used(codec: object) -> dict | None:
+    """Who built the folder's tokenizer and whether a prompt gets bos (None without a tokenizer)."""
+    from tui_lab.hf.auto_tokenizer import tokenizer_report
+
+    return None if codec is None else tokenizer_report(codec)
 
 
 def _default_decoding(folder) -> dict[str, str]:
@@ -78,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--{name.replace('_', '-')} ({value}) must be a positive integer")
     data = report(config, args.batch, seq_len)
     if tokenizer is not None:
-        data["tokenizer"] = tokenizer
+        data["tokenizer"], used = tokenizer
+        if used is not None:
+            data["tokenizer_used"] = used
     if generation is not None:
         data["generation_config"] = generation
     if args.json:
@@ -121,5 +130,10 @@ def _print(config: ModelConfig, data: dict) -> None:
     )
     if "tokenizer" in data:
         console.print(f"tokenizer: {data['tokenizer']}", highlight=False, markup=False)
+    if "tokenizer_used" in data:
+        used = data["tokenizer_used"]
+        bos = "starts with bos" if used["bos"]["added"] else "gets no bos"
+        console.print(f"tokenizer built by: {used['built_by']}; a prompt {bos} ({used['bos']['why']})",
+                      highlight=False, markup=False)
     if data.get("generation_config", {}).get("line"):
         console.print(f"generation: {data['generation_config']['line']}", highlight=False, markup=False)

@@ -2,17 +2,21 @@
 
 Where the template lives: `chat_template.jinja` (what transformers 5 writes), else `tokenizer_config.json`'s
 `chat_template` (older folders: a string, or a list of named templates of which "default" is used). A template
-is untrusted input from the Hub, so it runs in Jinja's sandbox (`ImmutableSandboxedEnvironment`, which refuses
-attribute tricks and mutation), with the helpers transformers gives templates: `raise_exception`, a `tojson` that
-does not escape HTML, `strftime_now`, and the special tokens by name (`bos_token`, `eos_token`...).
+is untrusted input from the Hub, so it runs in Jinja's sandbox with transformers' environment, in a child process
+bounded in size, memory and time (`chat_sandbox.py`; one line when a template passes a bound). The special
+tokens are passed by name (`bos_token`, `eos_token`...) as the folder's tokenizer names them: transformers'
+`special_tokens_map`, which reads tokenizer_config.json, special_tokens_map.json and the tokenizer class's
+defaults (`auto_tokenizer.py`), else tokenizer_config.json alone.
 The rendered text is tokenized without adding special tokens, as `apply_chat_template(tokenize=True)` does.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from datetime import datetime
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,30 +25,56 @@ from tui_lab.errors import one_line
 JINJA = "chat_template.jinja"
 TOKENIZER_CONFIG = "tokenizer_config.json"
 SPECIAL = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+WALL_SECONDS = 10  # the child's whole life, its start included (it also stops itself after 5 s of CPU)
 
 
 @dataclass(frozen=True)
 class ChatTemplate:
     source: str  # the template's text
     where: str  # "chat_template.jinja" or "tokenizer_config.json"
-    special: dict[str, str] = field(default_factory=dict)  # bos_token -> "<s>", ... as tokenizer_config.json names them
+    special: dict[str, Any] = field(default_factory=dict)  # bos_token -> "<s>", ... as the tokenizer names them
 
     def render(self, messages: list[dict[str, Any]], add_generation_prompt: bool = True) -> str:
-        """The conversation as text; ValueError (one line naming the file) when the template fails."""
-        import jinja2
+        """The conversation as text; ValueError (one line naming the file) when the template fails or passes a
+        bound (`chat_sandbox.py`)."""
+        # As apply_chat_template: a message's None values are dropped (templates test for missing keys).
+        messages = [{k: v for k, v in m.items() if v is not None} for m in messages]
+        variables = {**self.special, "messages": messages, "add_generation_prompt": add_generation_prompt,
+                     "tools": None, "documents": None}
+        out = _run_sandbox({"source": self.source, "variables": variables})
+        if "error" in out:
+            raise ValueError(f"{self.where}: the chat template failed ({out['error']})")
+        return out["text"]
 
-        try:
-            template = _environment().from_string(self.source)
-            return template.render(messages=messages, add_generation_prompt=add_generation_prompt, tools=None,
-                                   documents=None, **self.special)
-        except jinja2.TemplateError as err:
-            raise ValueError(f"{self.where}: the chat template failed ({one_line(err)})") from None
+    def with_special(self, special: dict[str, Any] | None) -> ChatTemplate:
+        """The same template given the tokenizer's special tokens (they win over tokenizer_config.json's)."""
+        return self if not special else replace(self, special={**self.special, **special})
 
 
-def read_chat_template(folder: Path) -> ChatTemplate | None:
-    """The folder's template, or None when it has none; ValueError (one line) for an unreadable file."""
+def _run_sandbox(job: dict[str, Any]) -> dict[str, Any]:
+    """{"text": ...} or {"error": ...} from a child process that renders with bounds (`chat_sandbox.py`)."""
+    from tui_lab.hf import chat_sandbox
+
+    try:
+        done = subprocess.run([sys.executable, "-I", chat_sandbox.__file__], input=json.dumps(job),
+                              capture_output=True, text=True, encoding="utf-8", timeout=WALL_SECONDS)
+    except subprocess.TimeoutExpired:
+        return {"error": f"it ran past {WALL_SECONDS} s"}
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError:  # killed by its limits before it could answer (SIGXCPU, SIGKILL)
+        if done.returncode in (-getattr(signal, "SIGKILL", 9), -getattr(signal, "SIGXCPU", 24)):  # past a cap
+            return {"error": f"it ran past its bounds ({chat_sandbox.CPU_SECONDS} s of CPU, "
+                             f"{chat_sandbox.MEMORY_BYTES >> 20} MiB)"}
+        return {"error": f"it stopped without an answer (exit {done.returncode})"}
+
+
+def read_chat_template(folder: Path, special: dict[str, Any] | None = None) -> ChatTemplate | None:
+    """The folder's template, or None when it has none; ValueError (one line) for an unreadable file. `special`:
+    the tokenizer's special tokens by name (`FolderTokenizer.chat_special`), else tokenizer_config.json's."""
     config = _tokenizer_config(folder)
-    special = {k: v for k, v in ((k, _token_text(config.get(k))) for k in SPECIAL) if v is not None}
+    named = {k: v for k, v in ((k, _token_text(config.get(k))) for k in SPECIAL) if v is not None}
+    special = special if special is not None else named
     if (folder / JINJA).is_file():
         try:
             return ChatTemplate((folder / JINJA).read_text(encoding="utf-8"), JINJA, special)
@@ -83,28 +113,6 @@ def encode_rendered(codec: Any, text: str) -> list[int]:
         return hf.encode(text, add_special_tokens=False).ids
     finally:
         hf.encode_special_tokens = literal
-
-
-def _environment():
-    """transformers' sandboxed environment for chat templates (`utils/chat_template_utils.py`), its helpers too."""
-    import jinja2
-    import jinja2.ext
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    def raise_exception(message: str) -> None:
-        raise jinja2.exceptions.TemplateError(message)
-
-    def tojson(x: Any, ensure_ascii: bool = False, indent: int | None = None, separators: Any = None,
-               sort_keys: bool = False) -> str:
-        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
-
-    def strftime_now(format: str) -> str:
-        return datetime.now().strftime(format)
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
-    env.filters["tojson"] = tojson
-    env.globals.update(raise_exception=raise_exception, strftime_now=strftime_now)
-    return env
 
 
 def _tokenizer_config(folder: Path) -> dict[str, Any]:

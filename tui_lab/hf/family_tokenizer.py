@@ -2,9 +2,10 @@
 
 GPT-2 keeps its own builder (`tokenizer.py`: vocab.json + merges.txt or tokenizer.json), and reopens the
 lab's own exports whose tokenizer.json is a char or word vocabulary (`exported_tokenizer`). Every other
-family is read from `tokenizer.json` with HF `tokenizers` (what transformers' fast tokenizers load);
-special ids come from config.json, or BERT's [CLS]/[SEP]/[PAD]/[UNK] tokens where it names none
-(its tokenizer.json is WordPiece; `bpe` is only the wrapper's kind, its decode is the file's own).
+family's tokenizer is built by transformers' AutoTokenizer (`auto_tokenizer.py`: offline, no remote code), or,
+where it cannot build one, read from `tokenizer.json` as stored, saying why. Special ids come from config.json,
+then the tokenizer (tokenizer_config.json, special_tokens_map.json, its class's defaults), then BERT's
+[CLS]/[SEP]/[PAD] tokens (`bpe` is only the wrapper's kind, its decode is the pipeline's own).
 Marian ships sentencepiece files (source.spm, target.spm) and vocab.json, no tokenizer.json: those are read
 with the `sentencepiece` package (`marian_tokenizer.py`); without it, or without one of the three files,
 the model loads with tokenizer None and the note says why.
@@ -19,6 +20,7 @@ from tui_lab.config import ModelConfig
 from tui_lab.data.tokenizers import Tokenizer
 
 if TYPE_CHECKING:
+    from tui_lab.hf.auto_tokenizer import FolderTokenizer
     from tui_lab.hf.marian_tokenizer import MarianTokenizer
 
 
@@ -37,29 +39,50 @@ def family_tokenizer(folder: Path, hf: dict[str, Any],
         from tui_lab.hf.t5_tokenizer import t5_tokenizer
 
         return t5_tokenizer(folder, hf, config.vocab)
-    if not (folder / "tokenizer.json").is_file():
-        return None, "no tokenizer.json"
-    from tui_lab.hf.tokenizer import _read
+    return _built(folder, hf, config)
 
+
+def _built(folder: Path, hf: dict[str, Any], config: ModelConfig) -> tuple[FolderTokenizer | None, str]:
+    """transformers' AutoTokenizer where it builds one (`auto_tokenizer.py`), else tokenizer.json as stored."""
+    from tui_lab.hf.auto_tokenizer import LAB, FolderTokenizer, _settled, auto_tokenizer, from_auto
+    from tui_lab.hf.tokenizer import _read, _special_names
+
+    if not any((folder / name).is_file() for name in ("tokenizer.json", "tokenizer.model")):
+        return None, "no tokenizer.json"
+    # Marian's decoder starts from decoder_start_token_id (its pad); others from bos.
+    start = "decoder_start_token_id" if config.family == "encoder-decoder" else "bos_token_id"
+    ids = {"bos": _first_id(hf.get(start)), "eos": _first_id(hf.get("eos_token_id")),
+           "pad": _first_id(hf.get("pad_token_id")), "unk": None}
+    add_bos = _add_bos_named(folder)
+    auto, why = auto_tokenizer(folder)
+    if auto is not None:
+        theirs = {key: value if value is not None else getattr(auto, f"{key}_token_id", None)
+                  for key, value in ids.items()}  # config.json's ids first, as the lab's models read them
+        tokenizer = from_auto(auto, _with_wordpiece(theirs, auto.backend_tokenizer), add_bos)
+        _check_fits(tokenizer.vocab_size, config)
+        return tokenizer, ""
+    if not (folder / "tokenizer.json").is_file():
+        return None, why
     path = folder / "tokenizer.json"
     from tokenizers import Tokenizer as HFTokenizer
 
     tokens = _read(path, lambda: HFTokenizer.from_file(str(path)))
     _check_fits(tokens.get_vocab_size(), config)
-    eos = _first_id(hf.get("eos_token_id"))
-    # Marian's decoder starts from decoder_start_token_id (its pad); others from bos.
-    bos = _first_id(hf.get("decoder_start_token_id" if config.family == "encoder-decoder" else "bos_token_id"))
-    pad = _first_id(hf.get("pad_token_id"))
-    # BERT's config.json names only pad: its WordPiece vocabulary spells the others ([CLS] ... [SEP]).
-    bos = bos if bos is not None else tokens.token_to_id("[CLS]")
-    eos = eos if eos is not None else tokens.token_to_id("[SEP]")
-    pad = pad if pad is not None else tokens.token_to_id("[PAD]")
-    eos = eos if eos is not None else bos
-    bos = bos if bos is not None else eos
-    if eos is None:
+    # tokenizer_config.json's names where config.json has no id (a Qwen2 folder names its eos only there)
+    named = {key: tokens.token_to_id(name) for key, name in _special_names(folder).items()}
+    ids = {key: value if value is not None else named.get(key) for key, value in ids.items()}
+    ids = _with_wordpiece(ids, tokens)
+    if ids["eos"] is None and ids["bos"] is None:
         return None, "config.json names no bos_token_id or eos_token_id for its tokenizer"
-    unk = next((i for i in map(tokens.token_to_id, ("<unk>", "[UNK]")) if i is not None), None)
-    return Tokenizer(tokens, "bpe", pad_id=pad if pad is not None else eos, bos_id=bos, eos_id=eos, unk_id=unk), ""
+    ids["unk"] = next((i for i in map(tokens.token_to_id, ("<unk>", "[UNK]")) if i is not None), None)
+    return FolderTokenizer(tokens, _settled(ids), LAB, f"tokenizer.json as stored: {why}", None, add_bos), ""
+
+
+def _with_wordpiece(ids: dict[str, int | None], tokens: Any) -> dict[str, int | None]:
+    """BERT's config.json names only pad: its WordPiece vocabulary spells the others ([CLS] ... [SEP])."""
+    spelled = {"bos": "[CLS]", "eos": "[SEP]", "pad": "[PAD]"}
+    return {key: value if value is not None or key not in spelled else tokens.token_to_id(spelled[key])
+            for key, value in ids.items()}
 
 
 def _gpt2(folder: Path, hf: dict[str, Any], config: ModelConfig) -> Tokenizer:
@@ -69,13 +92,43 @@ def _gpt2(folder: Path, hf: dict[str, Any], config: ModelConfig) -> Tokenizer:
     if own is not None:
         _check_fits(own.vocab_size, config)
         return own
+    from tui_lab.hf.auto_tokenizer import LAB, FolderTokenizer
+
+    # The lab's builder, as load_hf_gpt2 reads GPT-2 (the same object both ways): its pipeline encodes as
+    # transformers' GPT2Tokenizer does, keeping a stored post-processor (a bos it adds) as transformers keeps it.
     tokens = gpt2_hf_tokenizer(folder)
     _check_fits(tokens.get_vocab_size(), config)
-    return wrap_gpt2(tokens, _first_id(hf.get("eos_token_id")))
+    wrapped = wrap_gpt2(tokens, _first_id(hf.get("eos_token_id")))
+    ids = {"bos": wrapped.bos_id, "eos": wrapped.eos_id, "pad": wrapped.pad_id, "unk": None}
+    return FolderTokenizer(tokens, ids, LAB, "the lab's GPT-2 reader (tokenizer.json, or vocab.json + merges.txt "
+                           "as GPT2Tokenizer builds them)", _template_specials(folder), _add_bos_named(folder),
+                           kind="gpt2")
+
+
+def _template_specials(folder: Path) -> dict[str, Any] | None:
+    """For a folder with a chat template, the special tokens by name as transformers gives them to it (its class's
+    defaults and special_tokens_map.json included); None without a template, or where transformers cannot say."""
+    from tui_lab.hf.chat import JINJA
+    from tui_lab.hf.tokenizer import tokenizer_config
+
+    if not (folder / JINJA).is_file() and "chat_template" not in tokenizer_config(folder):
+        return None
+    from tui_lab.hf.auto_tokenizer import auto_tokenizer, chat_special
+
+    auto, _ = auto_tokenizer(folder)
+    return None if auto is None else chat_special(auto)
+
+
+def _add_bos_named(folder: Path) -> bool | None:
+    """tokenizer_config.json's add_bos_token, None where it names none."""
+    from tui_lab.hf.tokenizer import tokenizer_config
+
+    value = tokenizer_config(folder).get("add_bos_token")
+    return value if isinstance(value, bool) else None
 
 
 def folder_tokenizer(path: str | Path, **hub_options: Any) -> tuple[Tokenizer | MarianTokenizer | None, str]:
-    """The tokenizer of an HF folder without its weights (no torch): for `info`, which reads config.json alone."""
+    """The tokenizer of an HF folder without its weights: for `info`, which reads config.json alone."""
     from tui_lab.hf.config import read_config_json
     from tui_lab.hf.families import family_of
     from tui_lab.hf.folder import find_checkpoint

@@ -83,7 +83,7 @@ def open_hf(path: str | Path, device: str | torch.device = "cpu", dtype: torch.d
         tokenizer.model_vocab = config.vocab  # a padded vocab: generation may choose rows it cannot decode
     bans = read_bans(files.folder, raw, config.vocab)
     generation = read_generation(files.folder, raw, config.vocab, config.family == "encoder-decoder")
-    chat = read_chat_template(files.folder)
+    chat = read_chat_template(files.folder, getattr(tokenizer, "chat_special", None))  # its bos_token, ...
     weights = open_weights(files.weights)
     config, weights_note = untie_stored_head(weights, config, family, dtype or torch.float32)
     state = our_state_dict(weights, config, device, dtype or torch.float32, family)

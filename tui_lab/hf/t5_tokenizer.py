@@ -40,6 +40,11 @@ class T5Tokenizer(Tokenizer):
     def encode(self, text: str) -> list[int]:
         return self.hf.encode(text, add_special_tokens=True).ids  # pieces, then </s>
 
+    def describe(self) -> dict[str, Any]:
+        """Who built it and whether a source starts with bos (`generate --json`'s tokenizer_used)."""
+        return {"source": "transformers", "built_by": "transformers AutoTokenizer (T5's backend)",
+                "bos": {"added": False, "why": "T5's tokenizer adds </s> at the end, no bos"}}
+
     def encode_target(self, text: str) -> list[int]:
         return self.hf.encode(text, add_special_tokens=False).ids
 
@@ -80,10 +85,13 @@ def t5_tokenizer(folder: Path, hf: dict[str, Any], model_vocab: int) -> tuple[T5
         raise ValueError(why)
     if not (folder / "spiece.model").is_file() and not (folder / "tokenizer.json").is_file():
         return None, "no spiece.model or tokenizer.json"
-    from transformers import AutoTokenizer
+    from tui_lab.hf.auto_tokenizer import quiet
 
     try:
-        auto = AutoTokenizer.from_pretrained(str(folder))
+        with quiet():  # offline, no remote code, no advisory messages (`auto_tokenizer.py`)
+            from transformers import AutoTokenizer
+
+            auto = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False, local_files_only=True)
     except ImportError:
         return None, "its tokenizer is sentencepiece (spiece.model), which needs the sentencepiece package"
     except Exception as err:  # noqa: BLE001 - transformers raises many kinds for a damaged file: one line

@@ -53,8 +53,8 @@ def exported_tokenizer(folder: Path) -> Tokenizer | None:
     return Tokenizer(hf, kind, pad_id=pad, bos_id=ids["bos"], eos_id=ids["eos"], unk_id=ids["unk"])
 
 
-def _special_names(folder: Path) -> dict[str, str]:
-    """{"bos": "<bos>", ...} from tokenizer_config.json (a token is a string or an AddedToken dict)."""
+def tokenizer_config(folder: Path) -> dict:
+    """tokenizer_config.json as a dict ({} without one); ValueError in one line when it cannot be read."""
     path = folder / "tokenizer_config.json"
     if not path.is_file():
         return {}
@@ -62,9 +62,15 @@ def _special_names(folder: Path) -> dict[str, str]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ValueError(f"tokenizer_config.json: cannot read it ({one_line(err)})") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _special_names(folder: Path) -> dict[str, str]:
+    """{"bos": "<bos>", ...} from tokenizer_config.json (a token is a string or an AddedToken dict)."""
+    data = tokenizer_config(folder)
     names = {}
     for key in ("pad", "bos", "eos", "unk"):
-        value = data.get(f"{key}_token") if isinstance(data, dict) else None
+        value = data.get(f"{key}_token")
         value = value.get("content") if isinstance(value, dict) else value
         if isinstance(value, str):
             names[key] = value

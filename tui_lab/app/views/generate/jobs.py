@@ -81,7 +81,9 @@ def encode_prompt(model: Any, codec: Any, prompt: str, chat: bool = False) -> li
         from tui_lab.hf.chat import chat_prompt_ids
 
         return chat_prompt_ids(model, codec, [{"role": "user", "content": prompt}], field="chat")
-    return prompt_ids(codec, prompt, model.config.family)
+    from tui_lab.hf.auto_tokenizer import prompt_encoder  # a folder's tokenizer adds its bos, as transformers
+
+    return prompt_ids(prompt_encoder(codec), prompt, model.config.family)
 
 
 def labels(codec: Any, ids: list[int]) -> list[str]:
