@@ -169,7 +169,7 @@ def test_loading_a_folder_writes_no_warning(tmp_path):
     reference = subprocess.run([sys.executable, "-c", f"import transformers as t; "
                                 f"t.AutoTokenizer.from_pretrained({str(tmp_path)!r})"], capture_output=True, text=True)
     assert "is ByteLevel; loading `TokenizersBackend`" in reference.stderr  # the message the lab must hold back
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-m", "tui_lab.cli", "generate", "--from-hf", str(tmp_path), "--chat",
                            "--prompt", "hi", "--max-new-tokens", "2", "--json"], capture_output=True, text=True,
                           cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, timeout=240)
