@@ -391,6 +391,24 @@ def _token_ids(vocab: int) -> st.SearchStrategy[int]:
     return st.integers(0, vocab - 1)
 
 
+# GenerationConfig's keys no folder draw holds, and why: none decides which ids are decoded from the file alone.
+NOT_DRAWN = {
+    "_from_model_config": "metadata", "transformers_version": "metadata",
+    "constraints": "Python Constraint objects: no JSON form in a folder",
+    "assistant_confidence_threshold": "assisted decoding: needs an assistant model passed to generate()",
+    "assistant_early_exit": "assisted decoding", "assistant_ensemble_weight": "assisted decoding",
+    "assistant_lookbehind": "assisted decoding", "is_assistant": "assisted decoding",
+    "num_assistant_tokens": "assisted decoding", "num_assistant_tokens_schedule": "assisted decoding",
+    "target_lookbehind": "assisted decoding", "speculation_type": "assisted decoding",
+    "use_mtp": "multi-token-prediction drafts: a model with MTP heads",
+    "cache_config": "cache memory layout: same ids", "max_cache_len": "cache memory layout: same ids",
+    "compile_config": "torch.compile: same ids", "disable_compile": "torch.compile: same ids",
+    "prefill_chunk_size": "prefill speed: same ids", "continuous_batching_config": "a serving mode",
+}
+ENCODER_DECODER_ONLY = {"encoder_repetition_penalty", "encoder_no_repeat_ngram_size", "forced_bos_token_id",
+                        "decoder_start_token_id"}
+
+
 @st.composite
 def generation_settings(draw, vocab: int, encoder_decoder: bool) -> dict[str, Any] | None:
     """generation_config.json's decoding keys, as real folders write them (lists where lists are allowed);
@@ -399,7 +417,7 @@ def generation_settings(draw, vocab: int, encoder_decoder: bool) -> dict[str, An
         return None  # save_pretrained's own file
     ids = _token_ids(vocab)
     data: dict[str, Any] = {}
-    do_sample = draw(st.sampled_from(["absent", "absent", False, True]))
+    do_sample = draw(st.sampled_from(["absent", False, True, True]))
     if do_sample != "absent":
         data["do_sample"] = do_sample
     optional = {
@@ -420,18 +438,31 @@ def generation_settings(draw, vocab: int, encoder_decoder: bool) -> dict[str, An
         "exponential_decay_length_penalty": st.tuples(st.integers(2, 6), st.sampled_from([1.05, 1.2])).map(list),
         "sequence_bias": st.lists(st.tuples(st.lists(ids, min_size=1, max_size=1), st.sampled_from([-2.0, 3.0])),
                                   min_size=1, max_size=2).map(lambda pairs: [[list(s), b] for s, b in pairs]),
-        "encoder_repetition_penalty": st.sampled_from([1.0, 1.2]), "encoder_no_repeat_ngram_size": st.sampled_from([0, 2]),
+        "encoder_repetition_penalty": st.sampled_from([1.0, 1.2]),
+        "encoder_no_repeat_ngram_size": st.sampled_from([0, 2]),
         "use_cache": st.booleans(), "output_scores": st.booleans(), "return_dict_in_generate": st.booleans(),
         "num_return_sequences": st.just(1), "remove_invalid_values": st.booleans(),
+        "max_time": st.sampled_from([30.0, 600.0]), "stop_strings": st.lists(st.sampled_from(["dog", "."]), max_size=2),
+        "guidance_scale": st.sampled_from([1.0, 1.5]), "top_h": st.sampled_from([0.9, 1.0]),
+        "penalty_alpha": st.sampled_from([0.0, 0.6]), "dola_layers": st.sampled_from(["low", "high", [0]]),
+        "num_beam_groups": st.sampled_from([1, 2]), "diversity_penalty": st.sampled_from([0.0, 0.5]),
+        "low_memory": st.booleans(), "token_healing": st.booleans(),
+        "watermarking_config": st.just({"greenlist_ratio": 0.25, "bias": 2.0, "hashing_key": 15485863,
+                                        "seeding_scheme": "lefthash", "context_width": 1}),
+        "cache_implementation": st.sampled_from(["dynamic", "static"]), "pad_token_id": ids,
+        "bos_token_id": ids, "output_attentions": st.booleans(), "output_hidden_states": st.booleans(),
+        "output_logits": st.booleans(), "prompt_lookup_num_tokens": st.sampled_from([2, 3]),
+        "max_matching_ngram_size": st.sampled_from([1, 2]),
+        "force_words_ids": st.lists(st.lists(ids, min_size=1, max_size=2), min_size=1, max_size=2),
     }
     if encoder_decoder:
-        optional["forced_bos_token_id"] = ids
+        optional["forced_bos_token_id"] = optional["decoder_start_token_id"] = ids
     else:
         del optional["encoder_repetition_penalty"], optional["encoder_no_repeat_ngram_size"]
     # a few keys per folder, as real files hold (every key is reachable)
-    for key in draw(st.lists(st.sampled_from(sorted(optional)), max_size=5, unique=True)):
+    for key in draw(st.lists(st.sampled_from(sorted(optional)), max_size=4, unique=True)):
         data[key] = draw(optional[key])
-    if data.get("do_sample") is True and draw(st.booleans()):
+    if data.get("do_sample") is True and draw(st.integers(0, 2)) == 0:
         data.setdefault("num_beams", draw(st.sampled_from([2, 3])))  # beam sampling
     return data
 

@@ -31,7 +31,16 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from hf_fuzz_folders import FAMILIES, FolderSpec, build, specs, tokenizer_size, vocab_rows
+from hf_fuzz_folders import (
+    FAMILIES,
+    NOT_DRAWN,
+    FolderSpec,
+    build,
+    generation_settings,
+    specs,
+    tokenizer_size,
+    vocab_rows,
+)
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import note as hypothesis_note
 from hypothesis.errors import InvalidArgument
@@ -44,10 +53,11 @@ transformers.logging.disable_progress_bar()
 
 FUZZ_SEED = int(os.environ.get("TUI_LAB_FUZZ_SEED", "38"))
 LONG = int(os.environ.get("TUI_LAB_FUZZ_EXAMPLES", "0"))
-# ~2 minutes of CPU in all (measured in the commit): the families that generate draw more than BERT and ViT.
-CI_EXAMPLES = {"gpt2": 6, "llama": 8, "mistral": 5, "qwen2": 6, "mixtral": 4, "marian": 4, "t5": 6, "bert": 4,
-               "vit": 3}
+# ~2 minutes in all on one core (measured in the commit): the families that generate draw more than BERT and ViT.
+CI_EXAMPLES = {"gpt2": 14, "llama": 18, "mistral": 12, "qwen2": 14, "mixtral": 12, "marian": 10, "t5": 14,
+               "bert": 8, "vit": 6}
 REFERENCE_VERSION = "5.24"
+SURVEY = os.environ.get("TUI_LAB_FUZZ_SURVEY")  # a file: record each folder's problems there instead of failing
 
 # The lab's refusals of what transformers accepts, each with why it is accepted as a refusal (one line each, matched
 # against the lab's message). Anything else the lab refuses, where transformers does not, fails the fuzzer.
@@ -58,19 +68,24 @@ KNOWN_REFUSALS = [
     (r"feed_forward_proj '(gated-relu|gelu_new)' is not supported",
      "T5 feed-forward activations the lab's model has no slot for (gated ReLU, a plain gelu_new)"),
     (r"hidden_act 'gelu' is not supported", "Llama-family MLPs are gated SiLU in the lab's model"),
-    (r"attention_bias is true|mlp_bias is true", "biased Llama projections: no Llama checkpoint the lab targets has them"),
+    (r"attention_bias is true|mlp_bias is true",
+     "biased Llama projections: no Llama checkpoint the lab targets has them"),
     (r"head_dim \(\d+\) must be hidden_size / num_attention_heads", "a head size apart from d_model / heads"),
     (r"position_embedding_type 'relative_key' is not supported", "BERT's relative positions (absolute only)"),
     (r"normalize_embedding", "Marian's embedding LayerNorm (mBART's shape), not in opus-mt checkpoints"),
     (r"reorder_and_upcast_attn", "GPT-2's fp32-upcast attention path"),
-    (r"scale_attn_weights is false|scale_attn_by_inverse_layer_idx", "GPT-2 attention scales other than 1/sqrt(d)"),
+    (r"(?i)scale_attn_weights is false|scale_attn_by_inverse_layer_idx", "GPT-2 attention scales other than 1/sqrt(d)"),
+    (r"share_encoder_decoder_embeddings is False", "Marian with separate source and target embeddings: the lab's "
+     "encoder-decoder shares one table"),
+    (r"qkv_bias is false", "ViT without q/k/v biases: the lab's ViT has biases on every Linear"),
     (r"activation_function 'relu'", "Marian's ReLU activation"),
     (r"use_sliding_window|max_window_layers", "Qwen2's per-layer window split"),
     (r"router_jitter_noise", "Mixtral's training-time router noise"),
 ]
 # Keys the lab may ignore without changing what is decoded (their reasons say why).
 HARMLESS = ("metadata", "transformers' default: no effect", "max_new_tokens takes precedence (as in transformers)",
-            "do_sample is not true, so transformers does not sample either", "a decoder-only model starts from its prompt")
+            "do_sample is not true, so transformers does not sample either",
+            "a decoder-only model starts from its prompt")
 TALLY: Counter = Counter()
 
 
@@ -274,6 +289,7 @@ class Check:
             out = reference.generate(torch.tensor([prompt]), **kwargs)
         except Exception as err:
             raise _TheirsRefuse(str(err)) from None
+        out = getattr(out, "sequences", out)  # a folder's return_dict_in_generate: true
         return out[0, 1 if self.encoder_decoder else len(prompt):].tolist()
 
     def keys(self, result: dict) -> None:
@@ -307,8 +323,9 @@ class Check:
         for run_seed, ran in runs.items():
             if ran["ids"] != expected:
                 how = f"{beams}-beam" if beams > 1 else "greedy"
-                self.differ(f"{how} ids (seed {run_seed}, taken {ran['generation_config']['defaults_taken'] if ran.get('generation_config') else '-'}) "
-                            f"{ran['ids']} != transformers' {expected}", excused)
+                taken = (ran.get("generation_config") or {}).get("defaults_taken")
+                self.differ(f"{how} ids (seed {run_seed}, folder defaults taken {taken}) {ran['ids']} != "
+                            f"transformers' {expected}", excused)
                 return
 
     def beam_sampling(self, reference, prompt, runs, first, length) -> None:
@@ -416,6 +433,16 @@ KNOWN_CASES = {
                                  generation={"do_sample": False}),
     "8-t5-tokenizer-smaller": FolderSpec("t5", tokenizer="spiece", extra_rows=160, new_tokens=16,
                                          generation={"do_sample": False}),
+    # not in the issue (found by this fuzzer): transformers 5.24's LlamaTokenizer rebuilds Llama-2's pipeline even
+    # with legacy true (Metaspace, prepend_scheme "always": no second "▁" before a leading space); the lab keeps
+    # tokenizer.json's Prepend("▁") normalizer and writes "▁▁What" where transformers writes "▁What"
+    "new-llama2-legacy-true-leading-space": FolderSpec("llama", tokenizer="spm-llama", legacy=True,
+                                                       prompt=" What is 2 and 2?", generation=GREEDY),
+    # not in the issue (found by this fuzzer): for a qwen2 folder AutoTokenizer builds Qwen2Tokenizer whatever
+    # tokenizer_config.json's class (PreTrainedTokenizerFast here), with Qwen2's own pre-tokenizer (digits one by
+    # one) in place of tokenizer.json's; the lab keeps tokenizer.json's: " 2" is one token there, two in transformers
+    "new-qwen2-class-pretokenizer": FolderSpec("qwen2", tokenizer="bpe", prompt=" What is 2 and 2?",
+                                               generation=GREEDY),
     # issue 38's refusals the i38-tok branch removes: {% generation %}, eos named only outside config.json
     "generation-block-template": FolderSpec("qwen2", tokenizer="bpe", chat="generation-block", generation=GREEDY),
     "eos-outside-config": FolderSpec("qwen2", tokenizer="bpe", eos_outside_config=True, chat="qwen2.5-tools",
@@ -430,16 +457,36 @@ def test_known_silent_error_folders(case):
     assert not problems, f"{case}: " + " | ".join(problems)
 
 
+def test_the_fuzzer_draws_every_generation_key():
+    """Every key of transformers' GenerationConfig is drawn for some folder, or NOT_DRAWN says why not: a key a
+    later 5.24.x adds fails here until the fuzzer draws it."""
+    drawn: set[str] = set()
+
+    @seed(FUZZ_SEED)
+    @settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(generation_settings(64, encoder_decoder=True), generation_settings(64, encoder_decoder=False))
+    def collect(seq2seq, causal) -> None:
+        drawn.update(seq2seq or {}, causal or {})
+
+    collect()
+    keys = set(transformers.GenerationConfig().to_dict())
+    assert keys - drawn - set(NOT_DRAWN) == set()
+
+
 def _fuzz(family: str):
     examples = LONG or CI_EXAMPLES[family]
 
     @seed(FUZZ_SEED)
     @settings(max_examples=examples, deadline=None, database=None, print_blob=True,
-              phases=[Phase.explicit, Phase.generate] if not LONG else list(Phase),
+              phases=[Phase.explicit, Phase.generate] if not os.environ.get("TUI_LAB_FUZZ_SHRINK") else list(Phase),
               suppress_health_check=list(HealthCheck))
     @given(specs(family))
     def run(spec: FolderSpec) -> None:
         problems = check(spec)
+        if SURVEY:  # every folder's problems written down, none raised: what a run finds, folder by folder
+            with open(SURVEY, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"spec": repr(spec), "problems": problems}) + "\n")
+            return
         assert not problems, " | ".join(problems)
 
     run()
