@@ -86,6 +86,11 @@ KNOWN_REFUSALS = [
 HARMLESS = ("metadata", "transformers' default: no effect", "max_new_tokens takes precedence (as in transformers)",
             "do_sample is not true, so transformers does not sample either",
             "a decoder-only model starts from its prompt")
+# Keys that never change which ids are decoded: the lab ignoring them excuses no difference.
+SAME_IDS = {"output_attentions", "output_hidden_states", "output_scores", "output_logits", "return_dict_in_generate",
+            "use_cache", "low_memory", "cache_implementation", "num_return_sequences", "remove_invalid_values",
+            "max_time", "prompt_lookup_num_tokens", "max_matching_ngram_size", "transformers_version",
+            "_from_model_config"}
 TALLY: Counter = Counter()
 
 
@@ -308,7 +313,7 @@ class Check:
         """Keys the lab says it ignores although they change decoding: a difference they explain is declared."""
         report = result.get("generation_config") or {"ignored": {}}
         return [f"{k} ({why})" for k, why in report["ignored"].items() if why not in HARMLESS and
-                not why.startswith("differs from config.json")]
+                not why.startswith("differs from config.json") and k not in SAME_IDS]
 
     def differ(self, what: str, excused: list[str]) -> None:
         if excused:
