@@ -361,7 +361,8 @@ CONFIG_OPTIONS: dict[str, dict[str, st.SearchStrategy]] = {
     "gpt2": {"activation_function": st.sampled_from(["gelu_new", "gelu", "relu", "gelu_pytorch_tanh"]),
              "n_inner": st.sampled_from([None, 48]), "layer_norm_epsilon": st.sampled_from([1e-5, 1e-6]),
              "scale_attn_weights": st.booleans(), "scale_attn_by_inverse_layer_idx": st.booleans(),
-             "reorder_and_upcast_attn": st.booleans(), "tie_word_embeddings": st.booleans()},
+             "reorder_and_upcast_attn": st.booleans(), "tie_word_embeddings": st.booleans(),
+             "eos_token_id": st.just(50256)},  # GPT2Config's default eos, kept in a small vocab
     "marian": {"scale_embedding": st.booleans(), "activation_function": st.sampled_from(["swish", "gelu", "relu"]),
                "share_encoder_decoder_embeddings": st.booleans(), "normalize_embedding": st.booleans()},
     "t5": {"feed_forward_proj": st.sampled_from(["relu", "gated-gelu", "gated-relu", "gelu_new"]),
