@@ -418,9 +418,12 @@ def generation_settings(draw, vocab: int, encoder_decoder: bool) -> dict[str, An
         return None  # save_pretrained's own file
     ids = _token_ids(vocab)
     data: dict[str, Any] = {}
-    do_sample = draw(st.sampled_from(["absent", False, True, True]))
-    if do_sample != "absent":
-        data["do_sample"] = do_sample
+    # the decoding mode first (each about as likely), so beams and sampling are compared as often as greedy
+    mode = draw(st.sampled_from(["no do_sample", "greedy", "sample", "beam", "beam sample"]))
+    if mode != "no do_sample":
+        data["do_sample"] = mode in ("sample", "beam sample")
+    if mode.startswith("beam"):
+        data["num_beams"] = draw(st.sampled_from([2, 3, 4]))
     optional = {
         "temperature": st.sampled_from([0.6, 0.7, 1.0, 1.3]), "top_k": st.sampled_from([0, 5, 20, 50]),
         "top_p": st.sampled_from([0.8, 0.9, 0.95, 1.0]), "min_p": st.sampled_from([0.05, 0.1]),
@@ -462,9 +465,7 @@ def generation_settings(draw, vocab: int, encoder_decoder: bool) -> dict[str, An
         del optional["encoder_repetition_penalty"], optional["encoder_no_repeat_ngram_size"]
     # a few keys per folder, as real files hold (every key is reachable)
     for key in draw(st.lists(st.sampled_from(sorted(optional)), max_size=4, unique=True)):
-        data[key] = draw(optional[key])
-    if data.get("do_sample") is True and draw(st.integers(0, 2)) == 0:
-        data.setdefault("num_beams", draw(st.sampled_from([2, 3])))  # beam sampling
+        data.setdefault(key, draw(optional[key]))
     return data
 
 

@@ -304,6 +304,9 @@ class Check:
         data = json.loads(path.read_text())
         for key in data:
             TALLY["generation keys checked"] += 1
+            why = report["ignored"].get(key)
+            if why and why not in HARMLESS and key not in SAME_IDS:
+                TALLY[f"ignored by the lab: {key} ({why})"] += 1
             if key not in report["applied"] and not report["ignored"].get(key):
                 self.fail(f"generation_config.json's {key} is neither applied nor ignored with a reason")
 
@@ -316,6 +319,8 @@ class Check:
     def differ(self, what: str, excused: list[str]) -> None:
         if excused:
             TALLY["differences the lab declared (ignored keys)"] += 1
+            for key in excused:
+                TALLY[f"difference declared by: {key}"] += 1
             note(f"{what}; declared: {', '.join(excused)}")
         else:
             self.fail(what)
