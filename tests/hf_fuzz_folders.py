@@ -416,7 +416,6 @@ def generation_settings(draw, vocab: int, encoder_decoder: bool) -> dict[str, An
     do_sample absent, false or true, with or without beams."""
     if draw(st.integers(0, 5)) == 0:
         return None  # save_pretrained's own file
-    ids = _token_ids(vocab)
     data: dict[str, Any] = {}
     # the decoding mode first (each about as likely), so beams and sampling are compared as often as greedy
     mode = draw(st.sampled_from(["no do_sample", "greedy", "sample", "beam", "beam sample"]))
@@ -424,6 +423,16 @@ def generation_settings(draw, vocab: int, encoder_decoder: bool) -> dict[str, An
         data["do_sample"] = mode in ("sample", "beam sample")
     if mode.startswith("beam"):
         data["num_beams"] = draw(st.sampled_from([2, 3, 4]))
+    optional = decoding_keys(vocab, encoder_decoder)
+    # a few keys per folder, as real files hold (every key is reachable)
+    for key in draw(st.lists(st.sampled_from(sorted(optional)), max_size=4, unique=True)):
+        data.setdefault(key, draw(optional[key]))
+    return data
+
+
+def decoding_keys(vocab: int, encoder_decoder: bool) -> dict[str, st.SearchStrategy]:
+    """Each generation_config.json key a folder may hold, and the values drawn for it."""
+    ids = _token_ids(vocab)
     optional = {
         "temperature": st.sampled_from([0.6, 0.7, 1.0, 1.3]), "top_k": st.sampled_from([0, 5, 20, 50]),
         "top_p": st.sampled_from([0.8, 0.9, 0.95, 1.0]), "min_p": st.sampled_from([0.05, 0.1]),
@@ -463,10 +472,7 @@ def generation_settings(draw, vocab: int, encoder_decoder: bool) -> dict[str, An
         optional["forced_bos_token_id"] = optional["decoder_start_token_id"] = ids
     else:
         del optional["encoder_repetition_penalty"], optional["encoder_no_repeat_ngram_size"]
-    # a few keys per folder, as real files hold (every key is reachable)
-    for key in draw(st.lists(st.sampled_from(sorted(optional)), max_size=4, unique=True)):
-        data.setdefault(key, draw(optional[key]))
-    return data
+    return optional
 
 
 @st.composite
