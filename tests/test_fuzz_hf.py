@@ -38,7 +38,9 @@ from hypothesis.errors import InvalidArgument
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
-pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
+# The one-step distribution checks ask transformers for 1 new token past a folder's min_new_tokens: it warns, and
+# applies the rule (eos held back) as the lab does.
+pytestmark = [pytest.mark.fuzz, pytest.mark.slow, pytest.mark.filterwarnings("ignore:Unfeasible length constraints")]
 transformers.logging.set_verbosity_error()  # each folder's load and save would log its progress bars and warnings
 transformers.logging.disable_progress_bar()
 
