@@ -63,15 +63,11 @@ KNOWN_REFUSALS = [
     (r"head_dim \(\d+\) must be hidden_size / num_attention_heads", "a head size apart from d_model / heads"),
     (r"position_embedding_type 'relative_key' is not supported", "BERT's relative positions (absolute only)"),
     (r"normalize_embedding", "Marian's embedding LayerNorm (mBART's shape), not in opus-mt checkpoints"),
-    (r"reorder_and_upcast_attn", "GPT-2's fp32-upcast attention path"),
-    (r"(?i)scale_attn_weights is false|scale_attn_by_inverse_layer_idx",
-     "GPT-2 attention scales other than 1/sqrt(d)"),
+    (r"scale_attn_weights is False|scale_attn_by_inverse_layer_idx", "GPT-2 attention scales other than 1/sqrt(d)"),
     (r"share_encoder_decoder_embeddings is False", "Marian with separate source and target embeddings: the lab's "
      "encoder-decoder shares one table"),
     (r"qkv_bias is false", "ViT without q/k/v biases: the lab's ViT has biases on every Linear"),
-    (r"activation_function 'relu'", "Marian's ReLU activation"),
-    (r"use_sliding_window|max_window_layers", "Qwen2's per-layer window split"),
-    (r"router_jitter_noise", "Mixtral's training-time router noise"),
+    (r"use_sliding_window is true and only layers", "Qwen2 windowing some layers only: the lab's window is per model"),
 ]
 # Keys the lab may ignore without changing what is decoded (their reasons say why).
 HARMLESS = ("metadata", "transformers' default: no effect", "max_new_tokens takes precedence (as in transformers)",
