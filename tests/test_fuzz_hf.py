@@ -12,9 +12,11 @@ A difference is excused only where the lab listed a key that changes decoding as
 passes only when transformers refuses too, or when the lab's one line is in KNOWN_REFUSALS (each with its reason).
 
 CI runs a fixed budget (CI_EXAMPLES per family, hypothesis seed FUZZ_SEED) plus KNOWN_CASES, the folders of the
-issue's silent errors. Longer: TUI_LAB_FUZZ_EXAMPLES=200 (per family); another draw: TUI_LAB_FUZZ_SEED=N. A failure
-prints the FolderSpec (paste it into KNOWN_CASES to replay it alone) and the seed. TUI_LAB_FUZZ_TALLY=file.json
-writes what was compared.
+issue's silent errors. Longer: TUI_LAB_FUZZ_EXAMPLES=200 (per family; add --timeout 0, ~0.5 s of CPU a folder);
+another draw: TUI_LAB_FUZZ_SEED=N. A failure prints the FolderSpec (paste it into KNOWN_CASES to replay it alone), the
+seed and hypothesis' @reproduce_failure blob. TUI_LAB_FUZZ_TALLY=file.json writes what was compared;
+TUI_LAB_FUZZ_SURVEY=file.jsonl writes every folder's problems instead of stopping at the first;
+TUI_LAB_FUZZ_SHRINK=1 lets hypothesis shrink a failing folder (each try costs a folder).
 """
 
 from __future__ import annotations
