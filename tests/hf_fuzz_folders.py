@@ -277,8 +277,7 @@ def _reference_model(spec: FolderSpec):
     if spec.family in DECODER_CLASSES:
         config_class, model_class = DECODER_CLASSES[spec.family]
         base = SMALL["gpt2" if spec.family == "gpt2" else "llama"]
-        _, eos, ids = _special_ids(spec)
-        bos, _, _ = _special_ids(spec)
+        bos, eos, ids = _special_ids(spec)
         tokens = {"bos_token_id": ids.get(bos), "eos_token_id": ids.get(eos)} if bos else {}
         if spec.family == "gpt2" and not tokens:
             tokens = {"bos_token_id": vocab - 1, "eos_token_id": vocab - 1}
