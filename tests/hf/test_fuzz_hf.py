@@ -1,5 +1,5 @@
 """A differential fuzzer (issue 38): random Hugging Face folders of all nine families, shaped as real ones are
-(tests/hf_fuzz_folders.py), opened by the lab and by transformers (the test extra's, pinned to 5.24), compared:
+(tests/support/hf_fuzz_folders.py), opened by the lab and by transformers (the test extra's, pinned to 5.24), compared:
 
 - logits within 1e-4 (BERT's masked-LM head, ViT's classifier: their heads' outputs);
 - prompt ids exactly (AutoTokenizer, or apply_chat_template(add_generation_prompt=True) with --chat);

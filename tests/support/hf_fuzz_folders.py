@@ -1,4 +1,4 @@
-"""Random Hugging Face folders shaped the way real ones are, for the differential fuzzer (tests/test_fuzz_hf.py).
+"""Random Hugging Face folders shaped the way real ones are, for the differential fuzzer (tests/hf/test_fuzz_hf.py).
 
 A `FolderSpec` is what hypothesis draws (`specs(family)`); `build(spec, folder)` writes it: the model saved by
 transformers' own `save_pretrained` (so config.json and generation_config.json hold what 5.24 writes, T5's tie and
