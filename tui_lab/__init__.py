@@ -29,7 +29,8 @@ _LAZY = {
 # `tui_lab.open(name)`: a model and its tokenizer with TransformerLens's calls (tui_lab/mechanism/lab.py).
 _RENAMED = {"open": ("tui_lab.mechanism.lab", "open_lab"), "Lab": ("tui_lab.mechanism.lab", "Lab")}
 
-__all__ = ["ModelConfig", "list_presets", "load_preset", *_LAZY, *_RENAMED]
+# `open` stays out of __all__: a star import would hide the builtin.
+__all__ = ["ModelConfig", "list_presets", "load_preset", *_LAZY, "Lab"]
 
 
 def __getattr__(name: str) -> Any:

@@ -131,3 +131,21 @@ def test_a_cache_saves_and_loads(tmp_path):
     (tmp_path / "bad.safetensors").write_text("not a cache")
     with pytest.raises(ValueError, match="is not a saved cache"):
         lab.load_cache(tmp_path / "bad.safetensors")
+
+
+def test_open_finds_a_preset_or_a_checkpoint_folder(tmp_path):
+    import tui_lab
+    from tui_lab.checkpoint import save_checkpoint
+
+    lab = tui_lab.open("gpt2-toy-english")
+    assert "gpt2-toy-english" in lab.label
+    with pytest.raises(ValueError, match="empty"):
+        lab.to_tokens([])
+    save_checkpoint(tmp_path / "run", lab.model, lab.codec)
+    again = tui_lab.open(tmp_path / "run")
+    assert "checkpoint" in again.label
+    text = "Anna walked to the river."
+    assert again.to_str_tokens(text) == lab.to_str_tokens(text)
+    torch.testing.assert_close(again.run_with_cache(text)[0], lab.run_with_cache(text)[0])
+    with pytest.raises(ValueError):
+        tui_lab.open("no-such-preset")

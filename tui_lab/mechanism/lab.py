@@ -51,7 +51,7 @@ class Lab:
         if isinstance(text, Tensor):
             ids = text if text.dim() == 2 else text[None]
             return ids.to(self.device)
-        if isinstance(text, list) and all(isinstance(t, int) for t in text):
+        if isinstance(text, list) and text and all(isinstance(t, int) for t in text):
             return torch.tensor([text], device=self.device)
         rows = [self.codec.encode(t) for t in ([text] if isinstance(text, str) else text)]
         if not rows or not all(rows):
