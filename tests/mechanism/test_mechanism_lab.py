@@ -43,7 +43,8 @@ def test_to_tokens_and_to_str_tokens():
         lab.to_single_token("cd")
     logits, cache = lab.run_with_cache(TEXT)
     torch.testing.assert_close(logits, lab.model(lab.to_tokens(TEXT)))
-    assert isinstance(cache, LabCache) and "blocks.1.attn.hook_result" in cache
+    assert isinstance(cache, LabCache) and "blocks.1.attn.hook_z" in cache
+    assert "blocks.1.attn.hook_result" not in cache  # H times the stream: only when named
 
 
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
@@ -86,14 +87,14 @@ def test_decompose_resid_adds_up_to_the_stream():
 
 def test_stack_head_results_are_each_heads_write():
     lab = _lab()
-    _, cache = lab.run_with_cache(TEXT)
+    _, cache = lab.run_with_cache(TEXT, names=lambda n: True)  # with hook_result
     heads, labels = cache.stack_head_results(return_labels=True, incl_remainder=True)
     assert labels == [f"L{i}H{h}" for i in range(2) for h in range(4)] + ["remainder"]
     attn, z = lab.model.decoder[1].attn, cache["blocks.1.attn.hook_z"]
     torch.testing.assert_close(heads[4 + 3], z[:, :, 3] @ attn.out.weight[:, 24:32].T)  # L1H3 = z W_O
     torch.testing.assert_close(heads.sum(0), cache["blocks.1.hook_resid_post"])
     torch.testing.assert_close(heads[4:8].sum(0) + attn.out.bias, cache["blocks.1.hook_attn_out"])
-    _, z_only = lab.run_with_cache(TEXT, names=lambda n: n.endswith("hook_z"))  # no hook_result: from z
+    _, z_only = lab.run_with_cache(TEXT)  # no hook_result by default: from hook_z
     torch.testing.assert_close(z_only.stack_head_results(), heads[:-1])
 
 

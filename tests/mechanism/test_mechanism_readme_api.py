@@ -25,4 +25,4 @@ def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
     assert printed[0] == "['␣Tom', '␣walked', '␣to', '␣the']"
     assert printed[1].startswith("{'0_pre': '␣the'") and printed[1].endswith("'final_post': '␣hill'}")
     assert printed[2] == "L1H1"
-    assert (tmp_path / "prompt.safetensors").is_file() and "blocks.0.attn.hook_result" in namespace["cache"]
+    assert (tmp_path / "prompt.safetensors").is_file() and "blocks.0.attn.hook_z" in namespace["cache"]

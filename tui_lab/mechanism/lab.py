@@ -75,7 +75,11 @@ class Lab:
 
     @torch.no_grad()
     def run_with_cache(self, text: Input, names: Names = None) -> tuple[Tensor, LabCache]:
-        """Logits (N, L, V) and the activations at `names` (None: every point; a callable filters)."""
+        """Logits (N, L, V) and the activations at `names` (a list, or a callable that filters). None: every point
+        but `attn.hook_result`, which only a name asks for: (N, L, H, E) is H times the stream, and
+        `stack_head_results` computes it from `hook_z` (TransformerLens leaves it off by default too)."""
+        if names is None:
+            names = lambda name: not name.endswith("hook_result")  # noqa: E731 - one filter
         logits, cache = run_with_cache(self.model, self.to_tokens(text), names=names)
         return logits, LabCache(cache, self.model, self.codec)
 
