@@ -114,3 +114,16 @@ def test_rope_rotated_queries_and_keys_give_the_scores():
 def test_a_model_without_rope_has_no_rotated_points():
     names = run_with_cache(_model(), torch.zeros(1, 3, dtype=torch.long))[1]
     assert not any("rot_" in n for n in names) and "blocks.0.attn.hook_result" in names
+
+
+@pytest.mark.parametrize("changes", [dict(positions="rope", kv_heads=2, norm="rmsnorm", bias=False),
+                                     dict(norm_position="post"), dict(norm="batchnorm")])
+@torch.no_grad()
+def test_reading_the_new_points_leaves_the_logits_bit_for_bit(changes):
+    model = _model(**changes)
+    ids = torch.randint(0, 40, (2, 6))
+    names = [n for n in run_with_cache(model, ids)[1] if n.endswith(("hook_scale", "hook_normalized", "hook_result",
+                                                                      "hook_rot_q", "hook_rot_k"))]
+    assert names and torch.equal(run_with_hooks(model, ids, hooks=[(n, lambda v, _: None) for n in names]), model(ids))
+    if changes.get("norm") == "batchnorm":
+        assert not any(n.endswith("hook_scale") for n in names)  # no per-token scale
