@@ -26,10 +26,17 @@ _LAZY = {
     "save_checkpoint": "tui_lab.checkpoint",
 }
 
-__all__ = ["ModelConfig", "list_presets", "load_preset", *_LAZY]
+# `tui_lab.open(name)`: a model and its tokenizer with TransformerLens's calls (tui_lab/mechanism/lab.py).
+_RENAMED = {"open": ("tui_lab.mechanism.lab", "open_lab"), "Lab": ("tui_lab.mechanism.lab", "Lab")}
+
+# `open` stays out of __all__: a star import would hide the builtin.
+__all__ = ["ModelConfig", "list_presets", "load_preset", *_LAZY, "Lab"]
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _RENAMED:
+        module, attr = _RENAMED[name]
+        return getattr(importlib.import_module(module), attr)
     raise AttributeError(f"module 'tui_lab' has no attribute {name!r}")

@@ -47,7 +47,7 @@ def compare(ours, hf_model, folder: Path, tokenizer) -> tuple[dict[str, float], 
                     seen = torch.isfinite(value)
                     report[name] = float((value[seen] - other.reshape(value.shape)[seen]).abs().max())
                     report[f"{name} (TransformerLens at blocked keys)"] = float(other.reshape(value.shape)[~seen].max())
-                if ours.config.positions == "rope" and name.endswith(("hook_q", "hook_k")):
+                if ours.config.positions == "rope" and name.endswith(("hook_q", "hook_k", "hook_rot_q", "hook_rot_k")):
                     # our RoPE rotates adjacent pairs (2j, 2j+1): the loader interleaves HF's half-split dims
                     d = value.shape[-1]
                     order = torch.stack([torch.arange(d // 2), torch.arange(d // 2) + d // 2], dim=1).flatten()

@@ -14,6 +14,7 @@ from tui_lab.cli.grid_tables import grid_tables
 from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal, token_from_args, window
 
 SEQ_LEN = 64  # tokens per held-out window unless the model's window is shorter
+REFERENCE_WINDOWS = 64  # windows a --mean-over reference averages over (more than the batch measured: steadier means)
 
 
 EXAMPLE = 'tui-lab ablate --preset gpt2-toy-english --answer " the"'
@@ -31,6 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq-len", dest="seq_len", type=int, default=None, metavar="L",
                         help=f"tokens per held-out window (default: {SEQ_LEN}, or the model's window if shorter)")
     parser.add_argument("--batch", type=int, default=8, metavar="N", help="held-out windows (default: 8)")
+    parser.add_argument("--mean-over", dest="mean_over", metavar="held-out|FILE",
+                        help="--mode mean: each head's mean over this text instead of the text measured: "
+                             f"'held-out', up to {REFERENCE_WINDOWS} held-out windows of the model's data (the "
+                             f"--data file's, else the built-in corpus'), or up to {REFERENCE_WINDOWS} windows of "
+                             "all of FILE")
     add_token(parser, "answer", "measure this token's logit at the last position of every window (their mean and "
                                 "spread) instead of the loss")
 
@@ -55,15 +61,37 @@ def run(args: argparse.Namespace) -> int:
                     f" measured on those {ids.shape[0]}")
             print(f"tui-lab: note: {note}", file=sys.stderr)
     ids = ids.to(next(loaded.model.parameters()).device)
-    table = head_ablation(loaded.model, ids, args.mode, Metric(answer))
+    reference = _reference(args, loaded)
+    table = head_ablation(loaded.model, ids, args.mode, Metric(answer), reference=reference)
     if args.json:
-        dump(loaded, {**table.to_dict(), "windows": ids.shape[0], "tokens_per_window": ids.shape[1],
+        over = {"mean_over": args.mean_over, "mean_over_windows": reference.shape[0]} if reference is not None else {}
+        dump(loaded, {**table.to_dict(), "windows": ids.shape[0], "tokens_per_window": ids.shape[1], **over,
                       **({"note": note} if note else {})})
         return 0
     console = Console()
     for grid in _grids(table, args.mode, ids.shape[0]):
         console.print(grid)
     return 0
+
+
+def _reference(args: argparse.Namespace, loaded):
+    """The ids --mean-over names (None without it): held-out windows of the model's data, or a file's windows."""
+    if args.mean_over is None:
+        return None
+    if args.mode != "mean":
+        raise ValueError("--mean-over: only --mode mean averages over a reference text")
+    from tui_lab.data.corpus import read_text
+    from tui_lab.mechanism.data import held_out_batch, text_windows
+
+    limit = window(loaded)
+    seq_len = args.seq_len if args.seq_len is not None else min(SEQ_LEN, limit or SEQ_LEN)
+    if args.mean_over == "held-out":
+        return held_out_batch(loaded.codec, seq_len, REFERENCE_WINDOWS, args.data)
+    try:
+        text = read_text(args.mean_over)
+    except ValueError as err:  # read_text names its field "data"; here the file is --mean-over's
+        raise ValueError(f"--mean-over: {str(err).removeprefix('data: ')}") from None
+    return text_windows(loaded.codec, text, seq_len, REFERENCE_WINDOWS, "--mean-over")
 
 
 def _grids(table, mode: str, windows: int) -> list[Table]:

@@ -13,6 +13,9 @@ people know from TransformerLens on them. Importing it imports torch.
 - `attribution`: direct logit attribution per head (the lab's and TransformerLens's conventions); Q/K/V-composition
   scores (Elhage et al. 2021).
 - `head_detectors`: previous-token, duplicate-token and induction scores per head.
+- `lab`: `tui_lab.open(name)` -> a `Lab` (model and tokenizer) with TransformerLens's to_tokens, to_str_tokens,
+  run_with_cache; `lab_cache`: its cache's accumulated_resid, decompose_resid, stack_head_results, logit_attrs,
+  save and load.
 - `heads`: each head's W_Q, W_K, W_V, W_O slices of the fused weights.
 - `inside_head`: one query of one head through q·k, the scale, the mask, softmax and Σ p·v, from a pass's points
   (any family: self-, causal and cross-attention).

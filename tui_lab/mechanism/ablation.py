@@ -1,7 +1,9 @@
 """Head ablation: how much a metric moves when one head's output (`hook_z`) is taken away.
 
 Zero ablation replaces the head's z by zero; mean ablation by its mean over the evaluation batch's
-positions (one D-vector per head), which keeps the average signal the next layers expect. The metric is
+positions (one D-vector per head), which keeps the average signal the next layers expect, or over a reference
+batch (`reference`: e.g. held-out text of the model's data), so the sentence measured is not also the
+distribution its heads are averaged over. The metric is
 the next-token loss, or one token's logit at one position, measured on every row of the batch: the table
 holds the mean change over the rows and its spread (the rows' standard deviation), since one window's
 change can have the other sign than the next one's (a metric read off one row alone would hide that).
@@ -95,12 +97,14 @@ def ablate_head(layer: int, head: int, replacement: Tensor | None):
 
 @torch.no_grad()
 def head_ablation(model, ids: Tensor, mode: str = "zero", metric: Metric | RowMetric | None = None,
-                  on_step: Callable[[int, int], None] | None = None, src: Tensor | None = None) -> AblationTable:
+                  on_step: Callable[[int, int], None] | None = None, src: Tensor | None = None,
+                  reference: Tensor | None = None) -> AblationTable:
     """Ablate every head in turn on the batch ids (N, L); one pass per head. `on_step(done, total)` after each
     pass (a caller's progress; it may raise to stop). An encoder-decoder reads the source `src` (1, S) and
     teacher-forced target ids; its encoder heads and each decoder layer's self- and cross-attention heads are
     ablated alike, the metric on the decoder's output. A `Metric` is measured per row (mean, spread and each row's
-    change in the table); any other callable `metric(logits, ids) -> float` once for the whole batch."""
+    change in the table); any other callable `metric(logits, ids) -> float` once for the whole batch. `reference`
+    (N', L') ids: mean ablation takes each head's mean over its positions instead of the batch's."""
     require_stream(model.config, "ablate")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -112,9 +116,10 @@ def head_ablation(model, ids: Tensor, mode: str = "zero", metric: Metric | RowMe
     measure = metric.per_row if isinstance(metric, Metric) else lambda lg, i: torch.tensor([metric(lg, i)])
     logits, cache = run_with_cache(model, *inputs, names=[point for _, point in rows])
     clean = measure(logits, ids)  # (N,), or (1,) for a whole-batch metric
+    means_from = cache if reference is None else reference_cache(model, reference, mode, src, rows)
     changes, heads = [], model.config.heads
     for r, (_, point) in enumerate(rows):
-        means = cache[point].mean(dim=(0, 1))  # (H, D): each head's mean over the batch's positions
+        means = means_from[point].mean(dim=(0, 1))  # (H, D): each head's mean over the batch's positions
         row = []
         for head in range(heads):
             fn = ablate_head(r, head, None if mode == "zero" else means[head])
@@ -129,3 +134,15 @@ def head_ablation(model, ids: Tensor, mode: str = "zero", metric: Metric | RowMe
         table.spread = delta.std(dim=-1, unbiased=False).tolist()
         table.per_row = delta.tolist()
     return table
+
+
+def reference_cache(model, reference: Tensor, mode: str, src: Tensor | None, rows: list[tuple[str, str]]):
+    """Each head's `hook_z` on the reference ids (N', L'), whose means mean ablation puts in its place."""
+    if mode != "mean":
+        raise ValueError(f"reference: only mean ablation averages over a reference batch (mode {mode!r})")
+    if src is not None:
+        raise ValueError("reference: an encoder-decoder's means come from the batch measured (each target has its "
+                         "source)")
+    if reference.dim() != 2 or reference.shape[1] < 1:
+        raise ValueError(f"reference: token ids (N, L) are needed, got shape {tuple(reference.shape)}")
+    return run_with_cache(model, reference.to(next(model.parameters()).device), names=[p for _, p in rows])[1]

@@ -33,3 +33,12 @@ def text_batch(codec: Any, text: str, max_len: int, field: str = "text") -> Tens
     if max_len and len(ids) > max_len:
         raise ValueError(f"{field} is {len(ids)} tokens; this model reads at most {max_len}")
     return torch.tensor([ids])
+
+
+def text_windows(codec: Any, text: str, seq_len: int, batch: int, field: str) -> Tensor:
+    """(N, L): up to `batch` windows of `seq_len` tokens from the start of `text` (all of it, no split)."""
+    ids = codec.encode(text)
+    rows = min(batch, len(ids) // seq_len)
+    if rows < 1:
+        raise ValueError(f"{field}: {len(ids)} tokens, fewer than one window of {seq_len}")
+    return torch.tensor(ids[: rows * seq_len]).view(rows, seq_len)

@@ -152,9 +152,11 @@ class SelfAttention(nn.Module):
         if self.positions == "rope":
             cos, sin = self._rope_table(end, q)
             q, k = apply_rope(q, cos[start:end], sin[start:end]), apply_rope(k, cos[start:end], sin[start:end])
+            if hooks is not None:
+                q, k = rotated(hooks, "hook_rot_q", q), rotated(hooks, "hook_rot_k", k)
         if self.approx is not None:
             out = self._approximate(q, k, v, allowed, cache, hooks)
-            return self.out(merge_heads(out) if hooks is None else hook_z(hooks, out))
+            return self.out(merge_heads(out)) if hooks is None else head_output(self.out, hooks, out)
         rolled = None  # the keys' absolute positions when a rolling window cache holds them out of order
         if cache is not None:
             k, v, rolled = cache.append(k, v, start)  # (N, K, S, D): S = start + L, or the window's slots
@@ -173,7 +175,7 @@ class SelfAttention(nn.Module):
         pattern = _by_position_hook(hooks, "hook_pattern", rolled, end, 0.0)
         scores = _by_position_hook(hooks, "hook_attn_scores", rolled, end, float("-inf"))
         out, _ = run(q, k, v, allowed, bias, self.causal, drop, False, self.scale, pattern, scores)
-        return self.out(hook_z(hooks, out))
+        return head_output(self.out, hooks, out)
 
     def _position_bias(self, start: int, end: int, k_pos: Tensor | None, rolled: bool) -> Tensor | None:
         """(H, L, S) added to the scores: ALiBi's distance penalty or T5's bucket bias; None for the rest."""
@@ -222,6 +224,30 @@ def hook_z(hooks: HookScope, out: Tensor) -> Tensor:
     """Attention's per-head output (N, H, L, D) through `hook_z` as (N, L, H, D), merged to (N, L, E)."""
     z = hooks("hook_z", out.transpose(1, 2))
     return z.reshape(*z.shape[:2], -1)
+
+
+def head_output(proj: nn.Linear, hooks: HookScope, out: Tensor) -> Tensor:
+    """The output projection of the heads' output (N, H, L, D), through `hook_z` and, when something is attached
+    there, `hook_result` (N, L, H, E): each head's write z_h @ W_O^h before the sum, without the bias. Read only,
+    the projection runs as without it (bit for bit); replaced, the heads' writes are summed and the bias added."""
+    merged = hook_z(hooks, out)
+    if not hooks.wants("hook_result"):
+        return proj(merged)
+    z = merged.view(*merged.shape[:2], out.shape[1], -1)  # (N, L, H, D)
+    w = proj.weight.view(proj.weight.shape[0], out.shape[1], -1)  # (E, H, D)
+    result = torch.einsum("nlhd,ehd->nlhe", z, w)
+    new = hooks("hook_result", result)
+    if new is result:
+        return proj(merged)
+    summed = new.sum(dim=2)
+    return summed if proj.bias is None else summed + proj.bias
+
+
+def rotated(hooks: HookScope, name: str, x: Tensor) -> Tensor:
+    """q or k (N, H, L, D) after RoPE through `hook_rot_q` / `hook_rot_k` as (N, L, H, D), when one is attached."""
+    if not hooks.wants(name):
+        return x
+    return hooks(name, x.transpose(1, 2)).transpose(1, 2)
 
 
 def _by_position_hook(hooks: HookScope, name: str, rolled: Tensor | None, end: int, fill: float
@@ -284,4 +310,4 @@ class CrossAttention(nn.Module):
         pattern = _by_position_hook(hooks, "hook_pattern", None, 0, 0.0) if hooks is not None else None
         scores = _by_position_hook(hooks, "hook_attn_scores", None, 0, 0.0) if hooks is not None else None
         out, _ = attend(q, *memory_kv, allowed, None, False, drop, False, self.scale, pattern, scores)
-        return self.out(merge_heads(out) if hooks is None else hook_z(hooks, out))
+        return self.out(merge_heads(out)) if hooks is None else head_output(self.out, hooks, out)

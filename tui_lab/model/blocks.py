@@ -17,6 +17,7 @@ from tui_lab.model.feed_forward import FeedForward
 from tui_lab.model.guided_cross import make_cross
 from tui_lab.model.hooks import HookScope
 from tui_lab.model.moe import SparseMoE
+from tui_lab.model.norm_hooks import hooked_norm
 
 NORMS: dict[str, Callable[..., nn.Module]] = {
     "layernorm": lambda c: nn.LayerNorm(c.d_model, eps=c.norm_eps, bias=c.bias),
@@ -67,12 +68,20 @@ def hooked_ffn(ffn: nn.Module, hooks: HookScope) -> Callable[[Tensor], Tensor]:
     return lambda h: hooks("hook_mlp_out", ffn(h) if mlp is None else ffn(h, mlp))
 
 
+def ln1(norm: nn.Module, keep, hooks: HookScope) -> Callable[[Tensor], Tensor]:
+    """The attention's norm with its points `ln1.hook_scale`, `ln1.hook_normalized` (model/norm_hooks.py)."""
+    return hooked_norm(norm, with_keep(norm, keep), hooks.sub("ln1."))
+
+
 def ffn_sublayer(block: nn.Module, x: Tensor, keep, hooks: HookScope | None = None) -> Tensor:
     """A block's FFN with its residual (and its points when hooked); an attention-only block passes x on."""
     if block.ffn is None:
         return x
-    ffn = block.ffn if hooks is None else hooked_ffn(block.ffn, hooks)
-    return block.residual(x, ffn, with_keep(block.ffn_norm, keep), block.drop)
+    norm = with_keep(block.ffn_norm, keep)
+    if hooks is None:
+        return block.residual(x, block.ffn, norm, block.drop)
+    norm = hooked_norm(block.ffn_norm, norm, hooks.sub("ln2."))
+    return block.residual(x, hooked_ffn(block.ffn, hooks), norm, block.drop)
 
 
 class EncoderBlock(nn.Module):
@@ -98,7 +107,7 @@ class EncoderBlock(nn.Module):
             return ffn_sublayer(self, x, keep)
         x = hooks("hook_resid_pre", x)
         x = hooks("hook_resid_mid", self.residual(x, hooked(attn, hooks, "hook_attn_out"),
-                                                  with_keep(self.attn_norm, keep), self.drop))
+                                                  ln1(self.attn_norm, keep, hooks), self.drop))
         return hooks("hook_resid_post", ffn_sublayer(self, x, keep, hooks))
 
 
@@ -134,7 +143,7 @@ class DecoderBlock(nn.Module):
             return ffn_sublayer(self, y, keep)
         y = hooks("hook_resid_pre", y)
         y = hooks("hook_resid_mid", self.residual(y, hooked(attn, hooks, "hook_attn_out"),
-                                                  with_keep(self.attn_norm, keep), self.drop))
+                                                  ln1(self.attn_norm, keep, hooks), self.drop))
         y = hooks("hook_resid_mid_cross", self.residual(y, hooked(cross, hooks, "hook_cross_attn_out"),
                                                         with_keep(self.cross_norm, keep), self.drop))
         return hooks("hook_resid_post", ffn_sublayer(self, y, keep, hooks))

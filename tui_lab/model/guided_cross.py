@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tui_lab.analysis.cross_attention import LOCATION_FILTERS, LOCATION_WIDTH, MONOTONIC_NOISE_STD, MONOTONIC_R_INIT
-from tui_lab.model.attention import CrossAttention, hook_heads, hook_z, merge_heads, split_heads
+from tui_lab.model.attention import CrossAttention, head_output, hook_heads, merge_heads, split_heads
 from tui_lab.model.hooks import HookScope
 
 
@@ -66,7 +66,7 @@ class GuidedCrossAttention(CrossAttention):
                                  "cross_attn.hook_pattern instead")
             weights = hooks("hook_pattern", weights) if hooks.wants("hook_pattern") else weights
         out = F.dropout(weights, self.dropout if self.training else 0.0) @ v  # (N, H, T, D)
-        return self.out(merge_heads(out) if hooks is None else hook_z(hooks, out))
+        return self.out(merge_heads(out)) if hooks is None else head_output(self.out, hooks, out)
 
     def content_scores(self, q: Tensor, k: Tensor) -> Tensor:
         """q . k / sqrt(D) (or unscaled, attention_scale 'none') for every step at once: (N, H, T, S)."""

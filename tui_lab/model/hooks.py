@@ -11,7 +11,10 @@ Names follow TransformerLens, so its tutorials read the same here. A causal (or 
 (the gate's pre-activation for SwiGLU, whose up branch is `mlp.hook_pre_linear`) and `mlp.hook_post` (what
 enters the down projection); an encoder-decoder's decoder blocks also have `cross_attn.*`. After the stack the
 final norm: `ln_final.hook_normalized` (N, L, E) (`encoder.ln_final.hook_normalized` for an encoder-decoder's
-encoder).
+encoder). Each head's write before the heads are summed: `attn.hook_result` (N, L, H, E), z_h @ W_O^h without the
+bias; with RoPE, `attn.hook_rot_q` (N, L, H, D) and `attn.hook_rot_k` (N, L, K, D) after the rotation. Each norm
+(a block's `ln1` before attention, `ln2` before the FFN, and `ln_final`): `hook_scale` (N, L, 1), what it divides
+by, and `hook_normalized` (N, L, E), its output (model/norm_hooks.py; no `hook_scale` for batchnorm).
 
 A hook is `fn(value, name) -> Tensor | None`: None reads, a tensor replaces. With nothing attached a pass
 pays one `is None` test per point (`Transformer.decode` holds `hooks` None).
@@ -30,8 +33,9 @@ from tui_lab.model.positions import ADDITIVE
 HookFn = Callable[[Tensor, str], "Tensor | None"]
 
 BLOCK_POINTS = ("hook_resid_pre", "hook_resid_mid", "hook_resid_post", "hook_attn_out", "hook_mlp_out")
-ATTENTION_POINTS = ("hook_q", "hook_k", "hook_v", "hook_attn_scores", "hook_pattern", "hook_z")
-CROSS_POINTS = ("hook_q", "hook_attn_scores", "hook_pattern", "hook_z")
+ATTENTION_POINTS = ("hook_q", "hook_k", "hook_v", "hook_attn_scores", "hook_pattern", "hook_z", "hook_result")
+CROSS_POINTS = ("hook_q", "hook_attn_scores", "hook_pattern", "hook_z", "hook_result")
+NORM_POINTS = ("hook_scale", "hook_normalized")
 FINAL_NORM = "ln_final.hook_normalized"
 
 
@@ -112,25 +116,48 @@ def point_names(config) -> list[str]:
             names.append(f"{embeds}hook_pos_embed")
         mlp = ("mlp.hook_pre", "mlp.hook_pre_linear", "mlp.hook_post") if config.activation in GATED \
             else ("mlp.hook_pre", "mlp.hook_post")
+        attention = attention_points(config)
+        norm = norm_points(config)
+        pre = config.norm_position == "pre"  # post-LN: the norm after the sublayer's sum
         for i in range(layers):
             block = f"{prefix}.{i}."
+            ln1, ln2 = (block + "ln1." + p for p in norm), (block + "ln2." + p for p in norm)
             names.append(block + "hook_resid_pre")
-            names.extend(f"{block}attn.{p}" for p in ATTENTION_POINTS)
-            names.extend(block + p for p in ("hook_attn_out", "hook_resid_mid"))
+            names.extend(ln1 if pre else ())
+            names.extend(f"{block}attn.{p}" for p in attention)
+            names.append(block + "hook_attn_out")
+            names.extend(() if pre else ln1)
+            names.append(block + "hook_resid_mid")
             if cross:
                 names.extend(f"{block}cross_attn.{p}" for p in CROSS_POINTS)
                 names.extend(block + p for p in ("hook_cross_attn_out", "hook_resid_mid_cross"))
-            names.extend(block + p for p in mlp if config.ffn == "dense")
-            names.extend(block + p for p in ("hook_mlp_out",) if config.ffn != "none")  # attention-only: no MLP
+            if config.ffn != "none":  # attention-only: no MLP
+                names.extend(ln2 if pre else ())
+                names.extend(block + p for p in mlp if config.ffn == "dense")
+                names.append(block + "hook_mlp_out")
+                names.extend(() if pre else ln2)
             names.append(block + "hook_resid_post")
 
+    final = [f"ln_final.{p}" for p in norm_points(config)]
     stack(enc, config.encoder_layers, cross=False)
     if config.has_encoder and config.final_norm:
-        names.append(f"encoder.{FINAL_NORM}" if config.family == "encoder-decoder" else FINAL_NORM)
+        names.extend(f"encoder.{p}" if config.family == "encoder-decoder" else p for p in final)
     stack(dec, config.decoder_layers, cross=config.family == "encoder-decoder")
     if config.family != "encoder-only" and config.final_norm:
-        names.append(FINAL_NORM)
+        names.extend(final)
     return names
+
+
+def attention_points(config) -> tuple[str, ...]:
+    """A self-attention's points: with RoPE, q and k after the rotation too (`hook_rot_q`, `hook_rot_k`)."""
+    if config.positions != "rope":
+        return ATTENTION_POINTS
+    return (*ATTENTION_POINTS[:3], "hook_rot_q", "hook_rot_k", *ATTENTION_POINTS[3:])
+
+
+def norm_points(config) -> tuple[str, ...]:
+    """A norm's points (model/norm_hooks.py): a batchnorm has no per-token scale."""
+    return NORM_POINTS if config.norm in ("layernorm", "rmsnorm") else NORM_POINTS[1:]
 
 
 @contextmanager

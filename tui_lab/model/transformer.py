@@ -18,10 +18,11 @@ from tui_lab.model.batchnorm import with_keep
 from tui_lab.model.blocks import DecoderBlock, EncoderBlock, dropped, make_norm
 from tui_lab.model.copy import CopyGate, copy_capture
 from tui_lab.model.heads import make_head
-from tui_lab.model.hooks import FINAL_NORM, Hooks, HookScope, stack_names
+from tui_lab.model.hooks import Hooks, HookScope, stack_names
 from tui_lab.model.kv_cache import KVCache
 from tui_lab.model.masks import key_padding
 from tui_lab.model.nat import LENGTH_CLASSIFIER, LengthClassifier
+from tui_lab.model.norm_hooks import hooked_norm
 from tui_lab.model.patches import PatchEmbedding
 from tui_lab.model.positions import ADDITIVE
 from tui_lab.model.relative import share_t5_bias
@@ -97,9 +98,9 @@ class Transformer(nn.Module):
         for i, block in enumerate(self.encoder):
             x = block(x, allowed, hooks=None if hooks is None else hooks.scope(f"{prefix}.{i}."))
         if self.encoder_norm is not None:
-            x = with_keep(self.encoder_norm, src_mask)(x)  # batchnorm: statistics over real tokens only
-            if hooks is not None:
-                x = hooks.apply(FINAL_NORM if prefix == "blocks" else f"{prefix}.{FINAL_NORM}", x)
+            norm = with_keep(self.encoder_norm, src_mask)  # batchnorm: statistics over real tokens only
+            scope = "ln_final." if prefix == "blocks" else f"{prefix}.ln_final."
+            x = final_norm(self.encoder_norm, norm, hooks, scope)(x)
         return (x, captures) if need_weights else x
 
     def decode(
@@ -139,9 +140,9 @@ class Transformer(nn.Module):
                 y = block(y, memory_kv[i], allowed, memory_allowed, start, layer_cache, scope)
         if cache is not None:
             cache.length = start + tgt.shape[1]
-        state = with_keep(self.decoder_norm, tgt_mask)(y) if self.decoder_norm is not None else y  # (N, T, E)
-        if hooks is not None and self.decoder_norm is not None:
-            state = hooks.apply(FINAL_NORM, state)
+        state = y  # (N, T, E)
+        if self.decoder_norm is not None:
+            state = final_norm(self.decoder_norm, with_keep(self.decoder_norm, tgt_mask), hooks, "ln_final.")(y)
         logits = self.lm_head(state if self.out_scale == 1.0 else state * self.out_scale)
         if self.copy_gate is not None:
             logits, copy = self._copy(logits, state, inputs, last_cross[1][0], memory, src_ext)
@@ -237,6 +238,11 @@ class Transformer(nn.Module):
     def new_cache(self, batch: int, capacity: int | None = None) -> KVCache:
         p = next(self.parameters())
         return KVCache(self.config, batch, capacity or self.config.max_len, p.device, p.dtype)
+
+
+def final_norm(norm: nn.Module, apply, hooks: Hooks | None, prefix: str):
+    """A stack's final norm with its points (`ln_final.hook_scale`, `ln_final.hook_normalized`) when hooked."""
+    return apply if hooks is None else hooked_norm(norm, apply, hooks.scope(prefix))
 
 
 def _recorder(captures: list[AttentionCapture], stack: str, layer: int, kind: str):
