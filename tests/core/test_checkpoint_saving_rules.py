@@ -21,7 +21,9 @@ from tui_lab.data import char_tokenizer
 from tui_lab.model import build_model
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+# The source tree and the tests' helpers (tests/support) for the child that saves.
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "tests" / "support"),
+                                                                 os.environ.get("PYTHONPATH")])))
 TINY = ["--preset", "gpt2-toy", "--layers", "1", "--d-model", "32", "--heads", "2", "--d-ff", "64",
         "--batch-size", "2", "--seq-len", "16", "--device", "cpu", "--json"]
 TOKENIZER = char_tokenizer("abcdefghijklmnop")
