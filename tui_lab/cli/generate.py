@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from tui_lab.cli.layout import Flow
 from tui_lab.cli.model_args import add_model_arguments, load_from_args
 from tui_lab.generation.folder_defaults import given_fields, with_folder_defaults
 from tui_lab.generation.prompt import prompt_ids
@@ -193,18 +194,19 @@ class _LivePrinter:
 
     def __init__(self, decode, prompt: str | None) -> None:
         self.decode, self.shown = decode, ""
-        self.console = Console(highlight=False, markup=False)
+        self.flow = Flow(Console(highlight=False, markup=False))  # wrapped at spaces in a terminal
         if prompt is not None:
-            self.console.print(prompt, style="bold", end="")
+            self.flow.write(prompt, style="bold")
 
     def update(self, token: NewToken) -> None:
         self._show(self.decode(token.ids).rstrip("\ufffd"))
 
     def finish(self, completion: str) -> None:
         self._show(completion)
-        self.console.print()
+        self.flow.flush()
+        self.flow.console.print()
 
     def _show(self, text: str) -> None:
         if text.startswith(self.shown) and len(text) > len(self.shown):
-            self.console.print(text[len(self.shown):], end="")
+            self.flow.write(text[len(self.shown):])
             self.shown = text

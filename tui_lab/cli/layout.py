@@ -75,3 +75,51 @@ def fit(console: Console, text: str, indent: int = 0) -> str:
 def say(console: Console, text: str, indent: int = 2, **style) -> None:
     """Print `text` wrapped as `fit` wraps it, no markup read in it, with an optional style."""
     console.print(fit(console, text, indent), markup=False, highlight=False, soft_wrap=True, **style)
+
+
+class Flow:
+    """Text printed as it arrives (a completion token by token), wrapped at spaces as `wrap` wraps it: a word
+    is held until its end arrives, then goes on this line or the next. A pipe gets the text unwrapped."""
+
+    def __init__(self, console: Console) -> None:
+        self.console, self.column, self.held, self.style = console, 0, "", ""
+
+    def write(self, text: str, style: str = "") -> None:
+        if not self.console.is_terminal:
+            self.console.print(text, style=style or None, end="", markup=False, highlight=False, soft_wrap=True)
+            return
+        if style != self.style:
+            self.flush()
+            self.style = style
+        self.held += text
+        *done, self.held = re.split(r"(?<=\s)(?=\S)", self.held)  # words ended by a space; the last may go on
+        for word in done:
+            self._place(word)
+
+    def flush(self) -> None:
+        """Print the word held back (the text's end)."""
+        if self.held:
+            self._place(self.held)
+        self.held = ""
+
+    def _place(self, word: str) -> None:
+        width = self.console.width
+        for line_no, part in enumerate(word.split("\n")):
+            if line_no:
+                self._out("\n")
+                self.column = 0
+            if self.column and self.column + len(part.rstrip()) > width:
+                self._out("\n")
+                self.column = 0
+            for piece in [part] if len(part.rstrip()) <= width else pieces(part):
+                if self.column and self.column + len(piece.rstrip()) > width:
+                    self._out("\n")
+                    self.column = 0
+                while len(piece.rstrip()) > width:  # longer than a line: cut where it must be
+                    self._out(piece[:width] + "\n")
+                    piece = piece[width:]
+                self._out(piece)
+                self.column += len(piece)
+
+    def _out(self, text: str) -> None:
+        self.console.print(text, style=self.style or None, end="", markup=False, highlight=False, soft_wrap=True)

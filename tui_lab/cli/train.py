@@ -16,6 +16,7 @@ from typing import Any
 
 from tui_lab.cli import UsageError
 from tui_lab.cli.interrupt import stop_on_interrupt
+from tui_lab.cli.layout import say
 from tui_lab.cli.model_args import add_hub_arguments, check_hub_arguments, hub_options
 from tui_lab.config import field_names, parse_value
 from tui_lab.run_lock import run_lock
@@ -309,10 +310,10 @@ class RichPrinter:
 
     def _on_start(self, e) -> None:
         m = e.model
-        self.console.print(f"[bold]{m['name']}[/] {m['family']}, {e.params:,} parameters, on {e.device}"
-                           + (f" x {e.world_size} processes" if e.world_size > 1 else ""))
+        say(self.console, f"{m['name']} {m['family']}, {e.params:,} parameters, on {e.device}"
+                          + (f" x {e.world_size} processes" if e.world_size > 1 else ""))
         for note in e.notes:
-            self.console.print(f"  note: {note}")
+            say(self.console, f"  note: {note}", indent=4)
         self.total = e.total_steps
         self.family = m["family"]
         if e.train.get("task") and m["family"] == "encoder-decoder":  # a held-out source of the task
@@ -326,36 +327,34 @@ class RichPrinter:
 
     def _on_eval(self, e) -> None:
         exact = f", exact match {e.exact_match:.3f}" if e.exact_match is not None else ""
-        self.console.print(f"step {e.step}: val loss {e.val_loss:.4f}{exact}{_masked(e)}", markup=False)
+        say(self.console, f"step {e.step}: val loss {e.val_loss:.4f}{exact}{_masked(e)}")
 
     def _on_sample(self, e) -> None:
         if e.target is not None:  # a seq2seq source: a prompt the trained model can translate
             self.prompt = e.prompt
         target = f"  (want: {e.target})" if e.target is not None else ""
-        self.console.print(f"  sample: {e.prompt!r} -> {e.text!r}{target}", markup=False)
+        say(self.console, f"  sample: {e.prompt!r} -> {e.text!r}{target}", indent=4)
 
     def _on_checkpoint(self, e) -> None:
         if e.step < self.total:  # a periodic save; the last one is reported with the done line
-            self.console.print(f"checkpoint written to {e.path}")
+            say(self.console, f"checkpoint written to {e.path}")
 
     def _on_done(self, e) -> None:
         exact = f", exact match {e.exact_match:.3f}" if e.exact_match is not None else ""
         mfu = f", MFU {e.mfu:.1%}" if e.mfu is not None else ""
-        self.console.print(f"done at step {e.step}: train loss {e.train_loss:.4f}, val loss {e.val_loss:.4f}"
-                           f"{exact}{_masked(e)}, {e.tokens_per_s:,.0f} tokens/s{mfu}", markup=False,
-                           soft_wrap=True)
+        say(self.console, f"done at step {e.step}: train loss {e.train_loss:.4f}, val loss {e.val_loss:.4f}"
+                          f"{exact}{_masked(e)}, {e.tokens_per_s:,.0f} tokens/s{mfu}")
         self._where(e.checkpoint, finished=True)
 
     def _on_stopped(self, e) -> None:
-        self.console.print(f"stopped at step {e.step}")
+        say(self.console, f"stopped at step {e.step}")
         self._where(e.checkpoint, finished=False)
 
     def _where(self, folder: str | None, finished: bool) -> None:
         """Where the run went, or that it went nowhere and how to keep the next one."""
         if folder is None:
-            self.console.print("not saved: the trained model is discarded; add --out DIR to keep it "
-                               "(then tui-lab generate --checkpoint DIR --prompt TEXT)", markup=False,
-                               soft_wrap=True)
+            say(self.console, "not saved: the trained model is discarded; add --out DIR to keep it "
+                              "(then tui-lab generate --checkpoint DIR --prompt TEXT)")
             return
         # Printed for a person to paste: each command runs as printed (tests/cli/test_cli_words.py runs them).
         where = shlex.quote(folder)
@@ -363,7 +362,7 @@ class RichPrinter:
             f"generate: tui-lab generate --checkpoint {where} --prompt {shlex.quote(self.prompt)}; "
         then = (f"{generate}train on to N steps in all: tui-lab train --resume {where} --steps N") if finished \
             else f"finish the run: tui-lab train --resume {where}"
-        self.console.print(f"saved to {folder} ({then})", markup=False, soft_wrap=True)
+        say(self.console, f"saved to {folder} ({then})")
 
     def _on_error(self, e) -> None:
-        self.console.print(f"error: {e.message}", style="red", markup=False, highlight=False, soft_wrap=True)
+        say(self.console, f"error: {e.message}", style="red")
