@@ -30,7 +30,7 @@ def pieces(text: str) -> list[str]:
 
 
 # A word, or a number with its unit ("148.1 MiB", "12 s"): a line never ends between the two.
-_WORD = re.compile(r"(?:\S*\d\s(?:[KMGTP]?i?B|[KMGT]|s|ms|%)(?=[\s,;:)]|$)|\S+)[,;:)]*\s*")
+_WORD = re.compile(r"(?:\S*\d\s(?:[KMGTP]?i?B|[KMGT]|s|ms|%)(?=[\s,;:)/]|$)|\S+)[,;:)]*\s*")
 
 
 def wrap(text: str, width: int, indent: int = 0, first: int = 0) -> list[str]:

@@ -96,7 +96,20 @@ def _build_and_run(args: argparse.Namespace, model_overrides: dict[str, Any], tr
     else:
         trainer = _new_trainer(args, model_overrides, train_overrides, printer)
     check_budget(trainer.model_config, trainer.train_config, trainer.step_count, trainer.device, args.yes)
+    if isinstance(printer, RichPrinter) and trainer.is_seq2seq:
+        printer.prompt_check = lambda: right_prompt(trainer.source, trainer.model, trainer.device)
     return _run(trainer, printer)
+
+
+CHECKED = 64  # held-out sources tried for the closing hint's prompt
+
+
+def right_prompt(source, model, device) -> str | None:
+    """A held-out source of a seq2seq task (`source`, a Seq2SeqSource) that `model` translates right, greedily
+    (as the hint's command decodes); None when none of the first CHECKED is (undertrained: a hint would show a
+    wrong answer)."""
+    rows = source.translations(model, device, "val", CHECKED)
+    return next((source for source, output, target in rows if output == target), None)
 
 
 def _flag(args: argparse.Namespace, name: str) -> str:
@@ -295,6 +308,7 @@ class RichPrinter:
         # The closing hint's prompt: a held-out source once a translation sample is printed (a word the
         # task's model knows), else a plain start of text for a language model.
         self.prompt = "The"
+        self.prompt_check = None  # a seq2seq run: finds a held-out source the model gets right, else None
 
     def __enter__(self) -> RichPrinter:
         self.progress.__enter__()
@@ -360,6 +374,11 @@ class RichPrinter:
         where = shlex.quote(folder)
         generate = "" if self.family == "encoder-only" else \
             f"generate: tui-lab generate --checkpoint {where} --prompt {shlex.quote(self.prompt)}; "
+        if self.prompt_check is not None and finished:  # suggest what the model gets right, or say it does not
+            right = self.prompt_check()
+            generate = (f"undertrained: none of {CHECKED} held-out sources comes out right yet; " if right is None
+                        else f"generate: tui-lab generate --checkpoint {where} --prompt {shlex.quote(right)} "
+                             "--temperature 0; ")
         then = (f"{generate}train on to N steps in all: tui-lab train --resume {where} --steps N") if finished \
             else f"finish the run: tui-lab train --resume {where}"
         say(self.console, f"saved to {folder} ({then})")
