@@ -232,3 +232,10 @@ def test_command_fits_the_width(screens, case, width):
     problems = {rule: found for rule, found in problems.items() if found}
     assert not problems, f"{case} at {width} columns: {problems}\n{screen}"
     assert f"@@ {case} exit 0" in "\n".join(screens[width]["@plain"]), screen
+
+
+def test_info_says_its_parameter_count_in_one_line_from_the_left(screens):
+    """Defect 22: the table title was centred and wrapped into three fragments at 80 columns."""
+    lines = screens[80]["info"]
+    said = next(i for i, line in enumerate(lines) if line.startswith("parameters: 124,439,808 (the source says"))
+    assert "see presets/gpt2-small.toml)" in " ".join(lines[said : said + 2]), lines[said : said + 2]
