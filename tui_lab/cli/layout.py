@@ -30,7 +30,9 @@ def pieces(text: str) -> list[str]:
 
 
 # A word, or a number with its unit ("148.1 MiB", "12 s"): a line never ends between the two.
-_WORD = re.compile(r"(?:\S*\d\s(?:[KMGTP]?i?B|[KMGT]|s|ms|%)(?=[\s,;:)/]|$)|\S+)[,;:)]*\s*")
+_WORD = re.compile(r"(?:\S*\d\s(?:[KMGTP]?i?B|[KMGT]|s|ms|%)(?=[\s,;:)/]|$)\S*|\S+)[,;:)]*\s*")
+_UNIT_SPACE = re.compile(r"(\d) (?=(?:[KMGTP]?i?B|[KMGT]|s|ms|%)(?:[\s,;:)/]|$))")
+_GLUE = "\ue000"  # a private-use character: no text of ours holds it, and it is not a space to split at
 
 
 def wrap(text: str, width: int, indent: int = 0, first: int = 0) -> list[str]:
@@ -52,7 +54,8 @@ def wrap(text: str, width: int, indent: int = 0, first: int = 0) -> list[str]:
             new_line()
             line += word
             continue
-        for piece in pieces(word):
+        glued = _UNIT_SPACE.sub("\\1" + _GLUE, word)  # a number keeps its unit even inside a long word
+        for piece in (p.replace(_GLUE, " ") for p in pieces(glued)):
             if line.strip() and len(line) + len(piece.rstrip()) > room:
                 new_line()
             while len(line) + len(piece.rstrip()) > room:  # longer than a whole line: no choice but to cut
