@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from tui_lab.cli.layout import Flow
+from tui_lab.cli.layout import Flow, say
 from tui_lab.cli.model_args import add_model_arguments, load_from_args
 from tui_lab.generation.folder_defaults import given_fields, with_folder_defaults
 from tui_lab.generation.prompt import prompt_ids
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         note += f"; past max_len {loaded.config.max_len}: the window slid to the last tokens"
     if folder is not None and folder.line():
         note += f"; {folder.line()}" + (f" (defaults taken: {', '.join(from_folder)})" if from_folder else "")
-    console.print(f"[dim]{note}[/]", markup=True, highlight=False)
+    say(console, note, style="dim")  # wrapped at spaces and separators; no markup read in a prompt's words
     return 0
 
 
