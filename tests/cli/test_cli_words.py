@@ -17,6 +17,9 @@ from tui_lab.cli import HF_MODEL_TYPES
 def test_train_closing_commands_run_as_printed(tmp_path, capsys, monkeypatch):
     """The done line's `generate:` and `train on` commands, pasted as printed (N the person's number)."""
     monkeypatch.setenv("COLUMNS", "300")  # one line each, as a wide terminal shows them
+    # Two steps translate nothing right (the hint then says undertrained, test_train_hint_prompt.py): stand in
+    # for the check with a held-out source whose quoting the pasted command must survive.
+    monkeypatch.setattr("tui_lab.cli.train.right_prompt", lambda *_: "twenty 'one'")
     folder = tmp_path / "a run"  # a space: the printed command must quote it
     done = run_cli(capsys, "train", "--task", "numbers-de", "--steps", "2", "--out", str(folder))
     assert done.returncode == 0, done.stderr

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from tui_lab.cli.layout import say
 from tui_lab.cli.model_args import add_model_arguments, load_from_args
 
 
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
                                     on_progress=lambda done, total: progress.update(task, completed=done, total=total))
     Console().print(_table(report, loaded.label))
     for note in report.notes:  # a length that slid measured the window, not the cache: say so plainly
-        Console().print(f"slid: {note}", markup=False, highlight=False, soft_wrap=True)
+        say(Console(), f"slid: {note}")
     return 0
 
 
@@ -83,7 +84,8 @@ def _table(report, label: str) -> Table:
     table = Table(title=f"{label} on {report.device}: greedy, prompt {report.prompt_len}, batch {report.batch}, "
                         f"median of {report.repeats}{on}")
     for name in ("new tokens", "cached s", "uncached s", "cached tok/s", "uncached tok/s", "speedup", "identical"):
-        table.add_column(name, justify="right")
+        # a header wraps at its spaces, never inside a word; the numbers never wrap
+        table.add_column(name, justify="right", no_wrap=False, min_width=max(len(w) for w in name.split()))
     for run in report.to_dict()["runs"]:
         note = " (slid)" if run["slid"] else ""
         table.add_row(f"{run['new_tokens']}{note}", f"{run['cached_s']:.3f}", f"{run['uncached_s']:.3f}",

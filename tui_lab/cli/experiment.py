@@ -59,12 +59,25 @@ def _list(experiments: list, as_json: bool) -> int:
     if as_json:
         print(json.dumps({"experiments": [e.describe() for e in experiments]}))
         return 0
+    from rich.console import Console
+
+    from tui_lab.cli.layout import wrap
+
+    console = Console(highlight=False, markup=False)
+    width = console.width if console.is_terminal else 10**6  # a pipe keeps each text on one line
+    column = min(max(len(e.name) for e in experiments), NAME_COLUMN) + 2
     for e in experiments:
-        print(f"{e.name:<16} {e.title}")
-        print(f"{'':<16} {e.lesson}")
         options = ", ".join(f"{k}={_text(v)}" for k, v in e.options.items())
-        print(f"{'':<16} options: {options}\n")
+        name = e.name.ljust(column) if len(e.name) < column else e.name + "\n" + " " * column
+        lines = wrap(e.title, width, column, first=column)
+        for text, hang in ((e.lesson, 0), (f"options: {options}", 2)):  # options: their lines under the first's
+            lines += [" " * column + line if i == 0 else line
+                      for i, line in enumerate(wrap(text, width, column + hang, first=column))]
+        console.print(name + "\n".join(lines) + "\n", soft_wrap=True)
     return 0
+
+
+NAME_COLUMN = 24  # a longer name stands on its own line, its text below it at this indent
 
 
 def _run(experiment, options: dict[str, Any], control: RunControl, args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from tui_lab.cli.layout import Flow, say
 from tui_lab.cli.model_args import add_model_arguments, load_from_args
 from tui_lab.generation.folder_defaults import decoding_mode, given_fields, with_folder_defaults
 from tui_lab.generation.prompt import prompt_ids
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         note += f"; {folder.line()}" + (f" (defaults taken: {', '.join(from_folder)})" if from_folder else "")
     if folder is not None:
         note += f"; {result['decoding']['mode']} ({result['decoding']['from']})"
-    console.print(f"[dim]{note}[/]", markup=True, highlight=False)
+    say(console, note, style="dim")  # wrapped at spaces and separators; no markup read in a prompt's words
     return 0
 
 
@@ -224,18 +225,19 @@ class _LivePrinter:
 
     def __init__(self, decode, prompt: str | None) -> None:
         self.decode, self.shown = decode, ""
-        self.console = Console(highlight=False, markup=False)
+        self.flow = Flow(Console(highlight=False, markup=False))  # wrapped at spaces in a terminal
         if prompt is not None:
-            self.console.print(prompt, style="bold", end="")
+            self.flow.write(prompt, style="bold")
 
     def update(self, token: NewToken) -> None:
         self._show(self.decode(token.ids).rstrip("\ufffd"))
 
     def finish(self, completion: str) -> None:
         self._show(completion)
-        self.console.print()
+        self.flow.flush()
+        self.flow.console.print()
 
     def _show(self, text: str) -> None:
         if text.startswith(self.shown) and len(text) > len(self.shown):
-            self.console.print(text[len(self.shown):], end="")
+            self.flow.write(text[len(self.shown):])
             self.shown = text

@@ -11,6 +11,7 @@ from rich.table import Table
 from tui_lab.analysis import count_params, flops_per_token, memory, shape_trace
 from tui_lab.analysis.format import fmt_bytes, fmt_count
 from tui_lab.cli.config_args import add_config_arguments, config_from_args, overrides_from_args
+from tui_lab.cli.layout import say
 from tui_lab.cli.model_args import FROM_HF_HELP, add_hub_arguments, check_hub_arguments, hub_options
 from tui_lab.config import ModelConfig
 from tui_lab.presets import paper_claims
@@ -109,31 +110,47 @@ def _print(config: ModelConfig, data: dict) -> None:
         title += f", {data['active_params']:,} active per token"
     if "params" in claims:
         title += f" (the source says {claims['params']}; see presets/{config.name}.toml)"
-    params = Table("component", "parameters", "share", title=title)
+    say(console, title, indent=2)  # a long line over a table, never centred in fragments above it
+    params = Table("component", "parameters", "share")
     for name, value in data["breakdown"].items():
         params.add_row(name, f"{value:,}", f"{100 * value / data['total_params']:.1f}%")
     console.print(params)
-    trace = Table("module", "kind", "input", "output", "params",
-                  title=f"shape trace (batch {data['batch']}, seq len {data['seq_len']})")
-    for row in data["shapes"]:
-        depth = row["path"].count(".")
-        short = row["path"] if depth < 2 else row["path"].split(".", 2)[2]
-        trace.add_row("  " * min(depth, 2) + short, row["kind"], str(tuple(row["input"])), str(tuple(row["output"])),
-                      f"{row['params']:,}")
-    console.print(trace)
+    console.print(_trace_table(data, console.width))
     mem = data["memory"]
-    console.print(
-        f"forward FLOPs per token at context {data['seq_len']}: {fmt_count(data['flops_per_token'])}\n"
-        f"memory (fp32): weights {fmt_bytes(mem['weights'])}, training with AdamW {fmt_bytes(mem['training'])}, "
-        f"activations {fmt_bytes(mem['activations'])}, KV cache {fmt_bytes(mem['kv_cache_per_token'])}/token "
-        f"({fmt_bytes(mem['kv_cache_full'])} at max_len {config.max_len})"
-    )
+    say(console, f"forward FLOPs per token at context {data['seq_len']}: {fmt_count(data['flops_per_token'])}",
+        indent=2)
+    say(console, f"memory (fp32): weights {fmt_bytes(mem['weights'])}, training with AdamW "
+                 f"{fmt_bytes(mem['training'])}, activations {fmt_bytes(mem['activations'])}, KV cache "
+                 f"{fmt_bytes(mem['kv_cache_per_token'])}/token ({fmt_bytes(mem['kv_cache_full'])} at max_len "
+                 f"{config.max_len})", indent=2)
     if "tokenizer" in data:
-        console.print(f"tokenizer: {data['tokenizer']}", highlight=False, markup=False)
+        say(console, f"tokenizer: {data['tokenizer']}", indent=2)
     if "tokenizer_used" in data:
         used = data["tokenizer_used"]
         bos = "starts with bos" if used["bos"]["added"] else "gets no bos"
-        console.print(f"tokenizer built by: {used['built_by']}; a prompt {bos} ({used['bos']['why']})",
-                      highlight=False, markup=False)
+        say(console, f"tokenizer built by: {used['built_by']}; a prompt {bos} ({used['bos']['why']})", indent=2)
     if data.get("generation_config", {}).get("line"):
-        console.print(f"generation: {data['generation_config']['line']}", highlight=False, markup=False)
+        say(console, f"generation: {data['generation_config']['line']}", indent=2)
+
+
+def _trace_table(data: dict, width: int) -> Table:
+    """The shape trace; shape tuples and counts never broken, the kind wrapped at its spaces. Where the five
+    columns do not fit, input and output stack in one column (input over output)."""
+    rows = []
+    for row in data["shapes"]:
+        depth = row["path"].count(".")
+        short = row["path"] if depth < 2 else row["path"].split(".", 2)[2]
+        rows.append(("  " * min(depth, 2) + short, row["kind"], str(tuple(row["input"])), str(tuple(row["output"])),
+                     f"{row['params']:,}"))
+    longest = [max(len(word) for r in rows for word in (r[i].split() if i == 1 else [r[i]])) for i in range(5)]
+    stacked = sum(longest) + 3 * 5 + 1 > width
+    trace = Table(title=f"shape trace (batch {data['batch']}, seq len {data['seq_len']})")
+    trace.add_column("module", no_wrap=True)
+    trace.add_column("kind", min_width=longest[1])
+    for name in ("input\n-> output",) if stacked else ("input", "output"):
+        trace.add_column(name, no_wrap=True)
+    trace.add_column("params", no_wrap=True, justify="right")
+    for module, kind, shape_in, shape_out, params in rows:
+        shapes = (f"{shape_in}\n-> {shape_out}",) if stacked else (shape_in, shape_out)
+        trace.add_row(module, kind, *shapes, params)
+    return trace

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
-from rich.table import Table
 
+from tui_lab.cli.grid_tables import grid_tables
 from tui_lab.cli.mechanism_args import add_common, dump, load_causal, window
 
 EXAMPLE = 'tui-lab lens --preset gpt2-toy-english --prompt "Anna walked to the river. Tom walked to the"'
@@ -31,12 +31,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         dump(loaded, table.to_dict())
         return 0
-    grid = Table(title=f"logit lens: {loaded.label} (top token and its probability)")
-    grid.add_column("stream")
-    for token in table.tokens:
-        grid.add_column(repr(token)[1:-1])
-    for p, point in enumerate(table.points):
-        label = point.removeprefix("blocks.").replace(".hook_resid_", " ")  # "0 pre" ... "3 post"
-        grid.add_row(label, *(f"{repr(cell[0]['token'])[1:-1]} {cell[0]['prob']:.2f}" for cell in table.top[p]))
-    Console().print(grid)
+    console = Console()
+    labels = [point.removeprefix("blocks.").replace(".hook_resid_", " ") for point in table.points]  # "0 pre"
+    cells = [[f"{repr(cell[0]['token'])[1:-1]} {cell[0]['prob']:.2f}" for cell in row] for row in table.top]
+    # The positions in as many tables as the width needs: a token or a probability is never cut.
+    for grid in grid_tables(f"logit lens: {loaded.label} (top token and its probability)", "stream", labels,
+                            [repr(token)[1:-1] for token in table.tokens], cells, width=console.width):
+        console.print(grid)
     return 0

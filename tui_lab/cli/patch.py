@@ -12,6 +12,7 @@ import re
 from rich.console import Console
 
 from tui_lab.cli.grid_tables import grid_tables
+from tui_lab.cli.layout import say
 from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal, token_from_args, window
 
 KINDS = ("resid_pre", "resid_mid", "resid_post", "attn_out", "mlp_out", "z", "pattern", "path")
@@ -123,7 +124,7 @@ def _print(table, tokens: list[str]) -> None:
     for grid in grid_tables(title, "layer", rows, columns, cells):
         console.print(grid)
     if table.warning:
-        console.print(table.warning, style="yellow", markup=False, soft_wrap=True)
+        say(console, table.warning, style="yellow")  # wrapped at spaces, as every line the CLI writes
 
 
 def _attribution(model, clean, answer: int, wrong: int | None) -> list[list[float]] | None:

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tui_lab.analysis.params import count_params
+from tui_lab.cli.layout import wrap
 from tui_lab.presets import list_presets, load_preset, weights_of
 
 
@@ -28,28 +29,56 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"presets": rows}))
         return 0
     console = Console()
-    console.print(_table(rows, wide=console.width >= WIDE))
+    if _source_column_fits(rows, console.width):
+        console.print(_table(rows))
+    else:
+        _print_rows(console, rows)
     return 0
 
 
-WIDE = 110  # below this the source goes under the name: a name is never cut (a person types it)
+COLUMNS = ("preset", "family", "parameters", "weights")
 
 
-def _table(rows: list[dict], wide: bool) -> Table:
+def _cells(row: dict) -> list[str]:
+    return [row["name"], row["family"], f"{row['total_params']:,}", row["weights"]]
+
+
+def _widths(rows: list[dict]) -> list[int]:
+    return [max(len(c) for c in (name, *(_cells(r)[i] for r in rows))) for i, name in enumerate(COLUMNS)]
+
+
+def _source_column_fits(rows: list[dict], width: int) -> bool:
+    """The source as a fifth column only while its longest word fits in what the other four leave."""
+    room = width - sum(_widths(rows)) - 3 * 5 - 1  # a space each side of each cell and a rule after it
+    return max(len(word) for row in rows for word in row["source"].split()) <= room
+
+
+def _table(rows: list[dict]) -> Table:
     """The name (what a person types after --preset) is never cut or wrapped; the source wraps instead."""
-    name_width = max(len(row["name"]) for row in rows)
-    table = Table(box=box.HEAVY_HEAD if wide else box.SIMPLE_HEAD)
-    table.add_column("preset", no_wrap=wide, min_width=name_width, max_width=None if wide else name_width,
-                     overflow="fold")
+    table = Table(box=box.HEAVY_HEAD)
+    table.add_column("preset", no_wrap=True)
     table.add_column("family", no_wrap=True)
     table.add_column("parameters", justify="right", no_wrap=True)
-    table.add_column("weights", no_wrap=True, min_width=len("trained"))
-    if wide:
-        table.add_column("source", ratio=1)
+    table.add_column("weights", no_wrap=True)
+    table.add_column("source", ratio=1)
     for row in rows:
-        cells = [row["name"], row["family"], f"{row['total_params']:,}", row["weights"]]
-        if wide:
-            table.add_row(*cells, row["source"])
-        else:
-            table.add_row(Text.assemble(row["name"], "\n", (row["source"], "dim")), *cells[1:])
+        table.add_row(*_cells(row), row["source"])
     return table
+
+
+def _print_rows(console: Console, rows: list[dict]) -> None:
+    """Narrow: the four columns, and each preset's source under its row across the whole width, wrapped at
+    spaces and after separators ("meta-llama/" / "Llama-2-7b-hf/config.json"), never mid-word."""
+    widths = _widths(rows)
+
+    def line(cells: list[str]) -> str:
+        padded = (c.rjust(w) if i == 2 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        return "  ".join(padded)
+
+    console.print(Text(line(list(COLUMNS)).rstrip(), style="bold"))
+    console.print(Text("─" * min(console.width, sum(widths) + 6)))
+    indent = 4
+    for row in rows:
+        console.print(Text(line(_cells(row)).rstrip()))
+        source = wrap(row["source"], console.width, indent, first=indent)
+        console.print(Text("\n".join([" " * indent + source[0], *source[1:]]), style="dim"))

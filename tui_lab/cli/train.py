@@ -17,6 +17,7 @@ from typing import Any
 
 from tui_lab.cli import UsageError
 from tui_lab.cli.interrupt import stop_on_interrupt
+from tui_lab.cli.layout import say
 from tui_lab.cli.model_args import add_hub_arguments, check_hub_arguments, hub_options
 from tui_lab.config import field_names, parse_value
 from tui_lab.run_lock import run_lock
@@ -100,7 +101,20 @@ def _build_and_run(args: argparse.Namespace, model_overrides: dict[str, Any], tr
     else:
         trainer = _new_trainer(args, model_overrides, train_overrides, printer)
     check_budget(trainer.model_config, trainer.train_config, trainer.step_count, trainer.device, args.yes)
+    if isinstance(printer, RichPrinter) and trainer.is_seq2seq:
+        printer.prompt_check = lambda: right_prompt(trainer.source, trainer.model, trainer.device)
     return _run(trainer, printer)
+
+
+CHECKED = 64  # held-out sources tried for the closing hint's prompt
+
+
+def right_prompt(source, model, device) -> str | None:
+    """A held-out source of a seq2seq task (`source`, a Seq2SeqSource) that `model` translates right, greedily
+    (as the hint's command decodes); None when none of the first CHECKED is (undertrained: a hint would show a
+    wrong answer)."""
+    rows = source.translations(model, device, "val", CHECKED)
+    return next((source for source, output, target in rows if output == target), None)
 
 
 def _flag(args: argparse.Namespace, name: str) -> str:
@@ -305,6 +319,7 @@ class RichPrinter:
         # The closing hint's prompt: a held-out source once a translation sample is printed (a word the
         # task's model knows), else a plain start of text for a language model.
         self.prompt = "The"
+        self.prompt_check = None  # a seq2seq run: finds a held-out source the model gets right, else None
 
     def __enter__(self) -> RichPrinter:
         self.progress.__enter__()
@@ -320,10 +335,10 @@ class RichPrinter:
 
     def _on_start(self, e) -> None:
         m = e.model
-        self.console.print(f"[bold]{m['name']}[/] {m['family']}, {e.params:,} parameters, on {e.device}"
-                           + (f" x {e.world_size} processes" if e.world_size > 1 else ""))
+        say(self.console, f"{m['name']} {m['family']}, {e.params:,} parameters, on {e.device}"
+                          + (f" x {e.world_size} processes" if e.world_size > 1 else ""))
         for note in e.notes:
-            self.console.print(f"  note: {note}")
+            say(self.console, f"  note: {note}", indent=4)
         self.total = e.total_steps
         self.family = m["family"]
         if e.train.get("task") and m["family"] == "encoder-decoder":  # a held-out source of the task
@@ -337,47 +352,49 @@ class RichPrinter:
 
     def _on_eval(self, e) -> None:
         exact = f", exact match {e.exact_match:.3f}" if e.exact_match is not None else ""
-        self.console.print(f"step {e.step}: val loss {e.val_loss:.4f}{exact}{_masked(e)}", markup=False)
+        say(self.console, f"step {e.step}: val loss {e.val_loss:.4f}{exact}{_masked(e)}")
 
     def _on_sample(self, e) -> None:
         if e.target is not None:  # a seq2seq source: a prompt the trained model can translate
             self.prompt = e.prompt
         target = f"  (want: {e.target})" if e.target is not None else ""
-        self.console.print(f"  sample: {e.prompt!r} -> {e.text!r}{target}", markup=False)
+        say(self.console, f"  sample: {e.prompt!r} -> {e.text!r}{target}", indent=4)
 
     def _on_checkpoint(self, e) -> None:
         if e.step < self.total:  # a periodic save; the last one is reported with the done line
-            self.console.print(f"checkpoint written to {e.path}")
+            say(self.console, f"checkpoint written to {e.path}")
 
     def _on_done(self, e) -> None:
         exact = f", exact match {e.exact_match:.3f}" if e.exact_match is not None else ""
         mfu = f", MFU {e.mfu:.1%}" if e.mfu is not None else ""
-        self.console.print(f"done at step {e.step}: train loss {e.train_loss:.4f}, val loss {e.val_loss:.4f}"
-                           f"{exact}{_masked(e)}, {e.tokens_per_s:,.0f} tokens/s{mfu}", markup=False,
-                           soft_wrap=True)
+        say(self.console, f"done at step {e.step}: train loss {e.train_loss:.4f}, val loss {e.val_loss:.4f}"
+                          f"{exact}{_masked(e)}, {e.tokens_per_s:,.0f} tokens/s{mfu}")
         self._where(e.checkpoint, finished=True)
 
     def _on_stopped(self, e) -> None:
-        self.console.print(f"stopped at step {e.step}")
+        say(self.console, f"stopped at step {e.step}")
         self._where(e.checkpoint, finished=False)
 
     def _where(self, folder: str | None, finished: bool) -> None:
         """Where the run went, or that it went nowhere and how to keep the next one."""
         if folder is None:
-            self.console.print("not saved: the trained model is discarded; add --out DIR to keep it "
-                               "(then tui-lab generate --checkpoint DIR --prompt TEXT)", markup=False,
-                               soft_wrap=True)
+            say(self.console, "not saved: the trained model is discarded; add --out DIR to keep it "
+                              "(then tui-lab generate --checkpoint DIR --prompt TEXT)")
             return
         # Printed for a person to paste: each command runs as printed (tests/cli/test_cli_words.py runs them).
         where = shlex.quote(folder)
         generate = "" if self.family == "encoder-only" else \
             f"generate: tui-lab generate --checkpoint {where} --prompt {shlex.quote(self.prompt)}; "
+        if self.prompt_check is not None and finished:  # suggest what the model gets right, or say it does not
+            right = self.prompt_check()
+            generate = (f"undertrained: none of {CHECKED} held-out sources comes out right yet; " if right is None
+                        else f"generate: tui-lab generate --checkpoint {where} --prompt {shlex.quote(right)} "
+                             "--temperature 0; ")
         then = (f"{generate}train on to N steps in all: tui-lab train --resume {where} --steps N") if finished \
             else f"finish the run: tui-lab train --resume {where}"
-        self.console.print(f"saved to {folder} ({then})", markup=False, soft_wrap=True)
+        say(self.console, f"saved to {folder} ({then})")
 
     def _on_error(self, e) -> None:
         from rich.console import Console
 
-        Console(stderr=True).print(f"tui-lab: error: {e.message}", style="red", markup=False, highlight=False,
-                                   soft_wrap=True)
+        say(Console(stderr=True), f"tui-lab: error: {e.message}", style="red")  # stderr, as every refusal

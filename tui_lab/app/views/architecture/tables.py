@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from tui_lab.analysis import count_params, flops_per_token, memory
 from tui_lab.analysis.cost import kv_cache_variants
@@ -41,13 +44,29 @@ def summary_text(config: ModelConfig, batch: int, seq_len: int) -> Table:
     table.add_column(no_wrap=True, min_width=13)
     table.add_column(justify="right", no_wrap=True, min_width=10)
     table.add_column(style="dim", overflow="fold", ratio=1)
-    table.add_row("FLOPs / token", f"{fmt_count(flops)}", f"{flops:,} forward, context {seq_len}")
+    table.add_row("FLOPs / token", f"{fmt_count(flops)}", ExactCount(flops, f"forward, context {seq_len}"))
     table.add_row("weights", fmt_bytes(mem.weights), "fp32")
     table.add_row("training", fmt_bytes(mem.training), "AdamW: weights + grads + 2 moments")
     table.add_row("activations", fmt_bytes(mem.activations), f"batch {batch} x {seq_len} tokens")
     table.add_row("KV / token", fmt_bytes(mem.kv_cache_per_token), "2 x layers x kv heads x d_head x 4 B")
     table.add_row("KV cache full", fmt_bytes(mem.kv_cache_full), f"{config.max_len:,} tokens, one sequence")
     return table
+
+
+class ExactCount:
+    """`count` in full, then `words`, wrapped at spaces; the count left out where its column is narrower than
+    it (a fold cut "984,808,079,83" / "2" across lines: a number is whole or absent)."""
+
+    def __init__(self, count: int, words: str) -> None:
+        self.count, self.words = f"{count:,}", words
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        longest = max(len(w) for w in self.words.split())
+        return Measurement(longest, len(self.count) + 1 + len(self.words))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        shown = f"{self.count} {self.words}" if len(self.count) <= options.max_width else self.words
+        yield Text(shown, style="dim", overflow="fold")
 
 
 def kv_table(config: ModelConfig) -> Table:
