@@ -27,6 +27,7 @@ import hashlib
 import random
 import re
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -178,7 +179,8 @@ class Crawler:
                 await self._random_walk([k for k, _ in views])
                 await self._stop_jobs()
         except Exception as err:  # noqa: BLE001 - the app ended: that is the finding
-            self._fail("traceback", f"{type(err).__name__}: {err}", getattr(self, "_path", ""), "")
+            self._fail("traceback", f"{type(err).__name__}: {err}", getattr(self, "_path", ""),
+                       traceback.format_exc())
         self.report.seconds = time.monotonic() - start
         return self.report
 
@@ -285,10 +287,10 @@ class Crawler:
         if not self.app.is_running:
             raise RuntimeError("the app is no longer running")
         before = self._lines()
+        view = self._view_id()
         named = {k for k in self._named(before) if (view, k) not in self._dead} if path is not None else set()
         values = self._inputs()
         notes = len(self.app._notifications)
-        view = self._view_id()
         await self.pilot.press(key)
         if path is None:  # a key on the way back to a state: drawn, not waited on
             await self._settle(before, notes, False, quiet=0.1, limit=0.15)
