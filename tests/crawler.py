@@ -132,12 +132,19 @@ class Report:
     refusals: list[str] = field(default_factory=list)
     known: list[Failure] = field(default_factory=list)
 
+    cut_short: list[str] = field(default_factory=list)  # what the time budget ended before it was done
+
     def summary(self) -> str:
+        short = f", cut short by the time budget: {', '.join(self.cut_short)}" if self.cut_short else ""
         return (
             f"{self.label}: {len(self.states)} states, {self.keys} keys pressed ({len(self.distinct_keys)} "
             f"distinct), {self.seconds:.0f} s, seed {self.seed}, {len(self.failures)} failures, "
-            f"{len(self.known)} known findings, {len(self.refusals)} refusals shown"
+            f"{len(self.known)} known findings, {len(self.refusals)} refusals shown{short}"
         )
+
+
+class OutOfTime(Exception):
+    """The crawl's time budget is spent: what it reached is reported, the rest named as cut short."""
 
 
 def _key_words(binding) -> list[str]:
@@ -174,15 +181,26 @@ class Crawler:
                 self.pilot, self.app = pilot, app
                 await wait_ready(pilot)
                 views = self._view_keys()
-                for key, view_id in views:
-                    await self._crawl_view(key, view_id)
-                await self._random_walk([k for k, _ in views])
+                began = time.monotonic()
+                budget = self.budget_s if self.budget_s is not None else float("inf")
+                for i, (key, view_id) in enumerate(views):
+                    # each view its share of two thirds of the budget; the random walk has what is left
+                    self._until = began + budget * 2 / 3 * (i + 1) / len(views)
+                    await self._within_budget(self._crawl_view(key, view_id), f"view {view_id}")
+                self._until = began + budget
+                await self._within_budget(self._random_walk([k for k, _ in views]), "random walk")
+                self._until = float("inf")
                 await self._stop_jobs()
         except Exception as err:  # noqa: BLE001 - the app ended: that is the finding
-            self._fail("traceback", f"{type(err).__name__}: {err}", getattr(self, "_path", ""),
-                       traceback.format_exc())
+            self._fail("traceback", f"{type(err).__name__}: {err}", getattr(self, "_path", ""), traceback.format_exc())
         self.report.seconds = time.monotonic() - start
         return self.report
+
+    async def _within_budget(self, crawl, what: str) -> None:
+        try:
+            await crawl
+        except OutOfTime:
+            self.report.cut_short.append(what)
 
     def _view_keys(self) -> list[tuple[str, str]]:
         """The number keys that open a view, read from the app's bindings: (key, view id)."""
@@ -284,6 +302,8 @@ class Crawler:
     async def _press(self, key: str, path: list[str] | None, label: str = "") -> None:
         """Press `key`; when `path` is given (the keys that led here) the press is checked and counted."""
         self._new_below = False
+        if path is not None and time.monotonic() > self._until:
+            raise OutOfTime
         if not self.app.is_running:
             raise RuntimeError("the app is no longer running")
         before = self._lines()
