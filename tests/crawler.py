@@ -162,8 +162,11 @@ class Crawler:
         walk_keys: int = 300,
         seed: int | None = None,
         known: Sequence[tuple[str, str, str]] = (),
+        budget_s: float | None = None,
     ) -> None:
         self.argv, self.size, self.depth, self.walk_keys = list(argv), size, depth, walk_keys
+        self.budget_s = budget_s  # wall time for the keys (the app's start not counted); None: no limit
+        self._until = float("inf")
         self.seed = seed if seed is not None else random.randrange(1 << 30)
         self.known = list(known)  # (rule, a regex of the detail, the reason and issue item)
         label = f"{' '.join(self.argv) or 'tui-lab'} at {size[0]}x{size[1]}, depth {depth}"
@@ -323,13 +326,14 @@ class Crawler:
         changed = after != before or len(self.app._notifications) != notes
         if key in named and not changed and view == self._view_id():
             self._dead.add((view, key))  # not waited on again for 5 s: once found, reported once
-            self._fail("dead press", f"{key!r} is named on the screen and changed nothing", where, "\n".join(before))
+            detail = f"{view}: {key!r} is named on the screen and changed nothing"
+            self._fail("dead press", detail, where, "\n".join(before))
         if key in named and len(key) == 1:
             typed = [v for k, v in self._inputs().items() if k in values and typed_into(values[k], v, key)]
             if typed:
                 self._fail(
                     "swallowed key",
-                    f"{key!r} is named on the screen and typed into a field: {typed}",
+                    f"{view}: {key!r} is named on the screen and typed into a field: {typed}",
                     where,
                     "\n".join(after),
                 )
