@@ -48,6 +48,7 @@ async def test_train_view_draws_expert_load_and_the_aux_loss_at_80x24():
         assert "experts, step 2: tokens routed, top-2 of 4" in screen and "layer 0" in screen and "e3" in screen
         assert f"aux {view.stats['aux']:.4f}" in screen  # the run's status stays on screen
         await pilot.press("l", "l")  # the loss plot again, then the next panel (learning rate)
-        await wait_for(pilot, lambda: "learning rate · l" in screen_text(app)
-                       and "tokens routed" not in screen_text(app))
+        await wait_for(
+            pilot, lambda: "learning rate · l" in screen_text(app) and "tokens routed" not in screen_text(app)
+        )
         await stop(pilot, view)
