@@ -40,8 +40,9 @@ KNOWN: list[tuple[str, str, str]] = [
     ),
     (
         "dead press",
-        r"^(experiments|train): '[xp]'",
-        "issue 36 (crawler): Cancel x / Pause p named while nothing runs change nothing and say nothing",
+        r"^(experiments: '[xf]'|train: 'p')",
+        "issue 36 (crawler): Cancel x, Pause p and figure f, named while nothing runs or no figure exists, change "
+        "nothing and say nothing",
     ),
     (
         "field value",
