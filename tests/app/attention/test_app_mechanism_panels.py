@@ -63,7 +63,7 @@ async def test_lens_then_patching_at_80x24():
 
         await pilot.press("p")
         await wait_for(pilot, lambda: "corrupt" in screen_text(app))
-        await pilot.press("enter")  # in the corrupted prompt, as it opens
+        await pilot.press("r")  # the grid has the keys as it opens
         await wait_for(pilot, lambda: "restores" in screen_text(app), 60)
         panel = app.query_one("#gen-patch")
         clean, corrupt = (live.tokenizer.encode(panel.value(n)) for n in ("clean", "corrupt"))
@@ -79,6 +79,29 @@ async def test_lens_then_patching_at_80x24():
         await wait_for(pilot, lambda: "corrupt must be as many tokens as clean" in screen_text(app))
 
 
+async def test_patching_opens_with_its_keys_not_a_selected_prompt_at_80x24():
+    """p shows the patching panel with its grid focused: r (named "Run r") runs, never types "corrupt r" into a
+    prompt opened focused and selected; after Esc from a prompt r runs again (it did nothing)."""
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(pilot, "generate")
+        await pilot.press("p")
+        await wait_for(pilot, lambda: "Run r" in screen_text(app))
+        assert "r runs" in _flat(app)  # and where the prompts are
+        await pilot.press("r")
+        panel = app.query_one("#gen-patch")
+        await wait_for(pilot, lambda: "restores" in screen_text(app) or "corrupt r" in screen_text(app), 60)
+        assert "corrupt r" not in screen_text(app)
+        assert panel.value("corrupt") == "Anna walked to the river. Tom walked to a"
+        panel.query_one("#patch-corrupt").focus()  # a click into the corrupted prompt
+        await wait_for(pilot, lambda: panel.query_one("#patch-corrupt").has_focus)
+        await pilot.press("end", *["backspace"] * 12, "escape")  # cut it short, then leave it
+        await wait_for(pilot, lambda: panel.value("corrupt") == "Anna walked to the river. Tom")
+        assert panel.grid.has_focus
+        await pilot.press("r")  # from the grid again: runs, and refuses the shorter prompt in one line
+        await wait_for(pilot, lambda: "corrupt must be as many tokens as clean" in screen_text(app), 60)
+
+
 @pytest.mark.parametrize("key", ["l", "p", "a"])
 async def test_a_run_asked_before_the_live_model_waits_for_it_in_every_panel(key):
     """The lens, patching and the head effects answer a run asked for before the live model arrived alike: each
@@ -92,9 +115,9 @@ async def test_a_run_asked_before_the_live_model_waits_for_it_in_every_panel(key
         await pilot.pause()
         await pilot.press(key)
         if key == "p":  # the byte fallback: as many bytes in each prompt, and few (a pass per byte and layer)
-            await wait_for(pilot, lambda: app.query_one("#patch-corrupt").has_focus)
+            await wait_for(pilot, lambda: app.query_one("#patch-map").has_focus)
             app.query_one("#patch-clean").value, app.query_one("#patch-corrupt").value = "to the", "to his"
-            await pilot.press("enter")
+            await pilot.press("r")
         await wait_for(pilot, lambda: "waiting for the live model" in _flat(app))
         assert "runs when it arrives" in _flat(app) and "not run" not in _flat(app)
         if key == "l":  # x: the lens no longer waits, and the model's arrival runs nothing; r runs it

@@ -41,12 +41,14 @@ async def test_train_view_draws_expert_load_and_the_aux_loss_at_80x24():
         assert heatmap.values == [list(map(float, row)) for row in view.stats["expert_load"]]
         screen = screen_text(app)
         assert f"aux {view.stats['aux']:.4f}" in screen and "loss" in screen
-        # At 80x24 the lower panel is a scroll down (the plots keep 8 rows): scrolled to, as a person would
-        app.query_one("#tr-main").scroll_end(animate=False)
-        await pilot.pause()
+        # At 80x24 the lower panel takes the loss plot's place when `l` asks for it: the expert load first
+        await pilot.press("l")
+        await wait_for(pilot, lambda: "tokens routed" in screen_text(app))
         screen = screen_text(app)
         assert "experts, step 2: tokens routed, top-2 of 4" in screen and "layer 0" in screen and "e3" in screen
-        app.query_one("#tr-main").scroll_home(animate=False)
-        await pilot.press("l")  # the next panel (learning rate), brought into view by the key itself
-        await wait_for(pilot, lambda: "learning rate" in screen_text(app) and "tokens routed" not in screen_text(app))
+        assert f"aux {view.stats['aux']:.4f}" in screen  # the run's status stays on screen
+        await pilot.press("l", "l")  # the loss plot again, then the next panel (learning rate)
+        await wait_for(
+            pilot, lambda: "learning rate · l" in screen_text(app) and "tokens routed" not in screen_text(app)
+        )
         await stop(pilot, view)

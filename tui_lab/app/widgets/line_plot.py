@@ -14,6 +14,7 @@ a minute.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -21,6 +22,25 @@ from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 COLOURS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red", "white")
+TICKS = 5  # about as many ticks as plotext puts on an axis of an 80-column plot
+
+
+def whole_ticks(lo: float, hi: float, most: int = TICKS) -> list[int]:
+    """Whole-number ticks over [lo, hi] on a 1-2-5 step, at most `most` of them: an axis of steps or tokens
+    reads "0 5 10 15", never plotext's even split "1.0 5.2 9.5 13.8 18.0"."""
+    first, last = math.ceil(lo), math.floor(hi)
+    if last <= first:
+        return [first] if first == last else []
+    step = 1
+    while (last - first) // step + 1 > most:
+        scale = 10 ** int(math.log10(step))
+        step = next(k * scale for k in (1, 2, 5, 10) if k * scale > step)
+    start = math.ceil(first / step) * step
+    return list(range(start, last + 1, step))
+
+
+def _whole(values: list[float]) -> bool:
+    return all(float(v).is_integer() for v in values)
 
 
 @dataclass(frozen=True)
@@ -35,8 +55,9 @@ class Line:
 class LinePlot(PlotextPlot):
     DEFAULT_CSS = "LinePlot { height: 1fr; min-height: 13; }"  # 8 rows to draw in, inside plotext's frame
 
-    def __init__(self, title: str = "", xlabel: str = "", ylabel: str = "", *, id: str | None = None,
-                 classes: str | None = None) -> None:
+    def __init__(
+        self, title: str = "", xlabel: str = "", ylabel: str = "", *, id: str | None = None, classes: str | None = None
+    ) -> None:
         super().__init__(id=id, classes=classes)
         self.title, self.xlabel, self.ylabel = title, xlabel, ylabel
         self.lines: list[Line] = []
@@ -52,8 +73,9 @@ class LinePlot(PlotextPlot):
         super().on_mount()
         self._draw()
 
-    def set_lines(self, lines: list[Line], vline: float | None = None, title: str | None = None,
-                  ymax: float | None = None) -> None:
+    def set_lines(
+        self, lines: list[Line], vline: float | None = None, title: str | None = None, ymax: float | None = None
+    ) -> None:
         self.lines, self.vline, self.ymax = [line for line in lines if line.xs], vline, ymax
         if title is not None:
             self.title = title
@@ -87,13 +109,24 @@ class LinePlot(PlotextPlot):
         plt.title(self.title)
         plt.xlabel(self.xlabel)
         plt.ylabel(self.ylabel)
-        plt.yscale("log" if self.ylog else "linear")
-        for i, line in enumerate(self.lines):
-            if self.ylog and min(line.ys) <= 0:
-                continue  # no place on a log axis
+        drawn = [(i, line) for i, line in enumerate(self.lines) if not (self.ylog and min(line.ys) <= 0)]
+        # plotext cannot place log ticks with no data (it raised a TypeError while rendering): an empty plot
+        # stays linear until a line comes, the box still says the axis is log
+        plt.yscale("log" if self.ylog and drawn else "linear")
+        for i, line in drawn:
             colour = line.colour or COLOURS[i % len(COLOURS)]
             plt.plot(line.xs, line.ys, label=line.label or None, color=colour, marker=line.marker)
+        self._whole_ticks([line for _, line in drawn])
         if self.ymax is not None and self.lines and not self.ylog:
             plt.ylim(min(min(line.ys) for line in self.lines), self.ymax)
         if self.vline is not None and self.lines:
             plt.vline(self.vline, "gray")
+
+    def _whole_ticks(self, lines: list[Line]) -> None:
+        """Whole ticks on an axis whose values are all whole (steps, tokens, counts)."""
+        xs = [x for line in lines for x in line.xs]
+        if xs and _whole(xs):
+            self.plt.xticks(whole_ticks(min(xs), max(xs)))
+        ys = [y for line in lines for y in line.ys]
+        if ys and _whole(ys) and not self.ylog and self.ymax is None:
+            self.plt.yticks(whole_ticks(min(ys), max(ys)))

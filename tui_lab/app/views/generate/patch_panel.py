@@ -53,11 +53,14 @@ class PatchPanel(MechanismPanel):
         return self.query_one(f"#patch-{name}", Input).value
 
     def open_with(self, prompt: str) -> None:
-        """Shown with the clean prompt filled in (when empty), focus in the corrupted one."""
+        """Shown with the clean prompt filled in (when empty), the grid focused: r runs, x cancels, and no key
+        named on the screen types into a prompt (the corrupted one opened focused and selected, and `r` made it
+        "corrupt r"); i or Tab goes into the prompts, Esc back to the grid."""
         if not self.value("clean").strip():
             self.query_one("#patch-clean", Input).value = prompt
         self.show()
-        self.query_one("#patch-corrupt", Input).focus()  # after show()'s grid focus: both wait a turn, in order
+        if self.result is None:
+            self.say("clean vs corrupt: r runs · i or Tab edits the prompts, Esc comes back")
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -124,7 +124,11 @@ class GenerateView(Vertical):
     # -- app hooks -----------------------------------------------------------------------------------
     def home(self) -> Widget:
         """The completion: g, m, v, s, y act at once, and its arrows walk the tokens (i: into the prompt).
-        Folded under the compare boxes or the side by side, their first box."""
+        Folded under the compare boxes or the side by side, their first box; a mechanism panel's grid while
+        one is shown."""
+        panel = next((p for p in self.query(MechanismPanel) if p.has_class("-shown")), None)
+        if panel is not None:
+            return panel.grid  # its r and x act (Esc from its prompts came back to the completion, where r did nothing)
         if self.has_class("-folded"):
             return next(box for box in self.query(".gen-mode") if box.parent.has_class("-shown"))
         return self.query_one(TokenStream)

@@ -38,6 +38,8 @@ from tui_lab.app.widgets.line_plot import Line, LinePlot
 
 REDRAW_HZ = 1  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: 2 Hz cost training ~5%
 PANELS = ("tr-lr-box", "tr-grads-box", "tr-sample-box", "tr-align-box", "tr-experts-box")
+PANEL_NAMES = dict(zip(PANELS, ("learning rate", "gradient norms", "samples", "alignment", "expert load"),
+                       strict=True))
 LR_REDRAW_EVERY = 4  # the lr curve is fixed; only its step marker moves
 # While a run trains, the loss plot redraws at most at this share of the UI thread's time: each drawing took
 # 20-30 ms on the 2-core machine (the plots were ~3% of a core, more than the rest of the view), and every
@@ -54,7 +56,11 @@ class TrainMonitor(Vertical):
         self.dirty = False  # something changed that the next tick draws
         self.overlay = False  # the loss plot shows every run of this session
         self.panel = 0  # the lower panel a small screen shows (PANELS)
-        self.compact = False  # a small screen: one lower panel at a time
+        self.compact = False  # a small screen: one lower panel at a time, in the loss plot's place
+        self.lower_shown = False  # on a small screen: the panel shows (l), not the loss plot
+        # Panels that apply to every run; alignment (a task's run) and expert load (a mixture of experts) join
+        # when a run has them: on gpt2-toy two of five `l` presses showed nothing new
+        self.applies = {panel: panel not in ("tr-align-box", "tr-experts-box") for panel in PANELS}
         self.redraws = 0  # the ticks that drew (tests wait for the next)
         self._drawn: dict = {}  # what each widget shows now, to skip the ones that would not change
         self._status_drawn: tuple | None = None
@@ -95,6 +101,8 @@ class TrainMonitor(Vertical):
     def run_started(self, steps: int, task: str | None, moe: bool) -> None:
         self.query_one("#tr-progress", ProgressBar).update(total=steps, progress=0)
         self.query_one(AlignmentPanel).start(task)
+        self.applies["tr-align-box"] = task is not None
+        self.applies["tr-experts-box"] = moe
         self._show_experts(moe)
 
     def show_alignment(self, run: Run, step: int, grid: list[list[float]], rows: list[str], cols: list[str]) -> None:
@@ -112,17 +120,24 @@ class TrainMonitor(Vertical):
         return self.overlay
 
     def set_compact(self, compact: bool) -> None:
-        """One panel at a time on a small screen: its border names the key to the next (the footer has no room)."""
+        """One panel at a time on a small screen, shown by `l` in the loss plot's place, its border naming it
+        and the key (the footer has no room). It used to be a scroll below the plot: `l` scrolled the run's
+        status, bar and plot off screen and no key brought them back."""
         self.compact = compact
-        for panel in PANELS:
-            self.query_one(f"#{panel}").border_title = "l next panel" if compact else ""
-        self.dirty = True  # panels hidden until now are drawn at the next tick
+        self._show_panel()
 
     def next_panel(self) -> None:
-        self.panel = (self.panel + 1) % len(PANELS)
+        """The next panel that applies; on a small screen, after the last one, the loss plot again."""
+        order = [panel for panel in PANELS if self.applies[panel]]
+        at = PANELS[self.panel]
+        if self.compact and not self.lower_shown:  # the panel last shown (expert load for an MoE run)
+            self.lower_shown, at = True, at if at in order else order[0]
+        elif self.compact and at == order[-1]:
+            self.lower_shown, at = False, order[0]  # the plot; the next `l` starts the panels again
+        else:
+            at = order[(order.index(at) + 1) % len(order)] if at in order else order[0]
+        self.panel = PANELS.index(at)
         self._show_panel()
-        if self.compact:  # below 40 rows the panel is a scroll down: l brings it into view
-            self.scroll_end(animate=False)
 
     def _show_experts(self, moe: bool) -> None:
         """A mixture-of-experts run shows its expert load (the panel a narrow terminal shows first)."""
@@ -133,7 +148,12 @@ class TrainMonitor(Vertical):
 
     def _show_panel(self) -> None:
         for i, panel in enumerate(PANELS):
-            self.query_one(f"#{panel}").set_class(i == self.panel, "shown")
+            box = self.query_one(f"#{panel}")
+            box.set_class(i == self.panel, "shown")
+            last = panel == [p for p in PANELS if self.applies[p]][-1]
+            box.border_title = f"{PANEL_NAMES[panel]} · l {'loss plot' if last else 'next panel'}" \
+                if self.compact else ""
+        self.set_class(self.compact and self.lower_shown, "-panel")
         self.dirty = True  # a panel hidden until now is drawn at the next tick
 
     # -- drawing -------------------------------------------------------------------------------------

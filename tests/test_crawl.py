@@ -1,0 +1,102 @@
+"""The crawler (tests/crawler.py) over the app's own keys: every state it reaches keeps the screen rules, no key
+named on the screen is dead or typed into a field, nothing raises.
+
+CI tier (the default): the English toy that bare `tui-lab` opens, at 80x24, every view x every key two deep and a
+random walk of 300 keys. Long tier (TUI_LAB_CRAWL=long): three keys deep, the English toy, the encoder-decoder
+toy and a random Hugging Face folder, at 80x24, 100x30 and 160x48, 3000 random keys each. TUI_LAB_CRAWL_SEED
+replays a walk (each run prints its seed).
+
+A finding too big to fix in its issue may be listed in KNOWN (the rule, a pattern of its detail, the reason and
+the issue item): it is printed, not failed on. Keep the list short.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+from crawler import Crawler
+
+pytestmark = pytest.mark.slow
+
+LONG = os.environ.get("TUI_LAB_CRAWL") == "long"
+SEED = int(os.environ["TUI_LAB_CRAWL_SEED"]) if "TUI_LAB_CRAWL_SEED" in os.environ else None
+# The CI tier's keys stop after this much wall time (the app's start is not counted), so a loaded machine ends
+# the crawl with the views or the walk it had not finished named in the summary, within the test's timeout.
+CI_BUDGET_S = 170
+# Found by the crawler in issue 36 (none of them in its list of 24) and not fixed by its deadline: each is reported
+# on every run, not failed on. Remove an entry with its fix.
+KNOWN: list[tuple[str, str, str]] = [
+    (
+        "dead press",
+        r"^architecture: 'ctrl\+[sr]'",
+        "issue 36 (crawler): ^s apply and ^r reset on an unchanged form rebuild the same model and say nothing",
+    ),
+    (
+        "dead press",
+        r"^attention: '[lh]'",
+        "issue 36 (crawler): the footer names l layer and h head while the grid is a mask, which has neither",
+    ),
+    (
+        "dead press",
+        r"^(experiments: '[xf]'|train: 'p')",
+        "issue 36 (crawler): Cancel x, Pause p and figure f, named while nothing runs or no figure exists, change "
+        "nothing and say nothing",
+    ),
+    (
+        "field value",
+        r"#ex-values",
+        "issue 36 (crawler): the sweep's values field at 80x24 ends 'sinusoidal…', cut inside an item",
+    ),
+]
+
+
+def _hf_folder(tmp_path, seed: int) -> str:
+    """A random small GPT-2 folder (its shape drawn from the seed): no download."""
+    from hf_fixtures import save_hf_gpt2
+
+    rng = random.Random(seed)
+    heads = rng.choice([1, 2, 4])
+    folder = tmp_path / "hf-gpt2"
+    save_hf_gpt2(
+        folder,
+        seed=seed,
+        n_layer=rng.randint(1, 3),
+        n_head=heads,
+        n_embd=heads * rng.choice([8, 16]),
+        n_positions=rng.choice([32, 64, 128]),
+    )
+    return str(folder)
+
+
+def _cases() -> list[tuple[str, tuple[int, int]]]:
+    if not LONG:
+        return [("english", (80, 24))]
+    return [(model, size) for model in ("english", "translator", "hf") for size in ((80, 24), (100, 30), (160, 48))]
+
+
+@pytest.mark.timeout(24 * 3600 if LONG else 290)
+@pytest.mark.parametrize(("model", "size"), _cases())
+async def test_crawl(model, size, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # what a key saves (w, e, c: a run, JSON, CSV) lands here
+    seed = SEED if SEED is not None else random.randrange(1 << 30)
+    argv = {"english": [], "translator": ["--preset", "transformer-2017-toy-numbers-de"]}.get(model)
+    if argv is None:
+        argv = ["--from-hf", _hf_folder(tmp_path, seed)]
+    crawler = Crawler(
+        argv,
+        size,
+        depth=3 if LONG else 2,
+        walk_keys=3000 if LONG else 300,
+        seed=seed,
+        known=KNOWN,
+        budget_s=None if LONG else CI_BUDGET_S,
+    )
+    report = await crawler.run()
+    print(report.summary())
+    for finding in report.known:
+        print(f"known finding: {finding.rule}: {finding.detail}")
+    for failure in report.failures:
+        print(failure)
+    assert not report.failures, f"{len(report.failures)} failures (seed {seed}); the first:\n{report.failures[0]}"
