@@ -1,4 +1,4 @@
-"""The crawler (tests/crawler.py) over the app's own keys: every state it reaches keeps the screen rules, no key
+"""The crawler (tests/support/crawler.py) over the app's own keys: every state it reaches keeps the screen rules, no key
 named on the screen is dead or typed into a field, nothing raises.
 
 CI tier (the default): the English toy that bare `tui-lab` opens, at 80x24, every view x every key two deep and a

@@ -31,6 +31,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from app_support import app_for, screen_lines, wait_ready
 from screen_rules import (
     ELLIPSIS,
     cut_numbers,
@@ -41,7 +42,6 @@ from screen_rules import (
     plot_rows,
     text_problems,
 )
-from test_app_support import app_for, screen_lines, wait_ready
 
 # Keys the crawler never presses: they end the session (quit), copy to the clipboard, or open the command
 # palette (a list of every action, crawled through the keys themselves).

@@ -4,8 +4,8 @@ every key); on gpt2-toy no press shows nothing new (alignment and expert load do
 
 from __future__ import annotations
 
-from test_app_support import app_for, screen_lines, screen_text, wait_for
-from test_app_train import train_view
+from app_support import app_for, screen_lines, screen_text, wait_for
+from app_train_support import train_view
 
 
 async def test_l_shows_each_panel_that_applies_and_keeps_the_status_at_80x24():

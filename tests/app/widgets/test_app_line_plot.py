@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from test_app_support import app_for, screen_text, view_mounted, wait_for, wait_ready
+from app_support import app_for, screen_text, view_mounted, wait_for, wait_ready
 from textual.app import App, ComposeResult
 
 from tui_lab.app.widgets.line_plot import Line, LinePlot, whole_ticks
