@@ -10,6 +10,7 @@ import threading
 import pytest
 from app_support import app_for, screen_text, view_mounted, wait_for, wait_ready
 
+from tui_lab.app.views.generate.patch_panel import DEFAULT_CORRUPT
 from tui_lab.mechanism import readouts
 
 
@@ -92,11 +93,11 @@ async def test_patching_opens_with_its_keys_not_a_selected_prompt_at_80x24():
         panel = app.query_one("#gen-patch")
         await wait_for(pilot, lambda: "restores" in screen_text(app) or "corrupt r" in screen_text(app), 60)
         assert "corrupt r" not in screen_text(app)
-        assert panel.value("corrupt") == "Anna walked to the river. Tom walked to a"
+        assert panel.value("corrupt") == DEFAULT_CORRUPT
         panel.query_one("#patch-corrupt").focus()  # a click into the corrupted prompt
         await wait_for(pilot, lambda: panel.query_one("#patch-corrupt").has_focus)
         await pilot.press("end", *["backspace"] * 12, "escape")  # cut it short, then leave it
-        await wait_for(pilot, lambda: panel.value("corrupt") == "Anna walked to the river. Tom")
+        await wait_for(pilot, lambda: panel.value("corrupt") == DEFAULT_CORRUPT[:-12])
         assert panel.grid.has_focus
         await pilot.press("r")  # from the grid again: runs, and refuses the shorter prompt in one line
         await wait_for(pilot, lambda: "corrupt must be as many tokens as clean" in screen_text(app), 60)
@@ -210,7 +211,7 @@ async def test_encoder_decoder_heads_and_patching_read_the_decoder_stream_at_80x
         patch = app.query_one("#gen-patch")
         patch.query_one("#patch-clean").value = "four hundred thirty two"
         patch.query_one("#patch-corrupt").value = "four hundred thirty five"
-        await pilot.press("enter")
+        await pilot.press("r")  # the panel opens on its grid (issue 36 item 2): r runs
         await wait_for(pilot, lambda: "restores" in screen_text(app), 60)
         codec = live.tokenizer
         result = readouts.patching_of(live.model, codec, codec.encode("four hundred thirty two"),
