@@ -48,7 +48,7 @@ GRIDS = ("#att-map", "#att-model", "#att-image")  # what the head effects take t
 
 class AttentionView(Vertical):
     # The footer has room for three keys beside f1..f7 and q quit at 80 columns: the pickers'. The hint line
-    # under the grid names #, z, m and e; the Run button names r.
+    # under the grid names #, z, m and e (and j there); the Run button names r.
     BINDINGS = [
         Binding("e", "export", "export JSON", show=False),
         Binding("r", "run", "run", show=False),
@@ -59,8 +59,10 @@ class AttentionView(Vertical):
         Binding("a", "ablate", "ablate heads", show=False),
         Binding("d", "attribute", "logit attribution", show=False),
         Binding("c", "inside_head", "inside one head", show=False),
-        Binding("j", "head_detectors", "jobs"),  # at 80 columns the footer has room for 4 letters
-        # j on a model the detectors do not cover: off the footer, one line on why (`check_action`)
+        # j, the head detectors: one of three by `check_action`, on the footer where it has room, on the hint
+        # line where it has not, and on a model the detectors do not cover off both, saying why when pressed
+        Binding("j", "head_detectors", "head jobs"),
+        Binding("j", "head_detectors_narrow", "head jobs", show=False),
         Binding("j", "head_detectors_refused", "head jobs", show=False),
     ]
 
@@ -259,6 +261,7 @@ class AttentionView(Vertical):
 
     def on_resize(self, event: Resize) -> None:
         self.query_one(GridTitle).fit(self.content_size.width)  # the fit depends on the width
+        self.refresh_bindings()  # j's place: the footer or the hint line
 
     def point_at(self, query: str, key: str) -> None:
         """Move the grid's cursor to the first cell whose row/column labels are `query`/`key`."""
@@ -321,10 +324,19 @@ class AttentionView(Vertical):
             self.query_one(selector).display = shown
         self.home().focus()
 
+    FOOTER_ROOM = 90  # columns: the footer holds j's key beside the pickers', f1..f7, q and the palette's
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("head_detectors", "head_detectors_refused"):  # the one that fits the live model
-            return (applies(self.app.live.config) is None) == (action == "head_detectors")
-        return True
+        """Which of j's three bindings is the live one (see BINDINGS)."""
+        if not action.startswith("head_detectors"):
+            return True
+        if applies(self.app.live.config) is not None:
+            return action == "head_detectors_refused"
+        wide = self.app.size.width >= self.FOOTER_ROOM
+        return action == ("head_detectors" if wide else "head_detectors_narrow")
+
+    def action_head_detectors_narrow(self) -> None:
+        self.action_head_detectors()
 
     @guarded
     def action_head_detectors(self) -> None:
@@ -400,6 +412,8 @@ class AttentionView(Vertical):
         if self.query_one(InsideHead).display:  # at 80 columns each hint fits one line
             return "arrows: query ↑↓, key ←→ · h head · l layer · c back to the grid"
         if self.size.width < 100:  # DLA: direct logit attribution (the palette says it whole)
+            if self.app.size.width < self.FOOTER_ROOM and applies(self.app.live.config) is None:  # j off the footer
+                return "# values · z dense · m heads · c inside · a ablate · d DLA · j jobs · e JSON"  # 76, all the line holds
             return "# numbers · z dense · m heads · c inside · a ablate · d DLA · e export"
         return "arrows or mouse: a cell · # numbers · z dense · m all heads · c one head · a ablate · " \
                "d attribution · e export"
