@@ -155,9 +155,10 @@ class AttentionView(Vertical):
         self.pickers.offer(self.cap)
         self.query_one(HeadEffects).live_model_changed()  # a run asked for before the model came starts now
         detectors = self.query_one(HeadDetectors)
-        if detectors.has_class("-shown") and applies(self.app.live.config) is not None:
+        if detectors.has_class("-shown") and applies(self.app.live.config) is None:
+            detectors.run()  # the table was another model's: measure this one
+        elif detectors.has_class("-shown"):
             detectors.hide()
-        detectors.live_model_changed()
         self.refresh_bindings()  # j is on the footer for the models the head detectors cover
         if not self.app.live.ready:
             self._info(f"the live model is not ready yet ({self.app.live.status})")
@@ -413,7 +414,7 @@ class AttentionView(Vertical):
             return "arrows: query ↑↓, key ←→ · h head · l layer · c back to the grid"
         if self.size.width < 100:  # DLA: direct logit attribution (the palette says it whole)
             if self.app.size.width < self.FOOTER_ROOM and applies(self.app.live.config) is None:  # j off the footer
-                return "# values · z dense · m heads · c inside · a ablate · d DLA · j jobs · e JSON"  # 76, all the line holds
+                return "# values · z dense · m heads · c inside · a ablate · d DLA · j jobs · e JSON"  # 76 wide
             return "# numbers · z dense · m heads · c inside · a ablate · d DLA · e export"
         return "arrows or mouse: a cell · # numbers · z dense · m all heads · c one head · a ablate · " \
                "d attribution · e export"
