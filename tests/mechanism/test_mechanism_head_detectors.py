@@ -78,3 +78,13 @@ def test_heads_on_the_command_line_and_a_window_too_short(capsys):
     assert shown == sorted(shown, reverse=True)
     bad = run_cli(capsys, "heads", "--preset", "gpt2-toy", "--seq-len", "200")
     assert bad.returncode == 2 and "past this model's window of 256; use --seq-len 128 or less" in bad.stderr
+
+
+def test_a_pass_per_row_for_progress_gives_the_batchs_scores(model):
+    """The app's progress runs one row a pass: the same rows, the mean of their means, each row reported."""
+    steps: list[tuple[int, int]] = []
+    stepped = head_scores(model, T, 3, on_step=lambda done, total: steps.append((done, total)))
+    whole = head_scores(model, T, 3)
+    assert steps == [(1, 3), (2, 3), (3, 3)]
+    for name in whole.scores:
+        assert torch.allclose(torch.tensor(stepped.scores[name]), torch.tensor(whole.scores[name]), atol=1e-6)

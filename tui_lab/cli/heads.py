@@ -43,12 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     loaded = load_causal(args, "heads")
-    from tui_lab.mechanism.head_detectors import head_scores
+    from tui_lab.mechanism.head_detectors import default_seq_len, head_scores
 
-    config = loaded.config
-    seq_len = args.seq_len
-    if seq_len is None:
-        seq_len = min(50, config.max_len // 2) if config.positions == "learned" else 50
+    seq_len = default_seq_len(loaded.config) if args.seq_len is None else args.seq_len
     result = head_scores(loaded.model, seq_len, args.batch, args.token_seed)
     if args.json:
         dump(loaded, result.to_dict())

@@ -13,6 +13,7 @@ Dimension legend: N batch, H heads, L length (2T).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,9 +70,11 @@ def stripe_scores(pattern: Tensor, seq_len: int) -> dict[str, Tensor]:
 
 
 @torch.no_grad()
-def head_scores(model, seq_len: int = 50, batch: int = 8, seed: int = 0) -> HeadScores:
+def head_scores(model, seq_len: int = 50, batch: int = 8, seed: int = 0,
+                on_step: Callable[[int, int], None] | None = None) -> HeadScores:
     """Every head's previous-token, duplicate-token and induction score on `batch` rows of `seq_len` random
-    tokens repeated (2 * seq_len tokens in all, which must fit a model with learned positions)."""
+    tokens repeated (2 * seq_len tokens in all, which must fit a model with learned positions). `on_step(done,
+    total)` after each row's pass (then one row a pass); it may raise to stop between rows."""
     config = model.config
     require_causal(config, "heads")
     if seq_len < 2 or batch < 1:
@@ -83,7 +86,22 @@ def head_scores(model, seq_len: int = 50, batch: int = 8, seed: int = 0) -> Head
         )
     ids = repeated_tokens(config.vocab, seq_len, batch, seed).to(next(model.parameters()).device)
     points = layer_points(config, "attn.hook_pattern")
-    _, cache = run_with_cache(model, ids, names=points)
-    per_layer = [stripe_scores(cache[p].float(), seq_len) for p in points]
-    scores = {name: [layer[name].tolist() for layer in per_layer] for name in SCORES}
+    # One pass per row when a caller shows progress: every row has 2T tokens, so the mean of the rows' means is
+    # the batch's mean, and the same random rows are drawn either way.
+    chunks = ids.split(1) if on_step is not None else (ids,)
+    sums: list[dict[str, Tensor]] = []
+    for done, chunk in enumerate(chunks, 1):
+        _, cache = run_with_cache(model, chunk, names=points)
+        per_layer = [stripe_scores(cache[p].float(), seq_len) for p in points]
+        if sums:
+            per_layer = [{k: s[k] + p[k] for k in SCORES} for s, p in zip(sums, per_layer, strict=True)]
+        sums = per_layer
+        if on_step is not None:
+            on_step(done, len(chunks))
+    scores = {name: [(layer[name] / len(chunks)).tolist() for layer in sums] for name in SCORES}
     return HeadScores(seq_len, batch, seed, scores)
+
+
+def default_seq_len(config) -> int:
+    """50 random tokens, or half the window of a model with learned positions when that is less."""
+    return min(50, config.max_len // 2) if config.positions == "learned" else 50

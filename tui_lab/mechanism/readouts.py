@@ -186,3 +186,13 @@ def patching_of(model: Any, codec: Any, clean: list[int], corrupt: list[int], an
         table = patch_residual(twin, clean_t, corrupt_t, a, w, on_step=on_step, clean_src=sources[0],
                                corrupt_src=sources[1])
     return Patching(table, [token_text(codec, i) for i in clean], token_text(codec, a), token_text(codec, w))
+
+
+def head_detectors_of(model: Any, on_step: Step = None) -> Any:
+    """Every head's previous-token, duplicate-token and induction score (`head_detectors.head_scores`, its
+    defaults: 8 rows of random tokens repeated, token seed 0), one pass per row for the progress."""
+    from tui_lab.mechanism.head_detectors import default_seq_len, head_scores
+
+    require_causal(model.config, "heads")
+    with torch.no_grad(), job_threads(model):
+        return head_scores(private_copy(model), default_seq_len(model.config), on_step=on_step)

@@ -10,7 +10,8 @@ piece of the screen, is told what to show by a method call, and says what happen
 `AttentionInputs` (`inputs`: the sentence, posts RunAsked), `AttentionPickers` (`pickers`: kind, layer and
 head, posts Changed), `GridTitle` and `AttentionMap` (`draw`, with the helpers that feed the gallery, the
 image and the export), `SmallMultiples` (posts Chosen), `InsideHead` (posts Move), `HeadEffects` (posts
-HeadMap.Open and Hidden) and `PatchImage`.
+HeadMap.Open and Hidden), `PatchImage` and `HeadDetectors` (`head_detectors`: every head's previous-token,
+duplicate-token and induction score, posts HeadDetectors.Open; in the grids' place, as the head effects).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tui_lab.app.views.attention import capture as work
 from tui_lab.app.views.attention import draw, jobs, mlm, vit
 from tui_lab.app.views.attention.draw import AttentionMap, GridTitle
 from tui_lab.app.views.attention.grids import ATTENTION_KINDS, MASKS, Capture, Pattern, grid_spec
+from tui_lab.app.views.attention.head_detectors import HeadDetectors, applies
 from tui_lab.app.views.attention.head_effects import HeadEffects, HeadMap, row_kind
 from tui_lab.app.views.attention.inputs import AttentionInputs, learned_head
 from tui_lab.app.views.attention.inside_head import InsideHead, Pointer
@@ -46,7 +48,7 @@ GRIDS = ("#att-map", "#att-model", "#att-image")  # what the head effects take t
 
 class AttentionView(Vertical):
     # The footer has room for three keys beside f1..f7 and q quit at 80 columns: the pickers'. The hint line
-    # under the grid names #, z, m and e; the Run button names r.
+    # under the grid names #, z, m and e (and j there); the Run button names r.
     BINDINGS = [
         Binding("e", "export", "export JSON", show=False),
         Binding("r", "run", "run", show=False),
@@ -57,6 +59,11 @@ class AttentionView(Vertical):
         Binding("a", "ablate", "ablate heads", show=False),
         Binding("d", "attribute", "logit attribution", show=False),
         Binding("c", "inside_head", "inside one head", show=False),
+        # j, the head detectors: one of three by `check_action`, on the footer where it has room, on the hint
+        # line where it has not, and on a model the detectors do not cover off both, saying why when pressed
+        Binding("j", "head_detectors", "head jobs"),
+        Binding("j", "head_detectors_narrow", "head jobs", show=False),
+        Binding("j", "head_detectors_refused", "head jobs", show=False),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -90,6 +97,7 @@ class AttentionView(Vertical):
         yield InsideHead(id="att-inside")
         yield SmallMultiples(id="att-model")
         yield HeadEffects(id="att-heads")
+        yield HeadDetectors(id="att-detectors")
         yield Static("", id="att-info")
 
     def on_mount(self) -> None:
@@ -146,6 +154,12 @@ class AttentionView(Vertical):
         self.cap = Capture(encoder_decoder=self.encoder_decoder)
         self.pickers.offer(self.cap)
         self.query_one(HeadEffects).live_model_changed()  # a run asked for before the model came starts now
+        detectors = self.query_one(HeadDetectors)
+        if detectors.has_class("-shown") and applies(self.app.live.config) is None:
+            detectors.run()  # the table was another model's: measure this one
+        elif detectors.has_class("-shown"):
+            detectors.hide()
+        self.refresh_bindings()  # j is on the footer for the models the head detectors cover
         if not self.app.live.ready:
             self._info(f"the live model is not ready yet ({self.app.live.status})")
         elif self.inputs.fit_to_tokenizer():
@@ -242,12 +256,13 @@ class AttentionView(Vertical):
             image.show(*shown)
         self.query_one(SmallMultiples).set_tiles(*draw.gallery_tiles(self.cap, kind, self.pattern))
         self._make_room()
-        if self.query_one(HeadEffects).has_class("-shown"):  # a capture that lands under the open head panel
+        if self._panel_shown():  # a capture that lands under an open head panel
             self._put_grids_away()  # is what Escape brings back
         self._point_inside()
 
     def on_resize(self, event: Resize) -> None:
         self.query_one(GridTitle).fit(self.content_size.width)  # the fit depends on the width
+        self.refresh_bindings()  # j's place: the footer or the hint line
 
     def point_at(self, query: str, key: str) -> None:
         """Move the grid's cursor to the first cell whose row/column labels are `query`/`key`."""
@@ -283,10 +298,14 @@ class AttentionView(Vertical):
         for selector in GRIDS:
             self.query_one(selector).display = False
 
+    def _panel_shown(self) -> bool:
+        return any(self.query_one(p).has_class("-shown") for p in (HeadEffects, HeadDetectors))
+
     def _show_effects(self, kind: str) -> None:
         panel = self.query_one(HeadEffects)
-        if not panel.has_class("-shown"):
+        if not self._panel_shown():
             self._put_grids_away()
+        self.query_one(HeadDetectors).put_away()
         src_ids, src, tgt_ids, tgt, _ = self.inputs.ids()
         if self.encoder_decoder:  # the decoder's stream on the target (none typed: the model's own translation)
             panel.measure(kind, tgt_ids, tgt, src=src_ids)
@@ -305,6 +324,41 @@ class AttentionView(Vertical):
         for selector, shown in self._grids_shown.items():
             self.query_one(selector).display = shown
         self.home().focus()
+
+    FOOTER_ROOM = 90  # columns: the footer holds j's key beside the pickers', f1..f7, q and the palette's
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Which of j's three bindings is the live one (see BINDINGS)."""
+        if not action.startswith("head_detectors"):
+            return True
+        if applies(self.app.live.config) is not None:
+            return action == "head_detectors_refused"
+        wide = self.app.size.width >= self.FOOTER_ROOM
+        return action == ("head_detectors" if wide else "head_detectors_narrow")
+
+    def action_head_detectors_narrow(self) -> None:
+        self.action_head_detectors()
+
+    @guarded
+    def action_head_detectors(self) -> None:
+        """Every head's previous-token, duplicate-token and induction score, in the grids' place."""
+        refused = applies(self.app.live.config)
+        if refused is not None:  # from the palette: j is then the refusal's key
+            self._info(refused)
+            return
+        if not self._panel_shown():
+            self._put_grids_away()
+        self.query_one(HeadEffects).put_away()
+        self.query_one(HeadDetectors).run()
+
+    def action_head_detectors_refused(self) -> None:
+        self._info(applies(self.app.live.config) or "")
+
+    def on_head_detectors_open(self, message: HeadDetectors.Open) -> None:
+        self._grids_shown = {"#att-map": True, "#att-model": False, "#att-image": False}  # what hiding restores
+        self.query_one(HeadDetectors).hide()
+        self.pickers.select_kind("decoder-self")
+        self.pickers.choose(message.layer, message.head)
 
     def on_head_map_open(self, message: HeadMap.Open) -> None:
         self._grids_shown = {"#att-map": True, "#att-model": False, "#att-image": False}  # what hiding restores
@@ -359,6 +413,8 @@ class AttentionView(Vertical):
         if self.query_one(InsideHead).display:  # at 80 columns each hint fits one line
             return "arrows: query ↑↓, key ←→ · h head · l layer · c back to the grid"
         if self.size.width < 100:  # DLA: direct logit attribution (the palette says it whole)
+            if self.app.size.width < self.FOOTER_ROOM and applies(self.app.live.config) is None:  # j off the footer
+                return "# values · z dense · m heads · c inside · a ablate · d DLA · j jobs · e JSON"  # 76 wide
             return "# numbers · z dense · m heads · c inside · a ablate · d DLA · e export"
         return "arrows or mouse: a cell · # numbers · z dense · m all heads · c one head · a ablate · " \
                "d attribution · e export"
@@ -376,6 +432,8 @@ class AttentionView(Vertical):
                 ("Attention: every layer x head (model view)", "m", self.action_model_view),
                 ("Attention: each head's loss change when ablated", "a", self.action_ablate),
                 ("Attention: each head's direct logit attribution", "d", self.action_attribute),
+                ("Attention: each head's previous-token, duplicate and induction score", "j",
+                 self.action_head_detectors),
                 ("Attention: inside one head (q·k, √d_k, mask, softmax, Σ p·v)", "c", self.action_inside_head),
                 ("Attention: weights written in the cells", "#", heatmap.action_toggle_numbers),
                 ("Attention: dense/full heatmap", "z", heatmap.action_toggle_density)]

@@ -16,7 +16,7 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Button, Input, Label
+from textual.widgets import Button, Input, Label, Static
 
 from tui_lab.app.views.generate.lens_panel import point_label
 from tui_lab.app.widgets.field_input import FieldInput
@@ -34,6 +34,23 @@ FIELDS = ("clean", "corrupt", "answer", "wrong")
 
 class PatchPanel(MechanismPanel):
     PREFIX = "patch"
+    DEFAULT_CSS = """
+    PatchPanel #patch-warning { height: auto; max-height: 4; color: $warning; display: none; }
+    PatchPanel #patch-warning.-on { display: block; }
+    """
+
+    def compose(self) -> ComposeResult:
+        """The panel's parts, and under its summary the line that says when the pair's gap cannot carry a
+        recovery (the core's `gap_warning`, as `tui-lab patch` prints it)."""
+        for widget in super().compose():
+            yield widget
+            if widget.id == "patch-summary":
+                yield Static("", id="patch-warning", markup=False)
+
+    def warn(self, text: str | None) -> None:
+        line = self.query_one("#patch-warning", Static)
+        line.update(text or "")
+        line.set_class(bool(text), "-on")
 
     def compose_inputs(self) -> ComposeResult:
         with Horizontal(classes="mech-row"):
@@ -68,6 +85,7 @@ class PatchPanel(MechanismPanel):
         self.run()
 
     def run(self) -> None:
+        self.warn(None)  # the last pair's
         model = self.live_model()
         if model is None:
             return
@@ -99,8 +117,11 @@ class PatchPanel(MechanismPanel):
         t = result.table
         rows = [point_label(p, last=False) for p in t.points]
         self.grid.set_grid(t.values, rows, result.tokens, axes=("layer", "position"))
-        self.say(f"patching: share of logit({result.answer!r}) - logit({result.wrong!r}) restored · clean "
-                 f"{t.ld_clean:.2f}, corrupt {t.ld_corrupt:.2f} · esc back")
+        # A warning names both values (3 decimals): the summary then leaves them out and keeps to one line at
+        # 80 columns, so the warning's lines come out of no layer's row.
+        values = "" if t.warning else f" · clean {t.ld_clean:.2f}, corrupt {t.ld_corrupt:.2f}"
+        self.say(f"patching: share of logit({result.answer!r}) - logit({result.wrong!r}) restored{values} · esc back")
+        self.warn(t.warning)
 
     @on(Heatmap.CellHighlighted, "#patch-map")
     def _moved(self, event: Heatmap.CellHighlighted) -> None:
