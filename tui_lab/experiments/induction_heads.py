@@ -23,13 +23,18 @@ After training, the two-layer model's K-composition scores (`mechanism.attributi
 top induction head reads, and mean ablation of each head (`mechanism.ablation`) measures how much the repeated
 block's loss rises without it.
 
-Measured (README, "Watching an induction head form", for the table): seeds 0, 1, 2 of the full run gave the
-phase change at steps 650, 400, 600 (induction score 0.49, 0.45, 0.75 there; 0.89-0.92 at the end; the
-repeated block's loss 0.03-0.04 x the first's), the one-layer model none (0.68-0.71, best induction 0.08).
+Measured (README, "Watching an induction head form", for the table): on seeds 0-4 of the full run the
+two-layer model's repeated-block loss fell under half the first's at steps 650, 400, 600, 650, 450, an induction
+head forming on 4 (induction score 0.45-0.75 at that step, 0.89-0.92 at the end; repeated/first 0.03-0.04);
+seed 3's fell without one (best score 0.02: its layer-1 heads attend to the earlier occurrence + 4), which is why
+each run says whether an induction head formed (`induction_offsets`). The one-layer model: none on 5 of 5
+(repeated/first 0.68-0.74, best induction 0.08). The quick run is the full run cut at 1,000 steps, past all five
+loss drops (at 500 steps two of five had one).
 The defaults come from that tuning: RoPE (learned positions had no phase change in 1,200 steps), and
 TransformerLens's init range. Three or four layer-1 heads share the induction job, so the per-layer-0 reading
-is measured by ablation too (`_reads`); K-composition named it on 1 seed of 3, with or without RoPE's rotation
-taken in (`composition_scores(rotary=True)` moved no score by more than 0.016: README).
+is measured by ablation too (`_reads`); K-composition named it on 1 seed of the 4 with a head, and on seeds
+0-2 RoPE's rotation taken in changed nothing (`composition_scores(rotary=True)` moved no score by more than
+0.016: README).
 """
 
 from __future__ import annotations
