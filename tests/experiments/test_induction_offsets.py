@@ -65,3 +65,33 @@ def test_the_note_tells_a_loss_drop_from_an_induction_head():
         "2 layers: an induction head formed (L1H1 puts 0.83 of its attention on the earlier occurrence +1"
     )
     assert describe(found, "1 layer", loss_fell=False).startswith("1 layer: no induction head formed")
+
+
+TINY = dict(steps=4, eval_every=2, d_model=16, heads=2, vocab=16, window=16, k_min=3, k_max=6, eval_batch=8,
+            batch_size=4)
+
+
+@pytest.mark.parametrize("loss_fell", [False, True])
+def test_a_run_without_an_induction_head_names_none(monkeypatch, loss_fell):
+    """A tiny model trained 4 steps forms no induction head. As the full run's seed 3 did (its loss fell at step
+    650 with no head over 0.06), the run must say so and name no induction head, not "phase change ... L1H1".
+    With the phase threshold raised past 1 the loss counts as fallen at step 0: the seed-3 case, made cheap."""
+    from tui_lab.experiments import induction_heads
+
+    if loss_fell:
+        monkeypatch.setattr(induction_heads, "PHASE", 2.0)
+    experiment = get("induction-heads")
+    result = experiment.run(experiment.resolve(quick=True) | TINY)
+    s, notes = result.scalars, result.notes
+    assert not s["2l_induction_formed"] and s["induction_head"] is None and s["best_induction_head"].startswith("L1")
+    assert (s["2l_phase_step"] is not None) == loss_fell
+    if loss_fell:
+        assert notes[0].startswith("two layers: the repeated block's loss fell under half the first's at step 0")
+        assert notes[2].startswith("2 layers: the repeated block's loss fell without an induction head: ")
+    else:
+        assert notes[0].startswith("two layers: no phase change")
+        assert notes[2].startswith("2 layers: no induction head formed (")
+    assert not any("phase change at step" in n for n in notes)
+    assert notes[4].startswith(f"no induction head to trace: the best layer-1 head by induction score, "
+                               f"{s['best_induction_head']}, scores {s['induction_head_score']:.2f}")
+    assert "seed 1 (one seed's run" in notes[5]
