@@ -59,6 +59,14 @@ KNOWN: list[tuple[str, str, str]] = [
         "preset's) with no mark",
     ),
     (
+        "footer",
+        r"z dense/full  # # numbers  n next  p back",
+        "issue 36 (crawler, quiet machine): a Tour page's grid focused (3 n shift+tab) at 80x24 puts the grid's keys "
+        "and the Tour's on the footer, which loses 'q quit' and overlaps",
+    ),
+    ("overlap", r"inside SteadyFooter", "the same Tour footer at 80x24 (3 n shift+tab)"),
+    ("text", r"^FooterLabel hides 'views'", "the same Tour footer at 80x24 (3 n shift+tab)"),
+    (
         "field value",
         r"#ex-values",
         "issue 36 (crawler): the sweep's values field at 80x24 ends 'sinusoidal…', cut inside an item",

@@ -20,8 +20,10 @@ from textual.widgets import DataTable
 
 from tui_lab.app.background_job import JobDone
 from tui_lab.app.widgets.mechanism_panel import MechanismPanel, PanelMap
-from tui_lab.mechanism.head_detectors import SCORES
 
+# tui_lab.mechanism.head_detectors.SCORES, named here: the view imports no torch until a table is measured
+# (tests/app/shell/test_app_launch.py).
+SCORES = ("previous", "duplicate", "induction")
 TITLES = {"previous": "previous token", "duplicate": "duplicate token", "induction": "induction"}
 ORDERS = ("layer", *SCORES)  # what `s` steps through: layer and head, then each score highest first
 
@@ -46,18 +48,17 @@ class HeadTable(DataTable):
 
     BINDINGS = [Binding("s", "sort_next", "sort", show=False), Binding("escape", "leave", "back", show=False)]
 
+    class SortNext(Message):
+        """s: the panel sorts by its next order."""
+
+    class Leave(Message):
+        """Escape: the panel hands the keys back to the view."""
+
     def action_sort_next(self) -> None:
-        panel = self._panel()
-        if panel is not None:
-            panel.sort_by(ORDERS[(ORDERS.index(panel.order) + 1) % len(ORDERS)])
+        self.post_message(self.SortNext())
 
     def action_leave(self) -> None:
-        panel = self._panel()
-        if panel is not None:
-            panel.hide()
-
-    def _panel(self) -> HeadDetectors | None:
-        return next((a for a in self.ancestors if isinstance(a, HeadDetectors)), None)
+        self.post_message(self.Leave())
 
 
 class HeadDetectors(MechanismPanel):
@@ -112,6 +113,16 @@ class HeadDetectors(MechanismPanel):
         self.say(f"mean attention on {result.batch} rows of {result.seq_len} random tokens repeated · s sort · "
                  "click a column · ⏎ open the head · esc back")
         self._fill()
+
+    @on(HeadTable.SortNext)
+    def _sort_next(self, event: HeadTable.SortNext) -> None:
+        event.stop()
+        self.sort_by(ORDERS[(ORDERS.index(self.order) + 1) % len(ORDERS)])
+
+    @on(HeadTable.Leave)
+    def _leave(self, event: HeadTable.Leave) -> None:
+        event.stop()
+        self.hide()
 
     def sort_by(self, order: str) -> None:
         if order != self.order:
