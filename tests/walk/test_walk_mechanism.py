@@ -53,7 +53,7 @@ def _walk_panels(w) -> None:
     w.wait_for(lambda s: "g generate" in _footer(s), timeout=15)
     w.press("p")
     w.wait_for("corrupt", timeout=10)
-    w.press("Enter")
+    w.press("r")  # the panel opens on its grid, where r runs (issue 36 item 2)
     w.wait_for(re.compile(r"layer 0 at 0 'Anna' restores [-\d.]+ of the difference"), timeout=30)
     w.press("Down", "Down", "Right")
     w.wait_for(re.compile(r"layer 2 at 1 '␣walked' restores [-\d.]+ of the difference"), timeout=10)
