@@ -48,6 +48,12 @@ KNOWN: list[tuple[str, str, str]] = [
     ),
     (
         "dead press",
+        r"^train: 'g'",
+        "issue 36 (crawler, CI beside a worker): g pressed while the run Enter started is still being built says "
+        "nothing within the 5 s settle",
+    ),
+    (
+        "dead press",
         r"^generate: '[xs]'",
         "issue 36 (crawler, on a quiet machine): Generate's Cancel x and Stop s are named while nothing runs and say "
         "nothing",

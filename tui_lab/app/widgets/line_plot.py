@@ -92,7 +92,15 @@ class LinePlot(PlotextPlot):
 
     def render(self) -> RenderResult:
         start = time.thread_time()
-        rendered = super().render()
+        try:
+            rendered = super().render()
+        except ValueError:
+            # plotext's log axis takes log10 of each limit and tick; a frame whose range it cannot place (the
+            # crawler met "math domain error" in a run's first frames) is drawn linear rather than end the app
+            if not self.ylog:
+                raise
+            self.plt.yscale("linear")
+            rendered = super().render()
         self.cost_s = self._data_s + time.thread_time() - start  # a re-render (resize) replaces, never adds
         return rendered
 
