@@ -12,7 +12,7 @@ and as TransformerLens's `TransformerBridge` (as loaded: no weight folding):
   `enable_compatibility_mode()` (fold_ln puts gamma into W_U, as ours reads it; centring leaves a difference as is).
 Prints the largest |ours - TransformerLens| of each; the last line is JSON.
 
-    PYTHONPATH=. /work/venvs/<branch>/bin/python benchmarks/agreement/transformer_lens_cache.py
+    PYTHONPATH=. <a venv with transformer-lens>/bin/python benchmarks/agreement/transformer_lens_cache.py
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ One random-weight GPT-2 folder (transformers), loaded as ours and as Transformer
   patterns (its score is ours times the stripe's entries / 2T: it divides by the pattern's sum, 2T queries).
 Prints the largest |ours - TransformerLens| of each; the last line is JSON.
 
-    /work/venvs/<branch>/bin/python benchmarks/agreement/transformer_lens_mechanism.py   # PYTHONPATH=. first
+    <a venv with transformer-lens>/bin/python benchmarks/agreement/transformer_lens_mechanism.py   # PYTHONPATH=. first
 """
 
 from __future__ import annotations
