@@ -84,6 +84,9 @@ class JobView(Vertical):
         self.running: Any = None
 
     def start_job(self, work: Callable[[JobPoster], Any], total: float, label: Any = True) -> None:
+        if self.running and self.JOB_EXCLUSIVE:
+            # Run pressed again mid-run: say so, or the press reads as ignored (the screen looks the same).
+            self.notify("started again from the beginning: the run before is cancelled", timeout=4)
         self.job += 1
         self.running = label
         self.query_one(self.JOB_PROGRESS, ProgressBar).update(total=total, progress=0)

@@ -147,3 +147,20 @@ def test_lengths_are_checked():
     for bad in ("", "a", "0, 4"):
         with pytest.raises(ValueError, match="lengths"):
             parse_lengths(bad)
+
+
+async def test_run_pressed_mid_measurement_says_it_started_again():
+    """`r` while a measurement runs restarts it and says so in a message (the same summary line alone read as ignored,
+    a dead press the crawler met in CI at 80x24)."""
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        view = await speed_view(pilot, "4, 2000", repeats="1", demo=True)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.query_one("#sp-progress").progress >= 2)
+        first = view.job
+        await pilot.press("r")
+        # run_test draws no toasts, so the message is read where the toast is made from
+        await wait_for(pilot, lambda: any("started again" in n.message for n in app._notifications))
+        assert view.job == first + 1 and view.running
+        await pilot.press("x")
+        await wait_for(pilot, lambda: not view.running)
