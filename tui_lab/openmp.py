@@ -23,6 +23,9 @@ What lifted the ratio past 0.90 afterwards: the UI thread yields to the trainer 
 the Train view draws less while a run trains (tui_lab/app/views/train/draw.py). Since the benchmark's headless
 side became the in-app run's own trainer process, the UI thread's yield measured no training speed and
 slower keys: it is off by default (priority.py says why); drawing less is what keeps the ratio.
+
+How many threads a call runs on is chosen per call for the load now (tui_lab/cpu_threads.py, issue 39):
+training no longer takes every core whatever the load.
 """
 
 from __future__ import annotations
@@ -41,9 +44,3 @@ def configure_openmp() -> None:
     os.environ.update({key: wanted[key] for key in ours})
     os.environ.setdefault(SET_BY_US, ",".join(ours))
 
-
-
-def train_threads() -> int:
-    """Every core (TUI_LAB_TRAIN_THREADS overrides, for measuring)."""
-    override = os.environ.get("TUI_LAB_TRAIN_THREADS", "")
-    return int(override) if override.isdigit() and int(override) > 0 else max(1, os.cpu_count() or 1)

@@ -1,8 +1,8 @@
 """Where the lab writes on a person's machine: exports they asked for, and measurements kept per machine.
 
 Exports never land in the current folder by surprise (it is often a source checkout): they go to
-`TUI_LAB_EXPORTS` if set, else `~/tui-lab/exports`. Machine measurements (the matmul peak behind MFU, the
-decoding thread policy) are kept in the user's cache folder so they are measured once per machine:
+`TUI_LAB_EXPORTS` if set, else `~/tui-lab/exports`. Machine measurements (the matmul peak behind MFU)
+are kept in the user's cache folder so they are measured once per machine:
 `TUI_LAB_CACHE` if set, else `$XDG_CACHE_HOME/tui-lab`, else `~/.cache/tui-lab`.
 """
 

@@ -115,7 +115,7 @@ def compare_kv_heads(config: ModelConfig, device: str = "cpu", prompt_len: int =
                      should_stop: Callable[[], bool] | None = None, seed: int = 0) -> KVReport:
     """Build `config` with kv_heads = heads, a divisor, 1 and time their cached greedy decoding, interleaved.
 
-    `threads`: torch threads for every model (None: `decode_threads` of the MHA model, measured once per machine).
+    `threads`: torch threads for every model (None: `decode_threads` of the MHA model, chosen for the load now).
     `on_progress(done, total)` counts runs (a warm-up per model, then repeats x models); `should_stop()` is
     polled between tokens and ends early (`cancelled`, the steps timed so far kept)."""
     check_kv_comparison(config, prompt_len, new_tokens, repeats, batch)

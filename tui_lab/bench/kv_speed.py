@@ -6,8 +6,9 @@ median over repeats, with the fastest and slowest run's latency at each position
 app can plot how the uncached path slows as the sequence grows. The same function serves
 `tui-lab bench generate`, the app's speed panel and `benchmarks/speed/generate_speed.py`.
 
-Each path runs on its own best thread count (`threads.decode_threads`, measured once per machine before
-the first timed run), so the ratio is never won by slowing one side; torch's count comes back after.
+Each path runs on its own thread count (`threads.decode_choice`: its op size and the load, read before the
+first timed run; `thread_choice` says why), so the ratio is never won by slowing one side; torch's count
+comes back after.
 The warm-up before each length's timed runs decodes the same length on the same thread count, for both
 paths: the first timed run then meets no shape, cache size or OpenMP thread team for the first time.
 (Issue 10 saw gpt2-toy's 64 tokens take 0.18 s where 128 took 0.25 s after an 8-token warm-up on torch's
@@ -31,7 +32,7 @@ from tui_lab.bench.timer import Cancelled, StepTimer, intervals
 from tui_lab.devices import out_of_memory
 from tui_lab.generation.lengths import BASE_LENGTHS, default_lengths, position_window, slid_steps, slide_note
 from tui_lab.generation.loop import Generation, Sampler, eval_mode
-from tui_lab.generation.threads import decode_threads, torch_threads
+from tui_lab.generation.threads import decode_choice, torch_threads
 from tui_lab.model import Transformer
 
 GREEDY = Sampler(temperature=0.0)
@@ -83,13 +84,15 @@ class SpeedReport:
     repeats: int
     max_len: int | None = None  # the position window (learned positions), None when unlimited
     threads: dict[str, int | None] = field(default_factory=dict)  # "cached"/"uncached": torch threads used
+    thread_choice: dict[str, Any] = field(default_factory=dict)  # "cached"/"uncached": why (cpu_threads.Choice)
     runs: list[SpeedRun] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # one plain sentence per length that slid
     cancelled: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"device": self.device, "prompt_len": self.prompt_len, "batch": self.batch, "repeats": self.repeats,
-                "max_len": self.max_len, "threads": self.threads, "cancelled": self.cancelled,
+                "max_len": self.max_len, "threads": self.threads,
+                "thread_choice": self.thread_choice, "cancelled": self.cancelled,
                 "runs": [run.to_dict(self.batch) for run in self.runs], "notes": self.notes}
 
 
@@ -117,8 +120,10 @@ def compare_generation(model: Transformer, prompt_len: int = 16, new_tokens: tup
     def run(n: int, use_cache: bool) -> _Timing:
         return _timed(timer, model, prompt, bos_id, n, use_cache)
 
-    # Chosen before anything is timed (the first call may measure; see threads.py).
-    report.threads = {"cached": decode_threads(model, True, batch), "uncached": decode_threads(model, False, batch)}
+    # Chosen before anything is timed (reading the load takes ~15 ms; see cpu_threads.py).
+    choices = {"cached": decode_choice(model, True, batch), "uncached": decode_choice(model, False, batch)}
+    report.threads = {path: c.threads if c is not None else None for path, c in choices.items()}
+    report.thread_choice = {path: c.to_dict() if c is not None else None for path, c in choices.items()}
     try:
         with out_of_memory(str(device), "measuring generation speed", "try fewer new tokens or a smaller batch"), \
                 eval_mode(model), torch.inference_mode():

@@ -214,7 +214,8 @@ def _generate(loaded: LoadedModel, ids: list[int], args: argparse.Namespace, set
               "cropped": done.cropped, "slid": done.slid, "unknown": codec.unknown(args.prompt),
               "model": loaded.label, "device": device, "tokenizer": codec.kind,
               "decoder_mode": loaded.config.decoder_mode, "decoder_passes": done.decoder_passes,
-              "nat_length": done.nat_begins, "predicted_length": done.predicted_length}
+              "nat_length": done.nat_begins, "predicted_length": done.predicted_length,
+              "threads": done.threads}  # the count this call ran on and why (tui_lab/cpu_threads.py)
     if loaded.config.copy:  # per new token: the weight of generating it from the vocabulary (1 - copying)
         result |= {"p_gen": p_gens, "copied_words": oov}
     return result, done

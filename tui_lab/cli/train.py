@@ -103,7 +103,20 @@ def _build_and_run(args: argparse.Namespace, model_overrides: dict[str, Any], tr
     check_budget(trainer.model_config, trainer.train_config, trainer.step_count, trainer.device, args.yes)
     if isinstance(printer, RichPrinter) and trainer.is_seq2seq:
         printer.prompt_check = lambda: right_prompt(trainer.source, trainer.model, trainer.device)
+    _follow_threads(trainer, printer)
     return _run(trainer, printer)
+
+
+def _follow_threads(trainer, printer) -> None:
+    """The run's thread count, chosen for the load now and again as it trains (train/threads.py); the JSON's
+    start line says the first choice and why."""
+    from tui_lab.train.threads import TrainThreads
+
+    follower = TrainThreads(trainer)
+    choice = follower.apply()
+    trainer.on_event = follower.follow(trainer.on_event)
+    if isinstance(printer, JsonPrinter):
+        printer.threads = choice.to_dict() if choice is not None else None
 
 
 CHECKED = 64  # held-out sources tried for the closing hint's prompt
@@ -285,7 +298,9 @@ def _masked(e) -> str:
 
 
 class JsonPrinter:
-    """One JSON object per event on stdout."""
+    """One JSON object per event on stdout; the start line also says the thread count chosen and why."""
+
+    threads: dict | None = None
 
     def __enter__(self) -> JsonPrinter:
         return self
@@ -294,7 +309,8 @@ class JsonPrinter:
         return None
 
     def __call__(self, event) -> None:
-        print(json.dumps(event.to_dict()), flush=True)
+        extra = {"threads": self.threads} if event.kind == "start" else {}
+        print(json.dumps(event.to_dict() | extra), flush=True)
 
 
 class RichPrinter:

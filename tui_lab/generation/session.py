@@ -3,8 +3,9 @@
 The CLI prints each token as it comes and the app posts it to the UI; both call `complete`. Sampling is
 seeded by `settings.seed` (beam sample too); beam search is deterministic and hands its tokens over once it has
 chosen.
-Decoding runs on the thread count chosen for its path (`threads.decode_threads`: measured once per
-machine, before the clock starts) and torch's count comes back afterwards. A Hugging Face folder's rules
+Decoding runs on the thread count chosen for this call (`threads.decode_choice`: the model's op size and
+the load now, read before the clock starts; `Completion.threads` says it and why) and torch's count comes
+back afterwards. A Hugging Face folder's rules
 (`model.folder_generation`: its eos list, repetition penalty, forced eos...) apply to every run.
 """
 
@@ -44,6 +45,7 @@ class Completion:
     decoder_passes: int = 0  # decoder forward passes that made it: AT one per new token, NAT 1
     nat_begins: int | None = None  # NAT: the positions (BEGINs) decoded; None for AT
     predicted_length: int | None = None  # NAT length classifier: its length (even when nat_length overrode it)
+    threads: dict[str, Any] | None = None  # the thread count chosen and why (cpu_threads.Choice); None: torch's
 
     @property
     def tokens_per_s(self) -> float:
@@ -74,7 +76,7 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     of its step (none for beam search).
     """
     from tui_lab.generation.decoder_state import position_window
-    from tui_lab.generation.threads import decode_threads, torch_threads
+    from tui_lab.generation.threads import decode_choice, torch_threads
 
     device = next(model.parameters()).device
     x = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
@@ -83,8 +85,9 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
              "unk_id": getattr(codec, "unk_id", None), "rules": folder.rules if folder is not None else None,
              "bos_id": folder.start_id if folder is not None and folder.start_id is not None else codec.bos_id}
     start_len = len(prompt_ids) if model.config.family == "decoder-only" else 1  # a target starts at bos
-    # may measure: not timed. NAT's one pass is not the AT path the measurement times: torch's count stays.
-    threads = None if is_nat(model.config) else decode_threads(model, settings.use_cache, rows=settings.beam_size)
+    # reads the load: not timed. NAT's one pass is not a decode step: torch's count stays.
+    choice = None if is_nat(model.config) else decode_choice(model, settings.use_cache, rows=settings.beam_size)
+    threads = choice.threads if choice is not None else None
     with torch_threads(threads), out_of_memory(str(device), "generating", "try fewer new tokens or a smaller beam"):
         start = time.perf_counter()
         if settings.beam_size > 1:
@@ -101,7 +104,8 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     window = position_window(model)
     return Completion(new, seconds, slid=window is not None and start_len + len(new) - 1 > window,
                       cropped=window is not None and start_len > window, cancelled=cancelled,
-                      decoder_passes=info.passes, nat_begins=info.begins, predicted_length=info.predicted)
+                      decoder_passes=info.passes, nat_begins=info.begins, predicted_length=info.predicted,
+                      threads=choice.to_dict() if choice is not None else None)
 
 
 @dataclass

@@ -6,8 +6,8 @@ So every panel works on `private_copy(model)` (a deep copy, in eval mode): the l
 panel's hooks, and a generation, a training step or a second panel can run beside it unchanged. The copy
 costs the model's memory once per run (a lock would instead hold a generation back until the job ends).
 
-Each run uses the thread count the uncached decoding path measured for this model (`generation.threads`):
-the passes are as small as a decode step's. On the shared 2-core machine under load, 16 ablation passes of
+Each run uses the thread count an uncached decoding pass of this model takes now (`generation.threads`,
+chosen per run for the model's op size and the load): the passes are as small as a decode step's. On the shared 2-core machine under load, 16 ablation passes of
 the English toy took 6-11 s on torch's 2 threads and 0.19 s on 1 (threads spinning at every barrier).
 `on_step(done, total)` is the caller's progress; it may raise to stop the work between passes.
 Dimension legend: L length, H heads.
@@ -35,7 +35,7 @@ Step = Callable[[int, int], None] | None
 
 @contextmanager
 def job_threads(model: Any, rows: int = 1) -> Iterator[None]:
-    """The block on the thread count measured for an uncached pass of `rows` rows of `model`."""
+    """The block on the thread count chosen now for an uncached pass of `rows` rows of `model`."""
     from tui_lab.generation.threads import decode_threads, torch_threads
 
     with torch_threads(decode_threads(model, use_cache=False, rows=rows)):

@@ -44,7 +44,7 @@ class TrainerSpec:
     model_config: ModelConfig
     train: Any  # a TrainConfig, or (task, fields) for train_config_for, checked in the child
     device: str = "cpu"
-    threads: int | None = None  # torch's intra-op threads in the child (None: torch's default)
+    threads: int | None = None  # torch's intra-op threads in the child (None: chosen for the load, train/threads.py)
     live_config: ModelConfig | None = None  # weights to continue from, when they fit the run's model
     live_state: dict[str, Any] | None = field(default=None, repr=False)  # CPU tensors
     live_tokenizer: Any = None
@@ -88,6 +88,7 @@ class Child:
         self.ended = False
         self.terminated = False  # SIGTERM arrived
         self.keeper: Keeper | None = None
+        self.threads: Any = None  # a TrainThreads when the spec left the count to the load
         self._example: tuple[list[int], list[int]] | None = None
         self._last_align = 0.0
         self._jobs: list[Callable[[], None]] = []
@@ -112,6 +113,11 @@ class Child:
         self.trainer, self._example = trainer, alignment_example(trainer)
         if spec.keep:
             self.keeper = Keeper(Path(spec.keep), spec.keep_every_s, spec.keep_room)
+        if not spec.threads:  # the count follows the machine's load from here on (train/threads.py)
+            from tui_lab.train.threads import TrainThreads
+
+            self.threads = TrainThreads(trainer)
+            self.threads.apply()
         self.buffers = {k: v.detach().to("cpu", copy=True).share_memory_()
                         for k, v in trainer.model.state_dict().items()}
         self.messages.put(msg.Buffers(self.buffers))
@@ -149,6 +155,8 @@ class Child:
             grid, rows, cols = cross_attention(self.trainer, self._example)
             self.messages.put(msg.Alignment(event.step, grid, rows, cols))
         self._run_jobs()  # a step boundary: the weights are those of step `event.step`
+        if self.threads is not None:
+            self.threads.between_steps()
         if self.keeper is not None:
             self._note(self.keeper.due(self.trainer))
 

@@ -1,19 +1,21 @@
-"""The decode thread policy: the count comes back, the choice is measured once and kept per machine, and
-cached == uncached greedy tokens hold whatever counts the two paths run on."""
+"""The thread rule (issue 39): each call chooses its count from its largest op and the load now; a toy takes
+1 thread, a big model on an idle machine every core, a busy machine fewer; cached == uncached greedy tokens
+hold whatever counts the two paths run on. Rules, not timings (benchmarks/speed/threads.py times them)."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 import torch
 from generate_support import ids, model_for, tiny
 
+from tui_lab import cpu_threads
 from tui_lab.bench.kv_speed import compare_generation
 from tui_lab.generation import generate, threads
 from tui_lab.generation.session import complete
 from tui_lab.generation.settings import GenerationSettings
-from tui_lab.paths import cache_dir
+from tui_lab.presets import load_preset
+
+BIG = 1 << 30  # an op far past SPLIT_MACS
 
 
 class NoSpecials:
@@ -23,10 +25,13 @@ class NoSpecials:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_choices(monkeypatch):
-    """Each test starts with nothing chosen in this process and no override."""
-    monkeypatch.setattr(threads, "_CHOSEN", {})
+def _no_override(monkeypatch):
     monkeypatch.delenv("TUI_LAB_DECODE_THREADS", raising=False)
+
+
+def fake_load(monkeypatch, cores: int, others: float) -> None:
+    """The machine as `load_now` will see it: `cores` usable, `others` runnable tasks of other processes."""
+    monkeypatch.setattr(cpu_threads, "load_now", lambda: cpu_threads.Load(cores, others, "fake", None))
 
 
 def test_torch_threads_restores_the_count_even_after_an_error():
@@ -42,53 +47,94 @@ def test_torch_threads_restores_the_count_even_after_an_error():
         assert inside == before
 
 
-def test_candidates_double_up_to_the_ceiling():
-    assert threads.candidates(1) == [1]
-    assert threads.candidates(2) == [1, 2]
-    assert threads.candidates(6) == [1, 2, 4, 6]
+def test_the_english_toy_decodes_on_one_thread_whatever_the_load(monkeypatch):
+    toy = model_for(load_preset("gpt2-toy-english"))
+    for others in (0.0, 4.0):
+        fake_load(monkeypatch, 2, others)
+        with threads.torch_threads(2):
+            choice = threads.decode_choice(toy, use_cache=True)
+        assert choice.threads == 1 and "too small" in choice.why and choice.grain < cpu_threads.SPLIT_MACS
 
 
-def test_the_choice_is_measured_once_kept_in_the_cache_folder_and_read_back(monkeypatch):
-    model = model_for(tiny())
-    with threads.torch_threads(2):  # a ceiling of 2: two candidates to measure
-        chosen = threads.decode_threads(model, use_cache=True)
-        assert chosen in (1, 2) and torch.get_num_threads() == 2  # measuring left the count alone
-        kept = json.loads((cache_dir() / threads.THREADS_FILE).read_text())
-        key = threads.decode_key(model, True, 1)
-        assert kept[key]["threads"] == chosen and set(kept[key]["trial_s"]) == {"1", "2"}
-        assert "|cached" in key and "ceiling=2" in key and "d_model<=32" in key
-        monkeypatch.setattr(threads, "_measure", lambda *a: pytest.fail("measured again"))
-        assert threads.decode_threads(model, use_cache=True) == chosen  # this process remembers
-        monkeypatch.setattr(threads, "_CHOSEN", {})
-        assert threads.decode_threads(model, use_cache=True) == chosen  # a later launch reads the file
+def test_a_big_op_takes_every_core_on_an_idle_machine_and_fewer_beside_busy_ones(monkeypatch):
+    fake_load(monkeypatch, 4, 0.0)
+    assert cpu_threads.choose(BIG, 4, "UNSET_VAR").threads == 4
+    fake_load(monkeypatch, 4, 1.0)  # one busy process: three cores left
+    assert cpu_threads.choose(BIG, 4, "UNSET_VAR").threads == 3
+    fake_load(monkeypatch, 2, 1.0)  # 2 cores, one held by another process
+    assert cpu_threads.choose(BIG, 2, "UNSET_VAR").threads == 1
+    fake_load(monkeypatch, 2, 7.0)  # the shared machine at load 7: never below 1
+    chosen = cpu_threads.choose(BIG, 2, "UNSET_VAR")
+    assert chosen.threads == 1 and "0 of 2 cores free" in chosen.why
+    fake_load(monkeypatch, 8, 0.0)  # a ceiling a person set stays the ceiling
+    assert cpu_threads.choose(BIG, 2, "UNSET_VAR").threads == 2
 
 
-def test_one_thread_ceiling_and_the_override_skip_measuring(monkeypatch):
-    model = model_for(tiny())
-    monkeypatch.setattr(threads, "_measure", lambda *a: pytest.fail("measured"))
+def test_a_core_counts_as_free_when_others_leave_three_quarters_of_it():
+    assert cpu_threads.Load(2, 0.2, "fake", None).free == 2
+    assert cpu_threads.Load(2, 0.3, "fake", None).free == 1
+    assert cpu_threads.Load(2, 1.2, "fake", None).free == 1
+    assert cpu_threads.Load(2, 1.3, "fake", None).free == 0
+
+
+def test_the_choice_follows_the_load_from_call_to_call(monkeypatch):
+    """Nothing is kept: a call after the load rose chooses again (the stale choice of issue 39)."""
+    model = model_for(load_preset("gpt2-toy"))
+    with threads.torch_threads(2):
+        fake_load(monkeypatch, 2, 0.0)
+        assert threads.decode_threads(model, use_cache=False) == 2  # 128 tokens x 128 x 512: worth sharing
+        fake_load(monkeypatch, 2, 3.0)
+        assert threads.decode_threads(model, use_cache=False) == 1
+        fake_load(monkeypatch, 2, 0.0)
+        assert threads.decode_threads(model, use_cache=False) == 2
+
+
+def test_the_override_and_a_one_thread_ceiling_skip_reading_the_load(monkeypatch):
+    monkeypatch.setattr(cpu_threads, "load_now", lambda: pytest.fail("read the load"))
+    model = model_for(load_preset("gpt2-toy"))
     with threads.torch_threads(1):
         assert threads.decode_threads(model, use_cache=False) == 1
     monkeypatch.setenv("TUI_LAB_DECODE_THREADS", "3")
-    assert threads.decode_threads(model, use_cache=False) == 3
+    choice = threads.decode_choice(model, use_cache=False)
+    assert choice.threads == 3 and choice.why == "forced by TUI_LAB_DECODE_THREADS"
+
+
+def test_load_now_counts_the_others_running_tasks_not_this_process(monkeypatch):
+    monkeypatch.setattr(cpu_threads, "usable_cores", lambda: 2)
+    monkeypatch.setattr(cpu_threads, "_procs_running", lambda: (4, 2))
+    monkeypatch.setattr(cpu_threads, "_own_running", lambda: 1)
+    monkeypatch.setattr(cpu_threads, "SAMPLE_GAP_S", 0.0)
+    load = cpu_threads.load_now()
+    assert load.others == 3 and load.source == "procs_running"
+    monkeypatch.setattr(cpu_threads, "_procs_running", lambda: (33, 64))  # a container on a 64-CPU host
+    assert cpu_threads.load_now().others == pytest.approx(32 * 2 / 64)
+    monkeypatch.setattr(cpu_threads, "_procs_running", lambda: (None, 0))  # no /proc: the load average
+    monkeypatch.setattr(cpu_threads.os, "getloadavg", lambda: (2.5, 0.0, 0.0), raising=False)
+    assert cpu_threads.load_now() == cpu_threads.Load(2, 1.5, "loadavg", 2.5)
+
+
+def test_the_real_load_reading_gives_a_count_and_says_why():
+    load = cpu_threads.load_now()
+    assert load.cores >= 1 and load.others >= 0 and load.free >= 0
+    choice = cpu_threads.choose(BIG, load.cores, "UNSET_VAR", load)
+    assert 1 <= choice.threads <= load.cores and choice.to_dict()["load"]["free"] == load.free
 
 
 @pytest.mark.parametrize("family", ["decoder-only", "encoder-decoder"])
 def test_cached_equals_uncached_when_the_paths_run_on_different_counts(monkeypatch, family):
     counts = {True: 1, False: 2}
-    seen = {}
 
     def policy(model, use_cache, rows=1):
-        seen[use_cache] = counts[use_cache]
-        return counts[use_cache]
+        return cpu_threads.Choice(counts[use_cache], "test", 0, 2, None)
 
-    monkeypatch.setattr("tui_lab.bench.kv_speed.decode_threads", policy)
+    monkeypatch.setattr("tui_lab.bench.kv_speed.decode_choice", policy)
     before = torch.get_num_threads()
     report = compare_generation(model_for(tiny(family)), prompt_len=5, new_tokens=(3, 12), repeats=1)
     assert all(run.identical for run in report.runs) and report.threads == {"cached": 1, "uncached": 2}
-    assert seen == counts and torch.get_num_threads() == before
+    assert report.to_dict()["thread_choice"]["uncached"]["why"] == "test" and torch.get_num_threads() == before
 
 
-def test_complete_runs_on_the_policy_and_gives_the_count_back(monkeypatch):
+def test_complete_runs_on_the_choice_says_it_and_gives_the_count_back(monkeypatch):
     model = model_for(tiny(dropout=0.0))
     used = []
     real = threads.torch_threads
@@ -104,5 +150,6 @@ def test_complete_runs_on_the_policy_and_gives_the_count_back(monkeypatch):
     settings = [GenerationSettings(20, temperature=0.0, use_cache=cache) for cache in (True, False)]
     cached, uncached = (complete(model, NoSpecials(), prompt[0].tolist(), s) for s in settings)
     assert used == [2, 2] and torch.get_num_threads() == before
+    assert cached.threads["threads"] == 2 and cached.threads["why"] == "forced by TUI_LAB_DECODE_THREADS"
     expected = generate(model, prompt, 20, temperature=0.0)[0, 6:].tolist()
     assert cached.ids == uncached.ids == expected

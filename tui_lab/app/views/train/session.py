@@ -15,8 +15,9 @@ process dies) and the final one, which becomes the live model when the run ends.
 one line; the live model stays, and the last snapshot is kept (`w` saves it).
 
 Threads: on 2 cores, torch's default of 2 OpenMP threads beside a busy UI thread collapsed throughput
-(spinning workers); the run's thread count and OpenMP's spin come from `tui_lab.openmp` (the child
-inherits the environment, so the spin setting reaches it).
+(spinning workers); OpenMP's spin comes from `tui_lab.openmp` (the child inherits the environment, so the
+spin setting reaches it) and the run's thread count is chosen in the child for the load now, again as it
+trains (`tui_lab.train.threads`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from tui_lab.app import priority
 from tui_lab.app.views.train.messages import RunSaid
 from tui_lab.config import ModelConfig
 from tui_lab.errors import one_line
-from tui_lab.openmp import train_threads
 from tui_lab.run_control import Controlled
 from tui_lab.train.events import Ended, Failed
 from tui_lab.train.process import SharedRunControl
@@ -66,7 +66,7 @@ class TrainSession(Controlled):
         self.run, self.model_config, self.device = run, model_config, device
         self.train_config: TrainConfig | None = train if not isinstance(train, tuple) else None
         self._train = train
-        self.live, self.threads = live, threads or train_threads()
+        self.live, self.threads = live, threads  # None: the trainer chooses for the load (train/threads.py)
         self.control = SharedRunControl()
         if paused:
             self.control.pause()
