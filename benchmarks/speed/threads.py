@@ -1,0 +1,171 @@
+"""Does the per-call thread choice (tui_lab/cpu_threads.py, issue 39) pick a count as fast as the best one,
+quiet and beside busy processes?
+
+Two workloads: cached greedy generation of a toy (gpt2-toy-english's shape, random weights, a 16-token
+prompt, --new-tokens new ones) and one training step (gpt2-toy's shape, forward + backward + AdamW on a
+random --batch x --seq-len batch). Three conditions: quiet (nothing of ours beside it), beside one busy
+process and beside two (each a separate process multiplying 256 x 256 matrices on 1 thread, forever). In
+each condition every thread count (1, 2, 4, ... up to the cores) and "chosen" (the choice the library makes
+at that moment, read before the clock starts, as `complete` and the trainer do) run in interleaved repeats,
+their order rotated each repeat, so load that comes and goes weighs on all alike. Per condition: the median
+seconds per count, the counts chosen, and two checks: the chosen arm's median within 10% of the best
+count's, and its speed never below 0.8x one thread's. The machine's load averages are printed beside each
+condition (on a shared machine "quiet" means only that this benchmark adds nothing).
+
+    python benchmarks/speed/threads.py [--repeats 5] [--new-tokens 32] [--batch 16] [--seq-len 64]
+                                       [--conditions quiet busy1 busy2] [--json]
+
+Last line with --json: one JSON object. Exit status 1 when a check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import torch
+
+from tui_lab import build_model
+from tui_lab.cpu_threads import ceiling_threads, choose, load_now, op_grain
+from tui_lab.generation import generate
+from tui_lab.generation.threads import decode_choice, torch_threads
+from tui_lab.presets import load_preset
+
+BUSY = ("import sys, torch\ntorch.set_num_threads(1)\na = torch.randn(256, 256)\nprint('ready', flush=True)\n"
+        "while True:\n    a = torch.tanh(a @ a)\n")
+WITHIN, FLOOR = 1.10, 0.8  # chosen median <= 1.1x the best count's; chosen speed >= 0.8x one thread's
+
+
+class Busy:
+    """`n` separate processes, each a CPU-bound loop on 1 thread; ready once each has imported torch."""
+
+    def __init__(self, n: int) -> None:
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        self.procs = [subprocess.Popen([sys.executable, "-c", BUSY], stdout=subprocess.PIPE, text=True, env=env)
+                      for _ in range(n)]
+        for proc in self.procs:
+            proc.stdout.readline()
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+
+
+def generation_workload(new_tokens: int) -> tuple[Callable[[], None], Callable[[], object]]:
+    """(run once, choose now) for cached greedy decoding of the English toy's shape."""
+    torch.manual_seed(0)
+    model = build_model(load_preset("gpt2-toy-english")).eval()
+    prompt = torch.randint(model.config.vocab, (1, 16), generator=torch.Generator().manual_seed(0))
+
+    def run() -> None:
+        with torch.inference_mode():
+            generate(model, prompt, new_tokens, temperature=0.0)
+
+    return run, lambda: decode_choice(model, use_cache=True)
+
+
+def training_workload(batch: int, seq_len: int) -> tuple[Callable[[], None], Callable[[], object]]:
+    """(run once, choose now) for one training step of gpt2-toy's shape, chosen as `TrainThreads` does."""
+    torch.manual_seed(0)
+    config = load_preset("gpt2-toy")
+    model = build_model(config).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x = torch.randint(config.vocab, (batch, seq_len + 1), generator=torch.Generator().manual_seed(0))
+    ceiling = ceiling_threads()
+
+    def run() -> None:
+        logits = model(x[:, :-1])
+        logits = logits[0] if isinstance(logits, tuple) else logits
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), x[:, 1:].reshape(-1))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    return run, lambda: choose(op_grain(config, batch * seq_len), ceiling, "TUI_LAB_TRAIN_THREADS")
+
+
+def counts(ceiling: int) -> list[int]:
+    out, n = [], 1
+    while n < ceiling:
+        out.append(n)
+        n *= 2
+    return out + [ceiling]
+
+
+def measure(run: Callable[[], None], chooser: Callable[[], object], repeats: int, ceiling: int) -> dict:
+    """Interleaved repeats of each count and of the chosen arm (the order rotated each repeat)."""
+    arms: list[int | str] = [*counts(ceiling), "chosen"]
+    times: dict[str, list[float]] = {str(a): [] for a in arms}
+    chosen: list[int] = []
+    for n in counts(ceiling):  # a warm-up per count: first-call allocation and thread start are not timed
+        with torch_threads(n):
+            run()
+    for r in range(repeats):
+        for arm in arms[r % len(arms):] + arms[:r % len(arms)]:
+            count = arm
+            if arm == "chosen":
+                choice = chooser()  # read before the clock, as the library's callers do
+                count = choice.threads
+                chosen.append(count)
+            with torch_threads(count):
+                start = time.perf_counter()
+                run()
+                times[str(arm)].append(time.perf_counter() - start)
+    medians = {arm: statistics.median(t) for arm, t in times.items()}
+    best = min((a for a in medians if a != "chosen"), key=medians.get)
+    return {"median_s": medians, "times_s": times, "chosen_counts": chosen, "best_count": int(best),
+            "vs_best": medians["chosen"] / medians[best], "speed_vs_one": medians["1"] / medians["chosen"],
+            "within_10pct": medians["chosen"] <= WITHIN * medians[best],
+            "at_least_08x_one": medians["1"] / medians["chosen"] >= FLOOR}
+
+
+def line(condition: str, workload: str, result: dict, loads: tuple) -> str:
+    per = ", ".join(f"{a}{' thread(s)' if a != 'chosen' else ''} {s:.4f} s" for a, s in result["median_s"].items())
+    ok = result["within_10pct"] and result["at_least_08x_one"]
+    return (f"{'PASS' if ok else 'FAIL'} {condition:6s} {workload:8s} load {loads[0]:.2f} -> {loads[1]:.2f}: {per}; "
+            f"chosen {result['chosen_counts']}; best {result['best_count']}; chosen/best {result['vs_best']:.2f}x "
+            f"(<= {WITHIN:.2f}), speed vs 1 thread {result['speed_vs_one']:.2f}x (>= {FLOOR})")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--new-tokens", type=int, default=32)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--seq-len", type=int, default=64)
+    parser.add_argument("--conditions", nargs="+", default=["quiet", "busy1", "busy2"],
+                        choices=["quiet", "busy1", "busy2"])
+    parser.add_argument("--json", action="store_true", help="one JSON object as the last line")
+    args = parser.parse_args()
+    ceiling = ceiling_threads()
+    workloads = {"generate": generation_workload(args.new_tokens), "train": training_workload(args.batch, args.seq_len)}
+    print(f"torch {torch.__version__}, {ceiling} cores usable, counts {counts(ceiling)}, {args.repeats} repeats; "
+          f"load now {load_now()}", flush=True)
+    report, failed = {}, False
+    for condition in args.conditions:
+        busy = Busy({"quiet": 0, "busy1": 1, "busy2": 2}[condition])
+        try:
+            for name, (run, chooser) in workloads.items():
+                before = os.getloadavg()[0]
+                result = measure(run, chooser, args.repeats, ceiling)
+                result["load_before_after"] = (before, os.getloadavg()[0])
+                report[f"{condition}/{name}"] = result
+                failed |= not (result["within_10pct"] and result["at_least_08x_one"])
+                print(line(condition, name, result, result["load_before_after"]), flush=True)
+        finally:
+            busy.stop()
+    print("PASS: every condition" if not failed else "FAIL: see the lines above", flush=True)
+    if args.json:
+        print(json.dumps({"ceiling": ceiling, "repeats": args.repeats, "results": report, "pass": not failed}))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
