@@ -17,6 +17,7 @@ from tui_lab.model.attention import AttentionCapture
 from tui_lab.model.batchnorm import with_keep
 from tui_lab.model.blocks import DecoderBlock, EncoderBlock, dropped, make_norm
 from tui_lab.model.copy import CopyGate, copy_capture
+from tui_lab.model.decode_step import decode_step
 from tui_lab.model.heads import make_head
 from tui_lab.model.hooks import Hooks, HookScope, stack_names
 from tui_lab.model.kv_cache import KVCache
@@ -121,6 +122,12 @@ class Transformer(nn.Module):
         """
         start = cache.length if cache is not None else 0
         memory_kv, memory_allowed = self._memory(memory, src_mask, cache)
+        if cache is not None and tgt.shape[1] == 1 and self._flat_step_allowed(need_weights, tgt_mask):
+            step = decode_step(self, cache)
+            if step is not None:
+                logits = step(tgt, start, cache, memory_kv, memory_allowed)
+                cache.length = start + 1
+                return logits[:, None]
         prefix = stack_names(self.config.family)[1]
         kinds = [(prefix, "decoder", "attn", "decoder-self")]
         if memory_kv is not None:
@@ -148,6 +155,10 @@ class Transformer(nn.Module):
             logits, copy = self._copy(logits, state, inputs, last_cross[1][0], memory, src_ext)
             captures += [copy_capture(len(self.decoder) - 1, copy)] if need_weights else []
         return (logits, captures) if need_weights else logits
+
+    def _flat_step_allowed(self, need_weights: bool, tgt_mask: Tensor | None) -> bool:
+        """A cached one-token step may take the flat path (model/decode_step.py): nothing reads inside the pass."""
+        return not need_weights and tgt_mask is None and self.hooks is None and not self.training
 
     def _embed_scope(self, hooks: Hooks | None, prefix: str) -> HookScope | None:
         """The embedding points: bare names for one stack, `encoder.` / `decoder.` before them for two."""
