@@ -95,16 +95,16 @@ class _Layer:
         allowed = None if not self.window else self.attn._local(None, start, start + 1, positions, h.device)
         out = F.scaled_dot_product_attention(q, keys, values, attn_mask=allowed, scale=self.scale,
                                              enable_gqa=self.kv_heads != self.heads)
-        return F.linear(out.reshape(n, -1), *self.out)
+        return F.linear(out.reshape(n, self.heads * d), *self.out)
 
     def cross_attention(self, h: Tensor, memory_kv: tuple[Tensor, Tensor], allowed: Tensor | None) -> Tensor:
         (q_w, q_b), out, heads, scale = self.cross
         n = h.shape[0]
-        q = F.linear(h, q_w, q_b).view(n, heads, 1, -1)
+        q = F.linear(h, q_w, q_b).view(n, heads, 1, q_w.shape[0] // heads)
         keys, values = memory_kv
         out_heads = F.scaled_dot_product_attention(q, keys, values, attn_mask=allowed, scale=scale,
                                                    enable_gqa=keys.shape[1] != heads)
-        return F.linear(out_heads.reshape(n, -1), *out)
+        return F.linear(out_heads.reshape(n, q_w.shape[0]), *out)
 
     def feed_forward(self, h: Tensor) -> Tensor:
         if self.ffn_module is not None:
