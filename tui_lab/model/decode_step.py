@@ -6,7 +6,7 @@ hooks and no weights asked for comes here: each layer's weights are read once in
 starts (the same tensors, nothing copied), and the step calls `F.linear`, `F.layer_norm` and
 `F.scaled_dot_product_attention` on (N, E) rows with no module dispatch, no closures, no per-step mask for full
 attention and no (N, 1, E) reshapes. The maths is the module path's, op for op, so the ids are identical
-(tests/core/model/test_decode_step.py). A model this plan does not cover (alibi, relative or T5 positions,
+(tests/core/model/test_decode_step.py). A model this plan does not cover (Shaw's relative positions,
 Linformer/Performer, guided cross-attention, copy, batchnorm, BERT's segments) keeps the module path; a
 mixture-of-experts FFN (or any other FFN) is called as its module inside the plan.
 
@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import os
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tui_lab.model.attention import CrossAttention
+from tui_lab.model.attention import CrossAttention, sdpa_mask
 from tui_lab.model.feed_forward import FeedForward
 from tui_lab.model.positions import apply_rope
 
-FLAT_POSITIONS = ("learned", "sinusoidal", "sinusoidal_halves", "rope", "none")
+BIASED = ("alibi", "t5")
+FLAT_POSITIONS = ("learned", "sinusoidal", "sinusoidal_halves", "rope", "none", *BIASED)
 
 
 def flat_step_fits(model: nn.Module) -> bool:
@@ -68,6 +70,7 @@ class _Layer:
         self.qkv, self.out, self.split = _linear(attn.qkv), _linear(attn.out), attn.split
         self.heads, self.kv_heads, self.scale, self.attn = attn.heads, attn.kv_heads, attn.scale, attn
         self.rope, self.window = attn.positions == "rope", attn.window
+        self.biased = attn.positions in BIASED  # ALiBi's distances or T5's buckets, added to the scores
         cross = getattr(block, "cross", None)
         self.cross = None if cross is None else (_linear(cross.q), _linear(cross.out), cross.heads, cross.scale)
         ffn = block.ffn
@@ -92,8 +95,13 @@ class _Layer:
             q, k = apply_rope(q, cos[start:start + 1], sin[start:start + 1]), \
                 apply_rope(k, cos[start:start + 1], sin[start:start + 1])
         keys, values, positions = layer_cache.append(k, v, start)
-        allowed = None if not self.window else self.attn._local(None, start, start + 1, positions, h.device)
-        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=allowed, scale=self.scale,
+        mask = None
+        if self.window or self.biased:  # masks and biases by absolute key position, as the module path
+            k_pos = positions if positions is not None else torch.arange(keys.shape[-2], device=h.device)
+            allowed = None if not self.window else self.attn._local(None, start, start + 1, k_pos, h.device)
+            bias = self.attn._position_bias(start, start + 1, k_pos, positions is not None) if self.biased else None
+            mask = sdpa_mask(allowed, bias, q.dtype)
+        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=self.scale,
                                              enable_gqa=self.kv_heads != self.heads)
         return F.linear(out.reshape(n, self.heads * d), *self.out)
 

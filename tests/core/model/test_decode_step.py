@@ -27,6 +27,9 @@ KINDS = [
     dict(ffn="moe", experts=4, experts_per_token=2),  # Mixtral: the mixture runs as its module
     dict(family="encoder-decoder", encoder_layers=2, positions="sinusoidal", embedding_scale="sqrt_d_model"),
     dict(family="encoder-decoder", encoder_layers=1, kv_heads=2, norm_position="post", norm="layernorm"),
+    dict(positions="alibi"),
+    dict(positions="alibi", attention_window=3, kv_heads=1),
+    dict(family="encoder-decoder", encoder_layers=1, positions="t5", attention_scale="none"),
 ]
 
 
@@ -65,7 +68,7 @@ def test_toy_presets_step_logits_match_the_module_path(monkeypatch, preset):
 
 
 def test_kinds_outside_the_plan_keep_the_module_path():
-    assert not flat_step_fits(build_model(tiny(positions="alibi")))
+    assert not flat_step_fits(build_model(tiny(positions="relative")))
     assert not flat_step_fits(build_model(tiny(norm="batchnorm", positions="learned")))
 
 
