@@ -113,8 +113,10 @@ class Transformer(nn.Module):
         cache: KVCache | None = None,
         need_weights: bool = False,
         src_ext: Tensor | None = None,
+        last_only: bool = False,
     ):
-        """(N, T) target ids (and the memory for encoder-decoders) -> logits (N, T, V).
+        """(N, T) target ids (and the memory for encoder-decoders) -> logits (N, T, V), or (N, 1, V) for the last
+        position alone with `last_only` (generation's prefill: the head skips the rows nobody samples from).
 
         With a cache, `tgt` holds only the new positions; they start at `cache.length`. With copy, the
         output is log P over the extended vocabulary (N, T, X) of the source's extended ids `src_ext`
@@ -147,9 +149,10 @@ class Transformer(nn.Module):
                 y = block(y, memory_kv[i], allowed, memory_allowed, start, layer_cache, scope)
         if cache is not None:
             cache.length = start + tgt.shape[1]
-        state = y  # (N, T, E)
+        state = y if not (last_only and hooks is None and self.copy_gate is None) else y[:, -1:]  # (N, T, E)
+        tgt_mask = tgt_mask if state.shape[1] == y.shape[1] else None  # only batchnorm reads it here
         if self.decoder_norm is not None:
-            state = final_norm(self.decoder_norm, with_keep(self.decoder_norm, tgt_mask), hooks, "ln_final.")(y)
+            state = final_norm(self.decoder_norm, with_keep(self.decoder_norm, tgt_mask), hooks, "ln_final.")(state)
         logits = self.lm_head(state if self.out_scale == 1.0 else state * self.out_scale)
         if self.copy_gate is not None:
             logits, copy = self._copy(logits, state, inputs, last_cross[1][0], memory, src_ext)
