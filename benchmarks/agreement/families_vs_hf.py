@@ -7,7 +7,7 @@ Generation: batch 1, `--new-tokens` greedy tokens with a KV cache on both sides,
 (target >= 2x) and whether the ids are identical. Training (`--train`): one AdamW step (forward, backward, update)
 on the same batch, ours and theirs alternately, on a GPT-2 and a Llama shape (target >= 1.2x). `--mfu`: a
 gpt2-small-shaped training step (batch 8 x 256) of ours, its FLOPs (analysis.cost) over the measured matmul peak.
-Every line carries the load average; one thread unless `--threads`.
+Every line carries the load average; one thread unless `--threads`. Last line: JSON.
 
     python benchmarks/agreement/families_vs_hf.py [--new-tokens 240] [--repeats 3] [--train] [--mfu]
 """
@@ -15,6 +15,7 @@ Every line carries the load average; one thread unless `--threads`.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -70,6 +71,7 @@ def save_family(name: str, folder: Path):
     return save_causal(kind, folder, **SHAPE, **window), {}
 
 
+RESULTS: dict[str, dict] = {}  # training and MFU rows, for the JSON line
 FAMILIES = ("gpt2", "llama-gqa", "mistral", "qwen2", "mixtral", "marian", "t5")
 
 
@@ -90,7 +92,7 @@ def median_pair(ours, theirs, repeats: int) -> tuple[float, float, object, objec
     return statistics.median(times[0]), statistics.median(times[1]), out_ours, out_theirs
 
 
-def generation_row(name: str, args: argparse.Namespace) -> bool:
+def generation_row(name: str, args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         theirs, extra = save_family(name, Path(tmp))
         ours, _ = load_hf(tmp)
@@ -116,7 +118,8 @@ def generation_row(name: str, args: argparse.Namespace) -> bool:
     ratio = theirs_s / ours_s
     print(f"{name:10s} ours {n / ours_s:7.0f} tok/s  transformers {n / theirs_s:7.0f} tok/s  ratio {ratio:5.2f}x "
           f"{'ok' if ratio >= 2 else 'UNDER 2x'}  identical ids: {same}{where}  (load {load_text()})", flush=True)
-    return same and ratio >= 2
+    return {"ours_tokens_per_s": n / ours_s, "theirs_tokens_per_s": n / theirs_s, "ratio": ratio, "identical": same,
+            "load": os.getloadavg()[0]}
 
 
 def _first_difference(a: torch.Tensor, b: torch.Tensor, extra: dict) -> int:
@@ -150,6 +153,7 @@ def train_row(name: str, args: argparse.Namespace) -> None:
                                          step(theirs, opt_theirs, lambda m: m(input_ids=inputs).logits),
                                          args.repeats * 3)
     ratio = theirs_s / ours_s
+    RESULTS[f"train {name}"] = {"ours_s": ours_s, "theirs_s": theirs_s, "ratio": ratio, "load": os.getloadavg()[0]}
     print(f"train {name:10s} batch {args.train_batch} x {args.train_len}: ours {ours_s * 1e3:7.1f} ms  transformers "
           f"{theirs_s * 1e3:7.1f} ms  ratio {ratio:5.2f}x {'ok' if ratio >= 1.2 else 'UNDER 1.2x'}  "
           f"(load {load_text()})", flush=True)
@@ -185,6 +189,8 @@ def mfu_row(args: argparse.Namespace) -> None:
     step_s = statistics.median(times)
     flops = training_flops_per_token(config, length) * batch * length
     peak = matmul_peak()
+    RESULTS["mfu"] = {"step_s": step_s, "flops": flops, "peak_flops": peak, "mfu": flops / step_s / peak,
+                      "load": os.getloadavg()[0]}
     print(f"MFU gpt2-small step, batch {batch} x {length}: {step_s:.2f} s, {flops / step_s / 1e9:.1f} GFLOP/s of a "
           f"{peak / 1e9:.1f} GFLOP/s matmul peak: {flops / step_s / peak:.1%} (load {load_text()})", flush=True)
 
@@ -205,13 +211,15 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.threads} thread(s), batch 1, prompt {args.prompt_len}, "
           f"{args.new_tokens} new tokens, greedy, median of {args.repeats} interleaved (load {load_text()})")
-    results = [generation_row(name, args) for name in args.families]
+    results = {name: generation_row(name, args) for name in args.families}
     if args.train:
         for name in ("gpt2", "llama-gqa"):
             train_row(name, args)
     if args.mfu:
         mfu_row(args)
-    print(f"generation: {sum(results)} of {len(results)} families at >= 2x with identical ids")
+    met = sum(r["identical"] and r["ratio"] >= 2 for r in results.values())
+    print(f"generation: {met} of {len(results)} families at >= 2x with identical ids")
+    print(json.dumps({"torch": torch.__version__, "threads": args.threads, "generation": results, **RESULTS}))
 
 
 if __name__ == "__main__":

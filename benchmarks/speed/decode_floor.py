@@ -11,6 +11,7 @@ cached step it prints:
   floor     arith + empty;  gap = step - floor (the loop, sampling, the cache writes and what the calls cost
             beyond dispatch)
 and the KV-cache ratio (uncached / cached, the number `tui-lab bench generate` reports). Random weights.
+Last line: JSON.
 
     python benchmarks/speed/decode_floor.py [--presets gpt2-toy transformer-2017-toy] [--new-tokens 240]
 """
@@ -18,6 +19,7 @@ and the KV-cache ratio (uncached / cached, the number `tui-lab bench generate` r
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import time
@@ -88,7 +90,7 @@ def run_times(model, prompt: torch.Tensor, new_tokens: int, repeats: int) -> dic
     return {way: statistics.median(t) for way, t in times.items()} | {"identical": identical}
 
 
-def report(name: str, args: argparse.Namespace, peak: float) -> None:
+def report(name: str, args: argparse.Namespace, peak: float) -> dict:
     torch.manual_seed(0)
     model = build_model(load_preset(name)).eval()
     prompt = torch.randint(model.config.vocab, (1, args.prompt_len))
@@ -104,6 +106,9 @@ def report(name: str, args: argparse.Namespace, peak: float) -> None:
               f"{args.new_tokens / t[way]:7.0f} tok/s  KV cache {t['uncached'] / t[way]:5.2f}x  (load {load:.2f})")
     print(f"{name:22s} uncached {t['uncached']:.3f} s; {flops / 1e6:.2f} MFLOP per cached step; "
           f"identical ids: {t['identical']}")
+    return {**t, "arith_s": arith, "empty_flat_s": empty_flat, "empty_module_s": empty_module, "load": load,
+            "kv_cache": t["uncached"] / t["flat"], "flat_tokens_per_s": args.new_tokens / t["flat"],
+            "module_tokens_per_s": args.new_tokens / t["module"]}
 
 
 def main() -> None:
@@ -118,8 +123,8 @@ def main() -> None:
     peak = matmul_peak()
     print(f"torch {torch.__version__}, {args.threads} thread(s), matmul peak {peak / 1e9:.1f} GFLOP/s, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    for name in args.presets:
-        report(name, args, peak)
+    rows = {name: report(name, args, peak) for name in args.presets}
+    print(json.dumps({"torch": torch.__version__, "threads": args.threads, "peak_flops": peak, **rows}))
 
 
 if __name__ == "__main__":
