@@ -8,7 +8,7 @@ starts (the same tensors, nothing copied), and the step calls `F.linear`, `F.lay
 attention and no (N, 1, E) reshapes. The maths is the module path's, op for op, so the ids are identical
 (tests/core/model/test_decode_step.py). A model this plan does not cover (Shaw's relative positions,
 Linformer/Performer, guided cross-attention, copy, batchnorm, BERT's segments) keeps the module path; a
-mixture-of-experts FFN (or any other FFN) is called as its module inside the plan.
+mixture-of-experts FFN runs its one row through the experts it picks (more rows, or any other FFN: its module).
 
 Dimension legend: N batch, E d_model, H heads, K kv heads, D d_head, S keys, V vocab.
 """
@@ -23,6 +23,7 @@ from torch import Tensor, nn
 
 from tui_lab.model.attention import CrossAttention, sdpa_mask
 from tui_lab.model.feed_forward import FeedForward
+from tui_lab.model.moe import SparseMoE, route
 from tui_lab.model.positions import apply_rope
 
 BIASED = ("alibi", "t5")
@@ -75,8 +76,9 @@ class _Layer:
         self.cross = None if cross is None else (_linear(cross.q), _linear(cross.out), cross.heads, cross.scale)
         ffn = block.ffn
         self.ffn_module = ffn if ffn is not None and not isinstance(ffn, FeedForward) else None  # MoE: its module
-        self.ffn = None if not isinstance(ffn, FeedForward) else (
-            _linear(ffn.up), None if ffn.gate is None else _linear(ffn.gate), _linear(ffn.down), ffn.act)
+        self.ffn = None if not isinstance(ffn, FeedForward) else _dense(ffn)
+        self.experts = None if not isinstance(ffn, SparseMoE) else \
+            (ffn.router.weight, ffn.top_k, [_dense(expert) for expert in ffn.experts])
 
     def sublayer(self, x: Tensor, norm, f, *args) -> Tensor:
         """Pre-norm x + f(norm(x)) or post-norm norm(x + f(x)) (blocks.pre_norm / post_norm)."""
@@ -115,11 +117,34 @@ class _Layer:
         return F.linear(out_heads.reshape(n, q_w.shape[0]), *out)
 
     def feed_forward(self, h: Tensor) -> Tensor:
+        if self.experts is not None and h.shape[0] == 1:
+            return self._one_row_experts(h)
         if self.ffn_module is not None:
             return self.ffn_module(h)  # a mixture of experts routes (T, E) rows as they come
-        up, gate, down, act = self.ffn
-        hidden = act(F.linear(h, *gate)) * F.linear(h, *up) if gate is not None else act(F.linear(h, *up))
-        return F.linear(hidden, *down)
+        return _dense_ffn(self.ffn, h)
+
+    def _one_row_experts(self, h: Tensor) -> Tensor:
+        """One row through its K experts, summed in SparseMoE's order (ascending expert), without its per-expert
+        searches: the same numbers as the module."""
+        router, top_k, experts = self.experts
+        weights, chosen = route(F.linear(h, router), top_k)  # (1, K) each
+        picked = chosen[0].tolist()
+        out = None
+        for i in sorted(picked):
+            mixed = _dense_ffn(experts[i], h) * weights[:, picked.index(i), None].to(h.dtype)
+            out = mixed if out is None else out + mixed
+        return out
+
+
+def _dense(ffn: FeedForward):
+    return _linear(ffn.up), None if ffn.gate is None else _linear(ffn.gate), _linear(ffn.down), ffn.act
+
+
+def _dense_ffn(weights, h: Tensor) -> Tensor:
+    """FeedForward.forward on (N, E) rows."""
+    up, gate, down, act = weights
+    hidden = act(F.linear(h, *gate)) * F.linear(h, *up) if gate is not None else act(F.linear(h, *up))
+    return F.linear(hidden, *down)
 
 
 class DecodeStep:

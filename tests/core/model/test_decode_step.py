@@ -24,7 +24,7 @@ KINDS = [
     dict(attention_window=4, kv_heads=2),  # Mistral's rolling window
     dict(attention_window=3, global_tokens=1, positions="learned", norm="layernorm", activation="gelu", bias=True),
     dict(norm_position="post", positions="sinusoidal", norm="layernorm", activation="relu", bias=True),
-    dict(ffn="moe", experts=4, experts_per_token=2),  # Mixtral: the mixture runs as its module
+    dict(ffn="moe", experts=4, experts_per_token=2),  # Mixtral: rows through their experts
     dict(family="encoder-decoder", encoder_layers=2, positions="sinusoidal", embedding_scale="sqrt_d_model"),
     dict(family="encoder-decoder", encoder_layers=1, kv_heads=2, norm_position="post", norm="layernorm"),
     dict(positions="alibi"),
@@ -65,6 +65,14 @@ def test_toy_presets_step_logits_match_the_module_path(monkeypatch, preset):
         with torch.inference_mode():
             rows.append(torch.cat([model.decode(ids[:, i:i + 1], memory, cache=cache) for i in range(12)], 1))
     torch.testing.assert_close(rows[0], rows[1], rtol=1e-5, atol=1e-5)
+
+
+def test_one_row_through_the_mixture_equals_the_module(monkeypatch):
+    torch.manual_seed(0)
+    model = build_model(tiny(ffn="moe", experts=4, experts_per_token=2)).eval()
+    prompt = torch.randint(40, (1, 6))
+    flat, module, uncached = both_paths(monkeypatch, model, prompt)
+    assert torch.equal(flat, module) and torch.equal(flat, uncached)
 
 
 def test_kinds_outside_the_plan_keep_the_module_path():
