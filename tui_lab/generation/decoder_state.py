@@ -144,7 +144,8 @@ class DecoderState:
         copy = self.src_ext is not None
         ids = feedable(ids, self.model.config.vocab, self.unk_id) if copy else ids
         out = self.model.decode(ids, self.memory, self.src_mask, cache=self.cache,
-                                need_weights=need_attention or copy, src_ext=self.src_ext)
+                                need_weights=need_attention or copy, src_ext=self.src_ext,
+                                last_only=not (need_attention or copy))
         if copy:
             self.p_gen = p_gen_of(out[1][-1])[:, -1]  # the copy capture comes last
         if not need_attention:

@@ -61,7 +61,7 @@ def attend(
         causal = False
     causal = causal and q_len > 1
     if not need_weights and pattern_hook is None and scores_hook is None:
-        mask = _sdpa_mask(allowed, bias, q.dtype)
+        mask = sdpa_mask(allowed, bias, q.dtype)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal,
                                              enable_gqa=gqa, scale=scale)
         return out, None
@@ -85,7 +85,7 @@ def attend(
     return out, weights
 
 
-def _sdpa_mask(allowed: Tensor | None, bias: Tensor | None, dtype: torch.dtype) -> Tensor | None:
+def sdpa_mask(allowed: Tensor | None, bias: Tensor | None, dtype: torch.dtype) -> Tensor | None:
     if bias is None:
         return allowed
     bias = bias.to(dtype)

@@ -87,6 +87,7 @@ class KVCache:
         self.layers = [_layer_kv(config, batch, capacity, device, dtype) for _ in range(config.decoder_layers)]
         self.memory_kv: list[tuple[Tensor, Tensor]] | None = None  # cross-attention, set once
         self.memory_allowed: Tensor | None = None
+        self.step = False  # the flat one-token step (model/decode_step.py), built at the first step; None: none
 
     def bytes(self) -> int:
         return sum((layer.k.numel() + layer.v.numel()) * layer.k.element_size() for layer in self.layers)

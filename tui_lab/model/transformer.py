@@ -17,6 +17,7 @@ from tui_lab.model.attention import AttentionCapture
 from tui_lab.model.batchnorm import with_keep
 from tui_lab.model.blocks import DecoderBlock, EncoderBlock, dropped, make_norm
 from tui_lab.model.copy import CopyGate, copy_capture
+from tui_lab.model.decode_step import decode_step
 from tui_lab.model.heads import make_head
 from tui_lab.model.hooks import Hooks, HookScope, stack_names
 from tui_lab.model.kv_cache import KVCache
@@ -112,8 +113,10 @@ class Transformer(nn.Module):
         cache: KVCache | None = None,
         need_weights: bool = False,
         src_ext: Tensor | None = None,
+        last_only: bool = False,
     ):
-        """(N, T) target ids (and the memory for encoder-decoders) -> logits (N, T, V).
+        """(N, T) target ids (and the memory for encoder-decoders) -> logits (N, T, V), or (N, 1, V) for the last
+        position alone with `last_only` (generation's prefill: the head skips the rows nobody samples from).
 
         With a cache, `tgt` holds only the new positions; they start at `cache.length`. With copy, the
         output is log P over the extended vocabulary (N, T, X) of the source's extended ids `src_ext`
@@ -121,6 +124,12 @@ class Transformer(nn.Module):
         """
         start = cache.length if cache is not None else 0
         memory_kv, memory_allowed = self._memory(memory, src_mask, cache)
+        if cache is not None and tgt.shape[1] == 1 and self._flat_step_allowed(need_weights, tgt_mask):
+            step = decode_step(self, cache)
+            if step is not None:
+                logits = step(tgt, start, cache, memory_kv, memory_allowed)
+                cache.length = start + 1
+                return logits[:, None]
         prefix = stack_names(self.config.family)[1]
         kinds = [(prefix, "decoder", "attn", "decoder-self")]
         if memory_kv is not None:
@@ -140,14 +149,19 @@ class Transformer(nn.Module):
                 y = block(y, memory_kv[i], allowed, memory_allowed, start, layer_cache, scope)
         if cache is not None:
             cache.length = start + tgt.shape[1]
-        state = y  # (N, T, E)
+        state = y if not (last_only and hooks is None and self.copy_gate is None) else y[:, -1:]  # (N, T, E)
+        tgt_mask = tgt_mask if state.shape[1] == y.shape[1] else None  # only batchnorm reads it here
         if self.decoder_norm is not None:
-            state = final_norm(self.decoder_norm, with_keep(self.decoder_norm, tgt_mask), hooks, "ln_final.")(y)
+            state = final_norm(self.decoder_norm, with_keep(self.decoder_norm, tgt_mask), hooks, "ln_final.")(state)
         logits = self.lm_head(state if self.out_scale == 1.0 else state * self.out_scale)
         if self.copy_gate is not None:
             logits, copy = self._copy(logits, state, inputs, last_cross[1][0], memory, src_ext)
             captures += [copy_capture(len(self.decoder) - 1, copy)] if need_weights else []
         return (logits, captures) if need_weights else logits
+
+    def _flat_step_allowed(self, need_weights: bool, tgt_mask: Tensor | None) -> bool:
+        """A cached one-token step may take the flat path (model/decode_step.py): nothing reads inside the pass."""
+        return not need_weights and tgt_mask is None and self.hooks is None and not self.training
 
     def _embed_scope(self, hooks: Hooks | None, prefix: str) -> HookScope | None:
         """The embedding points: bare names for one stack, `encoder.` / `decoder.` before them for two."""
