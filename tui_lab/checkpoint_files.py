@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-# Every entry a checkpoint writes, the required ones first (tui_lab/checkpoint.py writes and reads them).
+# Every entry a checkpoint writes, the required ones first (tui_lab/checkpoint/ writes and reads them).
 CHECKPOINT_FILES = (
     "config.json",
     "model.safetensors",

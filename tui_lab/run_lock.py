@@ -2,7 +2,7 @@
 holder ends, even by `kill -9`, so a crashed run never leaves a folder locked.
 
 The lock file is `.<name>.lock` in the folder's parent, not inside it: a new folder comes into being by one
-rename of the save's temporary folder (checkpoint.py), after the lock was taken. It is the lock of the folder
+rename of the save's temporary folder (checkpoint/swap.py), after the lock was taken. It is the lock of the folder
 itself, links followed: `k/alias` (a link to `k/run`) and `k/run` are one folder with one lock. It holds the
 holder's process id and command line, so a refused run can say which process has the folder.
 """

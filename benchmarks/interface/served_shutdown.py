@@ -17,7 +17,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,43 +26,16 @@ from pathlib import Path
 
 import aiohttp
 
-CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "support"))  # the tests' served-lab helpers
+from serve_support import free_port, group_members, read_until  # noqa: E402
+
 STEP = re.compile(r"step [1-9]\d*/\d+")  # a run past its first step
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def group_alive(pgid: int) -> bool:
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
 async def screen_until(ws, pattern: re.Pattern, timeout: float) -> re.Match:
-    data = b""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            message = await ws.receive(timeout=1.0)
-        except TimeoutError:
-            continue
-        if message.type == aiohttp.WSMsgType.BINARY:
-            data += message.data
-            found = list(pattern.finditer(CSI.sub("", data[-20000:].decode("utf-8", "replace"))))
-            if found:
-                return found[-1]
-        elif message.type != aiohttp.WSMsgType.TEXT:
-            break
-    raise SystemExit(f"{pattern.pattern!r} not on the screen within {timeout} s")
+    """The last match of `pattern` on the streamed screen (its last 20 kB: a run streams for minutes)."""
+    screen, _ = await read_until(ws, pattern, timeout, tail=20000)
+    return list(pattern.finditer(screen))[-1]
 
 
 async def open_and_train(http: aiohttp.ClientSession, url: str) -> tuple[str, aiohttp.ClientWebSocketResponse]:
@@ -105,7 +77,7 @@ async def main(args: argparse.Namespace) -> None:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)
             exited = time.monotonic() - start
-            while group_alive(server.pid) and time.monotonic() - start < 30:
+            while group_members(server.pid) and time.monotonic() - start < 30:
                 await asyncio.sleep(0.02)
             gone = time.monotonic() - start
             for _, ws in sessions:

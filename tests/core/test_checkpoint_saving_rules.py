@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from train_helpers import tiny_lm
 
-from tui_lab import checkpoint
 from tui_lab.checkpoint import SaveRefused, load_checkpoint, save_checkpoint
+from tui_lab.checkpoint import save as checkpoint  # the writing module, patched below
 from tui_lab.checkpoint_files import CHECKPOINT_FILES
 from tui_lab.cli import main
 from tui_lab.data import char_tokenizer
@@ -174,7 +174,7 @@ def test_a_save_cut_short_while_moving_is_finished_at_the_next_load(crash_at, tm
 HOLD_MID_SAVE = """
 import sys, time
 from pathlib import Path
-from tui_lab import checkpoint
+from tui_lab.checkpoint import save as checkpoint  # the writing module, patched below
 from tui_lab.data import char_tokenizer
 from tui_lab.model import build_model
 from train_helpers import tiny_lm

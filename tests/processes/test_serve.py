@@ -21,7 +21,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from serve_support import ENV, ROOT, app_pids, end_group, fetch_page, free_port, read_until, served
+from serve_support import ENV, ROOT, app_pids, end_group, fetch_page, free_port, group_members, read_until, served
 
 from tui_lab.analysis import count_params
 from tui_lab.cli import main
@@ -29,28 +29,6 @@ from tui_lab.cli.serve import app_argv, app_command, public_url
 from tui_lab.presets import load_preset
 
 COUNT = f"{count_params(load_preset('gpt2-toy')).total:,}"  # what the first screen shows, computed here
-
-
-
-
-
-
-
-
-def group_members(pgid: int) -> set[int]:
-    members = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.add(int(stat.parent.name))
-    return members
-
-
-
-
 
 
 @pytest.mark.timeout(240)

@@ -73,7 +73,8 @@ GREEDY_APP = "import sys; sys.stdout.write('__GANGLION__\\n'); sys.stdout.flush(
 @asynccontextmanager
 async def lab_server(root: Path, command: str, memory: int):
     """serve_server.LabServer in this process on a free port, running `command` for each session."""
-    from tui_lab.cli.serve_server import LabServer, Limits, allowed_origins
+    from tui_lab.cli.serve_access import allowed_origins
+    from tui_lab.cli.serve_server import LabServer, Limits
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"

@@ -10,7 +10,8 @@ import pytest
 
 from tui_lab.cli import main
 from tui_lab.cli.serve import session_memory
-from tui_lab.cli.serve_server import MAX_HEIGHT, MAX_WIDTH, Tokens, ended_reason, terminal_size
+from tui_lab.cli.serve_access import MAX_HEIGHT, MAX_WIDTH, Tokens, terminal_size
+from tui_lab.cli.serve_ending import ended_reason
 from tui_lab.served import ENV, ServedPolicy, check_room
 
 

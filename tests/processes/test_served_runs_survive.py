@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from serve_support import group_members
 
 from tui_lab import load_preset
 from tui_lab.served import ENV, ServedPolicy
@@ -78,14 +79,7 @@ def group_gone(pgid: int, timeout: float) -> float:
     """Seconds until no process of the group is left (zombies of the test's own child aside)."""
     start = time.monotonic()
     while time.monotonic() - start < timeout:
-        alive = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                alive.append(stat)
+        alive = group_members(pgid)
         if not alive:
             return time.monotonic() - start
         time.sleep(0.02)

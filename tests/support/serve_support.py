@@ -80,8 +80,9 @@ async def fetch_page(session: aiohttp.ClientSession, url: str, timeout: float = 
             await asyncio.sleep(0.1)
 
 
-async def read_until(ws, needle: str, timeout: float) -> tuple[str, list[str]]:
-    """The terminal text streamed (escape codes removed) until `needle` shows, and the text messages."""
+async def read_until(ws, needle: str | re.Pattern, timeout: float, tail: int | None = None) -> tuple[str, list[str]]:
+    """The terminal text streamed (escape codes removed) until `needle` (a string, or a pattern) shows, and the text
+    messages. `tail`: only the last `tail` bytes are read and returned (a run streaming for minutes)."""
     data, texts = b"", []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -90,27 +91,36 @@ async def read_until(ws, needle: str, timeout: float) -> tuple[str, list[str]]:
         except TimeoutError:
             continue
         if message.type == aiohttp.WSMsgType.BINARY:
-            data += message.data
+            data = (data + message.data)[-tail:] if tail else data + message.data
         elif message.type == aiohttp.WSMsgType.TEXT:
             texts.append(message.data)
         else:
             break  # closed: the app exited
         screen = CSI.sub("", data.decode("utf-8", "replace"))
-        if needle in screen:
+        if (needle.search(screen) if isinstance(needle, re.Pattern) else needle in screen):
             return screen, texts
-    raise AssertionError(f"{needle!r} not streamed within {timeout} s; got {CSI.sub('', data.decode())[-2000:]!r}")
+    shown = needle.pattern if isinstance(needle, re.Pattern) else needle
+    raise AssertionError(f"{shown!r} not streamed within {timeout} s; got {CSI.sub('', data.decode())[-2000:]!r}")
 
 
-# -- a served session is a guest (issue 24) -----------------------------------------------------------------
-def app_pids(server: subprocess.Popen) -> set[int]:
-    """The app processes the server started: each in a session of its own, a child of the server."""
-    kids = set()
+# -- process groups -------------------------------------------------------------------------------------------
+def _processes():
+    """(pid, state, parent pid, process group) of every process /proc shows."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == server.pid and fields[0] != "Z":
-            kids.add(int(stat.parent.name))
-    return kids
+        yield int(stat.parent.name), fields[0], int(fields[1]), int(fields[2])
+
+
+def group_members(pgid: int) -> set[int]:
+    """The live processes of process group `pgid` (zombies left out)."""
+    return {pid for pid, state, _, group in _processes() if group == pgid and state != "Z"}
+
+
+# -- a served session is a guest (issue 24) -----------------------------------------------------------------
+def app_pids(server: subprocess.Popen) -> set[int]:
+    """The app processes the server started: each in a session of its own, a child of the server."""
+    return {pid for pid, state, parent, _ in _processes() if parent == server.pid and state != "Z"}
 

@@ -8,6 +8,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
+from tui_lab.analysis.head_scores import SCORES, TITLES
 from tui_lab.cli.mechanism_args import add_common, dump, load_causal
 
 EXAMPLE = "tui-lab heads --preset gpt2-toy-english --sort induction"
@@ -54,16 +55,10 @@ def run(args: argparse.Namespace) -> int:
     if args.sort != "layer":
         rows = sorted(rows, key=lambda r: -r[args.sort])
     table = Table(title=f"head detectors: mean attention on {args.batch} rows of {seq_len} random tokens repeated")
-    for name, justify in (
-        ("head", "left"),
-        ("previous token", "right"),
-        ("duplicate token", "right"),
-        ("induction", "right"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=True)
+    table.add_column("head", justify="left", no_wrap=True)
+    for name in SCORES:
+        table.add_column(TITLES[name], justify="right", no_wrap=True)
     for r in rows:
-        table.add_row(
-            f"L{r['layer']}H{r['head']}", f"{r['previous']:.3f}", f"{r['duplicate']:.3f}", f"{r['induction']:.3f}"
-        )
+        table.add_row(f"L{r['layer']}H{r['head']}", *(f"{r[name]:.3f}" for name in SCORES))
     Console().print(table)
     return 0

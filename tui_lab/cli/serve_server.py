@@ -14,27 +14,20 @@ static files and its app protocol (`AppService`) and adds:
 - its own page (`serve_page.html`): the font from the lab's static files, no third-party host named;
 - each app in its own process group, ended within 5 s of its tab closing (asked to quit first, so it saves its
   live model), and every session ended the same way within 5 s of SIGTERM or Ctrl-C.
-It overrides textual-serve's handlers and `AppService._open_app_process`: pyproject pins textual-serve to 1.1.x
-and tests/processes/test_serve.py checks the pin.
+It overrides textual-serve's handlers and `AppService._open_app_process` (all of its overrides are here):
+pyproject pins textual-serve to 1.1.x and tests/processes/test_serve.py checks the pin. Who may connect and with
+what size is serve_access.py; how an app ends and what its page is told, serve_ending.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import hashlib
-import hmac
-import ipaddress
 import json
 import logging
 import os
-import re
-import secrets
 import signal
-import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -45,21 +38,15 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
 from tui_lab.analysis.format import fmt_bytes
+from tui_lab.cli.serve_access import TOKEN, Tokens, is_loopback, origin_of, terminal_size, with_port
+from tui_lab.cli.serve_ending import StderrTail, ended_reason, limit_memory
 from tui_lab.served import ENV, ServedPolicy, folder_bytes
 
 log = logging.getLogger("tui-lab.serve")
-TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 QUIT_WAIT_S = 2.5  # the app's own quit (it saves its live model, its run keeps its last step) before SIGTERM
 TERM_WAIT_S = 1.0  # after SIGTERM, before SIGKILL
 KILL_WAIT_S = 0.5  # after SIGKILL: 4 s in all from the quit asked, counted from one clock; the server's own exit
 # takes the rest of the 5 s promised (SIGTERM with two runs training took 5.15 s when the phases added up to 5.5 s)
-# The largest terminal a page may ask for: a 30000x30000 resize grew an app 0.6 -> 4.7 GB (issue 37); 500x200 is
-# wider than a 4K screen at the smallest font xterm.js draws legibly, and grows an app by ~30 MB.
-MAX_WIDTH, MAX_HEIGHT = 500, 200
-# What an app's failed allocation leaves in its stderr: Python's, torch's and C++'s words for it.
-OUT_OF_MEMORY = ("MemoryError", "Cannot allocate memory", "can't allocate memory", "not enough memory",
-                 "std::bad_alloc", "out of memory", "can't start new thread")
-STDERR_TAIL = 8192  # bytes of an app's stderr kept, to say why it ended
 PAGE = Path(__file__).with_name("serve_page.html")
 
 
@@ -86,113 +73,13 @@ class Session:
     last_seen: float = field(default_factory=time.monotonic)
 
 
-def origin_of(url: str) -> str:
-    """scheme://host:port of a URL, lower case, the port always written (so :80 and no port compare equal)."""
-    parts = urlsplit(url.strip())
-    scheme = (parts.scheme or "http").lower()
-    host = (parts.hostname or "").lower()
-    port = parts.port or (443 if scheme in ("https", "wss") else 80)
-    host = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{host}:{port}"
-
-
-def allowed_origins(port: int, public_url: str, extra: list[str]) -> frozenset[str]:
-    loopback = [f"http://{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]")]
-    return frozenset(origin_of(url) for url in (*loopback, public_url, *extra))
-
-
-def terminal_size(width: object, height: object) -> tuple[int, int]:
-    """The size a page asked for, clamped to 1..MAX_WIDTH x 1..MAX_HEIGHT (80x24 where it is not a number)."""
-    return (max(1, min(to_int(str(width), 80), MAX_WIDTH)), max(1, min(to_int(str(height), 24), MAX_HEIGHT)))
-
-
-class Tokens:
-    """Session tokens only this server issues: a random part and its HMAC under a key kept in the root (0600), so a
-    reload finds its session after a restart and a token a client made up is refused."""
-
-    def __init__(self, root: Path) -> None:
-        key_file = root / ".session-key"
-        try:
-            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            self.key = key_file.read_bytes()
-        else:
-            self.key = secrets.token_bytes(32)
-            with os.fdopen(fd, "wb") as out:
-                out.write(self.key)
-
-    def _mac(self, nonce: str) -> str:
-        digest = hmac.new(self.key, nonce.encode(), hashlib.sha256).digest()[:12]
-        return base64.urlsafe_b64encode(digest).decode()
-
-    def issue(self) -> str:
-        nonce = secrets.token_urlsafe(12)  # 16 characters
-        return nonce + self._mac(nonce)
-
-    def valid(self, token: str) -> bool:
-        return len(token) == 32 and hmac.compare_digest(token[16:], self._mac(token[:16]))
-
-
-def ended_reason(returncode: int | None, stderr: bytes, memory: int) -> str | None:
-    """One line for the page of an app that ended on its own; None when it quit cleanly."""
-    if returncode in (0, None):
-        return None
-    text = stderr.decode("utf-8", "replace")
-    if memory and out_of_memory(stderr):
-        return (f"tui-lab: this session's app passed its memory limit ({fmt_bytes(memory)}, serve "
-                "--session-memory-mb) and ended; reload to start it again (the session's folder is kept)")
-    last = next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
-    said = f": {last[:200]}" if last else ""
-    return f"tui-lab: this session's app ended (exit {returncode}){said}; reload to start it again"
-
-
-def out_of_memory(stderr: bytes) -> bool:
-    """An uncaught failure to allocate (a traceback naming it), not a run's out-of-memory the app reported itself."""
-    text = stderr.decode("utf-8", "replace")
-    return "Traceback" in text and any(word in text for word in OUT_OF_MEMORY)
-
-
-class _StderrTail:
-    """The app's stderr as textual-serve reads it, keeping its last STDERR_TAIL bytes for `ended_reason`."""
-
-    def __init__(self, stream: asyncio.StreamReader) -> None:
-        self.stream, self.tail = stream, b""
-
-    async def read(self, n: int = -1) -> bytes:
-        data = await self.stream.read(n)
-        self.tail = (self.tail + data)[-STDERR_TAIL:]
-        return data
-
-
-def _limit_memory(limit: int) -> Callable[[], None] | None:
-    """Run in the child between fork and exec: the limit holds for the app and each process it starts (each its
-    own). Data, not address space: torch reserves address space it never touches (an idle app: VmSize 0.9 GB,
-    VmData 0.3 GB; its trainer process 1.2 and 0.6), and RLIMIT_DATA counts every private writable mapping (Linux
-    4.7+), where tensors live. None where there is no limit to set (0, or no fork: Windows)."""
-    if not limit or sys.platform == "win32":
-        return None
-    import resource
-
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-
-    return apply
-
-
-def is_loopback(address: str | None) -> bool:
-    try:
-        return address is not None and ipaddress.ip_address(address.split("%")[0]).is_loopback
-    except ValueError:
-        return False
-
-
 class LabAppService(AppService):
     """One browser session's app: its own process group (so it can be ended whole) and its policy."""
 
     def __init__(self, *args, policy: ServedPolicy, memory: int = 0, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.policy, self.memory = policy, memory
-        self.stderr: _StderrTail | None = None
+        self.stderr: StderrTail | None = None
         self._closing: asyncio.Task | None = None
 
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
@@ -203,8 +90,8 @@ class LabAppService(AppService):
         self._process = process = await asyncio.create_subprocess_exec(
             "/bin/sh", "-c", f"exec {self.command}", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=environment, cwd=self.policy.folder, start_new_session=True,
-            preexec_fn=_limit_memory(self.memory))
-        process.stderr = self.stderr = _StderrTail(process.stderr)
+            preexec_fn=limit_memory(self.memory))
+        process.stderr = self.stderr = StderrTail(process.stderr)
         self._stdin = process.stdin
         return process
 
@@ -297,7 +184,7 @@ class LabServer(Server):
     @web.middleware
     async def _guard(self, request: web.Request, handler):
         """Host on every request, Origin where a browser sends one: a page elsewhere gets no session."""
-        host = _with_port(request.host, urlsplit(self.public_url).scheme)
+        host = with_port(request.host, urlsplit(self.public_url).scheme)
         if host not in self.hosts:
             return web.Response(status=421, text=f"tui-lab: this server does not answer to the host {request.host!r}")
         origin = request.headers.get("Origin")
@@ -435,13 +322,3 @@ class LabServer(Server):
                     print=lambda *args: None, shutdown_timeout=0.5)
 
 
-def _with_port(host: str, scheme: str) -> str:
-    """A Host header with its port written out (a browser leaves out :80 and :443)."""
-    parts = urlsplit(f"//{host}")
-    name = (parts.hostname or "").lower()
-    name = f"[{name}]" if ":" in name else name
-    try:
-        port = parts.port
-    except ValueError:
-        return ""
-    return f"{name}:{port or (443 if scheme == 'https' else 80)}"

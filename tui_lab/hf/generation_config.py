@@ -21,16 +21,12 @@ label; a ban of an eos id is dropped, as transformers drops it (a model must be 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui_lab.errors import one_line
 from tui_lab.generation.rules import DecodingRules
-
-FILE = "generation_config.json"
-KEY = "bad_words_ids"
+from tui_lab.hf.generation_reader import KEY, Reader, eos_ids, is_id, settings, short
 
 
 @dataclass(frozen=True)
@@ -52,16 +48,16 @@ class Bans:
 def read_bans(folder: Path, hf: dict[str, Any], vocab: int) -> Bans:
     """The folder's single-token bans (longer ones are in `read_generation`'s rules); ValueError (one line naming
     the file and key) for a malformed list. `hf` is config.json's dict."""
-    source, data = _settings(folder, hf)
-    raw, eos = data.get(KEY), _eos_ids(data.get("eos_token_id"))
+    source, data = settings(folder, hf)
+    raw, eos = data.get(KEY), eos_ids(data.get("eos_token_id"))
     if raw is None:
         return Bans()
     field = f"{source}: {KEY}"
     if not isinstance(raw, list) or not raw or not all(isinstance(seq, list) and seq for seq in raw):
-        raise ValueError(f"{field} must be a non-empty list of non-empty lists of token ids, got {_short(raw)}")
+        raise ValueError(f"{field} must be a non-empty list of non-empty lists of token ids, got {short(raw)}")
     ids, notes = [], []
     for seq in raw:
-        bad = [i for i in seq if not _is_id(i) or i >= vocab]
+        bad = [i for i in seq if not is_id(i) or i >= vocab]
         if bad:
             raise ValueError(f"{field} must hold token ids in 0..{vocab - 1} (the model's vocab), got {bad[0]!r}")
         if len(seq) > 1:
@@ -71,35 +67,6 @@ def read_bans(folder: Path, hf: dict[str, Any], vocab: int) -> Bans:
         elif seq[0] not in ids:
             ids.append(seq[0])
     return Bans(tuple(ids), source, tuple(notes))
-
-
-def _settings(folder: Path, hf: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """(where generation settings are read, their dict): generation_config.json wins when it exists, even
-    without the key (transformers then bans nothing, whatever config.json says)."""
-    path = folder / FILE
-    if not path.is_file():
-        return "config.json", hf
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{FILE}: cannot read it ({one_line(err)})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{FILE}: must be a JSON object")
-    return FILE, data
-
-
-def _eos_ids(value: Any) -> set[int]:
-    """eos_token_id may be one id or a list of them (Llama 3)."""
-    return {i for i in (value if isinstance(value, list) else [value]) if _is_id(i)}
-
-
-def _is_id(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # Every key transformers' GenerationConfig knows (5.x); config.json's other keys are the model's, not generation's.
@@ -155,10 +122,10 @@ class FolderGeneration:
 def read_generation(folder: Path, hf: dict[str, Any], vocab: int, encoder_decoder: bool) -> FolderGeneration:
     """The folder's generation settings as transformers reads them; ValueError (one line naming the file and
     key) for a value transformers could not use either. `hf` is config.json's dict."""
-    source, data = _settings(folder, hf)
+    source, data = settings(folder, hf)
     if source == "config.json":  # from_model_config: config.json's generation keys, None ones dropped
         data = {k: v for k, v in data.items() if k in GENERATION_KEYS and v is not None}
-    read = _Reader(source, data, vocab)
+    read = Reader(source, data, vocab)
     rules = DecodingRules(
         eos_ids=tuple(read.ids("eos_token_id", anywhere=True)), pad_id=read.one_id("pad_token_id"),
         min_length=read.count("min_length"), min_new_tokens=read.count("min_new_tokens"),
@@ -189,7 +156,7 @@ def read_generation(folder: Path, hf: dict[str, Any], vocab: int, encoder_decode
                             tuple(k for k in data if k in applied), ignored)
 
 
-def _defaults(read: _Reader, data: dict[str, Any], applied: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+def _defaults(read: Reader, data: dict[str, Any], applied: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
     """The settings the folder proposes (a person's own win), and the keys that propose nothing."""
     defaults: dict[str, Any] = {}
     ignored: dict[str, str] = {}
@@ -235,93 +202,3 @@ def _why_ignored(key: str, value: Any) -> str:
     if key not in GENERATION_KEYS:
         return "not a transformers generation setting"
     return "not applied by the lab"
-
-
-class _Reader:
-    """Typed reads of one settings dict; each bad value is one ValueError naming the file and key."""
-
-    def __init__(self, source: str, data: dict[str, Any], vocab: int) -> None:
-        self.source, self.data, self.vocab = source, data, vocab
-
-    def fail(self, key: str, rule: str) -> ValueError:
-        return ValueError(f"{self.source}: {key} {rule}, got {_short(self.data[key])}")
-
-    def ids(self, key: str, anywhere: bool = False) -> list[int]:
-        """One id or a list of them; `anywhere`: ids past the vocab are kept (transformers accepts an eos the model
-        cannot write, GPT-2's default 50256 in a small vocab: a run simply never stops on it)."""
-        value = self.data.get(key)
-        values = value if isinstance(value, list) else ([] if value is None else [value])
-        if not all(_is_id(i) and (anywhere or i < self.vocab) for i in values):
-            rule = "a token id >= 0" if anywhere else f"a token id in 0..{self.vocab - 1}"
-            raise self.fail(key, f"must be {rule} or a list of them")
-        return list(dict.fromkeys(values))
-
-    def forced_eos(self) -> int | tuple[int, ...] | None:
-        """forced_eos_token_id: one id, or a list (transformers' ForcedEOSTokenLogitsProcessor takes either)."""
-        value = self.data.get("forced_eos_token_id")
-        if not isinstance(value, list):
-            return self.one_id("forced_eos_token_id")
-        if not value or not all(_is_id(i) and i < self.vocab for i in value):
-            raise self.fail("forced_eos_token_id", f"must be a token id in 0..{self.vocab - 1} or a list of them")
-        return tuple(value)
-
-    def one_id(self, key: str) -> int | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if not _is_id(value) or value >= self.vocab:
-            raise self.fail(key, f"must be a token id in 0..{self.vocab - 1}")
-        return value
-
-    def count(self, key: str, minimum: int = 0) -> int:
-        value = self.data.get(key, 0)
-        if value is None:
-            return 0
-        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            raise self.fail(key, f"must be an integer >= {minimum}")
-        return value
-
-    def number(self, key: str, default: float) -> float:
-        value = self.data.get(key, default)
-        if value is None:
-            return default
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            raise self.fail(key, "must be a number")
-        return float(value)
-
-    def fraction(self, key: str) -> float | None:
-        if self.data.get(key) is None:
-            return None
-        value = self.number(key, 0.0)
-        if not 0 <= value <= 1:
-            raise self.fail(key, "must be in [0, 1]")
-        return value
-
-    def positive(self, key: str, default: float) -> float:
-        value = self.number(key, default)
-        if value <= 0:
-            raise self.fail(key, "must be > 0")
-        return value
-
-    def flag(self, key: str) -> bool:
-        if not isinstance(self.data[key], bool):
-            raise self.fail(key, "must be true or false")
-        return self.data[key]
-
-    def early_stopping(self) -> bool | str:
-        value = self.data.get("early_stopping")
-        if value is None:
-            return False
-        if value not in (True, False, "never"):
-            raise self.fail("early_stopping", 'must be true, false or "never"')
-        return value
-
-    def bad_words(self) -> tuple[tuple[int, ...], ...]:
-        raw = self.data.get(KEY)
-        if raw is None:
-            return ()
-        if not isinstance(raw, list) or not raw or not all(isinstance(seq, list) and seq for seq in raw):
-            raise self.fail(KEY, "must be a non-empty list of non-empty lists of token ids")
-        if not all(_is_id(i) and i < self.vocab for seq in raw for i in seq):
-            raise self.fail(KEY, f"must hold token ids in 0..{self.vocab - 1} (the model's vocab)")
-        return tuple(tuple(seq) for seq in raw)

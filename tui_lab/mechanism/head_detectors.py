@@ -20,9 +20,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from tui_lab.analysis.head_scores import SCORES
 from tui_lab.mechanism.cache import layer_points, require_causal, run_with_cache
-
-SCORES = ("previous", "duplicate", "induction")
 
 
 @dataclass

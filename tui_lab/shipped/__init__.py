@@ -2,7 +2,7 @@
 
 A shipped toy is a preset with trained weights: `tui_lab.presets` lists it and `load_preset(name)` gives
 its config, and `shipped_checkpoint(name)` says where its weights are (None for a preset without any).
-Each folder is an ordinary checkpoint (`tui_lab/checkpoint.py`: config.json, model.safetensors,
+Each folder is an ordinary checkpoint (`tui_lab/checkpoint/`: config.json, model.safetensors,
 tokenizer/, meta.json) without the optimizer state, so it stays small; `meta.json` says how it was made
 (`benchmarks/tools/make_shipped_toys.py`), what it scored and which learned pattern the tour can point at.
 

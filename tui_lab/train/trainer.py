@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -36,7 +35,6 @@ from tui_lab.train.config import TrainConfig
 from tui_lab.train.data_source import build_source
 from tui_lab.train.evaluation import Evaluator
 from tui_lab.train.events import (
-    CheckpointEvent,
     ErrorEvent,
     EvalEvent,
     Event,
@@ -44,6 +42,7 @@ from tui_lab.train.events import (
     StartEvent,
     StepEvent,
 )
+from tui_lab.train.gradients import clip_gradients, counted_tokens, moe_fields, shared_stats
 from tui_lab.train.layer_groups import layer_groups
 from tui_lab.train.objective import check_methods, loss_sums
 from tui_lab.train.routing import router_stats
@@ -228,12 +227,12 @@ class Trainer(Controlled):
                 if router is not None:  # Switch / Mixtral: the balancing loss joins the objective, scaled
                     objective = objective + c.router_aux_loss_coef * router[0]
                 objective.backward()
-        stats = self._shared_stats(loss_sum, router, guide_sum)
+        stats = shared_stats(loss_sum, router, guide_sum, self.control.stopped, self.device, self.dist)
         loss, self._stop_agreed = stats[0].item() / total, bool(stats[1].item() > 0)
-        moe = _moe_fields(stats[3:], self.dist.world, self.model_config.experts) if router is not None else {}
+        moe = moe_fields(stats[3:], self.dist.world, self.model_config.experts) if router is not None else {}
         self._methods = {"teacher_forcing": forcing,
                          "guided_attention_loss": stats[2].item() / total if guide_sum is not None else None}
-        grad_norm, layer_norms = self._clip_gradients()
+        grad_norm, layer_norms = clip_gradients(self.groups, self.model, self.train_config.grad_clip)
         if not (math.isfinite(loss) and math.isfinite(grad_norm)):
             return self._non_finite(loss, grad_norm)
         self.optimizer.step()
@@ -243,34 +242,6 @@ class Trainer(Controlled):
         predicted = tokens if getattr(self.source, "family", None) == "encoder-only" else total
         return self._step_event(loss, lr, grad_norm, layer_norms, tokens, predicted, time.perf_counter() - start,
                                 moe)
-
-    def _shared_stats(self, loss_sum: torch.Tensor, router: tuple[torch.Tensor, torch.Tensor] | None,
-                      guide_sum: torch.Tensor | None = None) -> torch.Tensor:
-        """One all-reduce over ranks: the loss sum, the stop flag, the guided-attention sum (0 when off) and,
-        with MoE, the aux loss and expert load."""
-        guide = guide_sum.detach().float().reshape(1) if guide_sum is not None else torch.zeros(1)
-        parts = [loss_sum.detach().float().reshape(1), torch.tensor([float(self.control.stopped)]), guide]
-        if router is not None:
-            parts += [router[0].detach().float().reshape(1), router[1].flatten()]
-        stats = torch.cat([p.cpu() for p in parts])
-        return distributed.all_sum(stats.to(self.device), self.dist).cpu()
-
-    def _clip_gradients(self) -> tuple[float, dict[str, float]]:
-        """Per-layer and total gradient norms (before clipping), then clip the total to grad_clip."""
-        squares: dict[str, torch.Tensor] = {}
-        for name, params in self.groups.items():
-            grads = [p.grad.detach().float() for p in params if p.grad is not None]
-            if grads:
-                squares[name] = sum(g.pow(2).sum() for g in grads)
-        norms = {name: math.sqrt(s.item()) for name, s in squares.items()}
-        total = math.sqrt(sum(n * n for n in norms.values()))
-        clip = self.train_config.grad_clip
-        if clip and math.isfinite(total) and total > clip:
-            scale = clip / (total + 1e-6)
-            for p in self.model.parameters():
-                if p.grad is not None:
-                    p.grad.mul_(scale)
-        return total, norms
 
     def _non_finite(self, loss: float, grad_norm: float) -> ErrorEvent:
         self.optimizer.zero_grad(set_to_none=True)  # the step is not applied: the last good weights stay
@@ -294,46 +265,11 @@ class Trainer(Controlled):
 
     # -- checkpoints -------------------------------------------------------------------------------
     def save(self, folder: str | Path | None = None) -> Path | None:
-        """Write a resumable checkpoint (rank 0 only; the other ranks wait for it).
+        """Write a resumable checkpoint (rank 0 only; the other ranks wait for it); a refused write rescues the
+        run elsewhere (`saving.save_run`)."""
+        from tui_lab.train.saving import save_run
 
-        A write the disk refuses (full, no permission) saves the run to a rescue folder instead and raises
-        `RunRescued` naming both; if that fails too, `SaveError` names both reasons. Nothing is raised mid-write:
-        the previous checkpoint stays whole either way."""
-        from tui_lab.train.state import save_trainer
-
-        folder = folder or self.train_config.out
-        if folder is None:
-            raise ValueError("out: give a checkpoint folder to save to")
-        failure = None
-        try:
-            path = save_trainer(self, Path(folder)) if self.dist.is_main else None
-        except SaveError as err:
-            path, failure = None, err
-        distributed.barrier(self.dist)
-        if failure is not None:
-            self.save_failure = failure
-            self._rescue(failure)
-        if path is not None:
-            self.emit(CheckpointEvent(self.step_count, str(path)))
-        return path
-
-    def _rescue(self, failure: Exception) -> None:
-        """Save the run where the person's own folder could not take it, and say where (RunRescued)."""
-        from tui_lab.paths import rescue_dir
-        from tui_lab.train.state import save_trainer
-
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        for place in (rescue_dir(), Path(tempfile.gettempdir()) / "tui-lab-rescued"):
-            target = place / f"{Path(failure.folder).name or 'run'}-{stamp}-step{self.step_count}"
-            try:
-                saved = save_trainer(self, target)
-            except SaveError as err:
-                failure = SaveError(failure.folder, f"{failure.reason}; nor to {target}: {err.reason}",
-                                    failure.needed)
-                continue
-            self.emit(CheckpointEvent(self.step_count, str(saved)))
-            raise RunRescued(failure, saved)
-        raise failure
+        return save_run(self, folder)
 
     @classmethod
     def from_checkpoint(cls, folder: str | Path, device: str | None = "cpu",
@@ -346,27 +282,3 @@ class Trainer(Controlled):
         from tui_lab.train.state import resume_trainer
 
         return resume_trainer(cls, Path(folder), device, on_event, data, changes)
-
-
-def _moe_fields(values: torch.Tensor, world: int, experts: int) -> dict[str, Any]:
-    """The step event's aux loss (the mean over ranks) and expert load (summed over ranks, layers x experts)."""
-    load = values[1:].round().long().view(-1, experts)
-    return {"aux_loss": values[0].item() / world, "expert_load": load.tolist()}
-
-
-def counted_tokens(batch) -> int:
-    """The tokens a step processes: LM N x L (every position is predicted); seq2seq the real source tokens
-    plus the real target tokens (padding excluded on both sides)."""
-    if batch.tgt_in is None and batch.src_mask is None:
-        return batch.inputs.numel()  # LM: N x L, every position predicted; MLM: every position read
-    source = int(batch.src_mask.sum()) if batch.src_mask is not None else 0
-    return batch.count() + source
-
-
-class RunRescued(SaveError):
-    """The run's own folder refused the checkpoint; the run was saved to `rescued` instead (one line, both named)."""
-
-    def __init__(self, failure: SaveError, rescued: Path) -> None:
-        ValueError.__init__(self, f"{failure}; the run was saved to {rescued} instead (move it where there is room, "
-                                  f"or go on with tui-lab train --resume {rescued})")
-        self.folder, self.reason, self.needed, self.rescued = failure.folder, failure.reason, failure.needed, rescued

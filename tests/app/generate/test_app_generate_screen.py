@@ -74,7 +74,9 @@ def box_lines(screen: Screen, marker: str) -> list[str]:
 
 
 @pytest.mark.parametrize("size", SIZES)
-async def test_the_completion_reads_as_the_prompt_then_each_token_shaded_by_its_probability(size):
+async def test_the_completion_reads_as_the_prompt_then_each_token_shaded_and_the_cursor_token_shows_its_top_five(size):
+    """One app per size (its boot paid once): a sampled completion read shaded, then a greedy one read token by
+    token."""
     app = app_for("--preset", "gpt2-toy")
     async with app.run_test(size=size) as pilot:
         # T 0.1 on the seeded toy picks some tokens at p > 0.5 and some below 0.1 (checked below)
@@ -115,12 +117,8 @@ async def test_the_completion_reads_as_the_prompt_then_each_token_shaded_by_its_
             hi = min(s for s in LEGEND_STOPS if s >= p)
             assert luminance(swatch[lo]) - 1 <= luminance(colour[i]) <= luminance(swatch[hi]) + 1, (p, colour[i])
         assert not view.query_one("#gen-compare").display
-
-
-@pytest.mark.parametrize("size", SIZES)
-async def test_the_cursor_token_shows_its_top_five_candidates(size):
-    app = app_for("--preset", "gpt2-toy")
-    async with app.run_test(size=size) as pilot:
+        # a greedy run of another prompt in the same view, shading off again: the cursor token's top five
+        await pilot.press("y")
         await generated(pilot, "the cat", max_new_tokens="8", temperature="0")
         stream = app.query_one(TokenStream)
         await pilot.press("down", "home", "right", "right")  # into the completion, then the third token

@@ -11,9 +11,9 @@ from app_support import app_for, wait_for
 from app_train_support import SIZE, train_view
 from textual.widgets import Input
 
-from tui_lab import checkpoint
 from tui_lab.app.views.train.files import ReplaceCheckpoint
 from tui_lab.checkpoint import load_checkpoint, save_checkpoint
+from tui_lab.checkpoint import save as checkpoint  # the writing module, patched below
 from tui_lab.run_lock import run_lock
 from tui_lab.served import ENV, ServedPolicy
 

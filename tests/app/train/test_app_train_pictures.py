@@ -52,7 +52,7 @@ async def test_the_losses_say_what_they_include_val_stays_under_train_and_a_samp
         gaps = [c for c in range(drawn[0], drawn[-1] + 1) if c not in drawn]
         assert not gaps and "•" not in "".join(rows)
         # a translation sample: each part on its own labelled row, quoted, with whether it matches
-        view._run_event(SampleEvent(100, "zwölf", "zero", "null"))
+        view.replies.event(SampleEvent(100, "zwölf", "zero", "null"))
         view.monitor.redraw()
         await pilot.pause()
         text = screen_text(app)

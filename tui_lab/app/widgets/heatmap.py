@@ -26,18 +26,8 @@ from textual.strip import Strip
 from tui_lab.app.guard import guarded
 from tui_lab.app.widgets.cut import keep_cells
 from tui_lab.app.widgets.grid_cells import CURSOR, EMPTY, MARK, dense_cell, full_cell, legend, level, palette
-from tui_lab.app.widgets.grid_layout import (
-    KEY_GAP,
-    READOUT_LINES,
-    Layout,
-    fit_label,
-    key_lines,
-    layout,
-    printable,
-    ruler,
-    tick_line,
-    vertical_label,
-)
+from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, fit_label, layout, printable
+from tui_lab.app.widgets.grid_lines import describe_cell, header_line, key_line
 from tui_lab.app.widgets.scroll_room import room_inside_scrollbars
 
 # For a grid whose hint line names # and z: left off the footer, which then keeps its view's keys and q quit.
@@ -242,35 +232,10 @@ class Heatmap(ScrollView, can_focus=True):
         return strip
 
     def _header_line(self, y: int) -> Strip:
-        """Column labels: across each slot, or downwards one character per line, or the ruler of numbered
-        columns; the cursor's is marked."""
-        lay, segments = self.layout, []
-        if lay.numbered:
-            text, col = ruler(lay.cols), self.cursor[1]
-            return Strip([Segment(text[:col]), Segment(text[col], MARK), Segment(text[col + 1:])], lay.grid_width)
-        ticks = tick_line(self.col_labels, lay.ticks, lay.cell_w) if lay.ticks else ""
-        for col, label in enumerate(self.col_labels):
-            if lay.ticks:
-                text = ticks[col * lay.cell_w:(col + 1) * lay.cell_w]
-            elif lay.vertical:
-                text = vertical_label(label, lay.header)[y] + " " * (lay.cell_w - 1)
-            else:
-                text = fit_label(label, lay.cell_w - 1, align="left") + " "
-            segments.append(Segment(text, MARK if col == self.cursor[1] else EMPTY))
-        return Strip(segments, lay.grid_width)
+        return header_line(self.layout, self.col_labels, self.cursor[1], y)
 
     def _key_line(self, i: int) -> Strip:
-        """Line `i` of the numbered columns' key; the cursor's entry is marked, and a key cut short says so."""
-        width, room = self.key_width, self.layout.header - 1
-        lines = key_lines(self.col_labels, width)
-        entries = lines[i] if i < len(lines) else []
-        more = i == room - 1 and len(lines) > room  # the entries left out: the read-out names the cursor's
-        while more and entries and sum(cell_len(e) + len(KEY_GAP) for _, e in entries) + 1 > width:
-            entries = entries[:-1]
-        segments: list[Segment] = []
-        for j, entry in entries:
-            segments += [Segment(KEY_GAP if segments else ""), Segment(entry, MARK if j == self.cursor[1] else EMPTY)]
-        return Strip([*segments, *([Segment(KEY_GAP + "…")] if more else [])])
+        return key_line(self.col_labels, self.key_width, self.layout.header - 1, self.cursor[1], i)
 
     def legend_text(self, width: int | None = None) -> list[Segment]:
         return legend(*self.scale, self.mask is not None and any(any(row) for row in self.mask), width)
@@ -358,25 +323,13 @@ class Heatmap(ScrollView, can_focus=True):
             self.move_cursor(*cell)
 
     def describe_cursor(self, width: int | None = None) -> str:
-        """The cell under the cursor: in full, or, when `width` cells are too few, shorter forms that keep the
-        value whole: the spacing, then the axis names give way, then the row note (what the row says, e.g.
-        "1 of 2 heads stop; decoder input 'ein' predicts it") is cut after whole words, then dropped."""
+        """The cell under the cursor, in the forms `grid_lines.describe_cell` fits to `width` cells."""
         rows, cols = self.shape
         if not rows or not cols:
             return ""
         r, c = self.cursor
         v = self.values[r][c]
         value = "masked" if self.masked(r, c) else "—" if not math.isfinite(v) else f"{v:.4f}"
-        note = f"  ({self.row_notes[r]})" if r < len(self.row_notes) and self.row_notes[r] else ""
-        q, k = self.axes
-        row, col = f"[{r}] {self.row_labels[r]!r}", f"[{c}] {self.col_labels[c]!r}"
-        named, bare = f"{q} {row} -> {k} {col}: {value}", f"{row} -> {col}: {value}"
-        whole = (f"{q} {row}  ->  {k} {col}:  {value}{note}", named + note, bare + note)
-        cut_note = (named + note, bare + note) if note else ()  # the renderer cuts the note, " …" after the value
-
-        def fits(text: str, extra: int = 0) -> bool:
-            return width is None or cell_len(text) + extra <= width
-
-        return next((form for form in whole if fits(form)), None) or \
-            next((form for form in cut_note if fits(form[:len(form) - len(note)], 2)), None) or \
-            next((form for form in (named, bare) if fits(form)), bare)
+        note = self.row_notes[r] if r < len(self.row_notes) else ""
+        return describe_cell(self.axes, f"[{r}] {self.row_labels[r]!r}", f"[{c}] {self.col_labels[c]!r}", value,
+                             note, width)

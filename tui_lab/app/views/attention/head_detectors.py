@@ -18,13 +18,10 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from tui_lab.analysis.head_scores import SCORES, TITLES
 from tui_lab.app.background_job import JobDone
 from tui_lab.app.widgets.mechanism_panel import MechanismPanel, PanelMap
 
-# tui_lab.mechanism.head_detectors.SCORES, named here: the view imports no torch until a table is measured
-# (tests/app/shell/test_app_launch.py).
-SCORES = ("previous", "duplicate", "induction")
-TITLES = {"previous": "previous token", "duplicate": "duplicate token", "induction": "induction"}
 ORDERS = ("layer", *SCORES)  # what `s` steps through: layer and head, then each score highest first
 
 

@@ -12,6 +12,7 @@ session's reader). Its parts:
   times a second, so a fast run cannot flood the UI; it reads the `RunState` and is told what changed.
 - `TrainFiles` (files.py): save, load, CSV export and quitting mid-run, a plain object the keys call; its
   savers post `CheckpointSaved` back here.
+- `RunReplies` (replies.py): what the view does with each thing its run says (`RunSaid`), a plain object too.
 The trainer says Ready first (built, held paused): the view then asks before a long run, or releases it.
 A message from a run other than the session's own is dropped.
 """
@@ -29,17 +30,14 @@ from textual.events import Resize
 from textual.widgets import Button
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.modals.confirm_run import ConfirmLongRun
 from tui_lab.app.runs import RunStore
 from tui_lab.app.views.train.draw import TrainMonitor
 from tui_lab.app.views.train.files import CheckpointSaved, TrainFiles
 from tui_lab.app.views.train.form import TrainForm
-from tui_lab.app.views.train.loss_words import loss_note
-from tui_lab.app.views.train.messages import Estimate, RunSaid
-from tui_lab.app.views.train.notes import confirm_text, vocab_note
+from tui_lab.app.views.train.messages import RunSaid
+from tui_lab.app.views.train.replies import RunReplies
 from tui_lab.app.views.train.session import LiveWeights, TrainSession
 from tui_lab.app.views.train.state import RunState
-from tui_lab.train.events import Alignment, Ended, Event, Failed, Note, Ready
 
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
@@ -63,6 +61,7 @@ class TrainView(Horizontal):
         super().__init__(**kwargs)
         self.state = RunState()
         self.files = TrainFiles(self, self.state, self._say)
+        self.replies = RunReplies(self, self.state, self._say)
         first = "building the trainer..." if getattr(self.app, "train_on_start", False) else \
             "press g to train the live model"
         # Kept, not queried: every step event marks it changed, and a query walks the form's widgets first.
@@ -232,93 +231,7 @@ class TrainView(Horizontal):
 
     # -- what the run says ---------------------------------------------------------------------------
     def on_run_said(self, message: RunSaid) -> None:
-        """What the session's run said, by its type (tui_lab.train.events)."""
-        if not self.state.mine(message.run):
-            return
-        said = message.said
-        if isinstance(said, Ready):
-            self._run_ready(said)
-        elif isinstance(said, Event):
-            self._run_event(said)
-        elif isinstance(said, Alignment):
-            self.monitor.show_alignment(self.store.current, said.step, said.grid, said.rows, said.cols)
-        elif isinstance(said, Note):
-            self.notify(said.text, title="train", severity="warning", timeout=10)
-        elif isinstance(said, Failed):
-            self._run_failed(message.run, said)
-        elif isinstance(said, Ended):
-            self._run_ended(message.run, said)
-
-    def _run_ready(self, message: Ready) -> None:
-        """Built: say what it trains, then ask before a long run or let it go."""
-        self.state.ready(message)
-        session, run, model = self.session, self.store.current, message.model_config
-        self.monitor.note_losses(loss_note(session.train_config.label_smoothing, model.dropout, model.vocab))
-        start = "continuing the live weights" if message.continued else "fresh weights"
-        tokenizer = session.tokenizer  # None for a ViT: images have no vocabulary to swap
-        swap = vocab_note(session.model_config, message.model_config, tokenizer.kind) if tokenizer else None
-        notes = "; ".join(([swap] if swap else []) + list(message.notes))
-        self._say(f"run #{run.number}: {message.params:,} params, {start}" + (f"; {notes}" if notes else ""))
-        if notes:
-            self.notify(notes + " - the live model is rebuilt for it when the run ends", title="train")
-        estimate = Estimate(session.train_config.steps, message.tokens_per_step, message.flops_per_token,
-                            message.peak_flops)
-        question = confirm_text(run.number, estimate, session.device)
-        if question and self.state.hold == "run":
-            self.app.push_screen(ConfirmLongRun(question), self._confirmed)
-        else:
-            self._release()
-
-    def _confirmed(self, start: bool | None) -> None:
-        if start:
-            self._release()
-        elif self.training:
-            self.session.stop()
-            self._say("cancelled before the first step: lower steps or batch for a shorter run", "bold")
-
-    def _release(self) -> None:
-        """Let the held run go, unless the person asked for it paused (or paused it meanwhile)."""
-        if self.state.release() == "run" and self.training:
-            self.session.resume()
-        self.label_pause()
-
-    def _run_event(self, event: Event) -> None:
-        self.state.record(event)
-        if event.kind == "error":
-            self._say(event.message, "bold red")
-            self.notify(event.message, title="training stopped", severity="error", timeout=10)
-        self.monitor.dirty = True
-
-    def _run_failed(self, number: int, message: Failed) -> None:
-        if self.session.ended:
-            self.store.current.status = "failed"
-        self._say(f"run #{number}: {message.error}", "bold red")
-        self.notify(message.error, title="train", severity="error", timeout=10)
-        if self.session.ended:
-            self.files.after_run()  # a quit waiting for the run goes ahead
-
-    def _run_ended(self, number: int, message: Ended) -> None:
-        """The run's last good weights become the live model, unless it was cancelled before its first step."""
-        from tui_lab.app.live_model import ModelReady
-        from tui_lab.app.origin import task_label, trained_origin
-
-        self.store.current.status = message.outcome
-        if message.step == 0 and message.outcome == "stopped":  # cancelled: untrained weights replace nothing
-            self._say(f"run #{number} cancelled before its first step; the live model is unchanged", "bold")
-        else:
-            session = self.session  # its last good weights, rebuilt from the final snapshot
-            done = session.train_config  # built before any step, so set whenever a run ends trained
-            origin = trained_origin(number, message.step, task_label(done.task, done.data))
-            self.app.post_message(ModelReady(session.run_config, session.model, session.tokenizer,
-                                             self.app.live.device, origin, session.example_text()))
-            style = "bold red" if message.outcome == "error" else "bold green"
-            # Short, so at 80x24 it fits the status's lines; "done at step 6, ..." names its outcome already
-            said = message.message if message.message.startswith(message.outcome) else \
-                f"{message.outcome}: {message.message}"
-            self._say(f"run #{number} {said}; its last good weights are live", style)
-        self.label_pause()
-        self.monitor.dirty = True
-        self.files.after_run()
+        self.replies.said(message)
 
     # -- layout --------------------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:
