@@ -23,6 +23,12 @@ MODULES: dict[str, str] = {
     "layernorm-vs-batchnorm": "tui_lab.experiments.layernorm_vs_batchnorm",
     "induction-heads": "tui_lab.experiments.induction_heads",
     "efficient-attention": "tui_lab.experiments.efficient_attention",
+    "copy-names": "tui_lab.experiments.copy_names",
+    "nat-vs-at": "tui_lab.experiments.nat_vs_at",
+    "moe-vs-dense": "tui_lab.experiments.moe_vs_dense",
+    "activation-none": "tui_lab.experiments.activation_none",
+    "scheduled-sampling": "tui_lab.experiments.scheduled_sampling",
+    "guided-attention": "tui_lab.experiments.guided_attention",
     "sweep": "tui_lab.experiments.sweep",
 }
 
