@@ -1,7 +1,7 @@
 """Seq2seq training runs for the seed-002 method experiments: the lab's own Trainer on a task, step by step.
 
 `task_run` trains transformer-2017-toy (or the options' preset) on one task with the task's own defaults and
-the options' steps and seed, keeps every step's loss (and teacher-forcing rate), calls `every(trainer)` at the
+the options' steps and seed, keeps every step's loss (and teacher-forcing rate), calls `check(trainer)` at the
 checks a caller asks for, and ends with the trainer's held-out evaluation (greedy exact match). Cancel is
 polled between steps. The same runs `tui-lab train --task T` makes.
 """
