@@ -77,7 +77,8 @@ def run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
             result.grids[f"alignment_{key}"] = one["grid"]
             done += 1
             progress(done / total, f"{task} {kind} done", result)
-    result.notes[:0] = [f"{row[0]} {row[1]}: exact match {row[2]}, aligned at step {row[3] or 'never'}"
+    result.notes[:0] = [f"{row[0]} {row[1]}: exact match {row[2]}, "
+                        + (f"aligned at step {row[3]}" if row[3] else f"never aligned (agreement {row[4]})")
                         for row in table.rows][:4]
     return result
 
