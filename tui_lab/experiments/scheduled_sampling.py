@@ -49,7 +49,7 @@ def run(options: dict[str, Any], progress: Progress, cancel: Cancel) -> Result:
                 forcing.add(schedule, r.steps, r.teacher_forcing)
                 result.scalars[f"final_teacher_forcing_{schedule}"] = round(r.teacher_forcing[-1], 4)
             row.append(rounded(r.exact_match, 3))
-            result.scalars[f"exact_match_{task}_{schedule}"] = rounded(r.exact_match)
+            result.scalars[f"exact_match_{task}_{schedule}".replace("-", "_")] = rounded(r.exact_match)
             done += 1
             progress(done / total, f"{task} {schedule} done", result)
         table.rows.append(row)
