@@ -1,5 +1,5 @@
 """The encoder toys' training set-up (issue 14): the shapes task the ViT learns, and the tuned defaults the
-CLI gives `tui-lab train --preset vit-toy` and `--preset bert-toy` (benchmarks/methods/encoder_toys.py measures
+CLI gives `tui-lab train --preset vit-toy` and `--preset bert-toy` (benchmarks/training/encoder_toys.py measures
 them)."""
 
 from __future__ import annotations

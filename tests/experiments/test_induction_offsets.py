@@ -76,10 +76,10 @@ def test_a_run_without_an_induction_head_names_none(monkeypatch, loss_fell):
     """A tiny model trained 4 steps forms no induction head. As the full run's seed 3 did (its loss fell at step
     650 with no head over 0.06), the run must say so and name no induction head, not "phase change ... L1H1".
     With the phase threshold raised past 1 the loss counts as fallen at step 0: the seed-3 case, made cheap."""
-    from tui_lab.experiments import induction_heads
+    from tui_lab.experiments import induction_training
 
     if loss_fell:
-        monkeypatch.setattr(induction_heads, "PHASE", 2.0)
+        monkeypatch.setattr(induction_training, "PHASE", 2.0)
     experiment = get("induction-heads")
     result = experiment.run(experiment.resolve(quick=True) | TINY)
     s, notes = result.scalars, result.notes

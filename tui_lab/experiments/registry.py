@@ -23,6 +23,13 @@ MODULES: dict[str, str] = {
     "layernorm-vs-batchnorm": "tui_lab.experiments.layernorm_vs_batchnorm",
     "induction-heads": "tui_lab.experiments.induction_heads",
     "efficient-attention": "tui_lab.experiments.efficient_attention",
+    # seed 002's sequence-to-sequence methods, then seed 003's mixture of experts
+    "nat-vs-at": "tui_lab.experiments.nat_vs_at",
+    "copy-names": "tui_lab.experiments.copy_names",
+    "scheduled-sampling": "tui_lab.experiments.scheduled_sampling",
+    "guided-attention": "tui_lab.experiments.guided_attention",
+    "activation-none": "tui_lab.experiments.activation_none",
+    "moe-vs-dense": "tui_lab.experiments.moe_vs_dense",
     "sweep": "tui_lab.experiments.sweep",
 }
 

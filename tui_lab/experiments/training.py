@@ -24,6 +24,8 @@ class Curve:
     error: str | None = None  # a non-finite loss stopped the run (the curve holds the steps before it)
     model: Any = None
     params: int = 0
+    expert_load: list[list[int]] | None = None  # MoE runs: the last step's tokens per (layer, expert)
+    tokens_per_s: float = 0.0
 
 
 @functools.lru_cache(maxsize=1)
@@ -49,6 +51,7 @@ def train_curve(model_config, train_config, progress: Progress, cancel: Cancel, 
         if isinstance(event, StepEvent):
             curve.steps.append(event.step)
             curve.losses.append(event.train_loss)
+            curve.expert_load, curve.tokens_per_s = event.expert_load, event.tokens_per_s
             progress(event.step / total, f"{label} step {event.step}/{total} loss {event.train_loss:.3f}")
             if cancel():
                 trainer.stop()

@@ -10,7 +10,7 @@ sees every other one and the encoder output, and all positions are predicted at 
   a row it was not trained on); the output is cut at the first END.
 
 The decoder's input is the row of BEGIN tokens (the BEGIN embedding plus each position's encoding), not
-Gu et al.'s uniform copy of the source embeddings. Measured (benchmarks/methods/nat_vs_at.py, numbers-de, the task's
+Gu et al.'s uniform copy of the source embeddings. Measured (`tui-lab experiment run nat-vs-at`, numbers-de, the task's
 default 400 steps, seed 0): BEGINs reach held-out exact match 0.94 (length classifier) and 0.99 (max
 length), against AT's 0.99, so the simpler input already translates. Copies were not measured: they need
 the length before the decoder runs, so nat-max-length could not use them at all, and on numbers-de a

@@ -81,7 +81,7 @@ class TrainConfig:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-# Tuned on 2 shared CPU cores (benchmarks/methods/train_numbers_de.py). The post-LN 2017 toy needs the warmup;
+# Tuned on 2 shared CPU cores (benchmarks/training/train_numbers_de.py). The post-LN 2017 toy needs the warmup;
 # noam at lr 1, warmup 100 (peak 8.8e-3) stalled at exact match 0 for 2 seeds of 3; lr 0.5, warmup 200 ended
 # between 0.97 and 0.99; cosine to a low min_lr settled seeds 0-4 at 0.99 by step 200. `--set schedule=noam`
 # gives the paper's schedule.
@@ -93,7 +93,7 @@ TASK_DEFAULTS: dict[str, dict[str, Any]] = {
     "reverse": _SEQ2SEQ | dict(steps=400),
     # names: label smoothing off, so the loss is the plain NLL of the copy mechanism's mixed distribution
     # (smoothing would spread mass over the temporary ids of words a batch does not have). With copy=true the
-    # 2017 toy reached held-out exact match 1.000 by step 100 (seed 0, benchmarks/methods/copy_names.py).
+    # 2017 toy reached held-out exact match 1.000 by step 100 (seed 0, `tui-lab experiment run copy-names`).
     "names": _SEQ2SEQ | dict(steps=150, label_smoothing=0.0, eval_every=50, sample_every=50),
 }
 LM_DEFAULTS: dict[str, Any] = dict(steps=400, batch_size=32, seq_len=128, lr=3e-3, schedule="cosine", warmup=40,
@@ -102,7 +102,7 @@ LM_DEFAULTS: dict[str, Any] = dict(steps=400, batch_size=32, seq_len=128, lr=3e-
 # Measured with bert-toy (rotary positions, post-LN) on the built-in corpus, shared CPU cores: 64-character
 # windows (2,048 tokens a step, half the LM's) at lr 2e-3 with a 30-step warmup reach masked accuracy 0.45 /
 # 0.58 / 0.64 at steps 100 / 200 / 300 against 0.18 for the most frequent character, in 78 CPU-seconds for 300
-# steps at one thread. The 400 default steps (benchmarks/methods/encoder_toys.py, 2 threads, load ~9.5): 0.715, curve
+# steps at one thread. The 400 default steps (benchmarks/training/encoder_toys.py, 2 threads, load ~9.5): 0.715, curve
 # 0.45 / 0.58 / 0.67 / 0.71, 543 CPU-s (inflated by the two threads spin-waiting on a loaded machine). With
 # learned positions the same schedule (and lr 1e-3, warmup 50) stayed at 0.25 through step 150, as did post-LN
 # at lr 3e-3 before (0.244 at 60 steps).
@@ -110,7 +110,7 @@ MLM_DEFAULTS: dict[str, Any] = dict(steps=400, seq_len=64, lr=2e-3, warmup=30)
 # A ViT (`input = "patches"`) classifies the built-in shapes (train/images.py). The ViT toy on 2 CPU cores: a
 # cosine from 2e-3 with a short warmup and light weight decay on a 12,000-image set; evaluation on the 2,000
 # held-out images at the end and every 100 steps. Measured with these defaults (`tui-lab train --preset vit-toy`,
-# 2 threads; benchmarks/methods/encoder_toys.py runs the same): held-out accuracy 0.365 / 0.685 / 0.851 / 0.923 /
+# 2 threads; benchmarks/training/encoder_toys.py runs the same): held-out accuracy 0.365 / 0.685 / 0.851 / 0.923 /
 # 0.942 / 0.951 at steps 100-600 (chance 0.10) in 281 CPU-seconds (user + sys; about 2.5 minutes on 2 idle cores, 11 on
 # the shared machine at load ~9): 0.9 well inside 5 minutes.
 IMAGE_DEFAULTS: dict[str, Any] = dict(steps=600, batch_size=64, lr=2e-3, schedule="cosine", warmup=30, min_lr=1e-4,

@@ -3,7 +3,7 @@
 Target (issue 3): val loss < 2.5 after 400 steps. Runs on the built-in corpus and, when found, on real
 English text from this machine: the LICENSE and README files that installed Python packages ship.
 
-    python benchmarks/methods/train_gpt2_toy_char.py [--steps 400] [--threads 2] [--data FILE]
+    python benchmarks/training/train_gpt2_toy_char.py [--steps 400] [--threads 2] [--data FILE]
 """
 
 from __future__ import annotations

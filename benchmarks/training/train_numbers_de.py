@@ -3,7 +3,7 @@
 Target (issue 3): exact match >= 0.98 in under 3 minutes on 2 CPU cores. Prints one line per seed and the
 machine load, since wall-clock times on a shared machine are inflated.
 
-    python benchmarks/methods/train_numbers_de.py [--seeds 0 1 2] [--threads 2]
+    python benchmarks/training/train_numbers_de.py [--seeds 0 1 2] [--threads 2]
 """
 
 from __future__ import annotations

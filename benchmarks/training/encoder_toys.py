@@ -8,7 +8,7 @@ time. Prints one line per toy, then a JSON line with the numbers. On a machine w
 two threads spin waiting for each other and their CPU time grows with the load; `--threads 1` measures the
 work itself (bert-toy's 300 steps took 78 CPU-seconds at one thread, several times that at two under load ~9).
 
-    python benchmarks/methods/encoder_toys.py [--threads 2] [--only bert-toy|vit-toy] [--set FIELD=VALUE ...]
+    python benchmarks/training/encoder_toys.py [--threads 2] [--only bert-toy|vit-toy] [--set FIELD=VALUE ...]
 """
 
 from __future__ import annotations

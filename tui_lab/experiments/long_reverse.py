@@ -1,14 +1,12 @@
-"""Shared by the seq2seq-method benchmarks (issue 13): a long-sequence reverse task and one training run.
+"""`reverse-long`: the lab's reverse task with 12..20 words instead of 3..10 (scheduled-sampling's task).
 
-`reverse-long` is the lab's reverse task with 12..20 words instead of 3..10, so a decoder that only ever saw
-gold prefixes (teacher forcing) has many steps in which to drift on its own outputs at inference: where
-exposure bias (seed 002 section 4, Tips 4) should show.
+A decoder that only ever saw gold prefixes (teacher forcing) has many steps in which to drift on its own
+outputs at inference: where exposure bias (seed 002 section 4, Tips 4) should show.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any
 
 LONG_RANGE = (12, 20)
 
@@ -32,17 +30,3 @@ def long_reverse_task(seed: int = 0, train_size: int = 10_000, val_size: int = 3
         return [vocab[w] for w in seq], [vocab[w] for w in reversed(seq)]
 
     return Seq2SeqTask("reverse-long", tokenizer, [pair(s) for s in train], [pair(s) for s in val])
-
-
-def task_data(name: str):
-    from tui_lab.data import load_task
-
-    return long_reverse_task() if name == "reverse-long" else load_task(name)
-
-
-def train_config(name: str, **changes: Any):
-    from tui_lab.train import train_config_for
-
-    base = "reverse" if name == "reverse-long" else name
-    return train_config_for(base, **changes).replace(task=None) if name == "reverse-long" else \
-        train_config_for(base, **changes)

@@ -1,0 +1,35 @@
+"""nat-vs-at: a NAT decoder takes one pass where AT takes one per word, and is faster per sequence at equal
+length; the options are checked before anything trains."""
+
+import pytest
+
+from tui_lab.experiments import get, names
+
+
+def test_nat_decodes_in_one_pass_and_is_faster_than_at_at_equal_length():
+    exp = get("nat-vs-at")
+    options = exp.resolve(sets={"task": "copy", "modes": "autoregressive,nat-max-length", "steps": "3",
+                                "decode": "20", "eval_examples": "10"})
+    result = exp.run(options)
+    s = result.scalars
+    from tui_lab.data import load_task
+
+    longest = load_task("copy").max_target_len
+    assert s["passes_nat_max_length"] == 1 and s["passes_full_length_nat_max_length"] == 1
+    assert s["passes_full_length_autoregressive"] == longest  # one pass per position when END is ignored
+    assert s["ms_full_length_nat_max_length"] < s["ms_full_length_autoregressive"]
+    assert [row[0] for row in result.tables["modes"].rows] == ["autoregressive", "nat-max-length"]
+    assert result.notes[0].startswith("nat-max-length: exact match")
+
+
+def test_it_is_registered_and_bad_options_are_one_line():
+    assert "nat-vs-at" in names()
+    exp = get("nat-vs-at")
+    with pytest.raises(ValueError, match=r"^modes \('beam'\) must be one of: autoregressive, nat-length-classifier"):
+        exp.resolve(sets={"modes": "autoregressive,beam"})
+    with pytest.raises(ValueError, match=r"^task \('names'\) must be one of: numbers-de, copy, reverse$"):
+        exp.resolve(sets={"task": "names"})
+    with pytest.raises(ValueError, match=r"^modes \(autoregressive, autoregressive\) must name each value once$"):
+        exp.resolve(sets={"modes": "autoregressive,autoregressive"})
+    with pytest.raises(ValueError, match=r"^decode \(0\) must be at least 1$"):
+        exp.resolve(sets={"decode": "0"})
