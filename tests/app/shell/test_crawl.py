@@ -72,11 +72,6 @@ KNOWN: list[tuple[str, str, str]] = [
     ),
     ("overlap", r"inside SteadyFooter", "the same Tour footer at 80x24 (3 n shift+tab)"),
     ("text", r"^FooterLabel hides 'views'", "the same Tour footer at 80x24 (3 n shift+tab)"),
-    (
-        "field value",
-        r"#ex-values",
-        "issue 36 (crawler): the sweep's values field at 80x24 ends 'sinusoidal…', cut inside an item",
-    ),
 ]
 
 
