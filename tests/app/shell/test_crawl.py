@@ -59,12 +59,6 @@ KNOWN: list[tuple[str, str, str]] = [
         "nothing",
     ),
     (
-        "text",
-        r"^Static#tr-status hides",
-        "issue 36 item 19: at 80x24 the Train status cuts the run's note (the char vocabulary replacing the "
-        "preset's) with no mark",
-    ),
-    (
         "footer",
         r"z dense/full  # # numbers  n next  p back",
         "issue 36 (crawler, quiet machine): a Tour page's grid focused (3 n shift+tab) at 80x24 puts the grid's keys "
