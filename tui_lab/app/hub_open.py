@@ -9,6 +9,7 @@ from typing import Any
 
 from tui_lab.app.modals.download import DownloadModal, DownloadOutcome
 from tui_lab.app.modals.hub_id import HubIdModal, HubRequest
+from tui_lab.app.origin import origin_subtitle
 from tui_lab.errors import one_line
 from tui_lab.hf.folder import is_repo_id
 from tui_lab.hf.hub import locate
@@ -67,11 +68,15 @@ def _downloaded(app: Any, outcome: DownloadOutcome) -> None:
         app.live.start_load_hf(app, outcome.repo_id)  # by id: the status names the model, not a snapshot hash
     elif outcome.cancelled:
         app.notify(f"{outcome.error}; the live model is unchanged", title="download cancelled", severity="warning")
-        app.sub_title = f"download cancelled · live: {app.live.status}"
+        app.sub_title = f"live: {origin_subtitle(app.live)} · download cancelled"
     else:
         _failed(app, outcome.error or f"{outcome.repo_id}: download failed")
 
 
 def _failed(app: Any, error: str) -> None:
+    """The error in a notification; the header names the model that stays live first, then the error, which
+    its room may cut (issue 36 item 14: it kept "--from-hf gpt2: cannot reach ..." and never said the shipped
+    toy was live). A model still building names itself when it is installed (`on_model_ready`)."""
     app.notify(error, title="Hugging Face", severity="error", timeout=8)
-    app.sub_title = f"{error} · live: {app.live.status}"
+    live = origin_subtitle(app.live) if app.live.model is not None else app.live.status
+    app.sub_title = f"live: {live} · {error}"

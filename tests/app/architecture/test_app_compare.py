@@ -12,7 +12,7 @@ from tui_lab.analysis.format import fmt_bytes, fmt_count
 from tui_lab.app.views.architecture.compare import attention_kind, cost_rows, field_rows
 from tui_lab.presets import load_preset
 
-PANE = 36  # the form's width: the Compare pane starts right of it
+PANE = 36  # the form's width at 80 columns: the Compare pane starts right of it (wider from 120 columns)
 
 
 async def compare_screen(a: str, b: str, size: tuple[int, int], length: str = "16") -> list[str]:
@@ -27,7 +27,8 @@ async def compare_screen(a: str, b: str, size: tuple[int, int], length: str = "1
         app.query_one("#cmp-b", Select).value = b
         await pilot.pause()
         await pilot.pause()
-        return [line[PANE:] for line in screen_lines(app)]
+        pane = app.query_one("#arch-results").region.x  # right of the form and its border
+        return [line[pane:] for line in screen_lines(app)]
 
 
 def row(lines: list[str], label: str) -> list[str]:

@@ -109,8 +109,9 @@ async def test_a_model_the_detectors_do_not_cover_says_so_in_one_line():
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_ready(pilot)
         app.show_view("attention")
-        await wait_for(pilot, lambda: "k grid" in screen_lines(app)[-1] and "d DLA" in screen_text(app))
+        await wait_for(pilot, lambda: "k grid" in screen_lines(app)[-1] and "c inside" in screen_text(app))
         assert "jobs" not in screen_text(app)  # named neither on the footer nor on the hint line
+        assert "DLA" not in screen_text(app) and "ablate" not in screen_text(app)  # nor a and d (issue 36 item 11)
         await pilot.press("j")
         await wait_for(pilot, lambda: "head detectors need a decoder-only" in screen_text(app))
         assert not table_rows(app)

@@ -71,7 +71,7 @@ async def test_sweep_picker_fills_values_queues_runs_and_cancel_empties_the_queu
             assert app.query_one("#ex-sweep").display
             app.query_one("#ex-field", Select).value = "norm"
             await pilot.pause()
-            assert app.query_one("#ex-values", Input).value == ",".join(CHOICES["norm"])  # filled from the axis
+            assert app.query_one("#ex-values", Input).value == ", ".join(CHOICES["norm"])  # filled from the axis
             app.query_one("#ex-values", Input).value = "layernorm,rmsnorm"  # two runs are enough to watch
             app.query_one("#ex-options", Input).value = "steps=100; d_model=16; layers=1; batch_size=2; seq_len=8"
             app.query_one("#ex-list", OptionList).focus()

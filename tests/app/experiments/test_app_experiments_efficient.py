@@ -56,7 +56,7 @@ async def test_the_sweep_takes_the_self_attention_axis():
         await pilot.pause()
         app.query_one("#ex-field", Select).value = "self_attention"
         await pilot.pause()
-        assert app.query_one("#ex-values", Input).value == "softmax,linformer,performer"  # filled from the axis
+        assert app.query_one("#ex-values", Input).value == "softmax, linformer, performer"  # filled from the axis
         app.query_one("#ex-values", Input).value = "softmax,performer"  # linformer: refused for a decoder
         app.query_one("#ex-options", Input).value = "steps=4; d_model=16; layers=1; batch_size=2; seq_len=8"
         app.query_one("#ex-list", OptionList).focus()

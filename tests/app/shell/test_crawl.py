@@ -59,12 +59,6 @@ KNOWN: list[tuple[str, str, str]] = [
         "nothing",
     ),
     (
-        "text",
-        r"^Static#tr-status hides",
-        "issue 36 item 19: at 80x24 the Train status cuts the run's note (the char vocabulary replacing the "
-        "preset's) with no mark",
-    ),
-    (
         "footer",
         r"z dense/full  # # numbers  n next  p back",
         "issue 36 (crawler, quiet machine): a Tour page's grid focused (3 n shift+tab) at 80x24 puts the grid's keys "
@@ -72,11 +66,6 @@ KNOWN: list[tuple[str, str, str]] = [
     ),
     ("overlap", r"inside SteadyFooter", "the same Tour footer at 80x24 (3 n shift+tab)"),
     ("text", r"^FooterLabel hides 'views'", "the same Tour footer at 80x24 (3 n shift+tab)"),
-    (
-        "field value",
-        r"#ex-values",
-        "issue 36 (crawler): the sweep's values field at 80x24 ends 'sinusoidal…', cut inside an item",
-    ),
 ]
 
 

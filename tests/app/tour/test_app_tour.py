@@ -14,7 +14,7 @@ from tui_lab.app.views.tour.steps import STEPS
 from tui_lab.app.widgets.grid_cells import palette
 
 # A phrase each page's picture draws (captions, diagram rules, table cells), not its text.
-PICTURE = ("attention: 1 step, all pairs at once", "PE(pos, 2i)", "(most on the token before)",
+PICTURE = ("RNN: 5 steps, one after another", "PE(pos, 2i)", "(most on the token before)",
            "padding: the batch of 4/3/1",
            "cross-attention · layer", "GPT-2 · pre-LN", "2017 base   GPT-2 small", "self-attention over the cache")
 

@@ -5,7 +5,8 @@ this run's."""
 from __future__ import annotations
 
 import pytest
-from app_support import app_for, view_mounted, wait_for
+from app_support import app_for, screen_lines, view_mounted, wait_for
+from screen_rules import text_problems
 from textual.widgets import Input, Select
 
 from tui_lab.app.views.train import form as train_form
@@ -68,5 +69,8 @@ async def test_schedule_on_the_loss_plot_and_two_alignments_side_by_side():
         prev_title = str(app.query_one("#tr-align-prev-title").render())
         assert "run #1" in prev_title and "guided 0" in prev_title and "sampling exponential" in prev_title
         await wait_for(pilot, lambda: "run #2 guided 1" in str(app.query_one("#tr-align-now-title").render()))
+        # Read from the screen: the panel's titles whole, not cut with no mark (issue 36 item 19)
+        lines = screen_lines(app)
+        assert not [p for p in text_problems(app, lines) if "tr-align" in p], "\n".join(lines)
         view.action_stop()
         await wait_for(pilot, lambda: not view.training, 60)

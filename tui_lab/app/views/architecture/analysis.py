@@ -9,6 +9,7 @@ one at a time after it (`fill_next_tab`, driven by the view), or at once when th
 
 from __future__ import annotations
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
@@ -95,11 +96,15 @@ class ArchitectureResults(Vertical):
             out.append(int(text))
         return out[0], out[1], out[2]
 
-    def show(self, config: ModelConfig | None) -> None:
+    def show(self, config: ModelConfig | None, fallback: ModelConfig | None = None) -> None:
         """The summary follows every keystroke; the other tabs redraw only while shown (they cost more). The same
-        valid config with the same batch and lengths is on screen already: nothing to redraw."""
+        valid config with the same batch and lengths is on screen already: nothing to redraw. An invalid form
+        (None) shows `fallback`'s numbers, dimmed, where one is given, else keeps the last drawn."""
         if config is not None and config == self.config and self._input_texts() == self._drawn_inputs:
             return
+        if config is None and fallback is not None:
+            self._draw(fallback)
+            self.config = None  # the form's next valid config redraws, even this one
         self._draw(config)
 
     def _draw(self, config: ModelConfig | None) -> None:
@@ -108,7 +113,7 @@ class ArchitectureResults(Vertical):
         self.set_class(config is None, "stale")
         if config is None:  # the numbers stay, dimmed, under a title that says they are not the form's
             self.query_one("#arch-total", Static).update(
-                f"[b reverse] stale: form invalid [/] numbers below are for {self._shown_name}")
+                f"[b reverse] stale: form invalid [/] numbers below are for {escape(self._shown_name)}")
             return
         counted = count_params(config)
         self._shown_name = config.name

@@ -29,12 +29,15 @@ from tui_lab.presets import list_presets, load_preset
 
 # The view's later parts mount once no key has come for this long (a part takes ~0.1 s beside a busy CPU).
 PART_QUIET_S = 0.25
+WIDE_FORM = 120  # columns from which the form is wide enough for "performer_features" beside its editor
 
 
 class ArchitectureView(Vertical):
     BINDINGS = [
         Binding("ctrl+s", "apply", "apply"),
         Binding("ctrl+r", "reset", "reset"),  # short: the footer keeps f1..f7 and q quit at 80 columns
+        # The results' tabs by key, from a field too (a letter would type there): issue 36 item 16.
+        Binding("ctrl+t", "next_tab", "tab"),
     ]
     can_focus = True  # the view is its keys' home: it opens focused, not on a field (app.view_focus)
 
@@ -70,6 +73,11 @@ class ArchitectureView(Vertical):
         forms = self.query(ConfigForm)
         return not forms or forms.first().rows_pending  # none yet: the view itself is still composing
 
+    def on_resize(self) -> None:
+        # Room for every field's name whole (issue 36 item 20: "performer_featu…" at 160x48); at 80 columns the
+        # editors need the columns ("encoder-decoder" whole) and the longest names end in "…".
+        self.set_class(self.size.width >= WIDE_FORM, "wide")
+
     def on_mount(self) -> None:
         self.refresh_analysis(self.query_one(ConfigForm).validate())
         self.call_after_refresh(self._mount_next_part)
@@ -94,9 +102,15 @@ class ArchitectureView(Vertical):
 
     def refresh_analysis(self, config: ModelConfig | None) -> None:
         """Apply waits for a valid form; the right panel shows the form's numbers (dimmed while invalid)."""
+        form = self.query_one(ConfigForm)
         self.query_one("#apply", Button).disabled = config is None
-        self.query_one("#apply-error", Label).update("" if config is not None else "invalid: the field marked above")
-        self.query_one(ArchitectureResults).show(config)
+        # The fields are below this line, so it names them (issue 36 item 15: "the field marked above").
+        wrong = ", ".join(form.errors) or "a field"
+        self.query_one("#apply-error", Label).update("" if config is not None else f"invalid: {wrong} (its rule is "
+                                                     "under it, below)")
+        # Invalid: the numbers of the config the form was loaded from, never those of a half-typed value that
+        # happened to be valid ("heads 1" on the way to 12).
+        self.query_one(ArchitectureResults).show(config, fallback=form.base)
 
     # -- public, used by the tour and the app ------------------------------------------------------
     @property
@@ -157,6 +171,12 @@ class ArchitectureView(Vertical):
                 self.app.rebuild_model(config)
 
         self.app.push_screen(ConfirmApply(origin.text, shipped), answered)
+
+    def action_next_tab(self) -> None:
+        """Summary, Model, Shapes, Compare, Layer, then Summary again."""
+        panes = [pane for pane, _ in TABS]
+        active = self.query_one("#arch-tabs", TabbedContent).active
+        self.show_tab(panes[(panes.index(active) + 1) % len(panes)] if active in panes else panes[0])
 
     def action_reset(self) -> None:
         self.query_one(ConfigForm).load(self.app.live.config)

@@ -8,6 +8,7 @@ mask, so the masked cells are drawn masked rather than as weight 0.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from rich.cells import cell_len
@@ -104,6 +105,14 @@ def fit_title(title: str, kind: str, width: int) -> str:
     return cut(title, width)  # at a space: never "entropy 1.7…"
 
 
+def grid_entropy(grid: list[list[float]]) -> float:
+    """The mean over rows of each row's entropy, in nats: of the grid shown, so the mean of heads' title reads its
+    own rows (issue 36 item 12: averaging the heads' entropies gave 0.09 for rows near 1.1). Mixing heads
+    spreads the weight, so this is at least the heads' mean entropy."""
+    rows = [-sum(p * math.log(p) for p in row if p > 0 and math.isfinite(p)) for row in grid]
+    return sum(rows) / len(rows) if rows else 0.0
+
+
 def mean_of_heads(heads: list) -> list[list[float]]:
     n = len(heads)
     return [[sum(h[q][k] for h in heads) / n for k in range(len(heads[0][0]))] for q in range(len(heads[0]))]
@@ -138,9 +147,8 @@ def attention_spec(cap: Capture, kind: str, layer: int, head: int, pattern: Patt
         notes = [f"{mark}; {note}" for mark, note in zip(marks, notes, strict=False)]
     causal = kind == "decoder-self"
     local = kind in ("decoder-self", "encoder-self") and pattern.window > 0
-    entropy = cap.entropy.get((kind, layer))
-    ent = "" if entropy is None else \
-        f" · entropy {sum(entropy) / len(entropy) if head < 0 else entropy[head]:.2f} nats"
+    entropy = cap.entropy.get((kind, layer))  # per head; None where the weights are no distribution
+    ent = "" if entropy is None else f" · entropy {entropy[head] if head >= 0 else grid_entropy(grid):.2f} nats"
     guided = f" · {CROSS_KINDS[cross_kind]}" if kind == "cross" and cross_kind in CROSS_KINDS else ""
     title = f"{KIND_TITLES[kind]}{guided} · layer {layer} · {which} · {len(grid)} x {len(grid[0])}{ent}"
     mask = hatched_cells(len(grid), len(grid[0]), pattern, causal) if causal or local else None

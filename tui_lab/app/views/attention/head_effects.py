@@ -44,6 +44,20 @@ class HeadMap(PanelMap):
             self.post_message(self.Open(self, r, c, self.values[r][c], self.row_labels[r], self.col_labels[c]))
 
 
+def effects_refused(kind: str, config: Any) -> str | None:
+    """None when `kind` (ablation or attribution) applies to a model of `config`, else the one line that says
+    why not (the core's rule, `mechanism.cache.require_stream` / `require_causal`, read here without torch)."""
+    causal = config.family == "decoder-only" and config.head == "lm"
+    if causal or kind == "ablation" and config.family == "encoder-decoder" and not config.copy:
+        return None
+    if kind == "attribution" and config.family == "encoder-decoder":
+        return ("d (direct logit attribution) covers decoder-only language models; for this encoder-decoder, "
+                "a ablates each of its heads instead")
+    return (f"{'a (ablation)' if kind == 'ablation' else 'd (direct logit attribution)'} covers decoder-only "
+            f"language models{' and encoder-decoders' if kind == 'ablation' else ''} (this one is "
+            f"{config.family}{', with copy' if config.copy else ''}, head {config.head})")
+
+
 class HeadEffects(MechanismPanel):
     PREFIX = "heads"
 
@@ -99,8 +113,9 @@ class HeadEffects(MechanismPanel):
         cols = [f"H{h}" for h in range(len(values[0]))]
         self.grid.set_grid(values, rows, cols, axes=("layer", "head"))
         if self.kind == "ablation":
+            dla = "d attribution · " if effects_refused("attribution", self.app.live.config) is None else ""
             self.say(f"{KINDS['ablation']} (clean {result.clean:.3f} nats on {len(self.text or [])} tokens) · "
-                     "enter opens a head · d attribution · esc back")
+                     f"enter opens a head · {dla}esc back")
         else:
             share = sum(map(sum, values))
             self.say(f"{KINDS['attribution']}: logit({result.answer!r}) - logit({result.wrong!r}) = "

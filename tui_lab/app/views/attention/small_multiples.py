@@ -82,11 +82,23 @@ class SmallMultiples(ScrollView, can_focus=True):
         return max(TILE_W[0], min(TILE_W[1], room))
 
     def _captions(self, height: int) -> bool:
-        return not height or height - 2 >= 2 * len(self.tiles)
+        """Captions stay unless the box cannot hold even one tile line and its caption."""
+        return not height or height - 2 >= 2
+
+    def _readable(self, width: int) -> int:
+        """Lines a tile needs for every matrix row its own half line (at most half the tile's width)."""
+        rows = len(self.tiles[0][0][0]) if self.tiles and self.tiles[0] and self.tiles[0][0][0] else 1
+        return max(1, min(self._tile_w(width) // 2, -(-rows // 2)))
 
     def _tile_h(self, width: int, height: int) -> int:
+        """As many lines as the layers' share of the box gives, and never fewer than make the grid readable
+        (issue 36 item 13: at 80x24 a 7x7 grid got one line while three stayed empty): layers that do not fit
+        then scroll, with a scrollbar, the cursor's tile kept in view."""
+        if not height:
+            return self._readable(width)
         room = (height - 2) // max(1, len(self.tiles)) - self._captions(height)
-        return max(1, min(self._tile_w(width) // 2, room))
+        fit = max(1, height - 2 - self._captions(height))  # one tile always fits the box
+        return max(1, min(self._tile_w(width) // 2, fit, max(room, self._readable(width))))
 
     def _virtual(self, width: int, height: int) -> Size:
         """The size of every tile laid out in a box of `width` x `height`."""
@@ -99,8 +111,8 @@ class SmallMultiples(ScrollView, can_focus=True):
 
     @property
     def captions(self) -> bool:
-        """Whether each tile has its entropy line under it: only when every layer still gets a thumbnail line
-        and a caption line (else the captions go, so no layer is cut off; the key names the cursor's)."""
+        """Whether each tile has its entropy line under it (a box too short for a tile and its caption has
+        none; the key names the cursor's)."""
         return self._captions(self.inner.height)
 
     @property

@@ -34,7 +34,7 @@ from tui_lab.app.views.attention import draw, jobs, mlm, vit
 from tui_lab.app.views.attention.draw import AttentionMap, GridTitle
 from tui_lab.app.views.attention.grids import ATTENTION_KINDS, MASKS, Capture, Pattern, grid_spec
 from tui_lab.app.views.attention.head_detectors import HeadDetectors, applies
-from tui_lab.app.views.attention.head_effects import HeadEffects, HeadMap, row_kind
+from tui_lab.app.views.attention.head_effects import HeadEffects, HeadMap, effects_refused, row_kind
 from tui_lab.app.views.attention.inputs import AttentionInputs, learned_head
 from tui_lab.app.views.attention.inside_head import InsideHead, Pointer
 from tui_lab.app.views.attention.patch_image import PatchImage
@@ -302,6 +302,12 @@ class AttentionView(Vertical):
         return any(self.query_one(p).has_class("-shown") for p in (HeadEffects, HeadDetectors))
 
     def _show_effects(self, kind: str) -> None:
+        refused = effects_refused(kind, self.app.live.config)
+        if refused is not None:  # said whole, and no earlier panel's grid left under it (issue 36 item 11)
+            for shown in (p for p in (HeadEffects, HeadDetectors) if self.query_one(p).has_class("-shown")):
+                self.query_one(shown).hide()
+            self._info(refused)
+            return
         panel = self.query_one(HeadEffects)
         if not self._panel_shown():
             self._put_grids_away()
@@ -412,12 +418,20 @@ class AttentionView(Vertical):
             return "arrows or mouse: a tile · ⏎ open it full size · m back to the grid"
         if self.query_one(InsideHead).display:  # at 80 columns each hint fits one line
             return "arrows: query ↑↓, key ←→ · h head · l layer · c back to the grid"
+        config = self.app.live.config
+        # A key whose measurement does not apply to the live model is not named (issue 36 item 11).
+        ablate = "a ablate" if effects_refused("ablation", config) is None else ""
         if self.size.width < 100:  # DLA: direct logit attribution (the palette says it whole)
-            if self.app.size.width < self.FOOTER_ROOM and applies(self.app.live.config) is None:  # j off the footer
-                return "# values · z dense · m heads · c inside · a ablate · d DLA · j jobs · e JSON"  # 76 wide
-            return "# numbers · z dense · m heads · c inside · a ablate · d DLA · e export"
-        return "arrows or mouse: a cell · # numbers · z dense · m all heads · c one head · a ablate · " \
-               "d attribution · e export"
+            dla = "d DLA" if effects_refused("attribution", config) is None else ""
+            if self.app.size.width < self.FOOTER_ROOM and applies(config) is None:  # j off the footer: 76 wide
+                parts = ["# values", "z dense", "m heads", "c inside", ablate, dla, "j jobs", "e JSON"]
+            else:
+                parts = ["# numbers", "z dense", "m heads", "c inside", ablate, dla, "e export"]
+        else:
+            dla = "d attribution" if effects_refused("attribution", config) is None else ""
+            parts = ["arrows or mouse: a cell", "# numbers", "z dense", "m all heads", "c one head", ablate, dla,
+                     "e export"]
+        return " · ".join(part for part in parts if part)
 
     def _info(self, text: str) -> None:
         self.query_one("#att-info", Static).update(text)

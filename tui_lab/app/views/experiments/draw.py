@@ -67,11 +67,14 @@ def sweep_fields() -> list[str]:
 
 
 def sweep_values(field: str) -> str:
-    """The values worth trying for `field`: every value of an axis, else a few around the default."""
+    """The values worth trying for `field`: every value of an axis, else a few around the default. A space after
+    each comma: a field too narrow for them all ends in "…" after a whole value, never inside one (the crawler,
+    issue 36: "…,sinusoidal…" at 80x24)."""
     from tui_lab.config import AXES
 
     if field in AXES:
-        return ",".join(str(v).lower() for v in AXES[field].values)
-    return {"layers": "1,2,3", "d_model": "32,64,96", "heads": "1,2,4", "dropout": "0,0.1,0.2",
-            "lr": "1e-3,3e-3,1e-2", "warmup": "0,20,60", "weight_decay": "0,0.1",
-            "batch_size": "8,16,32", "seq_len": "32,64", "label_smoothing": "0,0.1", "grad_clip": "0,1"}.get(field, "")
+        return ", ".join(str(v).lower() for v in AXES[field].values)
+    return {"layers": "1, 2, 3", "d_model": "32, 64, 96", "heads": "1, 2, 4", "dropout": "0, 0.1, 0.2",
+            "lr": "1e-3, 3e-3, 1e-2", "warmup": "0, 20, 60", "weight_decay": "0, 0.1",
+            "batch_size": "8, 16, 32", "seq_len": "32, 64", "label_smoothing": "0, 0.1",
+            "grad_clip": "0, 1"}.get(field, "")

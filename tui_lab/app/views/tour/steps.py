@@ -171,7 +171,7 @@ def _kv_text(p: Pictures) -> str:
 
 # -- the pictures ---------------------------------------------------------------------------------
 def _rnn_visual(p: Pictures) -> Widget:
-    return side_by_side(*(GridPanel(g) for g in rnn_grids(ENGLISH_SENTENCE.split())))
+    return side_by_side(*(GridPanel(g) for g in rnn_grids(ENGLISH_SENTENCE.split())), stack=True)
 
 
 def _norm_visual(p: Pictures) -> Widget:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, Vertical, VerticalScroll
+from textual.containers import Container, ScrollableContainer, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Label, Static
 from textual.worker import Worker
@@ -19,6 +19,7 @@ from tui_lab.app.views.tour.steps import STEPS
 from tui_lab.errors import one_line
 
 WIDE = 120  # columns from which text and picture sit side by side
+TALL = 40  # lines from which a wide page stacks a picture's grids (`visuals.side_by_side`)
 
 
 class PicturesReady(Message):
@@ -38,6 +39,14 @@ class TourView(Vertical):
         Binding("n,right", "next", "next"),
         Binding("p,left", "back", "back"),
         Binding("g,enter", "go", "open"),  # short: at 80 columns the footer keeps f1..f7 and q
+        # The page scrolls by keys (issue 36 item 10: at 80x24 the post-LN diagram's foot sat below the fold and
+        # Down did nothing, the focus being here, on the view, not on the scroll).
+        Binding("down", "scroll_page('down')", "scroll", show=False),
+        Binding("up", "scroll_page('up')", "scroll", show=False),
+        Binding("pagedown", "scroll_page('page_down')", "scroll", show=False),
+        Binding("pageup", "scroll_page('page_up')", "scroll", show=False),
+        Binding("end", "scroll_page('end')", "scroll", show=False),
+        Binding("home", "scroll_page('home')", "scroll", show=False),
     ]
     can_focus = True
 
@@ -61,6 +70,7 @@ class TourView(Vertical):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width >= WIDE, "wide")
+        self.set_class(self.size.height >= TALL, "tall")
 
     def view_activated(self) -> None:
         """The first opening loads the toys; focus stays here for n/p/g."""
@@ -125,6 +135,18 @@ class TourView(Vertical):
 
     def action_back(self) -> None:
         self.show_step(self.step - 1)
+
+    def _scroller(self) -> ScrollableContainer | None:
+        """The picture's scroll when it has more than it shows, else the text's when it has, else none."""
+        scrolls = [*self.query_one("#tour-visual").query(ScrollableContainer), self.query_one("#tour-text-scroll")]
+        return next((s for s in scrolls if s.max_scroll_y > 0), None)
+
+    def action_scroll_page(self, how: str) -> None:
+        scroll = self._scroller()
+        if scroll is None:
+            self.notify("the whole page is on screen: nothing to scroll", timeout=2)
+            return
+        getattr(scroll, f"scroll_{how}")(animate=False)
 
     @guarded
     def action_go(self) -> None:

@@ -47,8 +47,10 @@ class GridPanel(Vertical):
                          row_notes=grid.row_notes)
 
 
-def side_by_side(*panels: Widget) -> Horizontal:
-    return Horizontal(*panels, classes="tour-row")
+def side_by_side(*panels: Widget, stack: bool = False) -> Horizontal:
+    """`stack`: on a wide and tall page the panels go one above the other (TourView's "tall"), each the full
+    width, so words as column labels are whole where two side by side cut them (issue 36 item 20)."""
+    return Horizontal(*panels, classes="tour-row tour-stack" if stack else "tour-row")
 
 
 class NormDiagrams(VerticalScroll):

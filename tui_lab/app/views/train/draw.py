@@ -64,6 +64,7 @@ class TrainMonitor(Vertical):
         self.redraws = 0  # the ticks that drew (tests wait for the next)
         self._drawn: dict = {}  # what each widget shows now, to skip the ones that would not change
         self._status_drawn: tuple | None = None
+        self._status_lines = 0  # the lines the status last took: its height follows them
         self._blinking = True
 
     def compose(self) -> ComposeResult:
@@ -262,7 +263,12 @@ class TrainMonitor(Vertical):
         self._status_drawn = key
         text = Text("  ".join(parts) + "\n", style="bold")
         text.append(self.message, style=self.message_style)
-        self.query_one("#tr-status", Static).update(text, layout=False)  # fixed height (tcss): no relayout
+        status = self.query_one("#tr-status", Static)
+        # Its height fits its lines (issue 36 item 19: at 80x24 a fixed 4 cut the vocabulary note after "(256):"
+        # with no mark); the screen is laid out again only when that count changes, not on every tick.
+        lines = len(text.wrap(self.app.console, max(1, status.content_region.width)))
+        status.update(text, layout=lines != self._status_lines)
+        self._status_lines = lines
 
 
 def _forcing_line(run, name: str) -> list[Line]:
