@@ -81,9 +81,11 @@ class HeadEffects(MechanismPanel):
 
             target = ids
             if target is None:  # a translation model with no typed target: its own translation of the source
+                step.stage("translating the source (the decoder's input is its own translation)")
                 target = readouts.greedy_target(model, tokenizer, src, "ablation")
             self.text = target
             if kind == "ablation":
+                step.stage("copying the model, then the clean pass")
                 return readouts.ablation_of(model, target, "mean", step, src=src)
             return readouts.attribution_of(model, tokenizer, target, step)
 
