@@ -1,7 +1,7 @@
 """The mechanism panels' progress (issue 36 item 23): an ablation on transformer-2017-base sat at 0% with no word
 for over 15 s, then jumped to 65%, with no time left shown. Now the summary names each step before the passes
-(the model's copy and the clean pass) and then counts the passes with the time left, read from the screen while
-the job is held at each point."""
+(the model's copy, the thread count, the clean pass) and then counts the passes with the time left, read from
+the screen while the job is held at each point."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ async def test_ablation_names_its_first_steps_then_counts_passes_with_the_time_l
         app.show_view("attention")
         await pilot.pause()
         await pilot.press("m", "a")
-        await wait_for(pilot, lambda: held_before.is_set() and "clean pass" in flat(app), 60)
+        first = "the clean pass, then one pass per head"  # the last step before the passes
+        await wait_for(pilot, lambda: held_before.is_set() and first in flat(app), 60)
         assert "x cancels" in flat(app)
         go_on.set()
         await wait_for(pilot, lambda: held_in.is_set() and "3/" in flat(app), 60)

@@ -85,8 +85,7 @@ class HeadEffects(MechanismPanel):
                 target = readouts.greedy_target(model, tokenizer, src, "ablation")
             self.text = target
             if kind == "ablation":
-                step.stage("copying the model, then the clean pass")
-                return readouts.ablation_of(model, target, "mean", step, src=src)
+                return readouts.ablation_of(model, target, "mean", step, src=src, on_stage=step.stage)
             return readouts.attribution_of(model, tokenizer, target, step)
 
         from tui_lab.mechanism.cache import head_points
