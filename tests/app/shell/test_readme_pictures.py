@@ -27,6 +27,7 @@ from snapshots import (
 from textual.widgets import Input, Select
 
 from tui_lab.app.examples import TOY_DE
+from tui_lab.train.config import TrainConfig
 
 SIZE = (120, 36)
 # The train picture's run: past the warmup (40 steps) into the cosine decay, with val evaluated at 50, 100, 150
@@ -149,8 +150,8 @@ async def test_train_generate_and_speed_pictures(tmp_path, monkeypatch):
         await settle(pilot)
         # the latency plot, the notes drawn from it (a line more or less with the timing) and the table of
         # times are masked; the inputs, the summary's words and the layout are checked
-        assert "identical" in check_picture(app, "speed", masked=("#sp-plot", "#sp-analysis", "#sp-table"),
-                                            decimals=True)
+        text = check_picture(app, "speed", masked=("#sp-plot", "#sp-analysis", "#sp-table"), decimals=True)
+        assert "identical" in text and f"at {SPEED_LENGTHS.split()[-1]} tokens" in text  # the longest length
         app.show_view("train")
         await pilot.pause()
         train = app.view("train")
@@ -160,4 +161,6 @@ async def test_train_generate_and_speed_pictures(tmp_path, monkeypatch):
         await wait_for(pilot, lambda: not train.training, 240)  # to its end: the seeded run's whole curve
         await wait_for(pilot, lambda: not train.dirty, 60)  # drawn (a loaded machine's tick comes late)
         await settle(pilot)
-        assert "loss" in check_picture(app, "train")
+        text = check_picture(app, "train")
+        assert f"step {TRAIN_STEPS}/{TRAIN_STEPS}" in text and "val (held out)" in text
+        assert TRAIN_STEPS > 3 * TrainConfig().warmup  # well past the learning rate's warmup, into its decay
