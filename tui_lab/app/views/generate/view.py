@@ -173,8 +173,8 @@ class GenerateView(Vertical):
         self.query_one("#gen-go", Button).label = "Translate g" if modes.translating else "Generate g"
         self.model_note = note_text(live, modes, form)
         self._show_note()
-        if live.ready and live.example is None and prompt.value == self.default_prompt and unknown_note(live,
-                                                                                                         prompt.value):
+        untouched = prompt.value == self.default_prompt
+        if live.ready and live.example is None and untouched and unknown_note(live, prompt.value):
             self._find_task_prompt()  # a checkpoint of a task: its own held-out source, found in a worker
 
     def _set_default(self, text: str) -> None:
