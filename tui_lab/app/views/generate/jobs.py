@@ -158,7 +158,7 @@ def _stream(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: G
 
     done = complete(model, codec, ids, s, on_token=post, should_stop=lambda: worker.is_cancelled,
                     need_attention=True, need_candidates=CANDIDATES, src_ext=pointer.src_ext)
-    unknown = unknown_words(codec, prompt)  # said under the text too: the note above may have scrolled by
+    unknown = [] if pointer.copy else unknown_words(codec, prompt)  # a copy model copies the words it lacks
     unk = f"; mapped to <unk>: {' '.join(unknown)}" if unknown else ""
     poster.post_message(Finished(job, pointer.decode(done.ids), len(done.ids), done.seconds, worker.is_cancelled,
                                  done.summary(s) + unk))

@@ -107,8 +107,8 @@ def default_prompt(live: Any, translating: bool = True) -> str:
 
 def unknown_note(live: Any, prompt: str) -> str:
     """'; the prompt's I have seen read <unk>: this tokenizer lacks them' ('' when it has every word)."""
-    if not live.ready or live.tokenizer is None:
-        return ""
+    if not live.ready or live.tokenizer is None or getattr(live.config, "copy", False):
+        return ""  # a copy model points at a word it lacks and writes it: no <unk> in what it shows
     unknown = unknown_words(live.tokenizer, prompt)
     if not unknown:
         return ""

@@ -64,11 +64,7 @@ class Completion(Vertical):
             self.query_one("#gen-out-scroll").scroll_end(animate=False)
 
     def finish(self, text: str, note: str) -> None:
-        """The whole text and the run's status line under it (its seed, its <unk> words), scrolled into view
-        while the cursor still follows the newest token."""
         self.stream.finish(text, note)
-        if self.stream.cursor is None:
-            self.call_after_refresh(self.query_one("#gen-out-scroll").scroll_end, animate=False)
 
     def toggle_probs(self) -> None:
         box = self.query_one("#gen-probs", OnOffCheckbox)
