@@ -112,3 +112,20 @@ def test_cuda_request_without_cuda_is_a_clear_error(capsys):
         pytest.skip("this machine has CUDA")
     assert main(["generate", "--preset", "gpt2-toy", "--prompt", "x", "--device", "cuda"]) == 2
     assert "CUDA is not available" in capsys.readouterr().err
+
+
+def test_generate_names_the_seed_it_sampled_with_and_another_draws_anew(capsys):
+    """Issue 36 item 17: a sampled run says its seed (a rerun with it reproduces the text, another draws anew);
+    greedy draws nothing and names no seed."""
+    args = ["generate", "--preset", "gpt2-toy-english", "--prompt", "In the morning, Anna walked to",
+            "--max-new-tokens", "12", "--temperature", "0.8"]
+    texts = {}
+    for seed in ("1", "1", "2"):
+        assert main([*args, "--seed", seed]) == 0
+        captured = capsys.readouterr()
+        assert f"seed {seed} (--seed {int(seed) + 1} draws another)" in " ".join(captured.err.split())
+        texts.setdefault(seed, set()).add(captured.out)
+    assert len(texts["1"]) == 1 and texts["1"] != texts["2"]
+    greedy = run_json(capsys, *args[:-2], "--temperature", "0", "--json")
+    assert greedy["seed"] is None
+    assert run_json(capsys, *args, "--seed", "5", "--json")["seed"] == 5

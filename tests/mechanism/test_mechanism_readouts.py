@@ -62,7 +62,7 @@ def test_a_step_that_raises_stops_the_ablation_between_passes(model):
 
     with pytest.raises(Stop):
         readouts.ablation_of(model, IDS, on_step=step)
-    assert passes == [1, 2]
+    assert passes == [0, 1, 2]  # 0: the passes start (a caller times them from there)
 
 
 def test_attribution_names_the_model_top_two_and_matches_part_one(model):

@@ -18,7 +18,7 @@ from tui_lab.cli.layout import Flow, say
 from tui_lab.cli.model_args import add_model_arguments, load_from_args
 from tui_lab.generation.folder_defaults import decoding_mode, given_fields, with_folder_defaults
 from tui_lab.generation.prompt import prompt_ids
-from tui_lab.generation.settings import GenerationSettings
+from tui_lab.generation.settings import SEED_LIMIT, GenerationSettings
 from tui_lab.loading import LoadedModel
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         console.print(f"[dim]{loaded.label} on {next(loaded.model.parameters()).device}[/]")
     result, done = _generate(loaded, ids, args, settings, live=not args.json)
+    result["seed"] = settings.seed if settings.mode in ("sample", "beam-sample") else None  # None: nothing drawn
     result["decoding"] = decoding_mode(settings, given, from_folder, folder)  # greedy/sample/beam/beam-sample, why
     result["tokenizer_used"] = _tokenizer_used(loaded.codec, ids, getattr(args, "chat", False))
     if folder is not None:  # every key of the folder's generation settings: applied, or ignored and why
@@ -71,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result))
         return 0
     note = done.summary(settings)
+    if result["seed"] is not None:  # what a rerun needs to draw the same text (another --seed draws anew)
+        note += f"; seed {result['seed']} (--seed {(result['seed'] + 1) % SEED_LIMIT} draws another)"
     if result["unknown"]:
         note += f"; mapped to <unk>: {' '.join(result['unknown'])}"
     if result["cropped"] or result["slid"]:

@@ -118,6 +118,8 @@ def head_ablation(model, ids: Tensor, mode: str = "zero", metric: Metric | RowMe
     clean = measure(logits, ids)  # (N,), or (1,) for a whole-batch metric
     means_from = cache if reference is None else reference_cache(model, reference, mode, src, rows)
     changes, heads = [], model.config.heads
+    if on_step is not None:  # the passes start: a caller times them from here
+        on_step(0, len(rows) * heads)
     for r, (_, point) in enumerate(rows):
         means = means_from[point].mean(dim=(0, 1))  # (H, D): each head's mean over the batch's positions
         row = []

@@ -3,8 +3,8 @@
 A picture that no longer matches the app fails here with the lines that changed. `TUI_LAB_UPDATE_PICTURES=1
 python -m pytest tests/app/shell/test_readme_pictures.py` rewrites them (tests/support/snapshots.py says how they
 compare).
-The runs are small (shipped toys, 20 training steps, two short lengths) so the check stays fast, and every
-wait is for a condition, never a timer, so a loaded machine only makes it slower.
+The runs are small (shipped toys, 150 training steps of 8 x 64 tokens, lengths to 256) so the check stays
+fast, and every wait is for a condition, never a timer, so a loaded machine only makes it slower.
 """
 
 from __future__ import annotations
@@ -27,8 +27,12 @@ from snapshots import (
 from textual.widgets import Input, Select
 
 from tui_lab.app.examples import TOY_DE
+from tui_lab.train.config import TrainConfig
 
 SIZE = (120, 36)
+# The train picture's run: past the warmup (40 steps) into the cosine decay, with val evaluated at 50, 100, 150
+# so its legend has a line; the speed picture's lengths: the uncached curve's bend shows by 256 tokens.
+TRAIN_STEPS, SPEED_LENGTHS = 150, "64, 256"
 NAMES = {"architecture", "architecture-model", "architecture-compare", "architecture-layer", "attention",
          "attention-masks", "tour", "train", "generate", "speed"}
 
@@ -138,22 +142,25 @@ async def test_train_generate_and_speed_pictures(tmp_path, monkeypatch):
         app.show_view("speed")
         await pilot.pause()
         speed = app.view("speed")
-        app.query_one("#sp-lengths", Input).value = "16, 32"
-        app.query_one("#sp-repeats", Input).value = "1"
+        # Long enough that the uncached curve bends upward, as the README says (at 32 tokens it could not)
+        app.query_one("#sp-lengths", Input).value = SPEED_LENGTHS
+        app.query_one("#sp-repeats", Input).value = "3"  # the README's median of 3
         await pilot.press("r")
         await wait_for(pilot, lambda: not speed.running, 120)
         await settle(pilot)
         # the latency plot, the notes drawn from it (a line more or less with the timing) and the table of
         # times are masked; the inputs, the summary's words and the layout are checked
-        assert "identical" in check_picture(app, "speed", masked=("#sp-plot", "#sp-analysis", "#sp-table"),
-                                            decimals=True)
+        text = check_picture(app, "speed", masked=("#sp-plot", "#sp-analysis", "#sp-table"), decimals=True)
+        assert "identical" in text and f"at {SPEED_LENGTHS.split()[-1]} tokens" in text  # the longest length
         app.show_view("train")
         await pilot.pause()
         train = app.view("train")
-        for name, value in {"steps": "20", "batch_size": "8", "seq_len": "64"}.items():
+        for name, value in {"steps": str(TRAIN_STEPS), "batch_size": "8", "seq_len": "64"}.items():
             app.query_one(f"#tf-{name}", Input).value = value
         train.action_start()
         await wait_for(pilot, lambda: not train.training, 240)  # to its end: the seeded run's whole curve
         await wait_for(pilot, lambda: not train.dirty, 60)  # drawn (a loaded machine's tick comes late)
         await settle(pilot)
-        assert "loss" in check_picture(app, "train")
+        text = check_picture(app, "train")
+        assert f"step {TRAIN_STEPS}/{TRAIN_STEPS}" in text and "val (held out)" in text
+        assert TRAIN_STEPS > 3 * TrainConfig().warmup  # well past the learning rate's warmup, into its decay

@@ -185,3 +185,14 @@ async def test_scrolling_sideways_with_the_cursor_lands_on_a_column_start(n_rows
             shown = int(first.group(1))
             for row in range(1, 8):  # row 0 is the cursor's: its cell may be the bracketed one
                 assert lines[2 + row][gutter:].split()[0] == fmt_value(values[row][shown]), text
+
+
+async def test_a_legend_never_reads_negative_zero():
+    """Issue 36 item 23: an ablation's smallest change, -0.0004 nats, made the legend read "-0.00"."""
+    values = [[-0.0004, 0.3, 0.62], [0.1, -0.002, 0.5]]
+    app = One(values, ["L0", "L1"], ["H0", "H1", "H2"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: any("0.62" in line for line in screen_lines(app)))
+        text = "\n".join(screen_lines(app))
+        legend = next(line for line in screen_lines(app) if "0.62" in line)
+        assert legend.split()[0] == "0.00" and not re.search(r"-0\.00(?!\d)", text), text  # the read-out: -0.0004

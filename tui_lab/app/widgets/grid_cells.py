@@ -53,7 +53,10 @@ INK = (Style(color="white"), Style(color="black"))  # numbers on dark / on brigh
 
 
 def fmt_value(v: float) -> str:
-    return f"{v:.2f}" if abs(v) < 100 else f"{v:.3g}"
+    """Two decimals (three digits past 100); a value that rounds to zero reads 0.00, never -0.00 (an ablation's
+    smallest change, -0.0004 nats, made the legend say "-0.00")."""
+    text = f"{v:.2f}" if abs(v) < 100 else f"{v:.3g}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def level(v: float, lo: float, hi: float) -> int | None:

@@ -95,10 +95,11 @@ class HeadEffects(MechanismPanel):
 
             target = ids
             if target is None:  # a translation model with no typed target: its own translation of the source
+                step.stage("translating the source (the decoder's input is its own translation)")
                 target = readouts.greedy_target(model, tokenizer, src, "ablation")
             self.text = target
             if kind == "ablation":
-                return readouts.ablation_of(model, target, "mean", step, src=src)
+                return readouts.ablation_of(model, target, "mean", step, src=src, on_stage=step.stage)
             return readouts.attribution_of(model, tokenizer, target, step)
 
         from tui_lab.mechanism.cache import head_points

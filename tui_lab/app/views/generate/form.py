@@ -1,4 +1,7 @@
-"""The Generate view's settings row: temperature, top-k, top-p, beam, max tokens, NAT length, cache and chat.
+"""The Generate view's settings row: temperature, top-k, top-p, seed, beam, max tokens, NAT length, cache and chat.
+
+The seed field seeds sampling: a number reproduces a run; left blank, each press draws a new seed (`draw_seed`),
+which the completion's status line and the compare boxes name, so a draw worth keeping can be typed back in.
 
 A widget the view asks for values (`settings`, `chat_on`) and hands each live model's folder defaults to
 (`follow_folder`). Fields shown only for some models carry the classes `gen-at-only` and `gen-nat-only`, and the
@@ -7,6 +10,7 @@ chat toggle `gen-chat-only`; the view's mode classes (`-nat`, `-chat`) show them
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from textual.app import ComposeResult
@@ -18,11 +22,17 @@ from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.generation.settings import GenerationSettings
 
-FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top_p", ""), ("beam", "beam_size", "1"),
-          ("max", "max_new_tokens", "48"), ("nat-len", "nat_length", ""))
+FIELDS = (("temp", "temperature", "0.8"), ("top-k", "top_k", ""), ("top-p", "top_p", ""), ("seed", "seed", ""),
+          ("beam", "beam_size", "1"), ("max", "max_new_tokens", "48"), ("nat-len", "nat_length", ""))
 # Shown only for the models they apply to: a NAT model decodes in one pass (no beam, no cache) and takes a length.
 ONLY_FOR = {"beam_size": "gen-at-only", "nat_length": "gen-nat-only"}
-OPTIONAL = ("top_k", "top_p", "nat_length")  # empty means unset
+OPTIONAL = ("top_k", "top_p", "nat_length", "seed")  # empty means unset (a blank seed: a new draw each press)
+DRAWN_SEEDS = 10_000  # a blank seed draws from 0..9999: four digits, which the 5-column field shows whole
+
+
+def draw_seed() -> int:
+    """A new seed for a press with the seed field blank (not torch's: the UI thread never imports it)."""
+    return random.randrange(DRAWN_SEEDS)
 
 
 class GenerationForm(Horizontal):
@@ -33,6 +43,7 @@ class GenerationForm(Horizontal):
         self.field_defaults = {name: value for _, name, value in FIELDS}
         self.folder_fields: dict[str, Any] = {}  # the fields a Hugging Face folder's defaults set (folder.py)
         self.beam_sample = False  # the folder samples its beams (do_sample with num_beams): no field, it follows
+        self.seed_drawn = False  # the last settings() drew their seed (the field was blank)
 
     def compose(self) -> ComposeResult:
         for title, name, value in FIELDS:
@@ -67,6 +78,8 @@ class GenerationForm(Horizontal):
             except ValueError:
                 raise ValueError(f"{title} must be {'a number' if kind is float else 'an integer'}, got {text!r}") \
                     from None
+        self.seed_drawn = values["seed"] is None
+        values["seed"] = draw_seed() if self.seed_drawn else values["seed"]
         values["use_cache"] = self.query_one("#gen-cache", OnOffCheckbox).value
         values["beam_sample"] = self.beam_sample  # only with beams and temperature > 0 (GenerationSettings.mode)
         return GenerationSettings(**values)  # the core's one check of the ranges
@@ -91,3 +104,11 @@ class GenerationForm(Horizontal):
             else:
                 self.query_one(f"#gen-{name}", Input).value = self.folder_fields[name] = field_text(value)
         return form
+
+
+def seed_text(s: GenerationSettings, drawn: bool) -> str:
+    """'seed 4821, drawn (the seed field is blank)' or 'seed 7' where the run samples; '' where nothing is drawn
+    (greedy, beam search)."""
+    if s.mode not in ("sample", "beam-sample"):
+        return ""
+    return f"seed {s.seed}" + (", drawn (seed field blank: a new one each press)" if drawn else "")

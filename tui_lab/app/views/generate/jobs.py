@@ -17,8 +17,8 @@ from textual.message import Message
 from textual.worker import get_current_worker
 
 from tui_lab.errors import one_line
-from tui_lab.generation.prompt import prompt_ids
-from tui_lab.generation.settings import GenerationSettings
+from tui_lab.generation.prompt import prompt_ids, unknown_words
+from tui_lab.generation.settings import SEED_LIMIT, GenerationSettings
 
 MODES = ("greedy", "top-k", "top-p", "beam")
 CANDIDATES = 5  # the top candidates shown for the token under the cursor
@@ -57,6 +57,15 @@ class CompareResult(Message):
     def __init__(self, job: int, mode: str, text: str, seconds: float, detail: str) -> None:
         super().__init__()
         self.job, self.mode, self.text, self.seconds, self.detail = job, mode, text, seconds, detail
+
+
+class PromptFound(Message):
+    """A held-out source of the live model's task (`generation.prompt.task_prompt`), for the model of
+    `generation`."""
+
+    def __init__(self, prompt: str, generation: int) -> None:
+        super().__init__()
+        self.prompt, self.generation = prompt, generation
 
 
 class GenerateFailed(Message):
@@ -149,8 +158,10 @@ def _stream(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: G
 
     done = complete(model, codec, ids, s, on_token=post, should_stop=lambda: worker.is_cancelled,
                     need_attention=True, need_candidates=CANDIDATES, src_ext=pointer.src_ext)
+    unknown = [] if pointer.copy else unknown_words(codec, prompt)  # a copy model copies the words it lacks
+    unk = f"; mapped to <unk>: {' '.join(unknown)}" if unknown else ""
     poster.post_message(Finished(job, pointer.decode(done.ids), len(done.ids), done.seconds, worker.is_cancelled,
-                                 done.summary(s)))
+                                 done.summary(s) + unk))
 
 
 def candidates(codec: Any, top: list[tuple[int, float]] | None) -> tuple[tuple[int, str, float], ...]:
@@ -183,15 +194,19 @@ def compare_job(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, 
 
 
 def compare_modes(s: GenerationSettings) -> dict[str, tuple[GenerationSettings, str]]:
-    """Each mode's settings and a description; the form's values where set, else common ones."""
+    """Each mode's settings and a description; the form's values where set, else common ones.
+
+    top-p draws with the next seed after top-k's: on one seed the two drew the same uniform numbers from nearly
+    the same distribution, and their boxes read the same text word for word. Each box names its seed."""
     t = s.temperature if s.temperature > 0 else 1.0
     k, p = s.top_k or COMPARE_TOP_K, s.top_p or COMPARE_TOP_P
     beam = s.beam_size if s.beam_size > 1 else COMPARE_BEAM
     plain = replace(s, top_k=None, top_p=None, beam_size=1)
+    seed_p = (s.seed + 1) % SEED_LIMIT
     return {
         "greedy": (replace(plain, temperature=0.0), "temperature 0"),
-        "top-k": (replace(plain, temperature=t, top_k=k), f"T {t:g}, k {k}"),
-        "top-p": (replace(plain, temperature=t, top_p=p), f"T {t:g}, p {p:g}"),
+        "top-k": (replace(plain, temperature=t, top_k=k), f"T {t:g}, k {k}, seed {s.seed}"),
+        "top-p": (replace(plain, temperature=t, top_p=p, seed=seed_p), f"T {t:g}, p {p:g}, seed {seed_p}"),
         "beam": (replace(plain, beam_size=beam), f"{beam} beams"),
     }
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from textual.markup import escape
+
 from tui_lab.app.examples import SOURCE_TEXT, TOY_DE, numbers_pair
 from tui_lab.app.origin import describe_origin
 from tui_lab.app.views.generate.folder import folder_note
+from tui_lab.generation.prompt import unknown_words
 
 # A prompt the default model (the shipped English toy) continues with words; meta.json has its sample.
 DEFAULT_PROMPT = "In the morning, Anna walked to"
@@ -76,12 +79,12 @@ def start_len(live: Any, prompt: str) -> int:
     return max(1, len(live.tokenizer.encode(prompt)))
 
 
-def followed_prompt(live: Any, translating: bool, prompt: str) -> str:
-    """An untouched prompt follows the live model: a sentence to translate, or text to continue; a typed one
-    stays."""
-    if prompt not in (DEFAULT_PROMPT, SOURCE_TEXT, numbers_pair()[0]):
+def followed_prompt(live: Any, translating: bool, prompt: str, previous: str = "") -> str:
+    """An untouched prompt (a default, or `previous`, the one the view last set) follows the live model: a
+    sentence to translate, or text to continue; a typed one stays."""
+    if prompt not in (DEFAULT_PROMPT, SOURCE_TEXT, numbers_pair()[0], previous):
         return prompt
-    return default_prompt(live) if translating else DEFAULT_PROMPT
+    return default_prompt(live, translating)
 
 
 def translates(live: Any) -> bool:
@@ -90,10 +93,26 @@ def translates(live: Any) -> bool:
     return live.ready and live.config.family == "encoder-decoder" and live.tokenizer is not None
 
 
-def default_prompt(live: Any) -> str:
-    """What a translator starts with: the shipped numbers-de toy its held-out number (the words it knows),
-    any other seed 000's English sentence, 'I have seen the film today' (the 'gesehen' <-> 'seen' one)."""
+def default_prompt(live: Any, translating: bool = True) -> str:
+    """What the prompt starts as: a held-out source of the task the live model was trained on in this app (its
+    words are the tokenizer's; a translator of numbers-de given 'I have seen the film today' read six <unk>);
+    the shipped numbers-de toy its held-out number; any other translator seed 000's English sentence ('gesehen'
+    <-> 'seen'); a language model the English toy's sample start."""
+    if live.ready and live.example is not None:
+        return live.example[0]
+    if not translating:
+        return DEFAULT_PROMPT
     return numbers_pair()[0] if live.config.name == TOY_DE else SOURCE_TEXT
+
+
+def unknown_note(live: Any, prompt: str) -> str:
+    """'; the prompt's I have seen read <unk>: this tokenizer lacks them' ('' when it has every word)."""
+    if not live.ready or live.tokenizer is None or getattr(live.config, "copy", False):
+        return ""  # a copy model points at a word it lacks and writes it: no <unk> in what it shows
+    unknown = unknown_words(live.tokenizer, prompt)
+    if not unknown:
+        return ""
+    return f"; [b]the prompt's {escape(' '.join(unknown))} read <unk>[/]: this tokenizer lacks them"
 
 
 def banned_text(live: Any) -> str:

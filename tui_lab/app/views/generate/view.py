@@ -38,10 +38,18 @@ from textual.widgets import Button, Input, Label, Static
 from tui_lab.app.guard import guarded
 from tui_lab.app.views.generate import jobs, versus
 from tui_lab.app.views.generate.compare import ComparePanel
-from tui_lab.app.views.generate.form import GenerationForm
+from tui_lab.app.views.generate.form import GenerationForm, seed_text
 from tui_lab.app.views.generate.growing_grid import GrowingGrid
 from tui_lab.app.views.generate.lens_panel import LensPanel
-from tui_lab.app.views.generate.live import DEFAULT_PROMPT, folder_of, followed_prompt, live_modes, note_text, start_len
+from tui_lab.app.views.generate.live import (
+    DEFAULT_PROMPT,
+    folder_of,
+    followed_prompt,
+    live_modes,
+    note_text,
+    start_len,
+    unknown_note,
+)
 from tui_lab.app.views.generate.patch_panel import PatchPanel
 from tui_lab.app.views.generate.stream import Completion, stream_prefix
 from tui_lab.app.views.generate.token_stream import Token, TokenStream
@@ -91,6 +99,9 @@ class GenerateView(Vertical):
         self.job = 0  # the current job's number: a message from an older one is dropped
         self.running = False
         self.translating = False  # an encoder-decoder with a tokenizer: the prompt is a source to translate
+        self.seed_note = ""  # the current stream's seed, for its status line ('' when nothing is drawn)
+        self.default_prompt = DEFAULT_PROMPT  # the prompt the view last set: untouched while the field holds it
+        self.model_note = ""  # the note's line about the live model; the prompt's <unk> warning goes after it
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
@@ -157,12 +168,49 @@ class GenerateView(Vertical):
             self.set_class(on_, name)
         self.translating = modes.translating
         prompt = self.query_one("#gen-prompt", Input)
-        followed = followed_prompt(live, modes.translating, prompt.value)
-        if prompt.value != followed:
-            prompt.value = followed
+        self._set_default(followed_prompt(live, modes.translating, prompt.value, self.default_prompt))
         form = self.query_one(GenerationForm).follow_folder(folder_of(live), start_len(live, prompt.value))
         self.query_one("#gen-go", Button).label = "Translate g" if modes.translating else "Generate g"
-        self.query_one("#gen-note", Static).update(note_text(live, modes, form))
+        self.model_note = note_text(live, modes, form)
+        self._show_note()
+        untouched = prompt.value == self.default_prompt
+        if live.ready and live.example is None and untouched and unknown_note(live, prompt.value):
+            self._find_task_prompt()  # a checkpoint of a task: its own held-out source, found in a worker
+
+    def _set_default(self, text: str) -> None:
+        """Put `text` in the prompt as the view's default (a person's typed prompt is never passed here)."""
+        prompt = self.query_one("#gen-prompt", Input)
+        if prompt.value != text:
+            prompt.value = text
+        self.default_prompt = text
+
+    def _show_note(self) -> None:
+        """The model's line, and a warning while the prompt has words the tokenizer lacks (each reads <unk>)."""
+        prompt = self.query_one("#gen-prompt", Input).value
+        self.query_one("#gen-note", Static).update(self.model_note + unknown_note(self.app.live, prompt))
+
+    def _find_task_prompt(self) -> None:
+        from tui_lab.generation.prompt import task_prompt
+
+        tokenizer, generation = self.app.live.tokenizer, self.app.live.generation
+
+        def find() -> None:
+            found = task_prompt(tokenizer)
+            if found is not None:
+                self.post_message(jobs.PromptFound(found, generation))
+
+        self.run_worker(find, thread=True, exclusive=True, group="generate-prompt", exit_on_error=False)
+
+    def on_prompt_found(self, message: jobs.PromptFound) -> None:
+        """A held-out source of the live model's task, for a prompt nobody has typed into since."""
+        untouched = self.query_one("#gen-prompt", Input).value == self.default_prompt
+        if message.generation == self.app.live.generation and untouched:
+            self._set_default(message.prompt)
+            self._show_note()
+
+    @on(Input.Changed, "#gen-prompt")
+    def _prompt_changed(self) -> None:
+        self._show_note()
 
     def _model(self) -> Any:
         live = self.app.live
@@ -189,6 +237,7 @@ class GenerateView(Vertical):
         self.query_one(versus.VersusPanel).remove_class("-shown")
         self._fold()
         self.query_one(Completion).start(stream_prefix(prompt, model.config.family, self.translating), s)
+        self.seed_note = seed_text(s, self.query_one(GenerationForm).seed_drawn)
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
         self.run_worker(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
@@ -276,7 +325,9 @@ class GenerateView(Vertical):
     def on_finished(self, message: jobs.Finished) -> None:
         if message.job == self.job:
             self.running = False
-            self.query_one(Completion).finish(message.text, message.note + (" - stopped" if message.cancelled else ""))
+            seed = f"; {self.seed_note}" if self.seed_note else ""
+            self.query_one(Completion).finish(message.text, message.note + seed
+                                              + (" - stopped" if message.cancelled else ""))
 
     def on_compare_result(self, message: jobs.CompareResult) -> None:
         if message.job == self.job and self.query_one(ComparePanel).show(message):
