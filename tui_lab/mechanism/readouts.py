@@ -68,8 +68,8 @@ def ablation_of(model: Any, ids: list[int], mode: str = "mean", on_step: Step = 
                 src: list[int] | None = None, on_stage: Callable[[str], None] | None = None) -> AblationTable:
     """The next-token loss change when each head's output is ablated, on one text of at least two tokens (an
     encoder-decoder: the target, teacher-forced, with the source `src`). `on_stage(what)` hears the steps before
-    the passes: on transformer-2017-base at load 17 the thread count's first measurement took 145 s, the 144
-    passes 95 s, and a bar with no word sat at 0% through the first."""
+    the passes: on transformer-2017-base at load 17 the thread count's first measurement (since replaced by a choice
+    from the load now, tui_lab/cpu_threads.py) took 145 s, the 144 passes 95 s, and a bar with no word sat at 0%."""
     require_stream(model.config, "ablation")
     if len(ids) < 2:
         raise ValueError("text: ablation measures the next-token loss, which needs at least two tokens")
@@ -78,7 +78,7 @@ def ablation_of(model: Any, ids: list[int], mode: str = "mean", on_step: Step = 
     twin = private_copy(model)
     device = _device(twin)
     source = None if src is None else torch.tensor([src], device=device)
-    stage("choosing the thread count (measured once per model size on this machine)")
+    stage("choosing the thread count for the load now")
     with job_threads(model):
         stage("the clean pass, then one pass per head")
         return head_ablation(twin, torch.tensor([ids], device=device), mode, on_step=on_step, src=source)
