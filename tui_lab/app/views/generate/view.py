@@ -35,6 +35,7 @@ from textual.markup import escape
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
+from tui_lab.app.background_job import disable
 from tui_lab.app.guard import guarded
 from tui_lab.app.views.generate import jobs, versus
 from tui_lab.app.views.generate.compare import ComparePanel
@@ -89,7 +90,7 @@ class GenerateView(Vertical):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.job = 0  # the current job's number: a message from an older one is dropped
-        self.running = False
+        self._running = False
         self.translating = False  # an encoder-decoder with a tokenizer: the prompt is a source to translate
 
     def compose(self) -> ComposeResult:
@@ -120,6 +121,23 @@ class GenerateView(Vertical):
 
     def on_mount(self) -> None:
         self._follow_live_model()
+        self.running = False  # Stop s off until a job goes
+
+    @property
+    def running(self) -> bool:
+        """A stream, comparison or side by side is going: s and Stop s act only then."""
+        return self._running
+
+    @running.setter
+    def running(self, value: bool) -> None:
+        self._running = value
+        if self.is_attached:  # on_mount sets it again, with the button there
+            disable(self.query_one("#gen-stop", Button), not value, self.home())
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """s dimmed while nothing runs (issue 36: a key that does not apply now)."""
+        return (True if self._running else None) if action == "stop" else True
 
     # -- app hooks -----------------------------------------------------------------------------------
     def home(self) -> Widget:
