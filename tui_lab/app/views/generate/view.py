@@ -90,7 +90,7 @@ class GenerateView(Vertical):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.job = 0  # the current job's number: a message from an older one is dropped
-        self._running = False
+        self._job_going = False
         self.translating = False  # an encoder-decoder with a tokenizer: the prompt is a source to translate
 
     def compose(self) -> ComposeResult:
@@ -126,18 +126,18 @@ class GenerateView(Vertical):
     @property
     def running(self) -> bool:
         """A stream, comparison or side by side is going: s and Stop s act only then."""
-        return self._running
+        return self._job_going
 
     @running.setter
     def running(self, value: bool) -> None:
-        self._running = value
+        self._job_going = value
         if self.is_attached:  # on_mount sets it again, with the button there
             disable(self.query_one("#gen-stop", Button), not value, self.home())
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """s dimmed while nothing runs (issue 36: a key that does not apply now)."""
-        return (True if self._running else None) if action == "stop" else True
+        return (True if self._job_going else None) if action == "stop" else True
 
     # -- app hooks -----------------------------------------------------------------------------------
     def home(self) -> Widget:
