@@ -77,11 +77,43 @@ class JobView(Vertical):
     JOB_EXCLUSIVE: ClassVar[bool] = True  # a new run replaces one still running
     JOB_PROGRESS: ClassVar[str] = ""  # the ProgressBar's selector
     JOB_BUTTONS: ClassVar[dict[str, str]] = {}  # button id -> the method it calls
+    # The action that cancels and its button's id: dimmed (check_action None) and disabled while nothing runs,
+    # so a key that does not apply now is neither pressed in vain nor read as one that does (issue 36).
+    JOB_CANCEL: ClassVar[str] = ""
+    JOB_CANCEL_BUTTON: ClassVar[str] = ""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.job = 0
         self.running: Any = None
+
+    @property
+    def cancellable(self) -> bool:
+        """Whether Cancel has something to stop now."""
+        return bool(self.running)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.JOB_CANCEL and action == self.JOB_CANCEL:
+            return True if self.cancellable else None
+        return True
+
+    def job_state_changed(self) -> None:
+        """A job started or ended (or a wait for one): the cancel key and button follow."""
+        if not self.is_attached:
+            return
+        self.refresh_bindings()
+        if self.JOB_CANCEL_BUTTON:
+            for button in self.query(f"#{self.JOB_CANCEL_BUTTON}").results(Button):
+                disable(button, not self.cancellable, self.job_home())
+
+    def job_home(self) -> Widget | None:
+        """Where focus goes when the focused Cancel button is disabled (else Textual moves it to the next
+        widget, which may be a field that then takes the keys)."""
+        home = getattr(self, "home", None)
+        return home() if callable(home) else None
+
+    def on_mount(self) -> None:
+        self.job_state_changed()
 
     def start_job(self, work: Callable[[JobPoster], Any], total: float, label: Any = True) -> None:
         if self.running and self.JOB_EXCLUSIVE:
@@ -93,6 +125,7 @@ class JobView(Vertical):
         poster = JobPoster(self, self.job)
         self.run_worker(lambda: poster.run(work), thread=True, group=self.JOB_GROUP, exclusive=self.JOB_EXCLUSIVE,
                         exit_on_error=False)
+        self.job_state_changed()
 
     def cancel_job(self) -> bool:
         """Ask the running job to stop (it looks between steps); False when none runs."""
@@ -118,6 +151,14 @@ class JobView(Vertical):
             return
         label, self.running = self.running, None
         self.job_finished(message, label)
+        self.job_state_changed()
 
     def job_finished(self, done: JobDone, label: Any) -> None:
         raise NotImplementedError
+
+
+def disable(button: Button, disabled: bool, home: Widget | None) -> None:
+    """Disable or enable `button`; a focused one hands the focus to `home` first."""
+    if disabled and button.has_focus and home is not None:
+        home.focus()
+    button.disabled = disabled

@@ -123,10 +123,11 @@ async def test_a_shipped_toy_says_so_and_asks_only_when_edited():
         assert "tui-lab — shipped toy: transformer-2017-toy-numbers-de · cpu" in _header(app)
         preset = next(line for line in screen_lines(app) if "transformer-2017-toy-numbers-de" in line[:36])
         assert "transformer-2017-toy-numbers-de" in preset  # the preset select shows the whole name
-        app.view("architecture").action_apply()  # the same toy again: its own weights, nothing lost
+        app.view("architecture").action_apply()  # the same toy again: nothing to rebuild, and it says so
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmApply)
-        await wait_ready(pilot, generation=2)
+        assert any("nothing changed" in str(n.message) for n in app._notifications)
+        assert app.live.generation == 1
         app.query_one("#f-d_model", Input).value = "64"  # an edited copy is a new, random model: ask
         await pilot.pause()
         app.view("architecture").action_apply()

@@ -29,44 +29,7 @@ SEED = int(os.environ["TUI_LAB_CRAWL_SEED"]) if "TUI_LAB_CRAWL_SEED" in os.envir
 CI_BUDGET_S = 170
 # Found by the crawler in issue 36 (none of them in its list of 24) and not fixed by its deadline: each is reported
 # on every run, not failed on. Remove an entry with its fix.
-KNOWN: list[tuple[str, str, str]] = [
-    (
-        "dead press",
-        r"^architecture: 'ctrl\+[sr]'",
-        "issue 36 (crawler): ^s apply and ^r reset on an unchanged form rebuild the same model and say nothing",
-    ),
-    (
-        "dead press",
-        r"^attention: '[lh]'",
-        "issue 36 (crawler): the footer names l layer and h head while the grid is a mask, which has neither",
-    ),
-    (
-        "dead press",
-        r"^(experiments: '[xf]'|train: 'p')",
-        "issue 36 (crawler): Cancel x, Pause p and figure f, named while nothing runs or no figure exists, change "
-        "nothing and say nothing",
-    ),
-    (
-        "dead press",
-        r"^train: 'g'",
-        "issue 36 (crawler, CI beside a worker): g pressed while the run Enter started is still being built says "
-        "nothing within the 5 s settle",
-    ),
-    (
-        "dead press",
-        r"^generate: '[xs]'",
-        "issue 36 (crawler, on a quiet machine): Generate's Cancel x and Stop s are named while nothing runs and say "
-        "nothing",
-    ),
-    (
-        "footer",
-        r"z dense/full  # # numbers  n next  p back",
-        "issue 36 (crawler, quiet machine): a Tour page's grid focused (3 n shift+tab) at 80x24 puts the grid's keys "
-        "and the Tour's on the footer, which loses 'q quit' and overlaps",
-    ),
-    ("overlap", r"inside SteadyFooter", "the same Tour footer at 80x24 (3 n shift+tab)"),
-    ("text", r"^FooterLabel hides 'views'", "the same Tour footer at 80x24 (3 n shift+tab)"),
-]
+KNOWN: list[tuple[str, str, str]] = []
 
 
 def _hf_folder(tmp_path, seed: int) -> str:

@@ -102,8 +102,23 @@ class MechanismPanel(JobView):
         p = self.PREFIX
         self.JOB_GROUP, self.JOB_PROGRESS = f"{p}-job", f"#{p}-progress"
         self.JOB_BUTTONS = {f"{p}-run": "run", f"{p}-cancel": "cancel"}
+        self.JOB_CANCEL, self.JOB_CANCEL_BUTTON = "cancel_job", f"{p}-cancel"  # x and Cancel x: while one runs
         self.result: Any = None
-        self.waiting = False  # a run was asked for before the live model arrived: it runs when the model does
+        self._waiting = False
+
+    @property
+    def waiting(self) -> bool:
+        """A run was asked for before the live model arrived: it runs when the model does (x cancels it)."""
+        return self._waiting
+
+    @waiting.setter
+    def waiting(self, value: bool) -> None:
+        self._waiting = value
+        self.job_state_changed()
+
+    @property
+    def cancellable(self) -> bool:
+        return bool(self.running) or self._waiting
 
     def compose(self) -> ComposeResult:
         yield from self.compose_inputs()
@@ -116,6 +131,9 @@ class MechanismPanel(JobView):
         with Horizontal(classes="mech-row"):
             yield Button("Run r", id=f"{self.PREFIX}-run", variant="primary", compact=True)
             yield Button("Cancel x", id=f"{self.PREFIX}-cancel", variant="error", compact=True)
+
+    def job_home(self) -> PanelMap:
+        return self.grid
 
     @property
     def grid(self) -> PanelMap:

@@ -158,7 +158,13 @@ class ArchitectureView(Vertical):
         live = self.app.live
         origin = describe_origin(live.origin)
         shipped = shipped_for(config)  # an unedited shipped toy builds with its trained weights
+        if origin.kind == "shipped" and origin.detail == shipped and config == live.config:
+            # the same toy with the same weights: a rebuild would change nothing, and say nothing (issue 36)
+            self.app.notify("nothing changed: the model already matches the form", title="apply")
+            return
         if not origin.learned or (origin.kind == "shipped" and origin.detail == shipped):
+            if config == live.config:  # the same shape again: only its random weights are new
+                self.app.notify("the form is unchanged: a new random model of the same shape", title="apply")
             self.app.rebuild_model(config)  # nothing learned would be lost: no question
             return
         if live.kept_in is not None:  # saved or loaded from a folder: nothing is lost, say where it stays
@@ -179,6 +185,9 @@ class ArchitectureView(Vertical):
         self.show_tab(panes[(panes.index(active) + 1) % len(panes)] if active in panes else panes[0])
 
     def action_reset(self) -> None:
+        if self.form_config == self.app.live.config:  # else the press reads as ignored (issue 36)
+            self.app.notify("nothing to reset: the form already matches the live model", title="reset")
+            return
         self.query_one(ConfigForm).load(self.app.live.config)
 
     def live_model_changed(self) -> None:

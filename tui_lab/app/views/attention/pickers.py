@@ -81,6 +81,10 @@ class AttentionPickers(Horizontal):
             self.query_one("#att-kind", Select).value = kind
             self._fill_layers()
 
+    def can_cycle(self, which: str) -> bool:
+        """Whether cycling `which` changes the pick: a mask has no layer or head, one layer no other."""
+        return len(self._choices.get(SELECTS[which], [])) > 1
+
     def cycle(self, which: str) -> None:
         """The next value of the kind, layer or head select (after the last, the first)."""
         sid = SELECTS[which]

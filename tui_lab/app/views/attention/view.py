@@ -142,6 +142,7 @@ class AttentionView(Vertical):
     @guarded
     def on_attention_pickers_changed(self, message: AttentionPickers.Changed) -> None:
         self.redraw()
+        self.refresh_bindings()  # l and h dim while the grid has no other layer or head (a mask has neither)
 
     # -- the live model ----------------------------------------------------------------------------
     @property
@@ -334,7 +335,11 @@ class AttentionView(Vertical):
     FOOTER_ROOM = 90  # columns: the footer holds j's key beside the pickers', f1..f7, q and the palette's
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Which of j's three bindings is the live one (see BINDINGS)."""
+        """Which of j's three bindings is the live one (see BINDINGS); l and h dimmed (None) while they would
+        change nothing."""
+        if action in ("cycle_layer", "cycle_head"):
+            pickers = self.query(AttentionPickers)  # none while the view still composes
+            return True if pickers and pickers.first().can_cycle(action.removeprefix("cycle_")) else None
         if not action.startswith("head_detectors"):
             return True
         if applies(self.app.live.config) is not None:

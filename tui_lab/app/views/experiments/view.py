@@ -75,6 +75,13 @@ class ExperimentsView(JobView):
     # Not exclusive: `r` while one runs queues the next (`running` holds the name of the one running).
     JOB_GROUP, JOB_EXCLUSIVE, JOB_PROGRESS = "experiments", False, "#ex-progress"
     JOB_BUTTONS = {"ex-run": "action_run", "ex-cancel": "action_cancel"}
+    JOB_CANCEL, JOB_CANCEL_BUTTON = "cancel", "ex-cancel"  # x and Cancel x while a run goes
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """f dimmed until a result has a second figure to turn to; x while a run goes (JobView)."""
+        if action == "next_figure":
+            return True if self.result is not None and len(draw.figures(self.result)) > 1 else None
+        return super().check_action(action, parameters)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -220,6 +227,7 @@ class ExperimentsView(JobView):
         if keys:
             picker.value = keep if keep in keys else keys[0]
             self._draw(str(picker.value))
+        self.refresh_bindings()  # f: a second figure to turn to
 
     @on(Select.Changed, "#ex-figure")
     def _figure_changed(self, event: Select.Changed) -> None:

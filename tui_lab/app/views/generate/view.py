@@ -35,6 +35,7 @@ from textual.markup import escape
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
+from tui_lab.app.background_job import disable
 from tui_lab.app.guard import guarded
 from tui_lab.app.views.generate import jobs, versus
 from tui_lab.app.views.generate.compare import ComparePanel
@@ -97,7 +98,7 @@ class GenerateView(Vertical):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.job = 0  # the current job's number: a message from an older one is dropped
-        self.running = False
+        self._job_going = False
         self.translating = False  # an encoder-decoder with a tokenizer: the prompt is a source to translate
         self.seed_note = ""  # the current stream's seed, for its status line ('' when nothing is drawn)
         self.default_prompt = DEFAULT_PROMPT  # the prompt the view last set: untouched while the field holds it
@@ -131,6 +132,23 @@ class GenerateView(Vertical):
 
     def on_mount(self) -> None:
         self._follow_live_model()
+        self.running = False  # Stop s off until a job goes
+
+    @property
+    def running(self) -> bool:
+        """A stream, comparison or side by side is going: s and Stop s act only then."""
+        return self._job_going
+
+    @running.setter
+    def running(self, value: bool) -> None:
+        self._job_going = value
+        if self.is_attached:  # on_mount sets it again, with the button there
+            disable(self.query_one("#gen-stop", Button), not value, self.home())
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """s dimmed while nothing runs (issue 36: a key that does not apply now)."""
+        return (True if self._job_going else None) if action == "stop" else True
 
     # -- app hooks -----------------------------------------------------------------------------------
     def home(self) -> Widget:

@@ -84,6 +84,10 @@ class KVPanel(JobView):
     """
     JOB_GROUP, JOB_PROGRESS = "speed-kv", "#kv-progress"
     JOB_BUTTONS = {"kv-run": "run", "kv-cancel": "cancel"}
+    JOB_CANCEL_BUTTON = "kv-cancel"  # disabled while nothing is timed (the view's x follows: SpeedView.cancellable)
+
+    def job_home(self) -> Button:
+        return self.query_one("#kv-run", Button)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

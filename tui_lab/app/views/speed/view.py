@@ -97,6 +97,15 @@ class SpeedView(JobView):
                 Binding("k", "kv_heads", "MHA/GQA")]
     JOB_GROUP, JOB_PROGRESS = "speed", "#sp-progress"
     JOB_BUTTONS = {"sp-run": "action_run", "sp-cancel": "action_cancel"}
+    JOB_CANCEL, JOB_CANCEL_BUTTON = "cancel", "sp-cancel"  # x and Cancel x while a measurement goes
+
+    @property
+    def cancellable(self) -> bool:
+        """x cancels the shown panel's measurement: the MHA/GQA one while it is shown."""
+        panels = self.query(KVPanel)
+        if panels and panels.first().display:
+            return bool(panels.first().running)
+        return bool(self.running)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -145,6 +154,7 @@ class SpeedView(JobView):
         self.query_one(KVPanel).display = shown
         self.query_one("#sp-cache").display = not shown
         self.query_one("#kv-run" if shown else "#sp-run", Button).focus()
+        self.job_state_changed()  # x follows the shown panel's measurement
 
     def view_activated(self) -> None:
         live = self.app.live

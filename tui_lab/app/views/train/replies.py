@@ -88,6 +88,7 @@ class RunReplies:
             self.host.store.current.status = "failed"
         self.say(f"run #{number}: {message.error}", "bold red")
         self.host.notify(message.error, title="train", severity="error", timeout=10)
+        self.host.label_pause()
         if self.host.session.ended:
             self.host.files.after_run()  # a quit waiting for the run goes ahead
 

@@ -29,6 +29,7 @@ from textual.containers import Horizontal
 from textual.events import Resize
 from textual.widgets import Button
 
+from tui_lab.app.background_job import disable
 from tui_lab.app.guard import guarded
 from tui_lab.app.runs import RunStore
 from tui_lab.app.views.train.draw import TrainMonitor
@@ -73,6 +74,7 @@ class TrainView(Horizontal):
 
     def on_mount(self) -> None:
         self.files.suggest_folder(1)
+        self.label_pause()  # Pause and Stop off until a run goes
         self.live_model_changed()  # a 2017 model built before this view mounted still picks its task
         if getattr(self.app, "train_on_start", False):
             self.app.show_view("train")
@@ -165,6 +167,7 @@ class TrainView(Horizontal):
         self.monitor.run_started(fields["steps"], task, live.config.ffn == "moe")
         self._say(f"run #{run.number}: building the trainer...", "bold")
         session.start(self)
+        self.label_pause()
 
     def action_pause(self) -> None:
         if not self.training:
@@ -181,7 +184,19 @@ class TrainView(Horizontal):
         self.label_pause()
 
     def label_pause(self) -> None:
+        """The Pause button's word, and the keys that act on a run only while one goes (check_action)."""
         self.query_one("#tf-pause", Button).label = "Resume p" if self.state.held_paused else "Pause p"
+        for button in (self.query_one("#tf-pause", Button), self.query_one("#tf-stop", Button)):
+            disable(button, not self.training, self.home())
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Dimmed while they do not apply (issue 36): p and x with no run, g while one goes unpaused."""
+        if action in ("pause", "stop"):
+            return True if self.training else None
+        if action == "start":
+            return None if self.training and not self.state.held_paused else True
+        return True
 
     def action_step(self) -> None:
         if not self.training or not self.session.paused:

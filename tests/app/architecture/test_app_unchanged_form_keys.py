@@ -1,0 +1,32 @@
+"""^s and ^r on a form that matches the live model say so (issue 36's crawler: they said nothing), and act
+once the form differs."""
+
+from __future__ import annotations
+
+from app_support import app_for, screen_text, wait_for, wait_ready
+from textual.widgets import Input
+
+
+def notes(app) -> str:
+    return " ".join(str(n.message) for n in app._notifications)
+
+
+async def test_apply_and_reset_on_an_unchanged_form_say_nothing_changed():
+    app = app_for()  # the shipped English toy
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("1")
+        view = app.view("architecture")
+        await wait_for(pilot, lambda: view.form_config == app.live.config, 30)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "nothing changed" in screen_text(app), 30)
+        assert "the model already matches the form" in notes(app) and app.live.generation == 1
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: "nothing to reset" in screen_text(app), 30)
+        field = app.query_one("#f-d_model", Input)
+        field.value = "64"  # an edit: ^r brings the live model's value back, with no note
+        await pilot.pause()
+        before = notes(app).count("nothing to reset")
+        await pilot.press("escape", "ctrl+r")
+        await wait_for(pilot, lambda: field.value == "128", 30)
+        assert notes(app).count("nothing to reset") == before

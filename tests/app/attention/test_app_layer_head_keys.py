@@ -1,0 +1,36 @@
+"""l and h are dimmed on the footer while the grid is a mask (it has no layer or head) and act on an attention
+grid (issue 36's crawler: they were named and changed nothing)."""
+
+from __future__ import annotations
+
+from app_support import app_for, wait_for, wait_ready
+from footer_support import enabled, footer_says
+
+from tui_lab.app.views.attention.grids import ATTENTION_KINDS, MASKS
+
+
+async def test_layer_and_head_keys_dim_on_a_mask():
+    app = app_for()  # the shipped English toy: 4 layers, 4 heads
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("2")
+        view = app.view("attention")
+        await wait_for(pilot, lambda: view.captured_generation >= 1 and view.grids)
+        await footer_says(pilot, "layer", True)
+        await footer_says(pilot, "head", True)
+        layer = view.choice()[1]
+        await pilot.press("l")
+        await wait_for(pilot, lambda: view.choice()[1] != layer, 10)
+        while view.choice()[0] not in MASKS:
+            await pilot.press("k")
+            await pilot.pause()
+        await footer_says(pilot, "layer", False)
+        await footer_says(pilot, "head", False)
+        assert enabled(app, "l") is False and enabled(app, "h") is False
+        while view.choice()[0] not in ATTENTION_KINDS:  # k goes round to the attention grids again
+            await pilot.press("k")
+            await pilot.pause()
+        await footer_says(pilot, "layer", True)
+        head = view.choice()[2]
+        await pilot.press("h")
+        await wait_for(pilot, lambda: view.choice()[2] != head, 10)

@@ -1,0 +1,51 @@
+"""Generate's s (Stop s) and a panel's x (Cancel x) act only while something runs: dimmed and disabled
+otherwise (issue 36's crawler: named while nothing ran, they changed nothing)."""
+
+from __future__ import annotations
+
+import time
+
+from app_support import app_for, wait_for, wait_ready
+from footer_support import enabled
+from textual.widgets import Button
+from textual.worker import get_current_worker
+
+from tui_lab.app.views.generate import jobs
+
+
+def waiting_stream(poster, job, *args, **kwargs):
+    """A stream that waits for Stop, then says it was stopped."""
+    worker = get_current_worker()
+    while not worker.is_cancelled:
+        time.sleep(0.05)
+    poster.post_message(jobs.Finished(job, "", 0, 0.0, True))
+
+
+async def test_stop_and_cancel_only_while_running(monkeypatch):
+    monkeypatch.setattr(jobs, "stream_job", waiting_stream)
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("5")
+        view = app.view("generate")
+        stop = app.query_one("#gen-stop", Button)
+        await wait_for(pilot, lambda: stop.disabled and enabled(app, "s") is False, 30)
+        await pilot.press("g")
+        await wait_for(pilot, lambda: view.running and not stop.disabled and enabled(app, "s") is True, 30)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: not view.running and stop.disabled and enabled(app, "s") is False, 30)
+        await pilot.press("p")  # the patching panel: its Cancel x waits for a run
+        cancel = app.query_one("#patch-cancel", Button)
+        await wait_for(pilot, lambda: app.query_one("#gen-patch").has_class("-shown"), 30)
+        assert cancel.disabled and enabled(app, "x") is False
+        panel = app.query_one("#gen-patch")
+
+        def work(step):  # a measurement that goes until cancelled
+            while True:
+                step(0, 1)
+                time.sleep(0.05)
+
+        panel.start(work, 1, "measuring")
+        await wait_for(pilot, lambda: not cancel.disabled and enabled(app, "x") is True, 30)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: cancel.disabled and enabled(app, "x") is False, 60)

@@ -1,0 +1,34 @@
+"""Train's p (pause) and x (stop) are dimmed while no run goes, with their buttons; g is dimmed while a run
+goes unpaused (issue 36's crawler: p named with no run, and g while a run was built, changed nothing)."""
+
+from __future__ import annotations
+
+from app_support import app_for, wait_for, wait_ready
+from app_train_support import train_view
+from footer_support import enabled, footer_says
+from textual.widgets import Button
+
+
+async def test_run_keys_apply_only_while_they_act(monkeypatch):
+    monkeypatch.setenv("TUI_LAB_TRAIN_THREADS", "1")
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        view = await train_view(pilot)
+        await pilot.press("4")
+        pause, stop = app.query_one("#tf-pause", Button), app.query_one("#tf-stop", Button)
+        await footer_says(pilot, "pause", False)
+        await footer_says(pilot, "start", True)
+        assert pause.disabled and stop.disabled and enabled(app, "x") is False
+        await pilot.press("g")
+        await wait_for(pilot, lambda: view.training, 10)
+        await footer_says(pilot, "start", False)  # a run goes (being built, then running): g has nothing to do
+        await footer_says(pilot, "pause", True)
+        assert not pause.disabled and not stop.disabled
+        await pilot.press("p")
+        await wait_for(pilot, lambda: view.state.held_paused, 60)
+        await footer_says(pilot, "start", True)  # paused: g resumes, as the Resume button says
+        await pilot.press("x")
+        await wait_for(pilot, lambda: not view.training, 120)
+        await footer_says(pilot, "pause", False)
+        assert pause.disabled and stop.disabled
