@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import types
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -57,8 +58,11 @@ def _ran(*args, **kwargs):
 class FakeTrainer:
     """What `train` reads of a Trainer before it runs one."""
 
+    is_seq2seq = False  # the thread choice reads the tokens a step trains on (batch x window)
+
     def __init__(self, model_config, train_config, device="cpu", **kwargs) -> None:
         self.model_config, self.train_config, self.step_count, self.device = model_config, train_config, 0, "cpu"
+        self.source, self.on_event = types.SimpleNamespace(context=lambda: 64), None
 
 
 @pytest.fixture(scope="module")
