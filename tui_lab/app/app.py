@@ -27,11 +27,11 @@ from textual.widget import Widget
 from textual.widgets import Header, TabbedContent, TabPane
 
 from tui_lab.analysis import memory
-from tui_lab.app.first_frame import FirstFrame
-from tui_lab.app.key_queue import KeyQueue
-from tui_lab.app.live_model import LiveModel, ModelFailed, ModelReady, ModelStatus
+from tui_lab.app.shell.first_frame import FirstFrame
+from tui_lab.app.shell.key_queue import KeyQueue
+from tui_lab.app.live.model import LiveModel, ModelFailed, ModelReady, ModelStatus
 from tui_lab.app.origin import origin_subtitle
-from tui_lab.app.steady_screen import SteadyScreen
+from tui_lab.app.shell.steady_screen import SteadyScreen
 from tui_lab.app.textual_private import (
     ContentTab,
     ContentTabs,
@@ -40,7 +40,7 @@ from tui_lab.app.textual_private import (
     install_parser,
     no_screens,
 )
-from tui_lab.app.view_focus import first_field_of, home_of, in_field
+from tui_lab.app.shell.view_focus import first_field_of, home_of, in_field
 from tui_lab.app.widgets.grid_cells import use_theme
 from tui_lab.app.widgets.steady_footer import SteadyFooter
 from tui_lab.config import ModelConfig

@@ -299,7 +299,7 @@ class TrainView(Horizontal):
 
     def _run_ended(self, number: int, message: Ended) -> None:
         """The run's last good weights become the live model, unless it was cancelled before its first step."""
-        from tui_lab.app.live_model import ModelReady
+        from tui_lab.app.live.model import ModelReady
         from tui_lab.app.origin import task_label, trained_origin
 
         self.store.current.status = message.outcome
