@@ -24,13 +24,13 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.events import Resize
 from textual.widgets import Button
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.modals.confirm_run import ConfirmLongRun
 from tui_lab.app.runs import RunStore
+from tui_lab.app.view_contract import LabView, TrainingChanged
 from tui_lab.app.views.train.draw import TrainMonitor
 from tui_lab.app.views.train.files import CheckpointSaved, TrainFiles
 from tui_lab.app.views.train.form import TrainForm
@@ -44,7 +44,7 @@ from tui_lab.train.events import Alignment, Ended, Event, Failed, Note, Ready
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
 
-class TrainView(Horizontal):
+class TrainView(LabView):
     BINDINGS = [
         # Two keys on the footer, the rest off it (the form's buttons name every key: "Step n", "Stop x"...): at 80
         # columns the footer still has room for f1..f7 and "q quit" (tests/app/shell/test_app_80x24_cuts.py).
@@ -63,7 +63,8 @@ class TrainView(Horizontal):
         super().__init__(**kwargs)
         self.state = RunState()
         self.files = TrainFiles(self, self.state, self._say)
-        first = "building the trainer..." if getattr(self.app, "train_on_start", False) else \
+        self._told_training = False  # what the other views last heard (TrainingChanged)
+        first = "building the trainer..." if self.lab.train_on_start else \
             "press g to train the live model"
         # Kept, not queried: every step event marks it changed, and a query walks the form's widgets first.
         self.monitor = TrainMonitor(self.state, first, id="tr-main")
@@ -75,7 +76,7 @@ class TrainView(Horizontal):
     def on_mount(self) -> None:
         self.files.suggest_folder(1)
         self.live_model_changed()  # a 2017 model built before this view mounted still picks its task
-        if getattr(self.app, "train_on_start", False):
+        if self.lab.train_on_start:
             self.app.show_view("train")
             self.call_after_refresh(self.action_start)
 
@@ -166,6 +167,7 @@ class TrainView(Horizontal):
         self.monitor.run_started(fields["steps"], task, live.config.ffn == "moe")
         self._say(f"run #{run.number}: building the trainer...", "bold")
         session.start(self)
+        self._tell_training()
 
     def action_pause(self) -> None:
         if not self.training:
@@ -248,6 +250,14 @@ class TrainView(Horizontal):
             self._run_failed(message.run, said)
         elif isinstance(said, Ended):
             self._run_ended(message.run, said)
+        self._tell_training()
+
+    def _tell_training(self) -> None:
+        """The other views hear that a run started or ended (the App passes it on): the Speed view says a
+        measurement shares the CPU with it."""
+        if self.training != self._told_training:
+            self._told_training = self.training
+            self.post_message(TrainingChanged(self.training))
 
     def _run_ready(self, message: Ready) -> None:
         """Built: say what it trains, then ask before a long run or let it go."""
