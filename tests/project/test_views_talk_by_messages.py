@@ -63,3 +63,24 @@ def test_the_scans_see_what_the_speed_view_and_the_tour_once_did():
     assert view_lookups(tour, "tour") == ["tour:1", "tour:2"]
     assert selector_ids(tour) == {"att-src"}
     assert view_lookups("self.query_one(TrainForm).view_activated()\n", "ok") == []
+
+
+APP = VIEWS.parent
+
+
+def test_every_view_is_a_lab_view_and_the_app_asks_no_hook_by_name():
+    """The App asks a view only what view_contract.LabView declares: each of the App's views is one (JobView is a
+    LabView), and the App and its parts look up nothing by name (a module's class, imported by name, excepted)."""
+    specs = re.findall(r'ViewSpec\("(\w+)", "[^"]*", "([\w.]+):(\w+)"\)', (APP / "app.py").read_text(encoding="utf-8"))
+    assert len(specs) == 7
+    for view_id, module, name in specs:
+        tree = ast.parse((APP.parent.parent / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+        cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+        assert [b.id for b in cls.bases if isinstance(b, ast.Name)] in (["LabView"], ["JobView"]), view_id
+    by_name = []
+    for path in [APP / "app.py", *sorted((APP / "shell").glob("*.py")), *sorted((APP / "live").glob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in ("getattr", "hasattr") and not isinstance(node.args[0], ast.Call):
+                by_name.append(f"{path.relative_to(APP).as_posix()}:{node.lineno}")
+    assert by_name == []
