@@ -361,7 +361,8 @@ class Crawler:
                 return lines
 
     def _view_id(self) -> str | None:
-        tabs = getattr(self.app, "_tabs", None)
+        mounting = getattr(self.app, "mounting", None)  # the App's views and their tabs (app/shell/view_mounting.py)
+        tabs = mounting.tabs if mounting is not None else None
         return str(tabs.active) if tabs is not None and len(self.app.screen_stack) == 1 else None
 
     def _notifications(self, notes: int, where: str, lines: list[str]) -> None:
