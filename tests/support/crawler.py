@@ -361,7 +361,8 @@ class Crawler:
                 return lines
 
     def _view_id(self) -> str | None:
-        tabs = getattr(self.app, "_tabs", None)
+        mounting = getattr(self.app, "mounting", None)  # the App's views and their tabs (app/shell/view_mounting.py)
+        tabs = mounting.tabs if mounting is not None else None
         return str(tabs.active) if tabs is not None and len(self.app.screen_stack) == 1 else None
 
     def _notifications(self, notes: int, where: str, lines: list[str]) -> None:
@@ -426,7 +427,7 @@ class Crawler:
         found += [("field value", p) for p in input_values(self.app, lines)]
         found += [("plot overrun", p) for p in plot_overruns(self.app, lines)]
         found += [("label cut with room", p) for p in cut_with_room(self.app, lines)]
-        from tui_lab.app.view_focus import in_field
+        from tui_lab.app.shell.view_focus import in_field
 
         # In a field every letter types, q too: its footer names Esc, not q (tests/test_app_keys.py)
         if len(self.app.screen_stack) == 1 and not in_field(self.app.focused) and "q quit" not in lines[-1]:

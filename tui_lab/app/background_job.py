@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from textual.containers import Vertical
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, ProgressBar
 from textual.worker import get_current_worker
+
+from tui_lab.app.view_contract import LabView
 
 
 class JobProgress(Message, bubble=False):
@@ -68,8 +69,10 @@ class JobPoster:
         self.target.post_message(done)
 
 
-class JobView(Vertical):
+class JobView(LabView):
     """A view or panel with one job at a time: `running` is the job's label (None when idle), `job` its number.
+    A LabView for the Speed and Experiments views; a panel (MHA/GQA/MQA, a mechanism) keeps the hooks' defaults,
+    which the App never calls on it (it asks only its seven views).
 
     Subclasses name their worker group, progress bar and Run/Cancel buttons, and implement `job_finished`."""
 

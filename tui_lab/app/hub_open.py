@@ -58,7 +58,7 @@ def ask_for_hub_model(app: Any) -> None:
         if request is not None:
             open_from_hub(app, request.spec, allow_pickle=request.allow_pickle)
 
-    app.push_screen(HubIdModal(allow_pickle=getattr(app, "hf_options", {}).get("allow_pickle", False)),
+    app.push_screen(HubIdModal(allow_pickle=app.hf_options.get("allow_pickle", False)),
                     callback=chosen)
 
 

@@ -168,7 +168,7 @@ async def test_model_view_shows_every_layer_and_head_with_its_entropy_and_opens_
 
 
 async def test_a_loaded_checkpoint_reads_its_own_data_not_unk():
-    from tui_lab.app.live_model import ModelReady
+    from tui_lab.app.live.model import ModelReady
     from tui_lab.data.tasks import load_task
     from tui_lab.model import build_model
     from tui_lab.presets import load_preset
@@ -232,7 +232,7 @@ def test_hashed_tokens_are_stable():
 
 
 async def test_a_model_trained_on_a_task_brings_its_own_example_and_bos():
-    from tui_lab.app.live_model import ModelReady
+    from tui_lab.app.live.model import ModelReady
     from tui_lab.data.tasks import load_task
     from tui_lab.model import build_model
     from tui_lab.presets import load_preset

@@ -17,7 +17,7 @@ def view(app):
 
 async def live_with(pilot, positions: str, generation: int):
     """The gpt2-toy shape with `positions`, installed as the live model; waits for its capture."""
-    from tui_lab.app.live_model import ModelReady
+    from tui_lab.app.live.model import ModelReady
     from tui_lab.model import build_model
     from tui_lab.presets import load_preset
 

@@ -10,7 +10,7 @@ from app_support import app_for, screen_lines, view_mounted, wait_for, wait_read
 from textual.widgets import Input
 
 from tui_lab.app.examples import SOURCE_TEXT, TOY_DE
-from tui_lab.app.live_model import ModelReady
+from tui_lab.app.live.model import ModelReady
 from tui_lab.data.tasks import load_task
 from tui_lab.loading import load_model
 

@@ -25,7 +25,7 @@ def test_bad_launches_exit_2_with_one_line(argv, needle, capsys):
 
 
 def test_app_modules_do_not_import_torch():
-    code = ("import sys; import tui_lab.cli.launch, tui_lab.app.app, tui_lab.app.first_frame, "
+    code = ("import sys; import tui_lab.cli.launch, tui_lab.app.app, tui_lab.app.shell.first_frame, "
             "tui_lab.app.views.attention.view, tui_lab.app.views.architecture.view, tui_lab.app.views.tour.view; "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

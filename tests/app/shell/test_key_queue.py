@@ -2,7 +2,7 @@
 
 from textual import events
 
-from tui_lab.app.key_queue import KeyQueue
+from tui_lab.app.shell.key_queue import KeyQueue
 
 
 def test_view_keys_back_to_back_collapse_and_typed_keys_never_do():

@@ -12,6 +12,7 @@ from screen_reader import read_svg
 from textual.widgets import DataTable, Input
 
 from tui_lab.analysis.cost import decode_flops_per_token
+from tui_lab.app.view_contract import TrainingChanged
 from tui_lab.app.views.speed.view import DEMO, parse_lengths
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.toggle import OnOffCheckbox
@@ -162,5 +163,32 @@ async def test_run_pressed_mid_measurement_says_it_started_again():
         # run_test draws no toasts, so the message is read where the toast is made from
         await wait_for(pilot, lambda: any("started again" in n.message for n in app._notifications))
         assert view.job == first + 1 and view.running
+        await pilot.press("x")
+        await wait_for(pilot, lambda: not view.running)
+
+
+async def test_speed_hears_that_a_run_trains_from_the_app_not_from_the_train_view():
+    """A measurement started while a run trains says both share the CPU. The Speed view hears of the run from the
+    message the Train view posts and the App passes on to every view (view_contract.py), and of its end the same
+    way: after it, the next measurement says nothing of training."""
+    app = app_for("--preset", "gpt2-toy")
+
+    def said() -> str:  # the summary wraps: its words, whatever line they fell on
+        return " ".join(screen_text(app).replace("│", " ").split())
+
+    async with app.run_test(size=SIZE) as pilot:
+        view = await speed_view(pilot, "4, 2000", repeats="1", demo=True)
+        await view_mounted(pilot, "train")
+        app.view("train").post_message(TrainingChanged(True))  # what the Train view posts as a run starts
+        await pilot.pause()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "training is running too" in said())
+        await pilot.press("x")
+        await wait_for(pilot, lambda: not view.running)
+        app.view("train").post_message(TrainingChanged(False))  # and as it ends
+        await pilot.pause()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "measuring the demo model" in said())
+        assert "training is running too" not in said()
         await pilot.press("x")
         await wait_for(pilot, lambda: not view.running)

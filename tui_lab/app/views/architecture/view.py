@@ -13,13 +13,14 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Label, Select, TabbedContent
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.modals.confirm_apply import ConfirmApply
 from tui_lab.app.origin import describe_origin, short_path
+from tui_lab.app.view_contract import LabView, Opening
 from tui_lab.app.views.architecture.analysis import TABS, ArchitectureResults
 from tui_lab.app.views.architecture.config_form import TEXT_FIELDS, ConfigForm
 from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
@@ -32,7 +33,7 @@ PART_QUIET_S = 0.25
 WIDE_FORM = 120  # columns from which the form is wide enough for "performer_features" beside its editor
 
 
-class ArchitectureView(Vertical):
+class ArchitectureView(LabView):
     BINDINGS = [
         Binding("ctrl+s", "apply", "apply"),
         Binding("ctrl+r", "reset", "reset"),  # short: the footer keeps f1..f7 and q quit at 80 columns
@@ -86,8 +87,8 @@ class ArchitectureView(Vertical):
         """The form's later rows, then the results' hidden tabs, one part per refresh: ~270 widgets mounted at
         once took 2-3 s beside a busy CPU, and every key waited for them. Drawn first: what the screen shows. Each
         part waits for a pause in the keys (PART_QUIET_S), unless a Tab is waiting for the parts."""
-        quiet_for = time.monotonic() - getattr(self.app, "last_key_at", float("-inf"))
-        if quiet_for < PART_QUIET_S and not getattr(self.app, "waiting_for_parts", False):
+        quiet_for = time.monotonic() - self.lab.last_key_at
+        if quiet_for < PART_QUIET_S and not self.lab.waiting_for_parts:
             self.set_timer(PART_QUIET_S - quiet_for, self._mount_next_part)  # keys first: a part waits for a pause
             return
         form, results = self.query_one(ConfigForm), self.query_one(ArchitectureResults)
@@ -96,7 +97,7 @@ class ArchitectureView(Vertical):
         elif results.tabs_pending:
             await results.fill_next_tab()
         self._parts_pending = form.rows_pending or results.tabs_pending
-        self.app.call_later(getattr(self.app, "parts_mounted", lambda: None))  # a Tab held for the rows goes on
+        self.app.call_later(self.lab.parts_mounted)  # a Tab held for the rows goes on
         if self._parts_pending:
             self.call_after_refresh(self._mount_next_part)
 
@@ -126,6 +127,10 @@ class ArchitectureView(Vertical):
 
     def show_tab(self, pane_id: str) -> None:
         self.query_one(ArchitectureResults).show_tab(pane_id)
+
+    def open_on(self, opening: Opening) -> None:
+        if opening.tab is not None:  # the Tour's g: a results tab
+            self.show_tab(opening.tab)
 
 
     # -- reacting ----------------------------------------------------------------------------------

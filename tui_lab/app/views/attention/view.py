@@ -22,13 +22,13 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.events import Resize
 from textual.widgets import Static
 
 from tui_lab.app import grids
 from tui_lab.app.grids import GridSpec
 from tui_lab.app.guard import guarded
+from tui_lab.app.view_contract import LabView, Opening
 from tui_lab.app.views.attention import capture as work
 from tui_lab.app.views.attention import draw, jobs, mlm, vit
 from tui_lab.app.views.attention.draw import AttentionMap, GridTitle
@@ -46,7 +46,7 @@ from tui_lab.paths import exports_dir
 GRIDS = ("#att-map", "#att-model", "#att-image")  # what the head effects take the place of
 
 
-class AttentionView(Vertical):
+class AttentionView(LabView):
     # The footer has room for three keys beside f1..f7 and q quit at 80 columns: the pickers'. The hint line
     # under the grid names #, z, m and e (and j there); the Run button names r.
     BINDINGS = [
@@ -169,6 +169,17 @@ class AttentionView(Vertical):
             self.action_run()
 
     # -- running -----------------------------------------------------------------------------------
+    def open_on(self, opening: Opening) -> None:
+        """The Tour's g: its grid kind (and cell) on the inputs shown, when the live model has that attention."""
+        config = self.app.live.config
+        wanted = {"cross": config.family == "encoder-decoder", "decoder-self": config.family != "encoder-only"}
+        if opening.kind is None or not wanted.get(opening.kind, True):
+            if opening.kind is not None:
+                self.notify(f"the live model ({config.name}) has no {opening.kind} attention: the tour's grid came "
+                            f"from its own shipped toy", title="tour")
+            return
+        self.set_inputs(self.inputs.source, kind=opening.kind, cursor=opening.cursor)
+
     def set_inputs(self, source: str, target: str | None = None, kind: str | None = None,
                    cursor: tuple[str, str] | None = None) -> None:
         """For the tour: fill the inputs, then select `kind` and put the cursor on (query, key) tokens."""

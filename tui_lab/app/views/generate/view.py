@@ -30,13 +30,14 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.markup import escape
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
 from tui_lab.app.background_job import disable
 from tui_lab.app.guard import guarded
+from tui_lab.app.view_contract import LabView
 from tui_lab.app.views.generate import jobs, versus
 from tui_lab.app.views.generate.compare import ComparePanel
 from tui_lab.app.views.generate.form import GenerationForm, seed_text
@@ -59,7 +60,7 @@ from tui_lab.app.widgets.mechanism_panel import MechanismPanel
 from tui_lab.generation.settings import GenerationSettings
 
 
-class GenerateView(Vertical):
+class GenerateView(LabView):
     DEFAULT_CSS = """
     GenerateView #gen-compare { display: none; }
     GenerateView #gen-compare.-shown { display: block; }

@@ -25,6 +25,7 @@ from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 
 from tui_lab.app.background_job import JobDone, JobPoster, JobView
 from tui_lab.app.guard import guarded
+from tui_lab.app.view_contract import TrainingNews
 from tui_lab.app.views.speed import draw
 from tui_lab.app.views.speed.approximate import LINFORMER_LINE, demo_for, performer_line
 from tui_lab.app.views.speed.gqa import KVPanel
@@ -114,6 +115,7 @@ class SpeedView(JobView):
         self.peaks: dict[str, float] = {}
         self.demo_set = False  # the demo box follows the live model's size until a person ticks it
         self.measured_demo = False  # whether the last run measured the demo model
+        self.training_elsewhere = False  # a run trains (TrainingNews): the measurement shares the CPU with it
 
     def compose(self) -> ComposeResult:
         with Vertical(id="sp-cache"):  # cached vs uncached; `k` swaps it for the MHA/GQA/MQA panel
@@ -155,6 +157,9 @@ class SpeedView(JobView):
         self.query_one("#sp-cache").display = not shown
         self.query_one("#kv-run" if shown else "#sp-run", Button).focus()
         self.job_state_changed()  # x follows the shown panel's measurement
+
+    def on_training_news(self, message: TrainingNews) -> None:
+        self.training_elsewhere = message.training
 
     def view_activated(self) -> None:
         live = self.app.live
@@ -220,8 +225,7 @@ class SpeedView(JobView):
         lengths = parse_lengths(text) if text.strip() else DEMO_LENGTHS if demo else default_lengths(
             config, prompt_len, 128)
         self.report = None
-        training = getattr(self.app.mounted_view("train"), "training", False)
-        busy = " - training is running too, so both share the CPU" if training else ""
+        busy = " - training is running too, so both share the CPU" if self.training_elsewhere else ""
         what = (f"the demo model (d_model {DEMO.d_model}, {DEMO.decoder_layers} layers, random weights; the live "
                 f"model is unchanged)" if demo else live.origin)
         self._summary(f"measuring {what} on {live.device}{busy}...")

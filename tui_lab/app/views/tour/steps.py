@@ -2,7 +2,8 @@
 
 A step is data: a title, `text(pictures)` (every number read off the pictures or the presets, never
 pasted), `visual(pictures)` (a widget from `visuals`), and `go(app)`, which opens the step's full view
-without touching the live model (it may pick a grid kind the live model has). Text in English; the seed is
+without touching the live model (it may pick a grid kind the live model has), through the App's `show_view`
+with an `Opening` (view_contract.py): the step never reaches into the view it opens. Text in English; the seed is
 the source of the ideas.
 """
 
@@ -12,10 +13,8 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from textual.widget import Widget
-from textual.widgets import Input
 
 from tui_lab.analysis import count_params
 from tui_lab.app.examples import (
@@ -28,6 +27,7 @@ from tui_lab.app.examples import (
     numbers_pair,
     previous_token_meta,
 )
+from tui_lab.app.view_contract import LabServices, Opening
 from tui_lab.app.views.tour.pictures import Pictures, rnn_grids
 from tui_lab.app.views.tour.visuals import DecodeSteps, GridPanel, NormDiagrams, counts_table, side_by_side
 from tui_lab.presets import load_preset
@@ -43,29 +43,16 @@ class Step:
     text: Callable[[Pictures], str]
     visual: Callable[[Pictures], Widget]
     view: str  # the tab `g` opens
-    go: Callable[[Any], None]
+    go: Callable[[LabServices], None]
 
 
 # -- opening the full views (never the live model) ------------------------------------------------
-def _attention(app: Any, kind: str | None = None, cursor: tuple[str, str] | None = None) -> None:
-    app.show_view("attention")
-    app.with_view("attention", lambda view: _set_attention(app, view, kind, cursor))  # it may mount first
+def _attention(app: LabServices, kind: str | None = None, cursor: tuple[str, str] | None = None) -> None:
+    app.show_view("attention", Opening(kind=kind, cursor=cursor))  # the view checks the live model has that kind
 
 
-def _set_attention(app: Any, view: Any, kind: str | None, cursor: tuple[str, str] | None) -> None:
-    live = app.live.config
-    wanted = {"cross": live.family == "encoder-decoder", "decoder-self": live.family != "encoder-only"}
-    if kind is None or not wanted.get(kind, True):
-        if kind is not None:
-            app.notify(f"the live model ({live.name}) has no {kind} attention: the tour's grid came from its own "
-                       f"shipped toy", title="tour")
-        return
-    view.set_inputs(view.query_one("#att-src", Input).value, kind=kind, cursor=cursor)
-
-
-def _architecture(app: Any, tab: str) -> None:
-    app.show_view("architecture")
-    app.view("architecture").show_tab(tab)
+def _architecture(app: LabServices, tab: str) -> None:
+    app.show_view("architecture", Opening(tab=tab))
 
 
 # -- the words of each page -----------------------------------------------------------------------

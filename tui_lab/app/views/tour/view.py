@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, ScrollableContainer, Vertical, VerticalScroll
+from textual.containers import Container, ScrollableContainer, VerticalScroll
 from textual.message import Message
 from textual.widgets import Label, Static
 from textual.worker import Worker
 
 from tui_lab.app.guard import guarded
+from tui_lab.app.view_contract import LabView
 from tui_lab.app.views.tour.steps import STEPS
 from tui_lab.errors import one_line
 
@@ -34,7 +35,7 @@ class PicturesFailed(Message):
         self.error = error
 
 
-class TourView(Vertical):
+class TourView(LabView):
     BINDINGS = [
         Binding("n,right", "next", "next"),
         Binding("p,left", "back", "back"),
@@ -150,7 +151,7 @@ class TourView(Vertical):
 
     @guarded
     def action_go(self) -> None:
-        STEPS[self.step].go(self.app)
+        STEPS[self.step].go(self.lab)
 
     def palette_commands(self) -> list[tuple[str, str, object]]:
         return [("Tour: next step", "n", self.action_next), ("Tour: previous step", "p", self.action_back),

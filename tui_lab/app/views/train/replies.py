@@ -94,7 +94,7 @@ class RunReplies:
 
     def _ended(self, number: int, message: Ended) -> None:
         """The run's last good weights become the live model, unless it was cancelled before its first step."""
-        from tui_lab.app.live_model import ModelReady
+        from tui_lab.app.live.model import ModelReady
         from tui_lab.app.origin import task_label, trained_origin
 
         self.host.store.current.status = message.outcome

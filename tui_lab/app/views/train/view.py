@@ -25,13 +25,13 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.events import Resize
 from textual.widgets import Button
 
 from tui_lab.app.background_job import disable
 from tui_lab.app.guard import guarded
 from tui_lab.app.runs import RunStore
+from tui_lab.app.view_contract import LabView, TrainingChanged
 from tui_lab.app.views.train.draw import TrainMonitor
 from tui_lab.app.views.train.files import CheckpointSaved, TrainFiles
 from tui_lab.app.views.train.form import TrainForm
@@ -43,7 +43,7 @@ from tui_lab.app.views.train.state import RunState
 COMPACT_WIDTH, COMPACT_HEIGHT = 120, 40
 
 
-class TrainView(Horizontal):
+class TrainView(LabView):
     BINDINGS = [
         # Two keys on the footer, the rest off it (the form's buttons name every key: "Step n", "Stop x"...): at 80
         # columns the footer still has room for f1..f7 and "q quit" (tests/app/shell/test_app_80x24_cuts.py).
@@ -63,7 +63,8 @@ class TrainView(Horizontal):
         self.state = RunState()
         self.files = TrainFiles(self, self.state, self._say)
         self.replies = RunReplies(self, self.state, self._say)
-        first = "building the trainer..." if getattr(self.app, "train_on_start", False) else \
+        self._told_training = False  # what the other views last heard (TrainingChanged)
+        first = "building the trainer..." if self.lab.train_on_start else \
             "press g to train the live model"
         # Kept, not queried: every step event marks it changed, and a query walks the form's widgets first.
         self.monitor = TrainMonitor(self.state, first, id="tr-main")
@@ -76,7 +77,7 @@ class TrainView(Horizontal):
         self.files.suggest_folder(1)
         self.label_pause()  # Pause and Stop off until a run goes
         self.live_model_changed()  # a 2017 model built before this view mounted still picks its task
-        if getattr(self.app, "train_on_start", False):
+        if self.lab.train_on_start:
             self.app.show_view("train")
             self.call_after_refresh(self.action_start)
 
@@ -168,6 +169,7 @@ class TrainView(Horizontal):
         self._say(f"run #{run.number}: building the trainer...", "bold")
         session.start(self)
         self.label_pause()
+        self._tell_training()
 
     def action_pause(self) -> None:
         if not self.training:
@@ -247,6 +249,14 @@ class TrainView(Horizontal):
     # -- what the run says ---------------------------------------------------------------------------
     def on_run_said(self, message: RunSaid) -> None:
         self.replies.said(message)
+        self._tell_training()
+
+    def _tell_training(self) -> None:
+        """The other views hear that a run started or ended (the App passes it on): the Speed view says a
+        measurement shares the CPU with it."""
+        if self.training != self._told_training:
+            self._told_training = self.training
+            self.post_message(TrainingChanged(self.training))
 
     # -- layout --------------------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:
