@@ -147,10 +147,19 @@ class ExperimentsView(JobView):
     def _select(self, name: str) -> None:
         self.selected = name
         exp = registry.get(name)
-        options = "; ".join(f"{k}={draw.fmt(v)}" for k, v in exp.options.items() if name != "sweep" or
+        # What a run with nothing typed would use: with quick ticked, the quick values (issue 36 item 24: the
+        # lesson read steps=1500 while the quick run trained far fewer).
+        quick = self.query_one("#ex-quick", OnOffCheckbox).value
+        used = exp.resolve(quick)
+        options = "; ".join(f"{k}={draw.fmt(v)}" for k, v in used.items() if name != "sweep" or
                             k not in ("field", "values", "seeds"))
-        self.query_one("#ex-lesson", Static).update(f"[b]{exp.title}[/b]  {exp.lesson}\n[dim]options: {options}[/dim]")
+        which = "quick options" if quick and exp.quick else "options"
+        self.query_one("#ex-lesson", Static).update(f"[b]{exp.title}[/b]  {exp.lesson}\n[dim]{which}: {options}[/dim]")
         self.query_one("#ex-sweep").display = name == "sweep"
+
+    @on(OnOffCheckbox.Changed, "#ex-quick")
+    def _quick_changed(self, event: OnOffCheckbox.Changed) -> None:
+        self._select(self.selected)
 
     @on(Select.Changed, "#ex-field")
     def _field_changed(self, event: Select.Changed) -> None:
