@@ -202,7 +202,7 @@ async def test_encoder_decoder_heads_and_patching_read_the_decoder_stream_at_80x
         await wait_for(pilot, lambda: f"head dec L0 cross H0 ablated: loss {expected.clean + v:.3f} ({v:+.3f} nats)"
                        in screen_text(app))
         await pilot.press("d")  # not for an encoder-decoder: one line saying why
-        await wait_for(pilot, lambda: "attribution: covers decoder-only models" in screen_text(app))
+        await wait_for(pilot, lambda: "d (direct logit attribution) covers decoder-only" in screen_text(app))
 
         app.show_view("generate")
         await pilot.pause()
