@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from textual.message import Message
 from textual.worker import get_current_worker
 
+from tui_lab.app import grids
 from tui_lab.app.views.attention import capture as work
 from tui_lab.app.views.attention import mlm, vit
 
@@ -65,3 +67,17 @@ def capture_image(model: Any, config: Any, index: int, generation: int, post: Po
     if not get_current_worker().is_cancelled:
         post(work.Captured(result, entropy, vit.patch_labels(config), [], [], None, generation,
                            inputs=(model, image, None), image=(pixels, caption)))
+
+
+def capture_job(live: Any, inputs: Any, post: Post) -> tuple[Callable[[], None], str]:
+    """The capture of what `inputs` (the view's `AttentionInputs`) hold with the `live` model, as a job for a
+    thread worker, and the line that says what it does meanwhile."""
+    if vit.is_vit(live.config):
+        return partial(capture_image, live.model, live.config, vit.image_index(inputs.source), live.generation,
+                       post), "capturing attention..."
+    src_ids, src, tgt_ids, tgt, predicted = inputs.ids()
+    run = SentenceRun(live.model, live.tokenizer, live.generation, src_ids, src, tgt_ids, tgt, predicted,
+                      translate=inputs.translating, limit=min(grids.MAX_TOKENS, live.config.max_len - 1),
+                      guess=mlm.is_mlm(live.config) and live.tokenizer is not None)
+    doing = "translating, then capturing attention..." if run.translate else "capturing attention..."
+    return partial(capture_sentence, run, post), doing

@@ -12,11 +12,12 @@ head, posts Changed), `GridTitle` and `AttentionMap` (`draw`, with the helpers t
 image and the export), `SmallMultiples` (posts Chosen), `InsideHead` (posts Move), `HeadEffects` (posts
 HeadMap.Open and Hidden), `PatchImage` and `HeadDetectors` (`head_detectors`: every head's previous-token,
 duplicate-token and induction score, posts HeadDetectors.Open; in the grids' place, as the head effects).
+Which of the gallery and the head panes stands in the grid's place is `effects_panes.HeadPanes`' work (the
+view keeps the keys and hands each over in a line); the hint line under the grid is `hints`'.
 """
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,25 +26,23 @@ from textual.binding import Binding
 from textual.events import Resize
 from textual.widgets import Static
 
-from tui_lab.app import grids
 from tui_lab.app.grids import GridSpec
 from tui_lab.app.guard import guarded
 from tui_lab.app.view_contract import LabView, Opening
 from tui_lab.app.views.attention import capture as work
-from tui_lab.app.views.attention import draw, jobs, mlm, vit
+from tui_lab.app.views.attention import draw, hints, jobs, mlm
 from tui_lab.app.views.attention.draw import AttentionMap, GridTitle
-from tui_lab.app.views.attention.grids import ATTENTION_KINDS, MASKS, Capture, Pattern, grid_spec
+from tui_lab.app.views.attention.effects_panes import HeadPanes
+from tui_lab.app.views.attention.grids import MASKS, Capture, Pattern, grid_spec
 from tui_lab.app.views.attention.head_detectors import HeadDetectors, applies
-from tui_lab.app.views.attention.head_effects import HeadEffects, HeadMap, effects_refused, row_kind
+from tui_lab.app.views.attention.head_effects import HeadEffects, HeadMap
 from tui_lab.app.views.attention.inputs import AttentionInputs, learned_head
-from tui_lab.app.views.attention.inside_head import InsideHead, Pointer
+from tui_lab.app.views.attention.inside_head import InsideHead
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.pickers import AttentionPickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.paths import exports_dir
-
-GRIDS = ("#att-map", "#att-model", "#att-image")  # what the head effects take the place of
 
 
 class AttentionView(LabView):
@@ -73,7 +72,7 @@ class AttentionView(LabView):
         self.pending_kind: str | None = None
         self.captured_generation = -1
         self.last_export: Path | None = None
-        self._grids_shown = {"#att-map": True}  # which grids to show again when the head effects go away
+        self.panes = HeadPanes(self)  # ablation, attribution, head detectors, inside one head
 
     # the fields other views and tests read
     @property
@@ -154,17 +153,12 @@ class AttentionView(LabView):
         self.inputs.follow_model()
         self.cap = Capture(encoder_decoder=self.encoder_decoder)
         self.pickers.offer(self.cap)
-        self.query_one(HeadEffects).live_model_changed()  # a run asked for before the model came starts now
-        detectors = self.query_one(HeadDetectors)
-        if detectors.has_class("-shown") and applies(self.app.live.config) is None:
-            detectors.run()  # the table was another model's: measure this one
-        elif detectors.has_class("-shown"):
-            detectors.hide()
+        self.panes.live_model_changed()
         self.refresh_bindings()  # j is on the footer for the models the head detectors cover
         if not self.app.live.ready:
-            self._info(f"the live model is not ready yet ({self.app.live.status})")
+            self.say(f"the live model is not ready yet ({self.app.live.status})")
         elif self.inputs.fit_to_tokenizer():
-            self._info("finding text the loaded model's tokenizer covers...")
+            self.say("finding text the loaded model's tokenizer covers...")
         else:
             self.action_run()
 
@@ -194,20 +188,10 @@ class AttentionView(LabView):
     def action_run(self) -> None:
         live = self.app.live
         if not live.ready:
-            self._info(f"the live model is not ready yet ({live.status})")
+            self.say(f"the live model is not ready yet ({live.status})")
             return
-        if vit.is_vit(live.config):
-            self._info("capturing attention...")
-            job = partial(jobs.capture_image, live.model, live.config, vit.image_index(self.inputs.source),
-                          live.generation, self.post_message)
-        else:
-            src_ids, src, tgt_ids, tgt, predicted = self.inputs.ids()
-            run = jobs.SentenceRun(live.model, live.tokenizer, live.generation, src_ids, src, tgt_ids, tgt, predicted,
-                                   translate=self.inputs.translating,
-                                   limit=min(grids.MAX_TOKENS, live.config.max_len - 1),
-                                   guess=mlm.is_mlm(live.config) and live.tokenizer is not None)
-            self._info("translating, then capturing attention..." if run.translate else "capturing attention...")
-            job = partial(jobs.capture_sentence, run, self.post_message)
+        job, doing = jobs.capture_job(live, self.inputs, self.post_message)
+        self.say(doing)
         self.run_worker(job, thread=True, exclusive=True, group="attention", exit_on_error=False)
 
     def on_captured(self, message: work.Captured) -> None:
@@ -233,13 +217,13 @@ class AttentionView(LabView):
         if message.guesses is not None:  # BERT: the cursor on the [MASK] row, its guesses under the grid
             if message.guesses:
                 self.query_one(AttentionMap).move_cursor(message.guesses[0][0], message.guesses[0][0])
-            self._info(mlm.describe(message.guesses))
+            self.say(mlm.describe(message.guesses))
             return
         if message.translation is not None:  # say whose target the decoder read: the model's own
-            self._info(f"decoder input = the model's own greedy translation: {message.translation!r} · "
-                       + self._hint())
+            self.say(f"decoder input = the model's own greedy translation: {message.translation!r} · "
+                     + self.hint())
             return
-        self._info(self._hint())
+        self.say(self.hint())
 
     # -- drawing -------------------------------------------------------------------------------------
     @property
@@ -267,10 +251,7 @@ class AttentionView(LabView):
         if shown is not None:
             image.show(*shown)
         self.query_one(SmallMultiples).set_tiles(*draw.gallery_tiles(self.cap, kind, self.pattern))
-        self._make_room()
-        if self._panel_shown():  # a capture that lands under an open head panel
-            self._put_grids_away()  # is what Escape brings back
-        self._point_inside()
+        self.panes.after_redraw()
 
     def on_resize(self, event: Resize) -> None:
         self.query_one(GridTitle).fit(self.content_size.width)  # the fit depends on the width
@@ -281,21 +262,11 @@ class AttentionView(LabView):
         self.query_one(AttentionMap).point_at(query, key)
 
     def action_model_view(self) -> None:
-        """Every layer x head of the chosen kind at once; pick one to open it full size."""
-        gallery, heatmap = self.query_one(SmallMultiples), self.query_one(AttentionMap)
-        if self.choice()[0] not in ATTENTION_KINDS:
-            self._info("the model view shows the attention kinds: press k for one")
-            return
-        gallery.display, heatmap.display = not gallery.display, gallery.display
-        (gallery if gallery.display else heatmap).focus()
-        self._info(self._hint())
+        self.panes.gallery()
 
     def on_small_multiples_chosen(self, message: SmallMultiples.Chosen) -> None:
         self.pickers.choose(message.layer, message.head)
-        self.query_one(SmallMultiples).display = False
-        self.query_one(AttentionMap).display = True
-        self.query_one(AttentionMap).focus()
-        self._info(self._hint())
+        self.panes.gallery_chosen()
 
     @guarded
     def action_export(self) -> None:
@@ -303,47 +274,27 @@ class AttentionView(LabView):
         self.app.notify(f"grid written to {path}", title="export")
         self.last_export = path
 
-    # -- each head's effect (a, d) in the grids' place ---------------------------------------------------
-    def _put_grids_away(self) -> None:
-        """Hide the grids for the head panel, remembering which were shown for Escape to bring back."""
-        self._grids_shown = {s: self.query_one(s).display for s in GRIDS}
-        for selector in GRIDS:
-            self.query_one(selector).display = False
-
-    def _panel_shown(self) -> bool:
-        return any(self.query_one(p).has_class("-shown") for p in (HeadEffects, HeadDetectors))
-
-    def _show_effects(self, kind: str) -> None:
-        refused = effects_refused(kind, self.app.live.config)
-        if refused is not None:  # said whole, and no earlier panel's grid left under it (issue 36 item 11)
-            for shown in (p for p in (HeadEffects, HeadDetectors) if self.query_one(p).has_class("-shown")):
-                self.query_one(shown).hide()
-            self._info(refused)
-            return
-        panel = self.query_one(HeadEffects)
-        if not self._panel_shown():
-            self._put_grids_away()
-        self.query_one(HeadDetectors).put_away()
-        src_ids, src, tgt_ids, tgt, _ = self.inputs.ids()
-        if self.encoder_decoder:  # the decoder's stream on the target (none typed: the model's own translation)
-            panel.measure(kind, tgt_ids, tgt, src=src_ids)
-        else:
-            panel.measure(kind, src_ids, src)
-
+    # -- the head panes (a, d, j, c): `effects_panes.HeadPanes` does their work -------------------------------
     @guarded
     def action_ablate(self) -> None:
-        self._show_effects("ablation")
+        self.panes.ablate()
 
     @guarded
     def action_attribute(self) -> None:
-        self._show_effects("attribution")
+        self.panes.attribute()
 
-    def on_mechanism_panel_hidden(self) -> None:
-        for selector, shown in self._grids_shown.items():
-            self.query_one(selector).display = shown
-        self.home().focus()
+    @guarded
+    def action_head_detectors(self) -> None:
+        self.panes.detect()
 
-    FOOTER_ROOM = 90  # columns: the footer holds j's key beside the pickers', f1..f7, q and the palette's
+    def action_head_detectors_narrow(self) -> None:
+        self.action_head_detectors()
+
+    def action_head_detectors_refused(self) -> None:
+        self.say(applies(self.app.live.config) or "")
+
+    def action_inside_head(self) -> None:
+        self.panes.inside()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Which of j's three bindings is the live one (see BINDINGS); l and h dimmed (None) while they would
@@ -355,101 +306,39 @@ class AttentionView(LabView):
             return True
         if applies(self.app.live.config) is not None:
             return action == "head_detectors_refused"
-        wide = self.app.size.width >= self.FOOTER_ROOM
+        wide = self.app.size.width >= hints.FOOTER_ROOM
         return action == ("head_detectors" if wide else "head_detectors_narrow")
 
-    def action_head_detectors_narrow(self) -> None:
-        self.action_head_detectors()
-
-    @guarded
-    def action_head_detectors(self) -> None:
-        """Every head's previous-token, duplicate-token and induction score, in the grids' place."""
-        refused = applies(self.app.live.config)
-        if refused is not None:  # from the palette: j is then the refusal's key
-            self._info(refused)
-            return
-        if not self._panel_shown():
-            self._put_grids_away()
-        self.query_one(HeadEffects).put_away()
-        self.query_one(HeadDetectors).run()
-
-    def action_head_detectors_refused(self) -> None:
-        self._info(applies(self.app.live.config) or "")
+    def on_mechanism_panel_hidden(self) -> None:
+        self.panes.hidden()
 
     def on_head_detectors_open(self, message: HeadDetectors.Open) -> None:
-        self._grids_shown = {"#att-map": True, "#att-model": False, "#att-image": False}  # what hiding restores
-        self.query_one(HeadDetectors).hide()
-        self.pickers.select_kind("decoder-self")
-        self.pickers.choose(message.layer, message.head)
+        self._open(*self.panes.open_detected(message.layer, message.head))
 
     def on_head_map_open(self, message: HeadMap.Open) -> None:
-        self._grids_shown = {"#att-map": True, "#att-model": False, "#att-image": False}  # what hiding restores
-        self.query_one(HeadEffects).hide()
-        kind, layer = row_kind(message.row_label)
+        self._open(*self.panes.open_effect(message.row_label, message.col))
+
+    def _open(self, kind: str, layer: int, head: int) -> None:
         self.pickers.select_kind(kind)
-        self.pickers.choose(layer, message.col)
-
-    # -- inside one head -----------------------------------------------------------------------------
-    # Where the view is short (80x24) the panel takes the grid's place and its arrows move the grid's cursor.
-    SHORT = 30
-
-    def action_inside_head(self) -> None:
-        panel, heatmap = self.query_one(InsideHead), self.query_one(AttentionMap)
-        panel.display = not panel.display
-        self.query_one(SmallMultiples).display = False
-        self._make_room()
-        self._point_inside()
-        if panel.display:
-            panel.opened()
-        (heatmap if heatmap.display else panel).focus()
-        self._info(self._hint())
-
-    def _make_room(self) -> None:
-        """A short view shows the open panel in the grid's (and a ViT image's) place."""
-        crowded = self.query_one(InsideHead).display and self.size.height < self.SHORT
-        self.query_one(AttentionMap).display = not crowded
-        if crowded:
-            self.query_one(PatchImage).display = False
-
-    def _point_inside(self) -> None:
-        heatmap, (kind, layer, head) = self.query_one(AttentionMap), self.choice()
-        row, col = heatmap.cursor
-        self.query_one(InsideHead).point(Pointer(kind, layer, head, row, col, heatmap.row_labels,
-                                                 heatmap.col_labels))
+        self.pickers.choose(layer, head)
 
     def on_heatmap_cell_highlighted(self, message: Heatmap.CellHighlighted) -> None:
-        self._point_inside()
+        self.panes.point_inside()
 
     def on_inside_head_move(self, message: InsideHead.Move) -> None:
         self.query_one(AttentionMap).action_move(message.d_row, message.d_col)
 
     def on_capture_failed(self, message: work.CaptureFailed) -> None:
-        self._info(f"[red]capture failed:[/red] {message.error}")
+        self.say(f"[red]capture failed:[/red] {message.error}")
 
     def on_attention_inputs_run_asked(self, message: AttentionInputs.RunAsked) -> None:
         self.action_run()
 
-    def _hint(self) -> str:
-        if self.query_one(SmallMultiples).display:  # ⏎ is off the footer, which keeps q quit
-            return "arrows or mouse: a tile · ⏎ open it full size · m back to the grid"
-        if self.query_one(InsideHead).display:  # at 80 columns each hint fits one line
-            return "arrows: query ↑↓, key ←→ · h head · l layer · c back to the grid"
-        config = self.app.live.config
-        # A key whose measurement does not apply to the live model is not named (issue 36 item 11).
-        ablate = "a ablate" if effects_refused("ablation", config) is None else ""
-        if self.size.width < 100:  # DLA: direct logit attribution (the palette says it whole)
-            dla = "d DLA" if effects_refused("attribution", config) is None else ""
-            if self.app.size.width < self.FOOTER_ROOM and applies(config) is None:  # j off the footer: 76 wide
-                parts = ["# values", "z dense", "m heads", "c inside", ablate, dla, "j jobs", "e JSON"]
-            else:
-                parts = ["# numbers", "z dense", "m heads", "c inside", ablate, dla, "e export"]
-        else:
-            dla = "d attribution" if effects_refused("attribution", config) is None else ""
-            parts = ["arrows or mouse: a cell", "# numbers", "z dense", "m all heads", "c one head", ablate, dla,
-                     "e export"]
-        return " · ".join(part for part in parts if part)
+    def hint(self) -> str:
+        return hints.hint(self.app.live.config, self.query_one(SmallMultiples).display,
+                          self.query_one(InsideHead).display, self.size.width, self.app.size.width)
 
-    def _info(self, text: str) -> None:
+    def say(self, text: str) -> None:
         self.query_one("#att-info", Static).update(text)
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:

@@ -1,0 +1,37 @@
+"""The hint line under the Attention view's grid: the keys the footer has no room for, fitted to the width.
+
+The footer holds the pickers' keys beside f1..f7 and q quit at 80 columns; every other key of the view is named
+here, shortest where the view is narrow. A key whose measurement does not apply to the live model is not named
+(issue 36 item 11): pressed anyway, it says why in the info line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui_lab.app.views.attention.head_detectors import applies
+from tui_lab.app.views.attention.head_effects import effects_refused
+
+FOOTER_ROOM = 90  # columns: the footer holds j's key beside the pickers', f1..f7, q and the palette's
+WIDE = 100  # columns: the hint line names each key in words
+
+
+def hint(config: Any, gallery: bool, inside: bool, width: int, app_width: int) -> str:
+    """The hint for the model view (`gallery`), the inside-head pane (`inside`) or the grid, for a view `width`
+    columns wide in an app `app_width` wide."""
+    if gallery:  # ⏎ is off the footer, which keeps q quit
+        return "arrows or mouse: a tile · ⏎ open it full size · m back to the grid"
+    if inside:  # at 80 columns each hint fits one line
+        return "arrows: query ↑↓, key ←→ · h head · l layer · c back to the grid"
+    ablate = "a ablate" if effects_refused("ablation", config) is None else ""
+    if width < WIDE:  # DLA: direct logit attribution (the palette says it whole)
+        dla = "d DLA" if effects_refused("attribution", config) is None else ""
+        if app_width < FOOTER_ROOM and applies(config) is None:  # j off the footer: 76 wide
+            parts = ["# values", "z dense", "m heads", "c inside", ablate, dla, "j jobs", "e JSON"]
+        else:
+            parts = ["# numbers", "z dense", "m heads", "c inside", ablate, dla, "e export"]
+    else:
+        dla = "d attribution" if effects_refused("attribution", config) is None else ""
+        parts = ["arrows or mouse: a cell", "# numbers", "z dense", "m all heads", "c one head", ablate, dla,
+                 "e export"]
+    return " · ".join(part for part in parts if part)
