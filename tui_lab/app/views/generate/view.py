@@ -43,16 +43,9 @@ from tui_lab.app.views.generate.compare import ComparePanel
 from tui_lab.app.views.generate.form import GenerationForm, seed_text
 from tui_lab.app.views.generate.growing_grid import GrowingGrid
 from tui_lab.app.views.generate.lens_panel import LensPanel
-from tui_lab.app.views.generate.live import (
-    DEFAULT_PROMPT,
-    folder_of,
-    followed_prompt,
-    live_modes,
-    note_text,
-    start_len,
-    unknown_note,
-)
+from tui_lab.app.views.generate.live import DEFAULT_PROMPT, folder_of, live_modes, note_text, start_len
 from tui_lab.app.views.generate.patch_panel import PatchPanel
+from tui_lab.app.views.generate.prompt_keeper import PromptKeeper
 from tui_lab.app.views.generate.stream import Completion, stream_prefix
 from tui_lab.app.views.generate.token_stream import Token, TokenStream
 from tui_lab.app.widgets.field_input import FieldInput
@@ -102,8 +95,7 @@ class GenerateView(LabView):
         self._job_going = False
         self.translating = False  # an encoder-decoder with a tokenizer: the prompt is a source to translate
         self.seed_note = ""  # the current stream's seed, for its status line ('' when nothing is drawn)
-        self.default_prompt = DEFAULT_PROMPT  # the prompt the view last set: untouched while the field holds it
-        self.model_note = ""  # the note's line about the live model; the prompt's <unk> warning goes after it
+        self.prompt = PromptKeeper(self)  # the prompt's default and the note, following the live model
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
@@ -186,50 +178,17 @@ class GenerateView(LabView):
         for name, on_ in modes.classes().items():
             self.set_class(on_, name)
         self.translating = modes.translating
-        prompt = self.query_one("#gen-prompt", Input)
-        self._set_default(followed_prompt(live, modes.translating, prompt.value, self.default_prompt))
-        form = self.query_one(GenerationForm).follow_folder(folder_of(live), start_len(live, prompt.value))
+        self.prompt.follow(live, modes.translating)
+        form = self.query_one(GenerationForm).follow_folder(folder_of(live), start_len(live, self.prompt.text))
         self.query_one("#gen-go", Button).label = "Translate g" if modes.translating else "Generate g"
-        self.model_note = note_text(live, modes, form)
-        self._show_note()
-        untouched = prompt.value == self.default_prompt
-        if live.ready and live.example is None and untouched and unknown_note(live, prompt.value):
-            self._find_task_prompt()  # a checkpoint of a task: its own held-out source, found in a worker
-
-    def _set_default(self, text: str) -> None:
-        """Put `text` in the prompt as the view's default (a person's typed prompt is never passed here)."""
-        prompt = self.query_one("#gen-prompt", Input)
-        if prompt.value != text:
-            prompt.value = text
-        self.default_prompt = text
-
-    def _show_note(self) -> None:
-        """The model's line, and a warning while the prompt has words the tokenizer lacks (each reads <unk>)."""
-        prompt = self.query_one("#gen-prompt", Input).value
-        self.query_one("#gen-note", Static).update(self.model_note + unknown_note(self.app.live, prompt))
-
-    def _find_task_prompt(self) -> None:
-        from tui_lab.generation.prompt import task_prompt
-
-        tokenizer, generation = self.app.live.tokenizer, self.app.live.generation
-
-        def find() -> None:
-            found = task_prompt(tokenizer)
-            if found is not None:
-                self.post_message(jobs.PromptFound(found, generation))
-
-        self.run_worker(find, thread=True, exclusive=True, group="generate-prompt", exit_on_error=False)
+        self.prompt.note(note_text(live, modes, form), live)  # a task's checkpoint: its own source, from a worker
 
     def on_prompt_found(self, message: jobs.PromptFound) -> None:
-        """A held-out source of the live model's task, for a prompt nobody has typed into since."""
-        untouched = self.query_one("#gen-prompt", Input).value == self.default_prompt
-        if message.generation == self.app.live.generation and untouched:
-            self._set_default(message.prompt)
-            self._show_note()
+        self.prompt.found(message)
 
     @on(Input.Changed, "#gen-prompt")
     def _prompt_changed(self) -> None:
-        self._show_note()
+        self.prompt.show_note()
 
     def _model(self) -> Any:
         live = self.app.live
