@@ -94,7 +94,6 @@ class GenerateView(LabView):
         self.job = 0  # the current job's number: a message from an older one is dropped
         self._job_going = False
         self.translating = False  # an encoder-decoder with a tokenizer: the prompt is a source to translate
-        self.seed_note = ""  # the current stream's seed, for its status line ('' when nothing is drawn)
         self.prompt = PromptKeeper(self)  # the prompt's default and the note, following the live model
 
     def compose(self) -> ComposeResult:
@@ -214,8 +213,8 @@ class GenerateView(LabView):
         self.query_one(ComparePanel).remove_class("-shown")  # a single stream: the grid gets the room back
         self.query_one(versus.VersusPanel).remove_class("-shown")
         self._fold()
-        self.query_one(Completion).start(stream_prefix(prompt, model.config.family, self.translating), s)
-        self.seed_note = seed_text(s, self.query_one(GenerationForm).seed_drawn)
+        seed = seed_text(s, self.query_one(GenerationForm).seed_drawn)
+        self.query_one(Completion).start(stream_prefix(prompt, model.config.family, self.translating), s, seed)
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
         self.run_worker(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
@@ -303,9 +302,7 @@ class GenerateView(LabView):
     def on_finished(self, message: jobs.Finished) -> None:
         if message.job == self.job:
             self.running = False
-            seed = f"; {self.seed_note}" if self.seed_note else ""
-            self.query_one(Completion).finish(message.text, message.note + seed
-                                              + (" - stopped" if message.cancelled else ""))
+            self.query_one(Completion).finish(message.text, message.note, message.cancelled)
 
     def on_compare_result(self, message: jobs.CompareResult) -> None:
         if message.job == self.job and self.query_one(ComparePanel).show(message):
