@@ -31,7 +31,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.markup import escape
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
@@ -46,6 +45,7 @@ from tui_lab.app.views.generate.lens_panel import LensPanel
 from tui_lab.app.views.generate.live import DEFAULT_PROMPT, folder_of, live_modes, note_text, start_len
 from tui_lab.app.views.generate.patch_panel import PatchPanel
 from tui_lab.app.views.generate.prompt_keeper import PromptKeeper
+from tui_lab.app.views.generate.room import Room
 from tui_lab.app.views.generate.stream import Completion, stream_prefix
 from tui_lab.app.views.generate.token_stream import Token, TokenStream
 from tui_lab.app.widgets.field_input import FieldInput
@@ -95,6 +95,7 @@ class GenerateView(LabView):
         self._job_going = False
         self.translating = False  # an encoder-decoder with a tokenizer: the prompt is a source to translate
         self.prompt = PromptKeeper(self)  # the prompt's default and the note, following the live model
+        self.room = Room(self)  # what holds the room under the prompt: the completion, the boxes, or a panel
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
@@ -144,15 +145,8 @@ class GenerateView(LabView):
 
     # -- app hooks -----------------------------------------------------------------------------------
     def home(self) -> Widget:
-        """The completion: g, m, v, s, y act at once, and its arrows walk the tokens (i: into the prompt).
-        Folded under the compare boxes or the side by side, their first box; a mechanism panel's grid while
-        one is shown."""
-        panel = next((p for p in self.query(MechanismPanel) if p.has_class("-shown")), None)
-        if panel is not None:
-            return panel.grid  # its r and x act (Esc from its prompts came back to the completion, where r did nothing)
-        if self.has_class("-folded"):
-            return next(box for box in self.query(".gen-mode") if box.parent.has_class("-shown"))
-        return self.query_one(TokenStream)
+        """The completion, the first box shown over it, or a mechanism panel's grid (`room.Room.home`)."""
+        return self.room.home()
 
     def live_model_changed(self) -> None:
         self._follow_live_model()
@@ -208,11 +202,9 @@ class GenerateView(LabView):
     @guarded
     def action_generate(self) -> None:
         s, model = self.settings(), self._model()
-        prompt = self.query_one("#gen-prompt", Input).value
+        prompt = self.prompt.text
         self._begin()
-        self.query_one(ComparePanel).remove_class("-shown")  # a single stream: the grid gets the room back
-        self.query_one(versus.VersusPanel).remove_class("-shown")
-        self._fold()
+        self.room.show_boxes(None)  # a single stream: the completion and the grid get the room back
         seed = seed_text(s, self.query_one(GenerationForm).seed_drawn)
         self.query_one(Completion).start(stream_prefix(prompt, model.config.family, self.translating), s, seed)
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
@@ -222,13 +214,11 @@ class GenerateView(LabView):
     @guarded
     def action_compare(self) -> None:
         s, model = self.settings(), self._model()
-        prompt = self.query_one("#gen-prompt", Input).value
+        prompt = self.prompt.text
         self._begin()
         panel = self.query_one(ComparePanel)
-        panel.add_class("-shown")
-        self.query_one(versus.VersusPanel).remove_class("-shown")
         panel.waiting()
-        self._fold(prompt)
+        self.room.show_boxes(panel, prompt, self.translating)
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
         self.run_worker(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
@@ -240,33 +230,14 @@ class GenerateView(LabView):
             raise ValueError("side by side: the live model is decoder-only; it needs an encoder-decoder (AT or NAT)")
         if self.has_class("-hf"):
             raise ValueError("side by side: puts the lab's own AT and NAT models together, not a Hugging Face one")
-        prompt, spec = self.query_one("#gen-prompt", Input).value, self.query_one("#gen-vs", Input).value
+        prompt, spec = self.prompt.text, self.query_one("#gen-vs", Input).value
         self._begin()
-        self.query_one(ComparePanel).remove_class("-shown")
         panel = self.query_one(versus.VersusPanel)
-        panel.add_class("-shown")
         panel.waiting()
-        self._fold(prompt)
+        self.room.show_boxes(panel, prompt, self.translating)
         live, job, kept = (model, self.app.live.tokenizer), self.job, panel.partners
         self.run_worker(lambda: versus.versus_job(self, job, live, spec, kept, prompt, s), thread=True,
                         group="generate", exclusive=True, exit_on_error=False)
-
-    def _fold(self, prompt: str | None = None) -> None:
-        """The compare boxes or the side by side take the completion's place, at every size: a comparison
-        streams nothing into the completion or the grid (at 160x48 they stood empty above four 5-row boxes,
-        at 80x24 the boxes squeezed them to 1-3 rows). The prompt goes above the boxes, whole (the prompt field
-        is one line)."""
-        if prompt is not None:
-            name = "source" if self.translating else "prompt"
-            self.query_one("#gen-panel-prompt", Static).update(f"[dim]{name}:[/] {escape(prompt)}")
-        folded = any(panel.has_class("-shown") for panel in (self.query_one(ComparePanel),
-                                                              self.query_one(versus.VersusPanel)))
-        self.set_class(folded, "-folded")
-        mechanism = any(panel.has_class("-shown") for panel in self.query(MechanismPanel))
-        body = self.query_one("#gen-body")
-        body.display = not (folded or mechanism)
-        if folded and (self.app.focused is None or body in self.app.focused.ancestors):
-            self.home().focus()  # the view's keys stay on the footer, and the arrows scroll the first box
 
     def _begin(self) -> None:
         """A new job. Focus stays where it is: after Enter in the prompt a person goes on typing there, and
@@ -274,7 +245,7 @@ class GenerateView(LabView):
         self.job += 1
         self.running = True
         self.query_one(GrowingGrid).clear()
-        self._show_panel(None)  # a mechanism panel gives the completion its room back
+        self.room.show_panel(None)  # a mechanism panel gives the completion its room back
 
     def action_stop(self) -> None:
         self.workers.cancel_group(self, "generate")
@@ -317,33 +288,22 @@ class GenerateView(LabView):
             self.running = False
             self.notify(message.error, title="generate", severity="error", timeout=8)
 
-    # -- the mechanism panels ------------------------------------------------------------------------
-    def _show_panel(self, panel: MechanismPanel | None) -> None:
-        """Show `panel` in the completion's place (None: the completion again)."""
-        self.query_one("#gen-body").display = panel is None
-        for other in self.query(MechanismPanel):
-            if other is not panel and other.has_class("-shown"):
-                other.put_away()
-        if panel is not None:
-            self.query_one(ComparePanel).remove_class("-shown")
-            self.query_one(versus.VersusPanel).remove_class("-shown")
-            self.remove_class("-folded")
-
+    # -- the mechanism panels (each in the completion's place while shown) -----------------------------
     @guarded
     def action_lens(self) -> None:
         panel = self.query_one(LensPanel)
-        self._show_panel(panel)
-        panel.prompt = self.query_one("#gen-prompt", Input).value
+        self.room.show_panel(panel)
+        panel.prompt = self.prompt.text
         panel.run()
 
     def action_patch(self) -> None:
         panel = self.query_one(PatchPanel)
-        self._show_panel(panel)
-        panel.open_with(self.query_one("#gen-prompt", Input).value)
+        self.room.show_panel(panel)
+        panel.open_with(self.prompt.text)
 
     @on(MechanismPanel.Hidden)
     def _panel_hidden(self) -> None:
-        self._show_panel(None)
+        self.room.show_panel(None)
         self.home().focus()
 
     # -- the inputs ----------------------------------------------------------------------------------
