@@ -1,30 +1,29 @@
 """Generate: type a prompt, watch tokens stream from the live model, and compare the decoding modes.
 
-Tokens arrive one message each from a thread worker (`jobs`). The completion reads as text (the
-prompt, then the new tokens), each token shaded by its probability on `y`; a cursor over the tokens (left/
-right, or the mouse) shows one token's probability and the top candidates of its step. The compare panel
-appears when `m` runs it and takes the completion's place, under the prompt it answers (the completion has
-nothing of a comparison to show, and at 80x24 the two squeezed each other to 1-3 rows); `g` gives the
-completion back. The attention grid grows one row per new token, as the KV cache does: the row is the new
-token's attention over the context so far (last layer, mean of heads; cross-attention over the source for an
-encoder-decoder). Columns are the whole context (prompt, then each generated token), labelled; keys a row
-could not see (not generated yet, or slid out of a learned-position window) are drawn masked.
+Tokens arrive one message each from a thread worker (`jobs`). The completion reads as text (the prompt, then the
+new tokens), each token shaded by its probability on `y`; a cursor over the tokens (left/right, or the mouse) shows
+one token's probability and the top candidates of its step. The attention grid grows one row per new token, as the
+KV cache does: the row is the new token's attention over the context so far (last layer, mean of heads;
+cross-attention over the source for an encoder-decoder). Columns are the whole context (prompt, then each generated
+token), labelled; keys a row could not see (not generated yet, or slid out of a learned-position window) are drawn
+masked. The compare boxes (`m`) and the side by side (`v`) take the completion's place until `g` gives it back.
 
 An encoder-decoder with a tokenizer (a Marian translator from Hugging Face, the shipped numbers-de toy)
 translates: the prompt is the source sentence (by default seed 000's English 'seen' sentence, as the Attention
 view picks it, or the toy's held-out number), the translation streams token by token under it, and the grid
 is the cross-attention of each translated token over the source (target x source), growing a row per token.
 
-The view is the one place that knows the whole screen: it composes its parts, starts the jobs (`jobs`,
-`versus`) and hands each job's messages to the part that shows them. The parts own their state and are driven
-through small methods: the settings row (`form.GenerationForm`), the completion (`stream.Completion`), the
-attention grid (`growing_grid.GrowingGrid`), the compare boxes (`compare.ComparePanel`), the side by side
-(`versus.VersusPanel`) and the mechanism panels (`lens_panel`, `patch_panel`), which post `MechanismPanel.Hidden`
-when Escape hands the room back. How the view follows the live model is in `live` (plain functions).
+The view composes its parts, keeps the keys, starts the jobs (`jobs`, `versus`) and hands each job's messages to
+the part that shows them: the settings row (`form.GenerationForm`), the completion (`stream.Completion`), the grid
+(`growing_grid.GrowingGrid`), the compare boxes (`compare.ComparePanel`), the side by side (`versus.VersusPanel`),
+the mechanism panels (`lens_panel`, `patch_panel`; Escape in one posts `MechanismPanel.Hidden`). Two plain objects
+it owns: `room.Room` shows one of these in the completion's place, and `prompt_keeper.PromptKeeper` keeps the
+prompt's default and the note as the live model changes. What the view makes of the live model is in `live`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual import on
@@ -42,7 +41,7 @@ from tui_lab.app.views.generate.compare import ComparePanel
 from tui_lab.app.views.generate.form import GenerationForm, seed_text
 from tui_lab.app.views.generate.growing_grid import GrowingGrid
 from tui_lab.app.views.generate.lens_panel import LensPanel
-from tui_lab.app.views.generate.live import DEFAULT_PROMPT, folder_of, live_modes, note_text, start_len
+from tui_lab.app.views.generate.live import DEFAULT_PROMPT, folder_of, live_modes, note_text, ready_model, start_len
 from tui_lab.app.views.generate.patch_panel import PatchPanel
 from tui_lab.app.views.generate.prompt_keeper import PromptKeeper
 from tui_lab.app.views.generate.room import Room
@@ -183,12 +182,6 @@ class GenerateView(LabView):
     def _prompt_changed(self) -> None:
         self.prompt.show_note()
 
-    def _model(self) -> Any:
-        live = self.app.live
-        if not live.ready:
-            raise ValueError(f"the live model is not ready yet ({live.status})")
-        return live.model
-
     # -- settings ------------------------------------------------------------------------------------
     def chat(self) -> bool:
         """The chat toggle is on, for a model that has a chat template."""
@@ -201,43 +194,37 @@ class GenerateView(LabView):
     # -- actions -------------------------------------------------------------------------------------
     @guarded
     def action_generate(self) -> None:
-        s, model = self.settings(), self._model()
+        s, model = self.settings(), ready_model(self.app.live)
         prompt = self.prompt.text
         self._begin()
         self.room.show_boxes(None)  # a single stream: the completion and the grid get the room back
         seed = seed_text(s, self.query_one(GenerationForm).seed_drawn)
         self.query_one(Completion).start(stream_prefix(prompt, model.config.family, self.translating), s, seed)
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
-        self.run_worker(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
-                        group="generate", exclusive=True, exit_on_error=False)
+        self._run(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s, chat))
 
     @guarded
     def action_compare(self) -> None:
-        s, model = self.settings(), self._model()
+        s, model = self.settings(), ready_model(self.app.live)
         prompt = self.prompt.text
         self._begin()
         panel = self.query_one(ComparePanel)
         panel.waiting()
         self.room.show_boxes(panel, prompt, self.translating)
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
-        self.run_worker(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
-                        group="generate", exclusive=True, exit_on_error=False)
+        self._run(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s, chat))
 
     @guarded
     def action_versus(self) -> None:
-        s, model = self.settings(), self._model()
-        if model.config.family != "encoder-decoder":
-            raise ValueError("side by side: the live model is decoder-only; it needs an encoder-decoder (AT or NAT)")
-        if self.has_class("-hf"):
-            raise ValueError("side by side: puts the lab's own AT and NAT models together, not a Hugging Face one")
+        s, model = self.settings(), ready_model(self.app.live)
+        versus.check_live(model, hf=self.has_class("-hf"))
         prompt, spec = self.prompt.text, self.query_one("#gen-vs", Input).value
         self._begin()
         panel = self.query_one(versus.VersusPanel)
         panel.waiting()
         self.room.show_boxes(panel, prompt, self.translating)
         live, job, kept = (model, self.app.live.tokenizer), self.job, panel.partners
-        self.run_worker(lambda: versus.versus_job(self, job, live, spec, kept, prompt, s), thread=True,
-                        group="generate", exclusive=True, exit_on_error=False)
+        self._run(lambda: versus.versus_job(self, job, live, spec, kept, prompt, s))
 
     def _begin(self) -> None:
         """A new job. Focus stays where it is: after Enter in the prompt a person goes on typing there, and
@@ -246,6 +233,10 @@ class GenerateView(LabView):
         self.running = True
         self.query_one(GrowingGrid).clear()
         self.room.show_panel(None)  # a mechanism panel gives the completion its room back
+
+    def _run(self, work: Callable[[], None]) -> None:
+        """`work` on a thread; one job at a time (a new one cancels the last), and s cancels the group."""
+        self.run_worker(work, thread=True, group="generate", exclusive=True, exit_on_error=False)
 
     def action_stop(self) -> None:
         self.workers.cancel_group(self, "generate")
