@@ -49,6 +49,13 @@ def live_modes(live: Any) -> LiveModes:
         chat=live.tokenizer is not None and getattr(live.model, "chat_template", None) is not None)
 
 
+def ready_model(live: Any) -> Any:
+    """The live model, for a job; ValueError saying why while it is not ready."""
+    if not live.ready:
+        raise ValueError(f"the live model is not ready yet ({live.status})")
+    return live.model
+
+
 def note_text(live: Any, modes: LiveModes, form: dict[str, Any]) -> str:
     """The line over the completion: the model, its tokenizer, how it decodes, what its folder set (`form`)."""
     if not live.ready:

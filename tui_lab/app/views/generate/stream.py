@@ -2,8 +2,8 @@
 the read-out of the token under the cursor.
 
 A widget the view drives (`start`, `add`, `finish`); it owns what the read-out needs (how the candidates'
-distribution was made) and answers its own cursor and toggle. The read-out and the scroll follow the newest
-token until the cursor moves.
+distribution was made) and the status line's seed, and answers its own cursor and toggle. The read-out and
+the scroll follow the newest token until the cursor moves.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class Completion(Vertical):
         self.border_subtitle = "↓ ←/→ or mouse: a token's top-5"
         self.sampling = ""  # how the candidates' distribution was made, for the read-out
         self.cut = False  # top-k/top-p sampling: the candidates' probabilities are after the cut
+        self.seed = ""  # the stream's seed, for its status line ('' when nothing is drawn)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="gen-out-scroll") as scroll:
@@ -49,9 +50,10 @@ class Completion(Vertical):
     def stream(self) -> TokenStream:
         return self.query_one(TokenStream)
 
-    def start(self, prefix: str, s: GenerationSettings) -> None:
-        """A new stream after `prefix` (the prompt, or the source and an arrow), decoded with `s`."""
-        self.sampling = sampling_text(s)
+    def start(self, prefix: str, s: GenerationSettings, seed: str = "") -> None:
+        """A new stream after `prefix` (the prompt, or the source and an arrow), decoded with `s`; `seed` names
+        its seed on the status line ('seed 4821, drawn ...', `form.seed_text`)."""
+        self.sampling, self.seed = sampling_text(s), seed
         self.cut = s.beam_size == 1 and s.temperature > 0 and bool(s.top_k or s.top_p)
         self.stream.start(prefix)
         self._describe()
@@ -63,8 +65,10 @@ class Completion(Vertical):
             self._describe()
             self.query_one("#gen-out-scroll").scroll_end(animate=False)
 
-    def finish(self, text: str, note: str) -> None:
-        self.stream.finish(text, note)
+    def finish(self, text: str, note: str, cancelled: bool) -> None:
+        """The whole completion, and the status line: the job's note, the seed, and whether Stop cut it."""
+        seed = f"; {self.seed}" if self.seed else ""
+        self.stream.finish(text, note + seed + (" - stopped" if cancelled else ""))
 
     def toggle_probs(self) -> None:
         box = self.query_one("#gen-probs", OnOffCheckbox)

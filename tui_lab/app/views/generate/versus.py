@@ -63,6 +63,15 @@ class VersusPanel(Horizontal):
         return self.done == set(SIDES)
 
 
+def check_live(model: Any, hf: bool) -> None:
+    """ValueError unless the live model can go beside a second one: the lab's own encoder-decoder (`hf`: a
+    Hugging Face translator, which has no partner among the lab's toys)."""
+    if model.config.family != "encoder-decoder":
+        raise ValueError("side by side: the live model is decoder-only; it needs an encoder-decoder (AT or NAT)")
+    if hf:
+        raise ValueError("side by side: puts the lab's own AT and NAT models together, not a Hugging Face one")
+
+
 def load_partner(spec: str, device: Any) -> Any:
     """The second model: a checkpoint folder, else a preset or shipped toy by name (ValueError naming `vs`)."""
     from tui_lab.loading import load_model

@@ -1,37 +1,35 @@
 """Generate: type a prompt, watch tokens stream from the live model, and compare the decoding modes.
 
-Tokens arrive one message each from a thread worker (`jobs`). The completion reads as text (the
-prompt, then the new tokens), each token shaded by its probability on `y`; a cursor over the tokens (left/
-right, or the mouse) shows one token's probability and the top candidates of its step. The compare panel
-appears when `m` runs it and takes the completion's place, under the prompt it answers (the completion has
-nothing of a comparison to show, and at 80x24 the two squeezed each other to 1-3 rows); `g` gives the
-completion back. The attention grid grows one row per new token, as the KV cache does: the row is the new
-token's attention over the context so far (last layer, mean of heads; cross-attention over the source for an
-encoder-decoder). Columns are the whole context (prompt, then each generated token), labelled; keys a row
-could not see (not generated yet, or slid out of a learned-position window) are drawn masked.
+Tokens arrive one message each from a thread worker (`jobs`). The completion reads as text (the prompt, then the
+new tokens), each token shaded by its probability on `y`; a cursor over the tokens (left/right, or the mouse) shows
+one token's probability and the top candidates of its step. The attention grid grows one row per new token, as the
+KV cache does: the row is the new token's attention over the context so far (last layer, mean of heads;
+cross-attention over the source for an encoder-decoder). Columns are the whole context (prompt, then each generated
+token), labelled; keys a row could not see (not generated yet, or slid out of a learned-position window) are drawn
+masked. The compare boxes (`m`) and the side by side (`v`) take the completion's place until `g` gives it back.
 
 An encoder-decoder with a tokenizer (a Marian translator from Hugging Face, the shipped numbers-de toy)
 translates: the prompt is the source sentence (by default seed 000's English 'seen' sentence, as the Attention
 view picks it, or the toy's held-out number), the translation streams token by token under it, and the grid
 is the cross-attention of each translated token over the source (target x source), growing a row per token.
 
-The view is the one place that knows the whole screen: it composes its parts, starts the jobs (`jobs`,
-`versus`) and hands each job's messages to the part that shows them. The parts own their state and are driven
-through small methods: the settings row (`form.GenerationForm`), the completion (`stream.Completion`), the
-attention grid (`growing_grid.GrowingGrid`), the compare boxes (`compare.ComparePanel`), the side by side
-(`versus.VersusPanel`) and the mechanism panels (`lens_panel`, `patch_panel`), which post `MechanismPanel.Hidden`
-when Escape hands the room back. How the view follows the live model is in `live` (plain functions).
+The view composes its parts, keeps the keys, starts the jobs (`jobs`, `versus`) and hands each job's messages to
+the part that shows them: the settings row (`form.GenerationForm`), the completion (`stream.Completion`), the grid
+(`growing_grid.GrowingGrid`), the compare boxes (`compare.ComparePanel`), the side by side (`versus.VersusPanel`),
+the mechanism panels (`lens_panel`, `patch_panel`; Escape in one posts `MechanismPanel.Hidden`). Two plain objects
+it owns: `room.Room` shows one of these in the completion's place, and `prompt_keeper.PromptKeeper` keeps the
+prompt's default and the note as the live model changes. What the view makes of the live model is in `live`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.markup import escape
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
@@ -43,16 +41,10 @@ from tui_lab.app.views.generate.compare import ComparePanel
 from tui_lab.app.views.generate.form import GenerationForm, seed_text
 from tui_lab.app.views.generate.growing_grid import GrowingGrid
 from tui_lab.app.views.generate.lens_panel import LensPanel
-from tui_lab.app.views.generate.live import (
-    DEFAULT_PROMPT,
-    folder_of,
-    followed_prompt,
-    live_modes,
-    note_text,
-    start_len,
-    unknown_note,
-)
+from tui_lab.app.views.generate.live import DEFAULT_PROMPT, folder_of, live_modes, note_text, ready_model, start_len
 from tui_lab.app.views.generate.patch_panel import PatchPanel
+from tui_lab.app.views.generate.prompt_keeper import PromptKeeper
+from tui_lab.app.views.generate.room import Room
 from tui_lab.app.views.generate.stream import Completion, stream_prefix
 from tui_lab.app.views.generate.token_stream import Token, TokenStream
 from tui_lab.app.widgets.field_input import FieldInput
@@ -101,9 +93,8 @@ class GenerateView(LabView):
         self.job = 0  # the current job's number: a message from an older one is dropped
         self._job_going = False
         self.translating = False  # an encoder-decoder with a tokenizer: the prompt is a source to translate
-        self.seed_note = ""  # the current stream's seed, for its status line ('' when nothing is drawn)
-        self.default_prompt = DEFAULT_PROMPT  # the prompt the view last set: untouched while the field holds it
-        self.model_note = ""  # the note's line about the live model; the prompt's <unk> warning goes after it
+        self.prompt = PromptKeeper(self)  # the prompt's default and the note, following the live model
+        self.room = Room(self)  # what holds the room under the prompt: the completion, the boxes, or a panel
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="gen-inputs"):
@@ -153,15 +144,8 @@ class GenerateView(LabView):
 
     # -- app hooks -----------------------------------------------------------------------------------
     def home(self) -> Widget:
-        """The completion: g, m, v, s, y act at once, and its arrows walk the tokens (i: into the prompt).
-        Folded under the compare boxes or the side by side, their first box; a mechanism panel's grid while
-        one is shown."""
-        panel = next((p for p in self.query(MechanismPanel) if p.has_class("-shown")), None)
-        if panel is not None:
-            return panel.grid  # its r and x act (Esc from its prompts came back to the completion, where r did nothing)
-        if self.has_class("-folded"):
-            return next(box for box in self.query(".gen-mode") if box.parent.has_class("-shown"))
-        return self.query_one(TokenStream)
+        """The completion, the first box shown over it, or a mechanism panel's grid (`room.Room.home`)."""
+        return self.room.home()
 
     def live_model_changed(self) -> None:
         self._follow_live_model()
@@ -186,56 +170,17 @@ class GenerateView(LabView):
         for name, on_ in modes.classes().items():
             self.set_class(on_, name)
         self.translating = modes.translating
-        prompt = self.query_one("#gen-prompt", Input)
-        self._set_default(followed_prompt(live, modes.translating, prompt.value, self.default_prompt))
-        form = self.query_one(GenerationForm).follow_folder(folder_of(live), start_len(live, prompt.value))
+        self.prompt.follow(live, modes.translating)
+        form = self.query_one(GenerationForm).follow_folder(folder_of(live), start_len(live, self.prompt.text))
         self.query_one("#gen-go", Button).label = "Translate g" if modes.translating else "Generate g"
-        self.model_note = note_text(live, modes, form)
-        self._show_note()
-        untouched = prompt.value == self.default_prompt
-        if live.ready and live.example is None and untouched and unknown_note(live, prompt.value):
-            self._find_task_prompt()  # a checkpoint of a task: its own held-out source, found in a worker
-
-    def _set_default(self, text: str) -> None:
-        """Put `text` in the prompt as the view's default (a person's typed prompt is never passed here)."""
-        prompt = self.query_one("#gen-prompt", Input)
-        if prompt.value != text:
-            prompt.value = text
-        self.default_prompt = text
-
-    def _show_note(self) -> None:
-        """The model's line, and a warning while the prompt has words the tokenizer lacks (each reads <unk>)."""
-        prompt = self.query_one("#gen-prompt", Input).value
-        self.query_one("#gen-note", Static).update(self.model_note + unknown_note(self.app.live, prompt))
-
-    def _find_task_prompt(self) -> None:
-        from tui_lab.generation.prompt import task_prompt
-
-        tokenizer, generation = self.app.live.tokenizer, self.app.live.generation
-
-        def find() -> None:
-            found = task_prompt(tokenizer)
-            if found is not None:
-                self.post_message(jobs.PromptFound(found, generation))
-
-        self.run_worker(find, thread=True, exclusive=True, group="generate-prompt", exit_on_error=False)
+        self.prompt.note(note_text(live, modes, form), live)  # a task's checkpoint: its own source, from a worker
 
     def on_prompt_found(self, message: jobs.PromptFound) -> None:
-        """A held-out source of the live model's task, for a prompt nobody has typed into since."""
-        untouched = self.query_one("#gen-prompt", Input).value == self.default_prompt
-        if message.generation == self.app.live.generation and untouched:
-            self._set_default(message.prompt)
-            self._show_note()
+        self.prompt.found(message)
 
     @on(Input.Changed, "#gen-prompt")
     def _prompt_changed(self) -> None:
-        self._show_note()
-
-    def _model(self) -> Any:
-        live = self.app.live
-        if not live.ready:
-            raise ValueError(f"the live model is not ready yet ({live.status})")
-        return live.model
+        self.prompt.show_note()
 
     # -- settings ------------------------------------------------------------------------------------
     def chat(self) -> bool:
@@ -249,66 +194,37 @@ class GenerateView(LabView):
     # -- actions -------------------------------------------------------------------------------------
     @guarded
     def action_generate(self) -> None:
-        s, model = self.settings(), self._model()
-        prompt = self.query_one("#gen-prompt", Input).value
+        s, model = self.settings(), ready_model(self.app.live)
+        prompt = self.prompt.text
         self._begin()
-        self.query_one(ComparePanel).remove_class("-shown")  # a single stream: the grid gets the room back
-        self.query_one(versus.VersusPanel).remove_class("-shown")
-        self._fold()
-        self.query_one(Completion).start(stream_prefix(prompt, model.config.family, self.translating), s)
-        self.seed_note = seed_text(s, self.query_one(GenerationForm).seed_drawn)
+        self.room.show_boxes(None)  # a single stream: the completion and the grid get the room back
+        seed = seed_text(s, self.query_one(GenerationForm).seed_drawn)
+        self.query_one(Completion).start(stream_prefix(prompt, model.config.family, self.translating), s, seed)
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
-        self.run_worker(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
-                        group="generate", exclusive=True, exit_on_error=False)
+        self._run(lambda: jobs.stream_job(self, job, model, tokenizer, prompt, s, chat))
 
     @guarded
     def action_compare(self) -> None:
-        s, model = self.settings(), self._model()
-        prompt = self.query_one("#gen-prompt", Input).value
+        s, model = self.settings(), ready_model(self.app.live)
+        prompt = self.prompt.text
         self._begin()
         panel = self.query_one(ComparePanel)
-        panel.add_class("-shown")
-        self.query_one(versus.VersusPanel).remove_class("-shown")
         panel.waiting()
-        self._fold(prompt)
+        self.room.show_boxes(panel, prompt, self.translating)
         tokenizer, job, chat = self.app.live.tokenizer, self.job, self.chat()
-        self.run_worker(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s, chat), thread=True,
-                        group="generate", exclusive=True, exit_on_error=False)
+        self._run(lambda: jobs.compare_job(self, job, model, tokenizer, prompt, s, chat))
 
     @guarded
     def action_versus(self) -> None:
-        s, model = self.settings(), self._model()
-        if model.config.family != "encoder-decoder":
-            raise ValueError("side by side: the live model is decoder-only; it needs an encoder-decoder (AT or NAT)")
-        if self.has_class("-hf"):
-            raise ValueError("side by side: puts the lab's own AT and NAT models together, not a Hugging Face one")
-        prompt, spec = self.query_one("#gen-prompt", Input).value, self.query_one("#gen-vs", Input).value
+        s, model = self.settings(), ready_model(self.app.live)
+        versus.check_live(model, hf=self.has_class("-hf"))
+        prompt, spec = self.prompt.text, self.query_one("#gen-vs", Input).value
         self._begin()
-        self.query_one(ComparePanel).remove_class("-shown")
         panel = self.query_one(versus.VersusPanel)
-        panel.add_class("-shown")
         panel.waiting()
-        self._fold(prompt)
+        self.room.show_boxes(panel, prompt, self.translating)
         live, job, kept = (model, self.app.live.tokenizer), self.job, panel.partners
-        self.run_worker(lambda: versus.versus_job(self, job, live, spec, kept, prompt, s), thread=True,
-                        group="generate", exclusive=True, exit_on_error=False)
-
-    def _fold(self, prompt: str | None = None) -> None:
-        """The compare boxes or the side by side take the completion's place, at every size: a comparison
-        streams nothing into the completion or the grid (at 160x48 they stood empty above four 5-row boxes,
-        at 80x24 the boxes squeezed them to 1-3 rows). The prompt goes above the boxes, whole (the prompt field
-        is one line)."""
-        if prompt is not None:
-            name = "source" if self.translating else "prompt"
-            self.query_one("#gen-panel-prompt", Static).update(f"[dim]{name}:[/] {escape(prompt)}")
-        folded = any(panel.has_class("-shown") for panel in (self.query_one(ComparePanel),
-                                                              self.query_one(versus.VersusPanel)))
-        self.set_class(folded, "-folded")
-        mechanism = any(panel.has_class("-shown") for panel in self.query(MechanismPanel))
-        body = self.query_one("#gen-body")
-        body.display = not (folded or mechanism)
-        if folded and (self.app.focused is None or body in self.app.focused.ancestors):
-            self.home().focus()  # the view's keys stay on the footer, and the arrows scroll the first box
+        self._run(lambda: versus.versus_job(self, job, live, spec, kept, prompt, s))
 
     def _begin(self) -> None:
         """A new job. Focus stays where it is: after Enter in the prompt a person goes on typing there, and
@@ -316,7 +232,11 @@ class GenerateView(LabView):
         self.job += 1
         self.running = True
         self.query_one(GrowingGrid).clear()
-        self._show_panel(None)  # a mechanism panel gives the completion its room back
+        self.room.show_panel(None)  # a mechanism panel gives the completion its room back
+
+    def _run(self, work: Callable[[], None]) -> None:
+        """`work` on a thread; one job at a time (a new one cancels the last), and s cancels the group."""
+        self.run_worker(work, thread=True, group="generate", exclusive=True, exit_on_error=False)
 
     def action_stop(self) -> None:
         self.workers.cancel_group(self, "generate")
@@ -344,9 +264,7 @@ class GenerateView(LabView):
     def on_finished(self, message: jobs.Finished) -> None:
         if message.job == self.job:
             self.running = False
-            seed = f"; {self.seed_note}" if self.seed_note else ""
-            self.query_one(Completion).finish(message.text, message.note + seed
-                                              + (" - stopped" if message.cancelled else ""))
+            self.query_one(Completion).finish(message.text, message.note, message.cancelled)
 
     def on_compare_result(self, message: jobs.CompareResult) -> None:
         if message.job == self.job and self.query_one(ComparePanel).show(message):
@@ -361,33 +279,22 @@ class GenerateView(LabView):
             self.running = False
             self.notify(message.error, title="generate", severity="error", timeout=8)
 
-    # -- the mechanism panels ------------------------------------------------------------------------
-    def _show_panel(self, panel: MechanismPanel | None) -> None:
-        """Show `panel` in the completion's place (None: the completion again)."""
-        self.query_one("#gen-body").display = panel is None
-        for other in self.query(MechanismPanel):
-            if other is not panel and other.has_class("-shown"):
-                other.put_away()
-        if panel is not None:
-            self.query_one(ComparePanel).remove_class("-shown")
-            self.query_one(versus.VersusPanel).remove_class("-shown")
-            self.remove_class("-folded")
-
+    # -- the mechanism panels (each in the completion's place while shown) -----------------------------
     @guarded
     def action_lens(self) -> None:
         panel = self.query_one(LensPanel)
-        self._show_panel(panel)
-        panel.prompt = self.query_one("#gen-prompt", Input).value
+        self.room.show_panel(panel)
+        panel.prompt = self.prompt.text
         panel.run()
 
     def action_patch(self) -> None:
         panel = self.query_one(PatchPanel)
-        self._show_panel(panel)
-        panel.open_with(self.query_one("#gen-prompt", Input).value)
+        self.room.show_panel(panel)
+        panel.open_with(self.prompt.text)
 
     @on(MechanismPanel.Hidden)
     def _panel_hidden(self) -> None:
-        self._show_panel(None)
+        self.room.show_panel(None)
         self.home().focus()
 
     # -- the inputs ----------------------------------------------------------------------------------
