@@ -3,7 +3,7 @@ once the form differs."""
 
 from __future__ import annotations
 
-from app_support import app_for, screen_text, wait_for, wait_ready
+from app_support import app_for, wait_for, wait_ready
 from textual.widgets import Input
 
 
