@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_lab.experiments.base import Cancel, Experiment, Progress, check, span
+from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check, span
 from tui_lab.experiments.guided_alignment import agreement, example_grid
 from tui_lab.experiments.result import Result, Table
 from tui_lab.experiments.seq2seq import (
@@ -88,8 +88,7 @@ def _check(options: dict[str, Any]) -> None:
     check_choices(options, "kinds", KINDS)
     if not 0 < options["threshold"] <= 1:
         raise ValueError(f"threshold ({options['threshold']}) must be above 0 and at most 1")
-    if options["every"] < 1:
-        raise ValueError(f"every ({options['every']}) must be at least 1")
+    at_least(options, "every", 1)
 
 
 EXPERIMENT = Experiment(

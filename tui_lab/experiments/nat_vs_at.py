@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tui_lab.experiments.base import Cancel, Experiment, Progress, check, span
+from tui_lab.experiments.base import Cancel, Experiment, Progress, at_least, check, span
 from tui_lab.experiments.result import Result, Table
 from tui_lab.experiments.seq2seq import (
     SEQ_HELP,
@@ -98,8 +98,7 @@ def _summarise(result: Result, modes: tuple[str, ...]) -> None:
 def _check(options: dict[str, Any]) -> None:
     check_choices(options, "task", tuple(t for t in SEQ_TASKS if t != "names"))
     check_choices(options, "modes", MODES)
-    if options["decode"] < 1:
-        raise ValueError(f"decode ({options['decode']}) must be at least 1")
+    at_least(options, "decode", 1)
 
 
 EXPERIMENT = Experiment(
