@@ -107,13 +107,8 @@ class JobView(LabView):
         self.refresh_bindings()
         if self.JOB_CANCEL_BUTTON:
             for button in self.query(f"#{self.JOB_CANCEL_BUTTON}").results(Button):
-                disable(button, not self.cancellable, self.job_home())
-
-    def job_home(self) -> Widget | None:
-        """Where focus goes when the focused Cancel button is disabled (else Textual moves it to the next
-        widget, which may be a field that then takes the keys)."""
-        home = getattr(self, "home", None)
-        return home() if callable(home) else None
+                # focus goes home, not to the next widget (which may be a field that then takes the keys)
+                disable(button, not self.cancellable, self.home())
 
     def on_mount(self) -> None:
         self.job_state_changed()
