@@ -9,9 +9,9 @@ one at a time after it (`fill_next_tab`, driven by the view), or at once when th
 
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, TabbedContent, TabPane
 
@@ -112,8 +112,8 @@ class ArchitectureResults(Vertical):
         self._drawn_inputs = self._input_texts()
         self.set_class(config is None, "stale")
         if config is None:  # the numbers stay, dimmed, under a title that says they are not the form's
-            self.query_one("#arch-total", Static).update(
-                f"[b reverse] stale: form invalid [/] numbers below are for {escape(self._shown_name)}")
+            self.query_one("#arch-total", Static).update(Content.from_markup(
+                "[b reverse] stale: form invalid [/] numbers below are for $name", name=self._shown_name))
             return
         counted = count_params(config)
         self._shown_name = config.name

@@ -10,7 +10,7 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.markup import escape
+from textual.content import Content
 from textual.widgets import Static
 
 from tui_lab.app.views.generate import jobs
@@ -39,6 +39,9 @@ class ComparePanel(Horizontal):
         """One mode's text, settings and time; True once every mode is in. The settings go under the text, not
         in the box's title, which a narrow box cut ("top-p (T 0.8…")."""
         self.results[result.mode] = result.text
-        self.query_one(f"#gen-mode-{result.mode}", Static).update(
-            f"{escape(result.text)}\n[dim]{result.detail}\n{result.seconds:.2f} s[/]")
+        # The text as a template's variable, never as markup: textual's escape() leaves a lone "[" (a byte-level
+        # token's) that swallowed the [dim] after it and raised, ending the app.
+        self.query_one(f"#gen-mode-{result.mode}", Static).update(Content.from_markup(
+            "$text\n[dim]$detail\n$seconds s[/]", text=result.text, detail=result.detail,
+            seconds=f"{result.seconds:.2f}"))
         return len(self.results) == len(jobs.MODES)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from textual.markup import escape
+from textual.content import Content
 
 from tui_lab.app.examples import SOURCE_TEXT, TOY_DE, numbers_pair
 from tui_lab.app.origin import describe_origin
@@ -56,8 +56,13 @@ def ready_model(live: Any) -> Any:
     return live.model
 
 
-def note_text(live: Any, modes: LiveModes, form: dict[str, Any]) -> str:
-    """The line over the completion: the model, its tokenizer, how it decodes, what its folder set (`form`)."""
+def note_text(live: Any, modes: LiveModes, form: dict[str, Any]) -> Content:
+    """The line over the completion: the model, its tokenizer, how it decodes, what its folder set (`form`).
+    Plain text, never markup: a folder's path or a banned token ("[PAD]") would be read as a tag."""
+    return Content(_note(live, modes, form))
+
+
+def _note(live: Any, modes: LiveModes, form: dict[str, Any]) -> str:
     if not live.ready:
         return f"the live model is not ready ({live.status})"
     if live.tokenizer is None:
@@ -112,14 +117,15 @@ def default_prompt(live: Any, translating: bool = True) -> str:
     return numbers_pair()[0] if live.config.name == TOY_DE else SOURCE_TEXT
 
 
-def unknown_note(live: Any, prompt: str) -> str:
+def unknown_note(live: Any, prompt: str) -> Content:
     """'; the prompt's I have seen read <unk>: this tokenizer lacks them' ('' when it has every word)."""
     if not live.ready or live.tokenizer is None or getattr(live.config, "copy", False):
-        return ""  # a copy model points at a word it lacks and writes it: no <unk> in what it shows
+        return Content()  # a copy model points at a word it lacks and writes it: no <unk> in what it shows
     unknown = unknown_words(live.tokenizer, prompt)
     if not unknown:
-        return ""
-    return f"; [b]the prompt's {escape(' '.join(unknown))} read <unk>[/]: this tokenizer lacks them"
+        return Content()
+    return Content.from_markup("; [b]the prompt's $words read <unk>[/]: this tokenizer lacks them",
+                               words=" ".join(unknown))
 
 
 def banned_text(live: Any) -> str:

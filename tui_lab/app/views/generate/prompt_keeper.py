@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.content import Content
 from textual.widgets import Input, Static
 
 from tui_lab.app.view_contract import LabView
@@ -26,7 +27,7 @@ class PromptKeeper:
     def __init__(self, view: LabView) -> None:
         self.view = view
         self.default = DEFAULT_PROMPT  # the prompt the view last set: untouched while the field holds it
-        self.model_note = ""  # the note's line about the live model; the prompt's <unk> warning goes after it
+        self.model_note = Content()  # the note's line about the live model; the prompt's <unk> warning goes after it
 
     @property
     def text(self) -> str:
@@ -40,7 +41,7 @@ class PromptKeeper:
         """An untouched prompt becomes the live model's default: a sentence to translate, or text to continue."""
         self._set_default(followed_prompt(live, translating, self.text, self.default))
 
-    def note(self, model_note: str, live: Any) -> None:
+    def note(self, model_note: Content, live: Any) -> None:
         """The live model's line in the note; a checkpoint of a task whose words the prompt lacks looks for its
         own held-out source."""
         self.model_note = model_note

@@ -9,7 +9,7 @@ completion or the grid (at 160x48 they stood empty above four 5-row boxes, at 80
 
 from __future__ import annotations
 
-from textual.markup import escape
+from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -45,7 +45,8 @@ class Room:
             panel.set_class(panel is boxes, "-shown")
         if prompt is not None:
             name = "source" if translating else "prompt"
-            view.query_one("#gen-panel-prompt", Static).update(f"[dim]{name}:[/] {escape(prompt)}")
+            shown = Content.from_markup("[dim]$name:[/] $prompt", name=name, prompt=prompt)  # typed text, not markup
+            view.query_one("#gen-panel-prompt", Static).update(shown)
         folded = boxes is not None
         view.set_class(folded, "-folded")
         mechanism = any(panel.has_class("-shown") for panel in view.query(MechanismPanel))

@@ -16,6 +16,7 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
@@ -58,7 +59,8 @@ class VersusPanel(Horizontal):
     def show(self, result: VersusResult) -> bool:
         """One side's text and how it was made; True once both sides are in."""
         self.query_one(f"#gen-vs-box-{result.side}").border_title = result.title
-        self.query_one(f"#gen-vs-out-{result.side}", Static).update(f"{result.text}\n[dim]{result.detail}[/]")
+        self.query_one(f"#gen-vs-out-{result.side}", Static).update(
+            Content.from_markup("$text\n[dim]$detail[/]", text=result.text, detail=result.detail))
         self.done.add(result.side)
         return self.done == set(SIDES)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, ScrollableContainer, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Label, Static
 from textual.worker import Worker
@@ -99,7 +100,7 @@ class TourView(LabView):
 
     def on_pictures_failed(self, message: PicturesFailed) -> None:
         self.worker = None  # opening the tab again retries
-        self.query_one("#tour-text", Static).update(f"the tour's toys did not load: {message.error}")
+        self.query_one("#tour-text", Static).update(Content(f"the tour's toys did not load: {message.error}"))
 
     @property
     def ready(self) -> bool:
