@@ -172,3 +172,28 @@ def pytest_collection_modifyitems(config, items):
     if misplaced:
         raise pytest.UsageError("walk tests belong in tests/walk/ (the walk command collects only that folder): "
                                 + ", ".join(misplaced))
+
+
+# -- where the suite's time goes: TUI_LAB_TIMELINE=FILE writes one JSON line per test (its worker, start and end on
+# the wall clock, and the CPU seconds it cost the worker and its reaped children). CPU is what load does not
+# change: it finds the tests to make cheaper on a machine that is busy; the wall times show each worker's idle gaps.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    path = os.environ.get("TUI_LAB_TIMELINE")
+    if not path:
+        yield
+        return
+    import json
+    import resource
+    import time
+
+    def cpu() -> float:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    start, cpu_start = time.time(), cpu()
+    yield
+    line = {"test": item.nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "start": start,
+            "end": time.time(), "cpu": cpu() - cpu_start}
+    with open(path, "a") as out:
+        out.write(json.dumps(line) + "\n")
