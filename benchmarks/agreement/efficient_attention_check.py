@@ -20,8 +20,9 @@ from __future__ import annotations
 import torch
 
 from tui_lab.config import ModelConfig
-from tui_lab.model.attention import SelfAttention, attend
+from tui_lab.model.attention import SelfAttention
 from tui_lab.model.efficient import PerformerFeatures, performer_attend
+from tui_lab.model.scaled_dot import attend
 
 
 def linformer_check() -> None:

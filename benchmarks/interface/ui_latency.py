@@ -40,234 +40,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import cProfile
-import io
 import json
 import os
-import pstats
 import statistics
 import sys
 import threading
-import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tui_lab.app.priority import spawn, spawner_nice, thread_nice  # noqa: E402
+from tui_lab.app.priority import spawner_nice, thread_nice  # noqa: E402
 from tui_lab.openmp import configure_openmp  # noqa: E402
 
 configure_openmp()  # as `tui-lab` does before torch is imported
 
-from textual import events  # noqa: E402
+from app_under_test import WARMUP_STEPS, AppUnderTest, headless  # noqa: E402, F401 (gpu_check_app reads these here)
+from cpu_meter import cpu_name  # noqa: E402
 
-from tui_lab.app.modals.confirm_run import ConfirmLongRun  # noqa: E402
 from tui_lab.app.views.train.form import APP_LM  # noqa: E402
-from tui_lab.app.views.train.session import POLL_S, SNAPSHOT_EVERY_S  # noqa: E402
 from tui_lab.cli.launch import make_app  # noqa: E402
-from tui_lab.train.process import SharedRunControl, TrainerProcess, TrainerSpec  # noqa: E402
-
-WARMUP_STEPS = 3
-
-
-def headless(spec: TrainerSpec) -> list[float]:
-    """The in-app run's trainer without the app: the same TrainerSpec (model, tokenizer, batch, threads), the
-    same child process started the same way (TrainerProcess, from the spawner thread, so the same OpenMP
-    environment and nice value), read the way the Train view's session reads it (poll, a snapshot every
-    SNAPSHOT_EVERY_S, the final one). Per-step tokens/s of every step after the warm-up."""
-    process = TrainerProcess(replace(spec, live_state=None), SharedRunControl())
-    spawn(process.start)
-    rates: list[float] = []
-    next_snapshot = time.monotonic() + SNAPSHOT_EVERY_S
-    try:
-        while True:
-            message = process.poll(POLL_S)
-            if message is None:
-                if not process.alive:
-                    raise RuntimeError(f"the headless trainer died ({process.describe_exit()})")
-                if time.monotonic() >= next_snapshot:
-                    process.request_snapshot()
-                    next_snapshot = time.monotonic() + SNAPSHOT_EVERY_S
-                continue
-            if message.kind == "step" and message.step > WARMUP_STEPS:
-                rates.append(message.tokens / message.step_s)
-            elif message.kind == "failed":
-                raise RuntimeError(f"the headless trainer failed: {message.error}")
-            elif message.kind == "ended":
-                process.fetch_snapshot()  # as the session does when a run ends
-                return rates
-    finally:
-        process.close()
-
-
-def cpu_name() -> str:
-    """The CPU's model name and its widest vector units, from /proc/cpuinfo (Linux; 'unknown' elsewhere)."""
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "unknown"
-    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
-    fields = {k.strip(): v.strip() for k, v in fields.items()}
-    flags = set(fields.get("flags", "").split())
-    units = [name for flag, name in (("avx512f", "AVX-512"), ("amx_tile", "AMX"), ("avx2", "AVX2")) if flag in flags]
-    if "AVX-512" in units:
-        units.remove("AVX2")
-    return f"{fields.get('model name', 'unknown')} ({', '.join(units) or 'no AVX'})"
-
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def thread_cpu() -> dict[str, float]:
-    """CPU seconds of each thread of this process so far, by thread name (/proc: Linux only)."""
-    names = {t.native_id: t.name for t in threading.enumerate()}
-    out: dict[str, float] = {}
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # ended meanwhile
-        name = names.get(int(task.name), "other")
-        if name.startswith(("QueueFeederThread", "Thread-")) or name == "other":
-            name = "other (queue threads, OpenMP, ...)"
-        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
-    return out
-
-
-def process_cpu(pid: int) -> float:
-    """CPU seconds of another process so far (0 once it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-class CpuWindow:
-    """The app's CPU per wall second (whole process, each thread) and the trainer child's, between two marks."""
-
-    def __init__(self, child_pid: int, profile: bool) -> None:
-        self.child_pid = child_pid
-        # CPU time of the UI thread, not wall time: on a shared machine waiting for a core is not a cost
-        self.profiler = cProfile.Profile(time.thread_time) if profile else None
-
-    def begin(self) -> None:
-        self.wall, self.cpu, self.threads = time.perf_counter(), time.process_time(), thread_cpu()
-        self.child = process_cpu(self.child_pid)
-        if self.profiler:
-            self.profiler.enable()  # the UI thread only: cProfile follows the thread that enabled it
-
-    def end(self, steps: int) -> dict:
-        if self.profiler:
-            self.profiler.disable()
-        wall = time.perf_counter() - self.wall
-        cpu, threads, child = time.process_time() - self.cpu, thread_cpu(), process_cpu(self.child_pid) - self.child
-        by_thread = {k: round((v - self.threads.get(k, 0.0)) / wall, 3) for k, v in threads.items()}
-        return {"app_cpu": round(cpu / wall, 3), "child_cpu": round(child / wall, 3), "window_s": round(wall, 1),
-                "steps": steps, "app_cpu_ms_per_step": round(1000 * cpu / steps, 1) if steps else None,
-                "app_cpu_threads": {k: v for k, v in sorted(by_thread.items(), key=lambda kv: -kv[1]) if v}}
-
-    def report(self, top: int = 25) -> str:
-        out = io.StringIO()
-        pstats.Stats(self.profiler, stream=out).sort_stats("tottime").print_stats(top)
-        pstats.Stats(self.profiler, stream=out).sort_stats("cumulative").print_stats(top)
-        return out.getvalue()
-
-
-class AppUnderTest:
-    """One app on the Train view for every round: each round starts a run, watches, types, stops it."""
-
-    def __init__(self, app, fields: dict) -> None:
-        self.app, self.fields = app, fields
-        self.painted: list[tuple[float, int]] = []  # (time, length of the typed text when the screen was updated)
-        self.steps: list = []  # the step events of the run in progress
-        self.shown = asyncio.Event()
-        self.wanted = 0
-        self.trainer_nice: int | None = None
-        self.spec: TrainerSpec | None = None  # the in-app run's, set by its first round
-
-    def hook(self, message) -> None:
-        event = getattr(message, "said", None)
-        if type(message).__name__ == "RunSaid" and getattr(event, "kind", "") == "step" and \
-                all(e.step != event.step for e in self.steps[-3:]):  # the hook sees a message at each hop
-            self.steps.append(event)
-
-    async def open(self, pilot) -> None:
-        app = self.app
-        while not app.query("#view-train"):
-            await pilot.pause(0.05)
-        app.show_view("train")
-        await pilot.pause()
-        self.view = app.view("train")
-        for name, value in self.fields.items():
-            inputs = app.query(f"#tf-{name}")
-            if inputs:
-                inputs.first().value = str(value)
-        self.box = app.query_one("#tf-folder")
-        display = app._display
-
-        def spy(screen, renderable):  # the compositor hands a frame to the terminal
-            if renderable is not None:
-                self.painted.append((time.perf_counter(), len(self.box.value)))
-                if self.wanted and len(self.box.value) >= self.wanted:
-                    self.shown.set()  # wakes the typist without polling (polling would hold the GIL)
-            return display(screen, renderable)
-
-        app._display = spy
-
-    async def run(self, keys: int, watch: float, profile: bool) -> tuple[list, list, dict]:
-        """(key-to-screen latencies in ms, per-step tokens/s, the app's CPU) for one run: `watch` seconds with
-        nobody typing (the "watching" window), then `keys` keys (the "typing" window)."""
-        app, view = self.app, self.view
-        self.steps = []
-        self.box.focus()
-        view.action_start()
-        while len(self.steps) < WARMUP_STEPS:
-            if isinstance(app.screen, ConfirmLongRun):  # a long --steps on a slow (or busy) machine asks first
-                app.screen.dismiss(True)
-            await asyncio.sleep(0.1)
-        self.spec = view.session.process.spec  # what the headless runs train: the same model, tokenizer, batch
-        pid = view.session.process._process.pid  # noqa: SLF001 - the trainer child, for its CPU
-        self.trainer_nice = os.getpriority(os.PRIO_PROCESS, pid)
-        cpu, windows = {}, {}
-        if watch > 0:  # the run on screen, nobody typing: what displaying the run costs
-            window = windows["watching"] = CpuWindow(pid, profile)
-            first = len(self.steps)
-            window.begin()
-            await asyncio.sleep(watch)
-            cpu["watching"] = window.end(len(self.steps) - first)
-        if keys:
-            window = windows["typing"] = CpuWindow(pid, profile)
-            first = len(self.steps)
-            window.begin()
-        latencies = await self._type(keys)
-        rates = [e.tokens / e.step_s for e in self.steps if e.step > WARMUP_STEPS]
-        if keys:
-            cpu["typing"] = window.end(len(self.steps) - first)
-        if profile:
-            cpu["profile"] = "\n".join(f"== while {name} ==\n{w.report()}" for name, w in windows.items())
-        view.action_stop()
-        while view.training:
-            await asyncio.sleep(0.1)
-        app.set_focus(None)  # idle between rounds: no cursor blinking while the headless run measures
-        return latencies, rates, cpu
-
-    async def _type(self, keys: int) -> list[float]:
-        self.box.value = ""  # an Input selects its text when focused: the first key would replace it, not add
-        latencies = []
-        for i in range(keys):
-            if self.view.session.ended:
-                break
-            want, sent = len(self.box.value) + 1, time.perf_counter()
-            self.wanted = want
-            self.shown.clear()
-            self.app._driver.send_message(events.Key("a", "a"))
-            await asyncio.wait_for(self.shown.wait(), timeout=10)
-            self.wanted = 0
-            shown = next(t for t, n in self.painted if t >= sent and n >= want)
-            latencies.append((shown - sent) * 1000)
-            await asyncio.sleep(0.05 + 0.1 * (i % 3))  # a person types irregularly
-        return latencies
 
 
 async def rounds(fields: dict, args) -> dict:

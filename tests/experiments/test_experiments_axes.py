@@ -8,7 +8,7 @@ import torch
 from tui_lab import build_model
 from tui_lab.analysis import count_params
 from tui_lab.config import ModelConfig
-from tui_lab.model.attention import attend
+from tui_lab.model.scaled_dot import attend
 
 
 def test_positions_none_builds_no_position_module_and_counts_exactly():

@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _limits(args: argparse.Namespace, url: str):
     from tui_lab.cli.serve_access import allowed_origins
-    from tui_lab.cli.serve_server import Limits
+    from tui_lab.cli.serve_sessions import Limits
     from tui_lab.devices import free_memory
 
     root, cores, free = root_folder(args.root), os.cpu_count() or 1, free_memory("cpu")

@@ -16,7 +16,8 @@ static files and its app protocol (`AppService`) and adds:
   live model), and every session ended the same way within 5 s of SIGTERM or Ctrl-C.
 It overrides textual-serve's handlers and `AppService._open_app_process` (all of its overrides are here):
 pyproject pins textual-serve to 1.1.x and tests/processes/test_serve.py checks the pin. Who may connect and with
-what size is serve_access.py; how an app ends and what its page is told, serve_ending.py.
+what size is serve_access.py; how an app ends and what its page is told, serve_ending.py; the limits, the room
+for a session, its messages and its end, serve_sessions.py.
 """
 
 from __future__ import annotations
@@ -28,19 +29,18 @@ import logging
 import os
 import signal
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import aiohttp_jinja2
-from aiohttp import WSMsgType, web
+from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
-from tui_lab.analysis.format import fmt_bytes
 from tui_lab.cli.serve_access import TOKEN, Tokens, is_loopback, origin_of, terminal_size, with_port
 from tui_lab.cli.serve_ending import StderrTail, ended_reason, limit_memory
-from tui_lab.served import ENV, ServedPolicy, folder_bytes
+from tui_lab.cli.serve_sessions import Limits, Session, close_idle, end_session, forward_messages, no_room
+from tui_lab.served import ENV, ServedPolicy
 
 log = logging.getLogger("tui-lab.serve")
 QUIT_WAIT_S = 2.5  # the app's own quit (it saves its live model, its run keeps its last step) before SIGTERM
@@ -48,29 +48,6 @@ TERM_WAIT_S = 1.0  # after SIGTERM, before SIGKILL
 KILL_WAIT_S = 0.5  # after SIGKILL: 4 s in all from the quit asked, counted from one clock; the server's own exit
 # takes the rest of the 5 s promised (SIGTERM with two runs training took 5.15 s when the phases added up to 5.5 s)
 PAGE = Path(__file__).with_name("serve_page.html")
-
-
-@dataclass
-class Limits:
-    root: Path
-    max_sessions: int
-    idle_s: float
-    quota: int
-    origins: frozenset[str]  # scheme://host:port, lower case
-    download: bool = False
-    download_any: bool = False
-    allow_pickle: bool = False
-    from_hf: str | None = None
-    memory: int = 0  # bytes of data each app process may hold (RLIMIT_DATA); 0: no limit
-    total_quota: int = 0  # bytes the sessions' folders may hold together; 0: no limit
-
-
-@dataclass
-class Session:
-    token: str
-    service: AppService
-    websocket: web.WebSocketResponse
-    last_seen: float = field(default_factory=time.monotonic)
 
 
 class LabAppService(AppService):
@@ -195,29 +172,15 @@ class LabServer(Server):
             return web.Response(status=403, text="tui-lab: a websocket without an Origin is taken from loopback only")
         return await handler(request)
 
-    def _full(self, token: str | None = None) -> str | None:
-        live = [t for t in self.sessions if t != token]
-        if len(live) >= self.limits.max_sessions:
-            return (f"tui-lab is full: {len(live)} of {self.limits.max_sessions} sessions are in use "
-                    "(serve --max-sessions); close a tab or try again later")
-        sessions = self.limits.root / "sessions"
-        if self.limits.total_quota and (token is None or not (sessions / token).is_dir()):  # a new folder
-            held = folder_bytes(sessions)
-            if held >= self.limits.total_quota:
-                return (f"tui-lab is full: the sessions' folders hold {fmt_bytes(held)} of the "
-                        f"{fmt_bytes(self.limits.total_quota)} they share (serve --total-quota-mb); no new session "
-                        "until the operator clears some")
-        return None
-
     async def handle_new(self, request: web.Request) -> web.StreamResponse:
-        reason = self._full()
+        reason = no_room(self.limits, self.sessions)
         if reason:
             return web.Response(status=503, text=reason)
         raise web.HTTPFound(f"/s/{self.tokens.issue()}")
 
     async def handle_page(self, request: web.Request) -> web.StreamResponse:
         token = self._token(request)
-        reason = self._full(token)
+        reason = no_room(self.limits, self.sessions, token)
         if reason:
             return web.Response(status=503, text=reason)
         base = self.public_url
@@ -240,8 +203,8 @@ class LabServer(Server):
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
         token = self._token(request)
         if token in self.sessions:  # a reload: the old tab's app ends (saving its model) before the new one starts
-            await self._end(self.sessions.pop(token))
-        reason = self._full(token)
+            await end_session(self.sessions.pop(token))
+        reason = no_room(self.limits, self.sessions, token)
         if reason:
             return web.Response(status=503, text=reason)
         websocket = web.WebSocketResponse(heartbeat=15)
@@ -257,7 +220,7 @@ class LabServer(Server):
         session = self.sessions[token] = Session(token, service, websocket)
         try:
             await service.start(*terminal_size(request.query.get("width"), request.query.get("height")))
-            await self._messages(session)
+            await forward_messages(session)
         except asyncio.CancelledError:
             pass
         finally:
@@ -268,48 +231,16 @@ class LabServer(Server):
                 await websocket.close()
         return websocket
 
-    async def _messages(self, session: Session) -> None:
-        service = session.service
-        async for message in session.websocket:
-            if message.type != WSMsgType.TEXT:
-                continue
-            session.last_seen = time.monotonic()
-            try:
-                kind, data = message.json()[:2]
-            except (ValueError, TypeError):
-                continue
-            if kind == "stdin" and isinstance(data, str):
-                await service.send_bytes(data.encode("utf-8"))
-            elif kind == "resize" and isinstance(data, dict):
-                await service.set_terminal_size(*terminal_size(data.get("width"), data.get("height")))
-            elif kind == "ping":
-                await session.websocket.send_json(["pong", data])
-
-    async def _end(self, session: Session) -> None:
-        await session.service.stop()
-        with contextlib.suppress(Exception):
-            await session.websocket.close()
-
-    async def _watch_idle(self) -> None:
-        while True:
-            await asyncio.sleep(min(5.0, max(self.limits.idle_s / 4, 0.2)))
-            now = time.monotonic()
-            for token, session in list(self.sessions.items()):
-                if now - session.last_seen > self.limits.idle_s and self.sessions.get(token) is session:
-                    log.info("closing idle session %s", token[:6])
-                    del self.sessions[token]
-                    await self._end(session)
-
     async def on_startup(self, app: web.Application) -> None:
         for line in self.banner:
             print(line, flush=True)
-        app["idle"] = asyncio.create_task(self._watch_idle())
+        app["idle"] = asyncio.create_task(close_idle(self.limits, self.sessions))
 
     async def on_shutdown(self, app: web.Application) -> None:
         """SIGTERM or Ctrl-C: every session asked to quit (saving its model) and ended, all at once, within 5 s."""
         app["idle"].cancel()
         sessions, self.sessions = list(self.sessions.values()), {}
-        await asyncio.gather(*(self._end(s) for s in sessions), return_exceptions=True)
+        await asyncio.gather(*(end_session(s) for s in sessions), return_exceptions=True)
 
     def serve(self, debug: bool = False) -> None:
         self.debug = debug

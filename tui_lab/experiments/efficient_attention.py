@@ -1,7 +1,7 @@
 """efficient-attention: what Linformer and Performer give up against exact softmax attention, and what they buy.
 
 Seed 001: "Linformer and Performer use low-rank or kernel approximations" beside FlashAttention's exact kernel.
-Three measurements, all on the lab's own code (`model/efficient.py`, `model/attention.attend`):
+Three measurements, all on the lab's own code (`model/efficient.py`, `model/scaled_dot.attend`):
 
 1. Approximation error on the same inputs (q, k, v Gaussian, q and k scaled by `qk_std`, one sequence of n):
    ||out - exact|| / ||exact|| for Performer at each m (mean over `draws` feature draws; FAVOR+'s error falls

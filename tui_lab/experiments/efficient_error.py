@@ -60,8 +60,8 @@ def linformer_errors(options: dict[str, Any], q, k, v, exact, cancel: Cancel) ->
     """Per k: the error with the initial random projections, then with them fitted to these inputs."""
     import torch
 
-    from tui_lab.model.attention import attend
     from tui_lab.model.efficient import LinformerProjection, linformer_attend
+    from tui_lab.model.scaled_dot import attend
 
     n, rows = q.shape[2], []
     for rank in (n // 8, n // 4, n // 2, n):
@@ -89,7 +89,7 @@ def linformer_errors(options: dict[str, Any], q, k, v, exact, cancel: Cancel) ->
 def approximation(result: Result, options: dict[str, Any], cancel: Cancel) -> None:
     import torch
 
-    from tui_lab.model.attention import attend
+    from tui_lab.model.scaled_dot import attend
 
     q, k, v = inputs(options, options["n"])
     with torch.no_grad():

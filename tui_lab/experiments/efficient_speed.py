@@ -20,8 +20,8 @@ def speed_calls(options: dict[str, Any], length: int, device: str) -> dict[str, 
     """The five paths at one length, each a no-argument call on the same q, k, v."""
     import torch
 
-    from tui_lab.model.attention import attend
     from tui_lab.model.efficient import LinformerProjection, PerformerFeatures, linformer_attend, performer_attend
+    from tui_lab.model.scaled_dot import attend
 
     q, k, v = inputs(options, length, device)
     torch.manual_seed(options["seed"])

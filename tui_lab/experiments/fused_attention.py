@@ -101,7 +101,7 @@ def median_seconds(call, device: str, repeats: int) -> float:
 def measure_length(length: int, options: dict[str, Any], device: str) -> dict[str, Any]:
     import torch
 
-    from tui_lab.model.attention import attend
+    from tui_lab.model.scaled_dot import attend
 
     n, h, d = options["batch"], options["heads"], options["d_head"]
     gen = torch.Generator(device=device).manual_seed(options["seed"])

@@ -1,24 +1,24 @@
-"""Scaled dot-product attention, its three kinds, and the typed capture the app draws.
+"""The attention layers (self and cross), their three kinds, and the typed capture the app draws.
 
+The maths is scaled_dot.py's `attend`; the hook points a layer passes through are attention_hooks.py's.
 Dimension legend: N batch, H heads, K kv heads (H when multi-head, 1 when multi-query), L/T query length,
 S key length, E d_model, D d_head = E / H. Masks follow `masks.py`: True = may attend.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tui_lab.model.attention_hooks import by_position_hook, head_output, hook_heads, rotated
 from tui_lab.model.efficient import LinformerProjection, approximate_attention, linformer_attend, performer_attend
 from tui_lab.model.hooks import HookScope
-from tui_lab.model.masks import causal_mask, combine, local_mask
+from tui_lab.model.masks import combine, local_mask
 from tui_lab.model.positions import alibi_bias, apply_rope, rope_angles
 from tui_lab.model.relative import RELATIVE, ShawRelative
+from tui_lab.model.scaled_dot import attend, merge_heads, score_scale, split_heads
 
 KINDS = ("encoder-self", "decoder-self", "cross")
 
@@ -31,84 +31,6 @@ class AttentionCapture:
     layer: int
     kind: str  # one of KINDS
     weights: Tensor
-
-
-def attend(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    allowed: Tensor | None = None,
-    bias: Tensor | None = None,
-    causal: bool = False,
-    dropout_p: float = 0.0,
-    need_weights: bool = False,
-    scale: float | None = None,
-    pattern_hook: Callable[[Tensor], Tensor] | None = None,
-    scores_hook: Callable[[Tensor], Tensor] | None = None,
-) -> tuple[Tensor, Tensor | None]:
-    """softmax(q k^T / sqrt(D) + bias) v over allowed keys. q (N,H,L,D), k/v (N,K,S,D) -> (N,H,L,D).
-
-    The fused kernel when nobody asks for the weights; the manual path (same maths) when they do.
-    With K < H kv heads (grouped-query), query head h reads kv head h // (H/K), as Llama's repeat_kv does.
-    `scale` replaces 1/sqrt(D) when given (attention_scale 'none' passes 1.0). `pattern_hook(weights)`
-    sees the weights (N, H, L, S) before they meet v and may return others (the `hook_pattern` point);
-    `scores_hook` the scores before softmax, blocked keys at -inf (`hook_attn_scores`).
-    """
-    gqa = k.shape[1] != q.shape[1]
-    q_len, k_len = q.shape[-2], k.shape[-2]
-    if causal and q_len > 1 and (q_len != k_len or allowed is not None or bias is not None):
-        allowed = combine(allowed, causal_mask(q_len, k_len, q.device))
-        causal = False
-    causal = causal and q_len > 1
-    if not need_weights and pattern_hook is None and scores_hook is None:
-        mask = sdpa_mask(allowed, bias, q.dtype)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal,
-                                             enable_gqa=gqa, scale=scale)
-        return out, None
-    if gqa:
-        group = q.shape[1] // k.shape[1]
-        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)  # (N, H, S, D)
-    if causal:
-        allowed = causal_mask(q_len, k_len, q.device)
-    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
-    scores = (q @ k.transpose(-2, -1)) * scale  # (N, H, L, S)
-    if bias is not None:
-        scores = scores + bias
-    if allowed is not None:
-        scores = scores.masked_fill(~allowed, float("-inf"))
-    if scores_hook is not None:
-        scores = scores_hook(scores)
-    weights = torch.softmax(scores, dim=-1)
-    if pattern_hook is not None:
-        weights = pattern_hook(weights)
-    out = F.dropout(weights, dropout_p) @ v
-    return out, weights
-
-
-def sdpa_mask(allowed: Tensor | None, bias: Tensor | None, dtype: torch.dtype) -> Tensor | None:
-    if bias is None:
-        return allowed
-    bias = bias.to(dtype)
-    if allowed is None:
-        return bias
-    return bias.masked_fill(~allowed, float("-inf"))
-
-
-def score_scale(config) -> float | None:
-    """The factor on q k^T: None is attend()'s 1/sqrt(d_head); 'none' leaves raw dot products (scale 1)."""
-    return None if config.attention_scale == "sqrt_d_head" else 1.0
-
-
-def split_heads(x: Tensor, heads: int) -> Tensor:
-    """(N, L, E) -> (N, H, L, D)"""
-    n, length, e = x.shape
-    return x.view(n, length, heads, e // heads).transpose(1, 2)
-
-
-def merge_heads(x: Tensor) -> Tensor:
-    """(N, H, L, D) -> (N, L, E)"""
-    n, h, length, d = x.shape
-    return x.transpose(1, 2).reshape(n, length, h * d)
 
 
 class SelfAttention(nn.Module):
@@ -172,8 +94,8 @@ class SelfAttention(nn.Module):
         if hooks is None:
             out, _ = run(q, k, v, allowed, bias, self.causal, drop, False, self.scale)
             return self.out(merge_heads(out))
-        pattern = _by_position_hook(hooks, "hook_pattern", rolled, end, 0.0)
-        scores = _by_position_hook(hooks, "hook_attn_scores", rolled, end, float("-inf"))
+        pattern = by_position_hook(hooks, "hook_pattern", rolled, end, 0.0)
+        scores = by_position_hook(hooks, "hook_attn_scores", rolled, end, float("-inf"))
         out, _ = run(q, k, v, allowed, bias, self.causal, drop, False, self.scale, pattern, scores)
         return head_output(self.out, hooks, out)
 
@@ -214,64 +136,6 @@ class SelfAttention(nn.Module):
         return self._rope
 
 
-def hook_heads(hooks: HookScope, name: str, x: Tensor, heads: int) -> Tensor:
-    """(N, L, heads * D) through the point `name` as (N, L, heads, D), TransformerLens's layout."""
-    n, length, width = x.shape
-    return hooks(name, x.view(n, length, heads, width // heads)).reshape(n, length, width)
-
-
-def hook_z(hooks: HookScope, out: Tensor) -> Tensor:
-    """Attention's per-head output (N, H, L, D) through `hook_z` as (N, L, H, D), merged to (N, L, E)."""
-    z = hooks("hook_z", out.transpose(1, 2))
-    return z.reshape(*z.shape[:2], -1)
-
-
-def head_output(proj: nn.Linear, hooks: HookScope, out: Tensor) -> Tensor:
-    """The output projection of the heads' output (N, H, L, D), through `hook_z` and, when something is attached
-    there, `hook_result` (N, L, H, E): each head's write z_h @ W_O^h before the sum, without the bias. Read only,
-    the projection runs as without it (bit for bit); replaced, the heads' writes are summed and the bias added."""
-    merged = hook_z(hooks, out)
-    if not hooks.wants("hook_result"):
-        return proj(merged)
-    z = merged.view(*merged.shape[:2], out.shape[1], -1)  # (N, L, H, D)
-    w = proj.weight.view(proj.weight.shape[0], out.shape[1], -1)  # (E, H, D)
-    result = torch.einsum("nlhd,ehd->nlhe", z, w)
-    new = hooks("hook_result", result)
-    if new is result:
-        return proj(merged)
-    summed = new.sum(dim=2)
-    return summed if proj.bias is None else summed + proj.bias
-
-
-def rotated(hooks: HookScope, name: str, x: Tensor) -> Tensor:
-    """q or k (N, H, L, D) after RoPE through `hook_rot_q` / `hook_rot_k` as (N, L, H, D), when one is attached."""
-    if not hooks.wants(name):
-        return x
-    return hooks(name, x.transpose(1, 2)).transpose(1, 2)
-
-
-def _by_position_hook(hooks: HookScope, name: str, rolled: Tensor | None, end: int, fill: float
-                      ) -> Callable[[Tensor], Tensor] | None:
-    """The point `name` (scores or pattern) with keys by position 0..end-1, as a full pass has them, even over a
-    rolling cache's slots (positions it no longer holds read `fill`); None when nothing is attached there."""
-    if not hooks.wants(name):
-        return None
-    if rolled is None:
-        return lambda grid: hooks(name, grid)
-
-    def by_position(grid: Tensor) -> Tensor:
-        full = _by_position(grid, rolled, end, fill)
-        new = hooks(name, full)
-        return grid if new is full else new[..., rolled.clamp(min=0)].masked_fill(rolled < 0, fill)
-
-    return by_position
-
-
-def _by_position(weights: Tensor, k_pos: Tensor, end: int, fill: float = 0.0) -> Tensor:
-    """Weights over a rolling cache's slots (N, H, L, slots) -> over positions 0..end-1, as a full pass has them."""
-    grid = weights.new_full((*weights.shape[:-1], end), fill)
-    seen = k_pos >= 0
-    return grid.index_copy_(-1, k_pos[seen], weights[..., seen])
 
 
 class CrossAttention(nn.Module):
@@ -307,7 +171,7 @@ class CrossAttention(nn.Module):
             q = hook_heads(hooks, "hook_q", q, self.heads)
         q = split_heads(q, self.heads)  # (N, H, T, D)
         drop = self.dropout if self.training else 0.0
-        pattern = _by_position_hook(hooks, "hook_pattern", None, 0, 0.0) if hooks is not None else None
-        scores = _by_position_hook(hooks, "hook_attn_scores", None, 0, 0.0) if hooks is not None else None
+        pattern = by_position_hook(hooks, "hook_pattern", None, 0, 0.0) if hooks is not None else None
+        scores = by_position_hook(hooks, "hook_attn_scores", None, 0, 0.0) if hooks is not None else None
         out, _ = attend(q, *memory_kv, allowed, None, False, drop, False, self.scale, pattern, scores)
         return self.out(merge_heads(out)) if hooks is None else head_output(self.out, hooks, out)

@@ -21,10 +21,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tui_lab.model.attention import CrossAttention, sdpa_mask
+from tui_lab.model.attention import CrossAttention
 from tui_lab.model.feed_forward import FeedForward
 from tui_lab.model.moe import SparseMoE, route
 from tui_lab.model.positions import apply_rope
+from tui_lab.model.scaled_dot import sdpa_mask
 
 BIASED = ("alibi", "t5")
 FLAT_POSITIONS = ("learned", "sinusoidal", "sinusoidal_halves", "rope", "none", *BIASED)

@@ -54,7 +54,7 @@ def linformer_attend(proj: LinformerProjection, q: Tensor, k: Tensor, v: Tensor,
                      ) -> Tensor:
     """softmax(q K'^T * scale) V' -> (N, H, L, D). Hooked, the pattern is the effective weight of each position's
     value, softmax(q K'^T) F^T (N, H, L, S): rows need not sum to 1, but out = pattern @ v exactly.
-    `attend` is `model.attention.attend`, passed in because that module imports this one."""
+    `attend` is `model.scaled_dot.attend`, passed in by the attention layer (model/attention.py)."""
     kp, vp, f = proj(k, v, allowed)
     if pattern_hook is None and scores_hook is None:
         return attend(q, kp, vp, None, None, False, dropout_p, False, scale)[0]

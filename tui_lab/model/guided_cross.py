@@ -30,8 +30,10 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tui_lab.analysis.cross_attention import LOCATION_FILTERS, LOCATION_WIDTH, MONOTONIC_NOISE_STD, MONOTONIC_R_INIT
-from tui_lab.model.attention import CrossAttention, head_output, hook_heads, merge_heads, split_heads
+from tui_lab.model.attention import CrossAttention
+from tui_lab.model.attention_hooks import head_output, hook_heads
 from tui_lab.model.hooks import HookScope
+from tui_lab.model.scaled_dot import merge_heads, split_heads
 
 
 def first_word(like: Tensor) -> Tensor:

@@ -32,6 +32,7 @@ def layouts(monkeypatch):
 
 class Form(App):
     CSS = "Input { width: 20; }"
+    fields_blink = True  # what a FieldInput asks of its app (view_contract.LabServices)
 
     def __init__(self, field: type[Input]) -> None:
         super().__init__()
@@ -99,6 +100,7 @@ async def test_a_field_mounted_while_a_run_trains_keeps_its_cursor_still():
 
 class Two(App):
     CSS = "FieldInput { width: 20; }"
+    fields_blink = True
 
     def compose(self):
         yield FieldInput(id="box", compact=True)

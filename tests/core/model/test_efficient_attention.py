@@ -10,8 +10,8 @@ from tui_lab.analysis import count_params
 from tui_lab.checkpoint import load_checkpoint, save_checkpoint
 from tui_lab.config import ModelConfig
 from tui_lab.data import char_tokenizer
-from tui_lab.model.attention import attend
 from tui_lab.model.efficient import CHUNK, PerformerFeatures, performer_attend
+from tui_lab.model.scaled_dot import attend
 
 ENCODER = dict(family="encoder-only", encoder_layers=2, decoder_layers=0, d_model=32, heads=4, d_ff=32, vocab=20,
                max_len=12, dropout=0.0)

@@ -13,13 +13,14 @@ from tui_lab import build_model
 from tui_lab.analysis import count_params
 from tui_lab.config import ModelConfig
 from tui_lab.generation import generate
-from tui_lab.model.attention import CrossAttention, split_heads
+from tui_lab.model.attention import CrossAttention
 from tui_lab.model.guided_cross import (
     LocationAwareCrossAttention,
     MonotonicCrossAttention,
     expected_alignment,
     hard_alignment,
 )
+from tui_lab.model.scaled_dot import split_heads
 
 GUIDED = ("location-aware", "monotonic")
 

@@ -12,12 +12,15 @@ A field not being typed in shows its value from the start (issue 25: a form neve
 
 from __future__ import annotations
 
+from typing import cast
+
 from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widgets import Input
 
+from tui_lab.app.view_contract import LabServices
 from tui_lab.app.widgets.cut import keep_cells
 
 
@@ -27,9 +30,10 @@ class FieldInput(Input):
     virtual_size = Reactive(Size(0, 0), repaint=True, layout=False)
 
     def on_mount(self) -> None:
-        # A run training when this field mounts keeps its cursor still, as it did every field on screen then
-        # (the Train view's monitor sets the app's `fields_blink`; an app of other making has none).
-        self.cursor_blink = getattr(self.app, "fields_blink", True)
+        # A run training when this field mounts keeps its cursor still, as it did every field on screen then:
+        # the App declares `fields_blink` in the contract (view_contract.LabServices), the Train view's monitor
+        # sets it. An app of other making that mounts a FieldInput declares it too.
+        self.cursor_blink = cast(LabServices, self.app).fields_blink
 
     def render_line(self, y: int) -> Strip:
         """Not being typed in, the field shows its value from the first character (Input keeps the scroll of

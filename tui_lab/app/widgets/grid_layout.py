@@ -128,6 +128,17 @@ class Layout:
         """The grid line that carries row `row`'s label: the middle line of a tall row."""
         return row // 2 if self.dense else row * self.cell_h + (self.cell_h - 1) // 2
 
+    def scroll_showing(self, row: int, col: int, scroll: tuple[int, int], lines: int, room: int) -> tuple[int, int]:
+        """The least scroll from `scroll` (x, y) that shows cell (row, col) in a view of `lines` grid lines and
+        `room` characters of cells. Sideways the view starts on a column's start (never "15" for "c15", nor half
+        a cell): the least whole columns that show this one, or this one first when the room is narrower."""
+        sx, sy = scroll
+        line, x0 = self.label_line(row), col * self.cell_w
+        y = line - lines + 1 if line >= sy + lines else min(sy, line)
+        skip = -(-(x0 + self.cell_w - room) // self.cell_w) * self.cell_w
+        x = min(x0, skip) if x0 + self.cell_w > sx + room else min(sx, x0)
+        return x, y
+
 
 TICK_STEPS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 

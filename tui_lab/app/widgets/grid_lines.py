@@ -8,6 +8,7 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from textual.strip import Strip
 
+from tui_lab.app.widgets.cut import keep_cells
 from tui_lab.app.widgets.grid_cells import EMPTY, MARK
 from tui_lab.app.widgets.grid_layout import KEY_GAP, Layout, fit_label, key_lines, ruler, tick_line, vertical_label
 
@@ -42,6 +43,21 @@ def key_line(col_labels: list[str], width: int, room: int, cursor_col: int, i: i
     for j, entry in entries:
         segments += [Segment(KEY_GAP if segments else ""), Segment(entry, MARK if j == cursor_col else EMPTY)]
     return Strip([*segments, *([Segment(KEY_GAP + "…")] if more else [])])
+
+
+def row_label(label: str, gutter: int, marked: bool) -> Strip:
+    """A row's label right-aligned in the gutter (marked on the cursor's row), then one space."""
+    return Strip([Segment(fit_label(label, gutter - 1), MARK if marked else EMPTY), Segment(" ")])
+
+
+def readout_line(folded: list[Segment], description: str, width: int) -> Strip:
+    """The read-out under the grid (after the legend, when a short box folds it in), `width` cells: cut at a
+    space and saying so, never inside a number."""
+    readout = Strip([*folded, Segment(description)])
+    if readout.cell_length > width:
+        keep, tail = keep_cells(readout.text, width)
+        readout = Strip.join([readout.crop(0, cell_len(readout.text[:keep])), Strip([Segment(tail)])])
+    return readout.crop_extend(0, width, None)
 
 
 def describe_cell(axes: tuple[str, str], row: str, col: str, value: str, note: str, width: int | None) -> str:

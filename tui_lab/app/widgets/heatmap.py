@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from rich.cells import cell_len
 from rich.segment import Segment
 from textual.binding import Binding
 from textual.events import MouseMove
@@ -24,10 +23,10 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.widgets.cut import keep_cells
-from tui_lab.app.widgets.grid_cells import CURSOR, EMPTY, MARK, dense_cell, full_cell, legend, level, palette
-from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, fit_label, layout, printable
-from tui_lab.app.widgets.grid_lines import describe_cell, header_line, key_line
+from tui_lab.app.widgets.grid_body import cells_line
+from tui_lab.app.widgets.grid_cells import legend, palette
+from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, layout, printable
+from tui_lab.app.widgets.grid_lines import describe_cell, header_line, key_line, readout_line, row_label
 from tui_lab.app.widgets.scroll_room import room_inside_scrollbars
 
 # For a grid whose hint line names # and z: left off the footer, which then keeps its view's keys and q quit.
@@ -198,38 +197,15 @@ class Heatmap(ScrollView, can_focus=True):
         return (row, col) if 0 <= row < rows and 0 <= col < cols else None
 
     # -- drawing -----------------------------------------------------------------------------------
-    def _level(self, row: int, col: int) -> int | None:
-        """The colour level of a cell; None when it has none (no data, masked, past the last row)."""
-        if row >= len(self.values) or self.masked(row, col):
-            return None
-        return level(self.values[row][col], self._lo, self._hi)
-
-    def _dense_cell(self, r0: int, col: int, w: int) -> Segment:
-        colours, scale = [], palette()
-        for r in (r0, r0 + 1):
-            lvl = self._level(r, col)
-            colours.append(CURSOR if (r, col) == self.cursor else None if lvl is None else scale[lvl])
-        return dense_cell(colours[0], colours[1], w)
-
     def _grid_line(self, line: int) -> Strip:
-        """The cells of one terminal line, unscrolled; cached until data, cursor or size change."""
+        """One terminal line of cells (grid_body), cached until data, cursor, size or theme change."""
         if self._palette is not palette():  # the theme changed: cached lines wear the old colours
             self._lines.clear()
             self._palette = palette()
-        if line in self._lines:
-            return self._lines[line]
-        lay = self.layout
-        row = lay.row_of_line(line)
-        if lay.dense:
-            segments = [self._dense_cell(row, col, lay.cell_w) for col in range(lay.cols)]
-        else:
-            text_line = lay.label_line(row) == line
-            segments = [full_cell(self.values[row][col], self._level(row, col), self.masked(row, col),
-                                  (row, col) == self.cursor, text_line, lay.cell_w, self.numbers)
-                        for col in range(lay.cols)]
-        strip = Strip(segments, lay.grid_width).simplify()
-        self._lines[line] = strip
-        return strip
+        if line not in self._lines:
+            self._lines[line] = cells_line(self.layout, line, self.values, self.masked, self.scale, self.cursor,
+                                           self.numbers)
+        return self._lines[line]
 
     def _header_line(self, y: int) -> Strip:
         return header_line(self.layout, self.col_labels, self.cursor[1], y)
@@ -249,11 +225,7 @@ class Heatmap(ScrollView, can_focus=True):
         if y >= height - READOUT_LINES:
             folded = [] if lay.legend_lines else [*self.legend_text(), Segment("  ")]
             room = width - sum(seg.cell_length for seg in folded)
-            readout = Strip([*folded, Segment(self.describe_cursor(room))])
-            if readout.cell_length > width:  # cut at a space, and say so: never inside a number
-                keep, tail = keep_cells(readout.text, width)
-                readout = Strip.join([readout.crop(0, cell_len(readout.text[:keep])), Strip([Segment(tail)])])
-            return readout.crop_extend(0, width, None).apply_style(self.rich_style)
+            return readout_line(folded, self.describe_cursor(room), width).apply_style(self.rich_style)
         left = Strip.blank(lay.gutter)
         if lay.numbered and lay.legend_lines < y < lay.top:  # the key stays put while the grid scrolls
             return self._key_line(y - lay.legend_lines - 1).crop_extend(0, width, None).apply_style(self.rich_style)
@@ -267,8 +239,7 @@ class Heatmap(ScrollView, can_focus=True):
             row = lay.row_of_line(line)
             if lay.label_line(row) == line:
                 label = self.row_labels[row] if row < len(self.row_labels) else ""
-                mine = self.cursor[0] // lay.rows_per_line == row // lay.rows_per_line
-                left = Strip([Segment(fit_label(label, lay.gutter - 1), MARK if mine else EMPTY), Segment(" ")])
+                left = row_label(label, lay.gutter, self.cursor[0] // lay.rows_per_line == row // lay.rows_per_line)
         room = max(0, width - lay.gutter)
         body = body.crop(sx, sx + room).extend_cell_length(room)
         return Strip.join([left, body]).apply_style(self.rich_style)  # the widget's background under blanks
@@ -288,17 +259,10 @@ class Heatmap(ScrollView, can_focus=True):
 
     def _scroll_to_cell(self, row: int, col: int) -> None:
         """Scroll the least that shows the cell inside the fixed legend, labels and read-out."""
-        lay, (sx, sy) = self.layout, self.scroll_offset
-        line, lines = lay.label_line(row), self._view_lines
-        room = max(1, self.inner.width - lay.gutter)
-        x0 = col * lay.cell_w
-        new_y = line - lines + 1 if line >= sy + lines else min(sy, line)
-        # Sideways the view starts on a column's start (never "15" for "c15", nor half a cell): the least
-        # whole columns that show this one, or this one first when the room is narrower than a cell.
-        skip = -(-(x0 + lay.cell_w - room) // lay.cell_w) * lay.cell_w
-        new_x = min(x0, skip) if x0 + lay.cell_w > sx + room else min(sx, x0)
-        if (new_x, new_y) != (sx, sy):
-            self.scroll_to(x=max(0, new_x), y=max(0, new_y), animate=False, immediate=True)
+        room = max(1, self.inner.width - self.layout.gutter)
+        x, y = self.layout.scroll_showing(row, col, self.scroll_offset, self._view_lines, room)
+        if (x, y) != tuple(self.scroll_offset):
+            self.scroll_to(x=x, y=y, animate=False, immediate=True)
 
     @guarded
     def action_move(self, d_row: int, d_col: int) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from textual.message import Message
 
+from tui_lab.app.views.attention import mlm
 from tui_lab.app.views.attention.grids import POS_ROWS
 
 
@@ -30,6 +31,14 @@ class Captured(Message):
         self.translation = translation  # the model's own greedy target, when it was the decoder input
         self.grids, self.entropy, self.src, self.tgt = grids_by_kind, entropy, src, tgt
         self.predicted, self.learned, self.generation = predicted, learned, generation
+
+    def note(self, hint: str) -> str:
+        """The info line under the new grid: a masked LM's guesses, whose target the decoder read, or `hint`."""
+        if self.guesses is not None:
+            return mlm.describe(self.guesses)
+        if self.translation is not None:  # say whose target the decoder read: the model's own
+            return f"decoder input = the model's own greedy translation: {self.translation!r} · {hint}"
+        return hint
 
 
 class CaptureFailed(Message):

@@ -1,31 +1,35 @@
-"""The Attention view's panes about heads: every layer x head at once (`m`), what each head does (`a` ablation,
-`d` logit attribution), which known job it does (`j` head detectors), and what one head computes (`c` inside one
-head).
+"""The Attention view's panes about heads, one widget (`HeadPanes`): what each head does (`a` ablation, `d` logit
+attribution), which known job it does (`j` head detectors) and what one head computes (`c` inside one head); and
+which of the grids, the gallery (`m`, every layer x head at once) and these panes has the room.
 
-The model view takes the grid's place and gives it back on `m` or Enter; the head effects and detectors take
-the grids' place and give it back on Escape; the inside-head pane sits under the grid (in its place where the
-view is short). `HeadPanes` holds what that needs: which grids to show again, which pane
-measures what on the typed sentence, and which grid cell the inside-head pane follows. The view owns it, keeps
-the keys (Textual finds bindings and message handlers on the view) and hands each one over in a line.
+The head effects and detectors take the grids' place and give it back on Escape; the inside-head pane sits under
+the grid (in its place where the view is short). The widget holds what that needs: which grids to show again,
+which pane measures what on the typed sentence, and which grid cell the inside-head pane follows. The view keeps
+the keys (its bindings act while the grid has the focus, outside this widget) and hands each over in a line; Enter
+on a head in a pane comes back as `HeadPanes.Chosen`, the grid the view then picks.
 
-The panes stay children of the view, in their places between the grids: a container around them would lay
-them out differently (a `height: auto` box gives a `1fr` grid the whole view's height, not what is left).
+The widget stands between the grid and the gallery, as its panes did: `height: auto` while only the inside-head
+pane shows under the grid, `1fr` (class `-covering`) while a pane has the grids' room, since a `1fr` pane in an
+`auto` box would take the whole view's height rather than what is left.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
+from textual.app import ComposeResult
 from textual.geometry import Size
+from textual.message import Message
 from textual.widget import Widget
 
 from tui_lab.app.views.attention.draw import AttentionMap
 from tui_lab.app.views.attention.grids import ATTENTION_KINDS
 from tui_lab.app.views.attention.head_detectors import HeadDetectors, applies
-from tui_lab.app.views.attention.head_effects import HeadEffects, effects_refused, row_kind
+from tui_lab.app.views.attention.head_effects import HeadEffects, HeadMap, effects_refused, row_kind
 from tui_lab.app.views.attention.inside_head import InsideHead, Pointer
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
+from tui_lab.app.widgets.mechanism_panel import MechanismPanel
 
 GRIDS = ("#att-map", "#att-model", "#att-image")  # what the head panes take the place of
 BACK_TO_ONE_GRID = {"#att-map": True, "#att-model": False, "#att-image": False}  # after Enter opens a head
@@ -47,23 +51,42 @@ class PaneHost(Protocol):
     def hint(self) -> str: ...
 
 
-class HeadPanes:
+class HeadPanes(Widget):
     """The head panes of one Attention view: `gallery`, `ablate`, `attribute`, `detect` and `inside` are its
-    keys' work."""
+    keys' work; `host` is the view, for its grids, its inputs and its status line."""
 
+    DEFAULT_CSS = """
+    HeadPanes { height: auto; }
+    HeadPanes.-covering { height: 1fr; }
+    """
     # Where the view is short (80x24) the inside-head pane takes the grid's place and its arrows move the grid's
     # cursor.
     SHORT = 30
 
-    def __init__(self, view: PaneHost) -> None:
-        self.view = view
+    class Chosen(Message):
+        """Enter on a head in a pane: the pane went away, and the view picks this grid."""
+
+        def __init__(self, kind: str, layer: int, head: int) -> None:
+            super().__init__()
+            self.kind, self.layer, self.head = kind, layer, head
+
+    def __init__(self, host: PaneHost, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.view = host
         self.grids_shown = {"#att-map": True}  # which grids to show again when a pane goes away
+
+    def compose(self) -> ComposeResult:
+        inside = InsideHead(id="att-inside")
+        inside.display = False  # until c
+        yield inside
+        yield HeadEffects(id="att-heads")
+        yield HeadDetectors(id="att-detectors")
 
     def live_model_changed(self) -> None:
         """A run asked for before the model came starts now; a detectors table of another model is measured
         again, or put away where the detectors do not cover the new one."""
-        self.view.query_one(HeadEffects).live_model_changed()
-        detectors = self.view.query_one(HeadDetectors)
+        self.query_one(HeadEffects).live_model_changed()
+        detectors = self.query_one(HeadDetectors)
         if detectors.has_class("-shown") and applies(self.view.app.live.config) is None:
             detectors.run()
         elif detectors.has_class("-shown"):
@@ -71,13 +94,14 @@ class HeadPanes:
 
     # -- the panes in the grids' place (a, d, j) -----------------------------------------------------------
     def shown(self) -> bool:
-        return any(self.view.query_one(p).has_class("-shown") for p in (HeadEffects, HeadDetectors))
+        return any(self.query_one(p).has_class("-shown") for p in (HeadEffects, HeadDetectors))
 
     def put_grids_away(self) -> None:
         """Hide the grids for a pane, remembering which were shown for Escape to bring back."""
         self.grids_shown = {s: self.view.query_one(s).display for s in GRIDS}
         for selector in GRIDS:
             self.view.query_one(selector).display = False
+        self.add_class("-covering")
 
     def ablate(self) -> None:
         self._effects("ablation")
@@ -89,14 +113,14 @@ class HeadPanes:
         view = self.view
         refused = effects_refused(kind, view.app.live.config)
         if refused is not None:  # said whole, and no earlier pane's grid left under it (issue 36 item 11)
-            for shown in (p for p in (HeadEffects, HeadDetectors) if view.query_one(p).has_class("-shown")):
-                view.query_one(shown).hide()
+            for shown in (p for p in (HeadEffects, HeadDetectors) if self.query_one(p).has_class("-shown")):
+                self.query_one(shown).hide()
             view.say(refused)
             return
-        pane = view.query_one(HeadEffects)
+        pane = self.query_one(HeadEffects)
         if not self.shown():
             self.put_grids_away()
-        view.query_one(HeadDetectors).put_away()
+        self.query_one(HeadDetectors).put_away()
         src_ids, src, tgt_ids, tgt, _ = view.inputs.ids()
         if view.encoder_decoder:  # the decoder's stream on the target (none typed: the model's own translation)
             pane.measure(kind, tgt_ids, tgt, src=src_ids)
@@ -111,27 +135,31 @@ class HeadPanes:
             return
         if not self.shown():
             self.put_grids_away()
-        self.view.query_one(HeadEffects).put_away()
-        self.view.query_one(HeadDetectors).run()
+        self.query_one(HeadEffects).put_away()
+        self.query_one(HeadDetectors).run()
 
-    def hidden(self) -> None:
+    def on_mechanism_panel_hidden(self, message: MechanismPanel.Hidden) -> None:
         """A pane went away (Escape): the grids it covered come back."""
+        message.stop()
+        self.remove_class("-covering")
         for selector, shown in self.grids_shown.items():
             self.view.query_one(selector).display = shown
         self.view.home().focus()
 
-    def open_effect(self, row_label: str, col: int) -> tuple[str, int, int]:
-        """Enter on a head of the effects grid: the pane goes, and (kind, layer, head) is the grid to pick."""
+    def on_head_map_open(self, message: HeadMap.Open) -> None:
+        """Enter on a head of the effects grid: the pane goes, and the view picks that head's grid."""
+        message.stop()
         self.grids_shown = dict(BACK_TO_ONE_GRID)  # what hiding restores
-        self.view.query_one(HeadEffects).hide()
-        kind, layer = row_kind(row_label)
-        return kind, layer, col
+        self.query_one(HeadEffects).hide()
+        kind, layer = row_kind(message.row_label)
+        self.post_message(self.Chosen(kind, layer, message.col))
 
-    def open_detected(self, layer: int, head: int) -> tuple[str, int, int]:
-        """Enter on a head of the detectors table: the pane goes, and (kind, layer, head) is the grid to pick."""
+    def on_head_detectors_open(self, message: HeadDetectors.Open) -> None:
+        """Enter on a head of the detectors table: the pane goes, and the view picks that head's grid."""
+        message.stop()
         self.grids_shown = dict(BACK_TO_ONE_GRID)
-        self.view.query_one(HeadDetectors).hide()
-        return "decoder-self", layer, head
+        self.query_one(HeadDetectors).hide()
+        self.post_message(self.Chosen("decoder-self", message.layer, message.head))
 
     # -- every layer x head at once (m) ---------------------------------------------------------------------
     def gallery(self) -> None:
@@ -155,7 +183,7 @@ class HeadPanes:
     # -- inside one head (c) --------------------------------------------------------------------------------
     def inside(self) -> None:
         view = self.view
-        pane, heatmap = view.query_one(InsideHead), view.query_one(AttentionMap)
+        pane, heatmap = self.query_one(InsideHead), view.query_one(AttentionMap)
         pane.display = not pane.display
         view.query_one(SmallMultiples).display = False
         self.make_room()
@@ -167,7 +195,7 @@ class HeadPanes:
 
     def make_room(self) -> None:
         """A short view shows the open inside-head pane in the grid's (and a ViT image's) place."""
-        crowded = self.view.query_one(InsideHead).display and self.view.size.height < self.SHORT
+        crowded = self.query_one(InsideHead).display and self.view.size.height < self.SHORT
         self.view.query_one(AttentionMap).display = not crowded
         if crowded:
             self.view.query_one(PatchImage).display = False
@@ -176,8 +204,21 @@ class HeadPanes:
         """The inside-head pane follows the grid's cursor and the picked kind, layer and head."""
         heatmap, (kind, layer, head) = self.view.query_one(AttentionMap), self.view.choice()
         row, col = heatmap.cursor
-        self.view.query_one(InsideHead).point(Pointer(kind, layer, head, row, col, heatmap.row_labels,
-                                                      heatmap.col_labels))
+        self.query_one(InsideHead).point(Pointer(kind, layer, head, row, col, heatmap.row_labels,
+                                                 heatmap.col_labels))
+
+    @property
+    def inside_open(self) -> bool:
+        return self.query_one(InsideHead).display
+
+    def follow(self, model: Any, src: Any, tgt: Any) -> None:
+        """The inputs a capture read: the inside-head pane traces the same pass."""
+        self.query_one(InsideHead).follow(model, src, tgt)
+
+    def on_inside_head_move(self, message: InsideHead.Move) -> None:
+        """The pane's arrows (where it stands in the grid's place) move the grid's cursor."""
+        message.stop()
+        self.view.query_one(AttentionMap).action_move(message.d_row, message.d_col)
 
     def after_redraw(self) -> None:
         """A new grid drawn: room for the inside-head pane, the grids away again under an open pane (they are

@@ -210,3 +210,7 @@ def relative_spec(cap: Capture, kind: str, layer: int, head: int, tokens: list[s
     mask = hatched_cells(len(grid), len(grid[0])) if causal else None
     return GridSpec(title, grid, labels, labels, mask, axes=("query position", "key position"))
 
+
+def has_attention(family: str, kind: str) -> bool:
+    """Whether a model of `family` computes grids of `kind` (the masks and the positions: every model)."""
+    return {"cross": family == "encoder-decoder", "decoder-self": family != "encoder-only"}.get(kind, True)

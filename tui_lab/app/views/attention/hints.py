@@ -1,4 +1,5 @@
-"""The hint line under the Attention view's grid: the keys the footer has no room for, fitted to the width.
+"""The Attention view's keys (`KEYS`, its bindings) and the hint line under its grid: the keys the footer has
+no room for, fitted to the width.
 
 The footer holds the pickers' keys beside f1..f7 and q quit at 80 columns; every other key of the view is named
 here, shortest where the view is narrow. A key whose measurement does not apply to the live model is not named
@@ -9,11 +10,32 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.binding import Binding
+
 from tui_lab.app.views.attention.head_detectors import applies
 from tui_lab.app.views.attention.head_effects import effects_refused
 
 FOOTER_ROOM = 90  # columns: the footer holds j's key beside the pickers', f1..f7, q and the palette's
 WIDE = 100  # columns: the hint line names each key in words
+
+# The footer has room for three keys beside f1..f7 and q quit at 80 columns: the pickers'. The hint line
+# under the grid names #, z, m and e (and j there); the Run button names r.
+KEYS = [
+    Binding("e", "export", "export JSON", show=False),
+    Binding("r", "run", "run", show=False),
+    Binding("k", "cycle_kind", "grid"),
+    Binding("l", "cycle_layer", "layer"),
+    Binding("h", "cycle_head", "head"),
+    Binding("m", "model_view", "all heads", show=False),
+    Binding("a", "ablate", "ablate heads", show=False),
+    Binding("d", "attribute", "logit attribution", show=False),
+    Binding("c", "inside_head", "inside one head", show=False),
+    # j, the head detectors: one of three by `check_action`, on the footer where it has room, on the hint
+    # line where it has not, and on a model the detectors do not cover off both, saying why when pressed
+    Binding("j", "head_detectors", "head jobs"),
+    Binding("j", "head_detectors_narrow", "head jobs", show=False),
+    Binding("j", "head_detectors_refused", "head jobs", show=False),
+]
 
 
 def hint(config: Any, gallery: bool, inside: bool, width: int, app_width: int) -> str:
@@ -35,3 +57,11 @@ def hint(config: Any, gallery: bool, inside: bool, width: int, app_width: int) -
         parts = ["arrows or mouse: a cell", "# numbers", "z dense", "m all heads", "c one head", ablate, dla,
                  "e export"]
     return " · ".join(part for part in parts if part)
+
+
+def j_binding(config: Any, app_width: int) -> str:
+    """Which of j's three bindings (the view's BINDINGS) is live: the refusal on a model the detectors do not
+    cover, else j on the footer where it has room, on the hint line where it has not."""
+    if applies(config) is not None:
+        return "head_detectors_refused"
+    return "head_detectors" if app_width >= FOOTER_ROOM else "head_detectors_narrow"

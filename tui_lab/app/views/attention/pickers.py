@@ -59,6 +59,19 @@ class AttentionPickers(Horizontal):
         kind.value = current if current in options else options[0]
         self._fill_layers()
 
+    def follow_capture(self, cap: Capture, first: bool, translating: bool, head: tuple[int, int] | None,
+                       asked: str | None) -> None:
+        """A capture arrived: `offer` it. The first opens on the cross-attention of a translation (target x
+        source) or on the first kind, at the `head` a shipped toy's meta.json names; a kind `asked` for before
+        it came (the tour's) wins."""
+        self.offer(cap)
+        if first and not asked:
+            self.select_kind("cross" if translating else self.kinds()[0])
+            if head is not None:
+                self.choose(*head)
+        if asked:
+            self.select_kind(asked)
+
     def _fill_layers(self) -> None:
         kind = self.query_one("#att-kind", Select).value
         layers = sorted(layer for k, layer in self.cap.grids if k == kind)

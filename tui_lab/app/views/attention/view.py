@@ -8,12 +8,10 @@ capture runs in a thread worker (`jobs`); grids arrive as a message. `m` shows e
 The view holds the capture and lays out its parts; each part is a widget beside this file that owns its
 piece of the screen, is told what to show by a method call, and says what happened with a message:
 `AttentionInputs` (`inputs`: the sentence, posts RunAsked), `AttentionPickers` (`pickers`: kind, layer and
-head, posts Changed), `GridTitle` and `AttentionMap` (`draw`, with the helpers that feed the gallery, the
-image and the export), `SmallMultiples` (posts Chosen), `InsideHead` (posts Move), `HeadEffects` (posts
-HeadMap.Open and Hidden), `PatchImage` and `HeadDetectors` (`head_detectors`: every head's previous-token,
-duplicate-token and induction score, posts HeadDetectors.Open; in the grids' place, as the head effects).
-Which of the gallery and the head panes stands in the grid's place is `effects_panes.HeadPanes`' work (the
-view keeps the keys and hands each over in a line); the hint line under the grid is `hints`'.
+head, posts Changed), `GridTitle` and `AttentionMap` (`draw`), `SmallMultiples` (posts Chosen), `PatchImage`,
+and `HeadPanes` (`effects_panes`: ablation, attribution, head detectors and inside one head, and which of them,
+the grid or the gallery has the room; posts Chosen). The view keeps the keys and hands each over in a line;
+the hint line under the grid is `hints`'.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.events import Resize
 from textual.widgets import Static
 
@@ -30,14 +27,12 @@ from tui_lab.app.grids import GridSpec
 from tui_lab.app.guard import guarded
 from tui_lab.app.view_contract import LabView, Opening
 from tui_lab.app.views.attention import capture as work
-from tui_lab.app.views.attention import draw, hints, jobs, mlm
+from tui_lab.app.views.attention import draw, hints, jobs
 from tui_lab.app.views.attention.draw import AttentionMap, GridTitle
 from tui_lab.app.views.attention.effects_panes import HeadPanes
-from tui_lab.app.views.attention.grids import MASKS, Capture, Pattern, grid_spec
-from tui_lab.app.views.attention.head_detectors import HeadDetectors, applies
-from tui_lab.app.views.attention.head_effects import HeadEffects, HeadMap
+from tui_lab.app.views.attention.grids import MASKS, Capture, Pattern, grid_spec, has_attention
+from tui_lab.app.views.attention.head_detectors import applies
 from tui_lab.app.views.attention.inputs import AttentionInputs, learned_head
-from tui_lab.app.views.attention.inside_head import InsideHead
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.pickers import AttentionPickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
@@ -46,24 +41,7 @@ from tui_lab.paths import exports_dir
 
 
 class AttentionView(LabView):
-    # The footer has room for three keys beside f1..f7 and q quit at 80 columns: the pickers'. The hint line
-    # under the grid names #, z, m and e (and j there); the Run button names r.
-    BINDINGS = [
-        Binding("e", "export", "export JSON", show=False),
-        Binding("r", "run", "run", show=False),
-        Binding("k", "cycle_kind", "grid"),
-        Binding("l", "cycle_layer", "layer"),
-        Binding("h", "cycle_head", "head"),
-        Binding("m", "model_view", "all heads", show=False),
-        Binding("a", "ablate", "ablate heads", show=False),
-        Binding("d", "attribute", "logit attribution", show=False),
-        Binding("c", "inside_head", "inside one head", show=False),
-        # j, the head detectors: one of three by `check_action`, on the footer where it has room, on the hint
-        # line where it has not, and on a model the detectors do not cover off both, saying why when pressed
-        Binding("j", "head_detectors", "head jobs"),
-        Binding("j", "head_detectors_narrow", "head jobs", show=False),
-        Binding("j", "head_detectors_refused", "head jobs", show=False),
-    ]
+    BINDINGS = hints.KEYS
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -72,9 +50,9 @@ class AttentionView(LabView):
         self.pending_kind: str | None = None
         self.captured_generation = -1
         self.last_export: Path | None = None
-        self.panes = HeadPanes(self)  # ablation, attribution, head detectors, inside one head
+        self.panes = HeadPanes(self, id="att-panes")
 
-    # the fields other views and tests read
+    # what tests read of the capture (no view reads another)
     @property
     def grids(self) -> dict[tuple[str, int], list]:
         return self.cap.grids
@@ -93,16 +71,13 @@ class AttentionView(LabView):
         yield GridTitle(id="att-title")
         yield PatchImage(id="att-image")
         yield AttentionMap(id="att-map")
-        yield InsideHead(id="att-inside")
+        yield self.panes  # ablation, attribution, head detectors, inside one head
         yield SmallMultiples(id="att-model")
-        yield HeadEffects(id="att-heads")
-        yield HeadDetectors(id="att-detectors")
         yield Static("", id="att-info")
 
     def on_mount(self) -> None:
         self.query_one(SmallMultiples).display = False
         self.query_one(PatchImage).display = False
-        self.query_one(InsideHead).display = False
         self.inputs.set_defaults()
         self.pickers.offer(self.cap)
         self.live_model_changed()
@@ -166,13 +141,11 @@ class AttentionView(LabView):
     def open_on(self, opening: Opening) -> None:
         """The Tour's g: its grid kind (and cell) on the inputs shown, when the live model has that attention."""
         config = self.app.live.config
-        wanted = {"cross": config.family == "encoder-decoder", "decoder-self": config.family != "encoder-only"}
-        if opening.kind is None or not wanted.get(opening.kind, True):
-            if opening.kind is not None:
-                self.notify(f"the live model ({config.name}) has no {opening.kind} attention: the tour's grid came "
-                            f"from its own shipped toy", title="tour")
-            return
-        self.set_inputs(self.inputs.source, kind=opening.kind, cursor=opening.cursor)
+        if opening.kind is not None and not has_attention(config.family, opening.kind):
+            self.notify(f"the live model ({config.name}) has no {opening.kind} attention: the tour's grid came "
+                        f"from its own shipped toy", title="tour")
+        elif opening.kind is not None:
+            self.set_inputs(self.inputs.source, kind=opening.kind, cursor=opening.cursor)
 
     def set_inputs(self, source: str, target: str | None = None, kind: str | None = None,
                    cursor: tuple[str, str] | None = None) -> None:
@@ -200,30 +173,17 @@ class AttentionView(LabView):
                            message.learned, self.encoder_decoder, message.image)
         self.captured_generation = message.generation
         if message.inputs is not None:
-            self.query_one(InsideHead).follow(*message.inputs)
-        self.pickers.offer(self.cap)
-        if first and not self.pending_kind:  # a translation opens on its cross-attention (target x source)
-            self.pickers.select_kind("cross" if message.translation is not None else self.pickers.kinds()[0])
-            head = learned_head(self.app.live.config)
-            if head is not None:  # a shipped toy opens on the head meta.json names
-                self.pickers.choose(*head)
-        if self.pending_kind:
-            self.pickers.select_kind(self.pending_kind)
-            self.pending_kind = None
+            self.panes.follow(*message.inputs)
+        head = learned_head(self.app.live.config) if first else None  # a shipped toy opens on its meta.json's
+        self.pickers.follow_capture(self.cap, first, message.translation is not None, head, self.pending_kind)
+        self.pending_kind = None
         self.redraw()
         if self.pending_cursor:
             self.point_at(*self.pending_cursor)
             self.pending_cursor = None
-        if message.guesses is not None:  # BERT: the cursor on the [MASK] row, its guesses under the grid
-            if message.guesses:
-                self.query_one(AttentionMap).move_cursor(message.guesses[0][0], message.guesses[0][0])
-            self.say(mlm.describe(message.guesses))
-            return
-        if message.translation is not None:  # say whose target the decoder read: the model's own
-            self.say(f"decoder input = the model's own greedy translation: {message.translation!r} · "
-                     + self.hint())
-            return
-        self.say(self.hint())
+        if message.guesses:  # BERT: the cursor on the [MASK] row, its guesses under the grid
+            self.query_one(AttentionMap).move_cursor(message.guesses[0][0], message.guesses[0][0])
+        self.say(message.note(self.hint()))
 
     # -- drawing -------------------------------------------------------------------------------------
     @property
@@ -274,7 +234,7 @@ class AttentionView(LabView):
         self.app.notify(f"grid written to {path}", title="export")
         self.last_export = path
 
-    # -- the head panes (a, d, j, c): `effects_panes.HeadPanes` does their work -------------------------------
+    # -- the head panes (a, d, j, c): the `effects_panes.HeadPanes` widget does their work -------------------
     @guarded
     def action_ablate(self) -> None:
         self.panes.ablate()
@@ -304,29 +264,14 @@ class AttentionView(LabView):
             return True if pickers and pickers.first().can_cycle(action.removeprefix("cycle_")) else None
         if not action.startswith("head_detectors"):
             return True
-        if applies(self.app.live.config) is not None:
-            return action == "head_detectors_refused"
-        wide = self.app.size.width >= hints.FOOTER_ROOM
-        return action == ("head_detectors" if wide else "head_detectors_narrow")
+        return action == hints.j_binding(self.app.live.config, self.app.size.width)
 
-    def on_mechanism_panel_hidden(self) -> None:
-        self.panes.hidden()
-
-    def on_head_detectors_open(self, message: HeadDetectors.Open) -> None:
-        self._open(*self.panes.open_detected(message.layer, message.head))
-
-    def on_head_map_open(self, message: HeadMap.Open) -> None:
-        self._open(*self.panes.open_effect(message.row_label, message.col))
-
-    def _open(self, kind: str, layer: int, head: int) -> None:
-        self.pickers.select_kind(kind)
-        self.pickers.choose(layer, head)
+    def on_head_panes_chosen(self, message: HeadPanes.Chosen) -> None:
+        self.pickers.select_kind(message.kind)
+        self.pickers.choose(message.layer, message.head)
 
     def on_heatmap_cell_highlighted(self, message: Heatmap.CellHighlighted) -> None:
         self.panes.point_inside()
-
-    def on_inside_head_move(self, message: InsideHead.Move) -> None:
-        self.query_one(AttentionMap).action_move(message.d_row, message.d_col)
 
     def on_capture_failed(self, message: work.CaptureFailed) -> None:
         self.say(f"[red]capture failed:[/red] {message.error}")
@@ -336,7 +281,7 @@ class AttentionView(LabView):
 
     def hint(self) -> str:
         return hints.hint(self.app.live.config, self.query_one(SmallMultiples).display,
-                          self.query_one(InsideHead).display, self.size.width, self.app.size.width)
+                          self.panes.inside_open, self.size.width, self.app.size.width)
 
     def say(self, text: str) -> None:
         self.query_one("#att-info", Static).update(text)

@@ -13,12 +13,13 @@ translates: the prompt is the source sentence (by default seed 000's English 'se
 view picks it, or the toy's held-out number), the translation streams token by token under it, and the grid
 is the cross-attention of each translated token over the source (target x source), growing a row per token.
 
-The view composes its parts, keeps the keys, starts the jobs (`jobs`, `versus`) and hands each job's messages to
-the part that shows them: the settings row (`form.GenerationForm`), the completion (`stream.Completion`), the grid
-(`growing_grid.GrowingGrid`), the compare boxes (`compare.ComparePanel`), the side by side (`versus.VersusPanel`),
-the mechanism panels (`lens_panel`, `patch_panel`; Escape in one posts `MechanismPanel.Hidden`). Two plain objects
-it owns: `room.Room` shows one of these in the completion's place, and `prompt_keeper.PromptKeeper` keeps the
-prompt's default and the note as the live model changes. What the view makes of the live model is in `live`.
+The view composes its parts (in the order, and with the stylesheet, of `layout`), keeps the keys, starts the
+jobs (`jobs`, `versus`) and hands each job's messages to the part that shows them: the settings row
+(`form.GenerationForm`), the completion (`stream.Completion`), the grid (`growing_grid.GrowingGrid`), the compare
+boxes (`compare.ComparePanel`), the side by side (`versus.VersusPanel`), the mechanism panels (`lens_panel`,
+`patch_panel`; Escape in one posts `MechanismPanel.Hidden`). Two plain objects it owns: `room.Room` shows one of
+these in the completion's place, and `prompt_keeper.PromptKeeper` keeps the prompt's default and the note as the
+live model changes. What the view makes of the live model is in `live`.
 """
 
 from __future__ import annotations
@@ -29,53 +30,29 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.widget import Widget
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Input
 
 from tui_lab.app.background_job import disable
 from tui_lab.app.guard import guarded
 from tui_lab.app.view_contract import LabView
-from tui_lab.app.views.generate import jobs, versus
+from tui_lab.app.views.generate import jobs, layout, versus
 from tui_lab.app.views.generate.compare import ComparePanel
 from tui_lab.app.views.generate.form import GenerationForm, seed_text
 from tui_lab.app.views.generate.growing_grid import GrowingGrid
 from tui_lab.app.views.generate.lens_panel import LensPanel
-from tui_lab.app.views.generate.live import DEFAULT_PROMPT, folder_of, live_modes, note_text, ready_model, start_len
+from tui_lab.app.views.generate.live import folder_of, live_modes, note_text, ready_model, start_len
 from tui_lab.app.views.generate.patch_panel import PatchPanel
 from tui_lab.app.views.generate.prompt_keeper import PromptKeeper
 from tui_lab.app.views.generate.room import Room
 from tui_lab.app.views.generate.stream import Completion, stream_prefix
 from tui_lab.app.views.generate.token_stream import Token, TokenStream
-from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.mechanism_panel import MechanismPanel
 from tui_lab.generation.settings import GenerationSettings
 
 
 class GenerateView(LabView):
-    DEFAULT_CSS = """
-    GenerateView #gen-compare { display: none; }
-    GenerateView #gen-compare.-shown { display: block; }
-    GenerateView #gen-out-scroll { height: 1fr; }
-    GenerateView #gen-out-box:focus-within { border: round $accent; }
-    GenerateView #gen-probs-row { height: 1; }
-    GenerateView #gen-probs-row OnOffCheckbox { border: none; padding: 0; height: 1; margin-right: 1; }
-    GenerateView #gen-legend { width: 1fr; }
-    GenerateView #gen-token-info { height: auto; max-height: 5; color: $text; }
-    GenerateView .gen-nat-only, GenerateView #gen-vs-row, GenerateView #gen-versus { display: none; }
-    GenerateView.-nat .gen-nat-only, GenerateView.-encdec #gen-vs-row { display: block; }
-    GenerateView.-nat .gen-at-only { display: none; }
-    GenerateView #gen-versus.-shown { display: block; height: 1fr; }
-    GenerateView #gen-vs-row { height: 1; margin-top: 1; }
-    GenerateView #gen-vs { width: 1fr; }
-    GenerateView #gen-prompt-label { display: none; padding: 0 1 0 0; color: $text-muted; }
-    GenerateView.-translate #gen-prompt-label { display: block; }
-    GenerateView.-hf #gen-vs-row { display: none; }
-    GenerateView .gen-chat-only { display: none; }
-    GenerateView.-chat .gen-chat-only { display: block; }
-    GenerateView #gen-panel-prompt { display: none; height: auto; margin-top: 1; }
-    GenerateView.-folded #gen-panel-prompt { display: block; }
-    """
+    DEFAULT_CSS = layout.CSS  # what each mode of the live model shows and hides
     # Two keys on the footer (beside f1..f7 and q quit at 80 columns); the buttons name v, s and y.
     BINDINGS = [
         Binding("g", "generate", "generate"),
@@ -97,30 +74,7 @@ class GenerateView(LabView):
         self.room = Room(self)  # what holds the room under the prompt: the completion, the boxes, or a panel
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="gen-inputs"):
-            yield Label("source", id="gen-prompt-label")  # shown while the live model translates
-            # Entered with i or Tab, the cursor goes to the end: a prompt is continued more often than replaced.
-            yield FieldInput(DEFAULT_PROMPT, placeholder="prompt (the source, for an encoder-decoder)", id="gen-prompt",
-                             compact=True, select_on_focus=False)
-            yield Button("Generate g", id="gen-go", variant="primary", compact=True)
-            yield Button("Compare m", id="gen-compare-go", compact=True)
-            yield Button("Stop s", id="gen-stop", variant="error", compact=True)
-        yield GenerationForm(id="gen-settings")
-        with Horizontal(id="gen-vs-row"):  # encoder-decoders: a second model to put beside the live one
-            yield Label("vs", classes="gen-name")
-            yield FieldInput(versus.DEFAULT_PARTNER, placeholder="checkpoint folder or shipped toy", id="gen-vs",
-                        compact=True)
-            yield Button("Side by side v", id="gen-vs-go", compact=True)
-        yield Static("", id="gen-note")
-        with Horizontal(id="gen-body"):
-            yield Completion(id="gen-out-box")
-            yield GrowingGrid(id="gen-att-box")
-        yield Static("", id="gen-panel-prompt")  # the prompt the boxes answer, while they fold the completion
-        yield ComparePanel(id="gen-compare")
-        yield versus.VersusPanel(id="gen-versus")
-        # In the completion's place when shown (at 80x24 there is no other); Escape, or generating again, gives it back
-        yield LensPanel(id="gen-lens")
-        yield PatchPanel(id="gen-patch")
+        yield from layout.parts()
 
     def on_mount(self) -> None:
         self._follow_live_model()
