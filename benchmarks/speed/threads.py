@@ -10,16 +10,23 @@ another order (the orders of the counts in turn) and after a short pause (a prev
 spin for a moment after their last op: the count run next would pay for it), so load that comes and goes
 weighs on all alike. At the start of each repeat the library chooses, as `complete` and the trainer do at a
 call (the load read then, nothing of the benchmark running); that repeat's time for the chosen count is the
-chosen time. Per condition: the median seconds per count, the counts chosen, and two checks: the chosen
-median within 10% of the best count's, and its speed never below 0.8x one thread's. (A separate
-"chosen" arm running the same count as another arm differed from it by up to 1.3x at load 16-19: the
-noise of a shared machine, not the choice; so the chosen time is read from the counts' own runs. A chosen
-count that is not among them, 3 of 4 cores, runs as one more arm in that repeat.) The machine's load
-averages are printed beside each condition (on a shared machine "quiet" means only that this benchmark adds
-nothing).
+chosen time. (A separate "chosen" arm running the same count as another arm differed from it by up to 1.3x at
+load 16-19: the noise of a shared machine, not the choice; so the chosen time is read from the counts' own runs.
+A chosen count that is not among them, 3 of 4 cores, runs as one more arm in that repeat.)
 
-    python benchmarks/speed/threads.py [--repeats 6] [--new-tokens 32] [--batch 16] [--seq-len 64]
-                                       [--conditions quiet busy1 busy2] [--json]
+The checks compare within a repeat, where the counts ran a moment apart under the same load: each repeat gives a
+paired ratio (the chosen count's time over each count's), and the check reads the median of those ratios over
+the repeats: the chosen count within 10% of every count (so of the best), and its speed never below 0.8x one
+thread's. Medians of each count's own times, compared afterwards, mixed load that came and went between repeats
+into the comparison: quiet generation once failed with 1 and 2 threads ±17-24% apart on a shared 2-core machine.
+Each timed run repeats the workload until it lasts at least --min-timed-s (measured on one thread at the
+warm-up), so a run of a few milliseconds is not one scheduler timeslice. Per condition: the median seconds
+per count (per workload run), the counts chosen, the median paired ratios and the two checks. The machine's
+load averages are printed beside each condition (on a shared machine "quiet" means only that this benchmark
+adds nothing).
+
+    python benchmarks/speed/threads.py [--repeats 12] [--min-timed-s 0.3] [--new-tokens 32] [--batch 16]
+                                       [--seq-len 64] [--conditions quiet busy1 busy2] [--json]
 
 Last line with --json: one JSON object. Exit status 1 when a check fails.
 """
@@ -29,6 +36,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -107,47 +115,62 @@ def counts(ceiling: int) -> list[int]:
     return out + [ceiling]
 
 
-def measure(run: Callable[[], None], chooser: Callable[[], object], repeats: int, ceiling: int) -> dict:
+def measure(run: Callable[[], None], chooser: Callable[[], object], repeats: int, ceiling: int,
+            min_timed_s: float) -> dict:
     """Interleaved repeats of each count (every order of the counts in turn); the library's choice at the start
-    of each repeat picks that repeat's chosen time."""
+    of each repeat picks that repeat's chosen time; the checks read the median of the per-repeat ratios."""
     arms = counts(ceiling)
-    times: dict[str, list[float]] = {str(a): [] for a in arms}
-    chosen: list[int] = []
-    chosen_s: list[float] = []
-    for n in counts(ceiling):  # a warm-up per count: first-call allocation and thread start are not timed
+    for n in arms:  # a warm-up per count: first-call allocation and thread start are not timed
         with torch_threads(n):
             run()
+    with torch_threads(1):
+        start = time.perf_counter()
+        run()
+        inner = max(1, math.ceil(min_timed_s / (time.perf_counter() - start)))  # runs per timed region
+    per_repeat: list[dict[int, float]] = []  # each repeat's seconds per workload run, by count
+    chosen: list[int] = []
     orders = list(itertools.permutations(arms))
     for r in range(repeats):
         chosen.append(min(chooser().threads, ceiling))  # read before any clock, as the library's callers do
         extra = () if chosen[-1] in arms else (chosen[-1],)
+        seconds: dict[int, float] = {}
         for count in orders[r % len(orders)] + extra:
             with torch_threads(count):
                 time.sleep(SETTLE_S)
                 start = time.perf_counter()
-                run()
-                times.setdefault(str(count), []).append(time.perf_counter() - start)
-        chosen_s.append(times[str(chosen[-1])][-1])
+                for _ in range(inner):
+                    run()
+                seconds[count] = (time.perf_counter() - start) / inner
+        per_repeat.append(seconds)
+    times = {str(a): [s[a] for s in per_repeat if a in s] for a in sorted({a for s in per_repeat for a in s})}
+    chosen_s = [s[c] for s, c in zip(per_repeat, chosen, strict=True)]
     medians = {arm: statistics.median(t) for arm, t in times.items()}
-    best = min(medians, key=medians.get)
     medians["chosen"] = statistics.median(chosen_s)
-    return {"median_s": medians, "times_s": times, "chosen_counts": chosen, "best_count": int(best),
-            "vs_best": medians["chosen"] / medians[best], "speed_vs_one": medians["1"] / medians["chosen"],
-            "within_10pct": medians["chosen"] <= WITHIN * medians[best],
-            "at_least_08x_one": medians["1"] / medians["chosen"] >= FLOOR}
+    # paired: chosen / count within each repeat, then the median over repeats
+    paired = {str(a): statistics.median(s[c] / s[a] for s, c in zip(per_repeat, chosen, strict=True)) for a in arms}
+    best = max(paired, key=paired.get)  # the count the chosen one is slowest against (the best one)
+    speed_vs_one = 1 / paired["1"]
+    return {"median_s": medians, "times_s": times, "chosen_counts": chosen, "runs_per_timed_region": inner,
+            "paired_chosen_over_count": paired, "best_count": int(best), "vs_best": paired[best],
+            "speed_vs_one": speed_vs_one, "within_10pct": paired[best] <= WITHIN, "at_least_08x_one":
+            speed_vs_one >= FLOOR}
 
 
 def line(condition: str, workload: str, result: dict, loads: tuple) -> str:
     per = ", ".join(f"{a}{' thread(s)' if a != 'chosen' else ''} {s:.4f} s" for a, s in result["median_s"].items())
+    pairs = ", ".join(f"/{a}: {r:.2f}" for a, r in result["paired_chosen_over_count"].items())
     ok = result["within_10pct"] and result["at_least_08x_one"]
-    return (f"{'PASS' if ok else 'FAIL'} {condition:6s} {workload:8s} load {loads[0]:.2f} -> {loads[1]:.2f}: {per}; "
-            f"chosen {result['chosen_counts']}; best {result['best_count']}; chosen/best {result['vs_best']:.2f}x "
-            f"(<= {WITHIN:.2f}), speed vs 1 thread {result['speed_vs_one']:.2f}x (>= {FLOOR})")
+    return (f"{'PASS' if ok else 'FAIL'} {condition:6s} {workload:8s} load {loads[0]:.2f} -> {loads[1]:.2f}: {per} "
+            f"(x{result['runs_per_timed_region']} per timed run); chosen {result['chosen_counts']}; median paired "
+            f"chosen {pairs}; worst against {result['best_count']}: {result['vs_best']:.2f}x (<= {WITHIN:.2f}), "
+            f"speed vs 1 thread {result['speed_vs_one']:.2f}x (>= {FLOOR})")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=6, help="an even number: each order of 2 counts as often")
+    parser.add_argument("--repeats", type=int, default=12, help="an even number: each order of 2 counts as often")
+    parser.add_argument("--min-timed-s", type=float, default=0.3,
+                        help="each timed run repeats the workload to last at least this (default 0.3 s)")
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--seq-len", type=int, default=64)
@@ -165,7 +188,7 @@ def main() -> int:
         try:
             for name, (run, chooser) in workloads.items():
                 before = os.getloadavg()[0]
-                result = measure(run, chooser, args.repeats, ceiling)
+                result = measure(run, chooser, args.repeats, ceiling, args.min_timed_s)
                 result["load_before_after"] = (before, os.getloadavg()[0])
                 report[f"{condition}/{name}"] = result
                 failed |= not (result["within_10pct"] and result["at_least_08x_one"])

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tui_lab.cli.grid_tables import grid_tables
-from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal, token_from_args, window
+from tui_lab.cli.mechanism_args import add_common, add_token, chosen_threads, dump, load_causal, token_from_args, window
 
 SEQ_LEN = 64  # tokens per held-out window unless the model's window is shorter
 REFERENCE_WINDOWS = 64  # windows a --mean-over reference averages over (more than the batch measured: steadier means)
@@ -62,11 +62,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"tui-lab: note: {note}", file=sys.stderr)
     ids = ids.to(next(loaded.model.parameters()).device)
     reference = _reference(args, loaded)
-    table = head_ablation(loaded.model, ids, args.mode, Metric(answer), reference=reference)
+    with chosen_threads(loaded, rows=ids.shape[0]) as threads:
+        table = head_ablation(loaded.model, ids, args.mode, Metric(answer), reference=reference)
     if args.json:
         over = {"mean_over": args.mean_over, "mean_over_windows": reference.shape[0]} if reference is not None else {}
         dump(loaded, {**table.to_dict(), "windows": ids.shape[0], "tokens_per_window": ids.shape[1], **over,
-                      **({"note": note} if note else {})})
+                      **({"note": note} if note else {})}, threads)
         return 0
     console = Console()
     for grid in _grids(table, args.mode, ids.shape[0]):

@@ -10,7 +10,7 @@ import argparse
 from rich.console import Console
 
 from tui_lab.cli.grid_tables import grid_tables
-from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal, token_from_args, window
+from tui_lab.cli.mechanism_args import add_common, add_token, chosen_threads, dump, load_causal, token_from_args, window
 
 EXAMPLE = ('tui-lab attribute --preset gpt2-toy-english --prompt "Anna walked to the river. Tom walked to the" '
            '--answer " river" --wrong " hill"')
@@ -40,13 +40,14 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--answer (or --answer-id) is required: the token whose logit is attributed")
     ids = text_batch(loaded.codec, args.prompt, window(loaded), "--prompt")[0]
     ids = ids.to(next(loaded.model.parameters()).device)
-    heads = head_logit_attribution(loaded.model, ids, answer, wrong, convention=args.convention)  # (layers, heads)
     kinds = ("Q", "K", "V") if args.composition == "all" else (args.composition,)
-    scores = {kind: composition_scores(loaded.model, kind) for kind in kinds}
+    with chosen_threads(loaded) as threads:
+        heads = head_logit_attribution(loaded.model, ids, answer, wrong, convention=args.convention)  # (layers, heads)
+        scores = {kind: composition_scores(loaded.model, kind) for kind in kinds}
     if args.json:
         dump(loaded, {"tokens": [token_text(loaded.codec, int(i)) for i in ids], "answer": answer, "wrong": wrong,
                       "convention": args.convention, "head_attribution": heads.tolist(), "total": float(heads.sum()),
-                      "composition": {kind: s.tolist() for kind, s in scores.items()}})
+                      "composition": {kind: s.tolist() for kind, s in scores.items()}}, threads)
         return 0
     _print(loaded, heads, scores, answer, wrong, args.convention)
     return 0

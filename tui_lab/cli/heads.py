@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tui_lab.analysis.head_scores import SCORES, TITLES
-from tui_lab.cli.mechanism_args import add_common, dump, load_causal
+from tui_lab.cli.mechanism_args import add_common, chosen_threads, dump, load_causal
 
 EXAMPLE = "tui-lab heads --preset gpt2-toy-english --sort induction"
 
@@ -47,9 +47,10 @@ def run(args: argparse.Namespace) -> int:
     from tui_lab.mechanism.head_detectors import default_seq_len, head_scores
 
     seq_len = default_seq_len(loaded.config) if args.seq_len is None else args.seq_len
-    result = head_scores(loaded.model, seq_len, args.batch, args.token_seed)
+    with chosen_threads(loaded, rows=args.batch) as threads:
+        result = head_scores(loaded.model, seq_len, args.batch, args.token_seed)
     if args.json:
-        dump(loaded, result.to_dict())
+        dump(loaded, result.to_dict(), threads)
         return 0
     rows = result.to_dict()["heads"]
     if args.sort != "layer":

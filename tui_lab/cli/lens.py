@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 
 from tui_lab.cli.grid_tables import grid_tables
-from tui_lab.cli.mechanism_args import add_common, dump, load_causal, window
+from tui_lab.cli.mechanism_args import add_common, chosen_threads, dump, load_causal, window
 
 EXAMPLE = 'tui-lab lens --preset gpt2-toy-english --prompt "Anna walked to the river. Tom walked to the"'
 
@@ -27,9 +27,10 @@ def run(args: argparse.Namespace) -> int:
     from tui_lab.mechanism.lens import logit_lens
 
     ids = text_batch(loaded.codec, args.prompt, window(loaded), "--prompt")[0].tolist()
-    table = logit_lens(loaded.model, loaded.codec, ids, k=args.top)
+    with chosen_threads(loaded) as threads:
+        table = logit_lens(loaded.model, loaded.codec, ids, k=args.top)
     if args.json:
-        dump(loaded, table.to_dict())
+        dump(loaded, table.to_dict(), threads)
         return 0
     console = Console()
     labels = [point.removeprefix("blocks.").replace(".hook_resid_", " ") for point in table.points]  # "0 pre"

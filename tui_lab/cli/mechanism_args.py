@@ -1,9 +1,12 @@
-"""What `tui-lab lens`, `ablate` and `patch` share: the model they open, answer tokens, the JSON frame."""
+"""What `tui-lab lens`, `ablate`, `patch`, `attribute` and `heads` share: the model they open, answer tokens, the
+thread count they run on, the JSON frame."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tui_lab.cli.model_args import add_model_arguments, load_from_args
@@ -48,6 +51,21 @@ def window(loaded: LoadedModel) -> int:
     return loaded.config.max_len if loaded.config.positions == "learned" else 0
 
 
-def dump(loaded: LoadedModel, result: dict[str, Any]) -> None:
+@contextmanager
+def chosen_threads(loaded: LoadedModel, rows: int = 1) -> Iterator[dict[str, Any] | None]:
+    """The block on the thread count chosen now for its passes, as `generate` chooses (issue 39): an uncached pass
+    of `rows` rows of the model (generation/threads.py, the rule in tui_lab/cpu_threads.py: a toy's ops are too
+    small to share out, a larger model takes the cores others leave free now); torch's count comes back after.
+    Yields the choice and why, as `--json` says it (None off the CPU: torch's setting is kept)."""
+    from tui_lab.generation.threads import decode_choice, torch_threads
+
+    choice = decode_choice(loaded.model, use_cache=False, rows=rows)
+    with torch_threads(choice.threads if choice is not None else None):
+        yield choice.to_dict() if choice is not None else None
+
+
+def dump(loaded: LoadedModel, result: dict[str, Any], threads: dict[str, Any] | None = None) -> None:
+    """The command's JSON object; `threads`: the count it ran on and why (`chosen_threads`)."""
     device = str(next(loaded.model.parameters()).device)
-    print(json.dumps({"model": loaded.label, "device": device, "tokenizer": loaded.codec.kind, **result}))
+    print(json.dumps({"model": loaded.label, "device": device, "tokenizer": loaded.codec.kind, **result,
+                      "threads": threads}))

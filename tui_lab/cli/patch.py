@@ -13,7 +13,7 @@ from rich.console import Console
 
 from tui_lab.cli.grid_tables import grid_tables
 from tui_lab.cli.layout import say
-from tui_lab.cli.mechanism_args import add_common, add_token, dump, load_causal, token_from_args, window
+from tui_lab.cli.mechanism_args import add_common, add_token, chosen_threads, dump, load_causal, token_from_args, window
 
 KINDS = ("resid_pre", "resid_mid", "resid_post", "attn_out", "mlp_out", "z", "pattern", "path")
 EXAMPLE = (
@@ -98,13 +98,15 @@ def run(args: argparse.Namespace) -> int:
     device = next(loaded.model.parameters()).device
     clean = text_batch(loaded.codec, args.prompt, window(loaded), "--prompt")[0].to(device)
     corrupt = text_batch(loaded.codec, args.corrupt, window(loaded), "--corrupt")[0].to(device)
-    table = _table(args, loaded, clean, corrupt, PatchMetric(args.metric, answer, wrong))
+    with chosen_threads(loaded) as threads:
+        table = _table(args, loaded, clean, corrupt, PatchMetric(args.metric, answer, wrong))
+        attribution = _attribution(loaded.model, clean, answer, wrong)
     tokens = [token_text(loaded.codec, int(i)) for i in clean]
-    attribution = _attribution(loaded.model, clean, answer, wrong)
     if args.json:
         dump(
             loaded,
             {**table.to_dict(), "tokens": tokens, "answer": answer, "wrong": wrong, "head_attribution": attribution},
+            threads,
         )
         return 0
     _print(table, tokens)
