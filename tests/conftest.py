@@ -53,6 +53,77 @@ def _share_parsed_css() -> None:
 _share_parsed_css()
 
 
+def _settled(pump) -> bool:
+    """Nothing queued, nothing being handled, no refresh asked for: the pump waits in its queue's `get` (Textual's
+    own Queue: a deque and an Event), so every
+    message posted to it before now has been handled (and its idle refresh check would find nothing to do)."""
+    queue = pump.__dict__.get("_message_queue")  # a cached_property: absent until the pump has one
+    return (queue is not None and not queue.values and not queue.ready_event.is_set()
+            and any(not waiter.done() for waiter in queue.ready_event._waiters)
+            and pump._pending_message is None and not pump._next_callbacks
+            and not (getattr(pump, "_refresh_styles_required", False) or getattr(pump, "_scroll_required", False)
+                     or getattr(pump, "_repaint_required", False) or getattr(pump, "_layout_required", False)))
+
+
+def _cheaper_pilot_waits() -> None:
+    """Pilot's `pause()`, `press()` and each click wait until the App, the screen and every widget on it have
+    handled what was queued to them (`Pilot._wait_for_screen`): a callback posted to each of the ~680 widgets of
+    the app with its seven views, and an Idle event handled by each: ~40 ms of CPU per pause (~0.4 s of wall on a
+    loaded 2-core machine), paid by every `wait_for` poll (each 50 ms), key press and click of ~250 tests.
+    Here the callback goes only to the App, the screen and the widgets that have anything left to handle; a
+    widget already waiting on an empty queue has handled everything queued to it, which is what the wait is
+    for. A person's app never runs Pilot; this is the tests' cost only. Another Textual: left as it is."""
+    import asyncio
+    import inspect
+
+    from textual._queue import Queue
+    from textual.message_pump import MessagePump
+    from textual.pilot import Pilot, WaitForScreenTimeout
+
+    original, pump_init = inspect.getsource(Pilot._wait_for_screen), inspect.getsource(MessagePump.__init__)
+    if (list(inspect.signature(Pilot._wait_for_screen).parameters) != ["self", "timeout"]
+            or "screen.walk_children(with_self=True)" not in original or "call_later(decrement_counter)" not in original
+            or "self._pending_message" not in pump_init or "self._next_callbacks" not in pump_init
+            or "self.ready_event.wait()" not in inspect.getsource(Queue.get)
+            or not hasattr(asyncio.Event(), "_waiters")):
+        return
+
+    async def _wait_for_screen(self, timeout: float = 30.0) -> bool:
+        try:
+            screen = self.app.screen
+        except Exception:
+            return False
+        children = [self.app, screen, *(node for node in screen.walk_children() if not _settled(node))]
+        count = 0
+        count_zero_event = asyncio.Event()
+
+        def decrement_counter() -> None:
+            nonlocal count
+            count -= 1
+            if count == 0:
+                count_zero_event.set()
+
+        for child in children:
+            if child.call_later(decrement_counter):
+                count += 1
+        if count:
+            wait_for = [asyncio.create_task(count_zero_event.wait()),
+                        asyncio.create_task(self.app._exception_event.wait())]
+            _, pending = await asyncio.wait(wait_for, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            for task in pending:
+                task.cancel()
+            if len(wait_for) == len(pending):
+                raise WaitForScreenTimeout("Timed out while waiting for widgets to process pending messages.")
+            if count > 0:
+                return False
+        return True
+
+    Pilot._wait_for_screen = _wait_for_screen
+
+
+_cheaper_pilot_waits()
+
+
 # Garbage collection took ~1 s of the ~3.3 s of CPU a Pilot app launch costs in a test worker (gc.callbacks, 3
 # launches): each app makes ~50k objects, and every young collection and each full one walked the ~400k that
 # torch, transformers and Textual bring. Rarer young collections, and everything loaded by collection time moved

@@ -55,3 +55,14 @@ def test_the_module_offers_each_read(name):
     from tui_lab.app import textual_private
 
     assert callable(getattr(textual_private, name))
+
+
+def test_the_tests_own_shortcuts_fit_this_textual():
+    """tests/conftest.py replaces two private methods of Textual for the tests' CPU (each parse of the same CSS,
+    Pilot's wait on every widget) and leaves Textual as it is when the shape it copies has changed: a release that
+    changes one fails here, where the suite would only have got slower."""
+    from textual.css.stylesheet import Stylesheet
+    from textual.pilot import Pilot
+
+    assert Stylesheet._parse_rules.__qualname__ == "_share_parsed_css.<locals>.shared"
+    assert Pilot._wait_for_screen.__qualname__ == "_cheaper_pilot_waits.<locals>._wait_for_screen"
