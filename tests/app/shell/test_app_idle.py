@@ -22,22 +22,37 @@ async def test_no_idle_view_paints_a_frame():
         for spec in ALL_VIEWS:  # the hidden views mounting (a loaded machine: seconds) is not idling
             await view_mounted(pilot, spec.id)
         display = app._display
+        frames: list = []
+
+        def counted(screen, renderable):
+            if renderable is not None:
+                frames.append(renderable)
+            return display(screen, renderable)
+
+        app._display = counted
         for view in VIEWS:
             app.show_view(view)
             await pilot.pause(0.3)
             app.set_focus(None)  # a focused Input's cursor blinks: a person's choice, not idling work
-            await pilot.pause(1.2)  # the Train view's 1 Hz redraw draws the view once after it is shown
-            train = app.view("train")  # drawn only while shown: a loaded machine's tick comes late
-            await wait_for(pilot, lambda: view != "train" or not train.dirty, 30)  # noqa: B023 - awaited here
-            await pilot.pause(0.3)
-            frames = []
-
-            def counted(screen, renderable, frames=frames):
-                if renderable is not None:
-                    frames.append(renderable)
-                return display(screen, renderable)
-
-            app._display = counted
+            if view == "train":
+                await pilot.pause(1.2)  # the Train view's 1 Hz redraw draws the view once after it is shown
+                train = app.view("train")  # drawn only while shown: a loaded machine's tick comes late
+                await wait_for(pilot, lambda: not train.dirty, 30)  # noqa: B023 - awaited here
+            # Settled: 0.3 s without a frame (was a fixed 1.8 s for every view). A view that never stops
+            # painting never settles and fails here, as it would below.
+            await _quiet(pilot, frames, 0.3, timeout=20, view=view)
+            frames.clear()
             await asyncio.sleep(1.5)
-            app._display = display
             assert not frames, f"{view}: {len(frames)} frames in 1.5 s with nothing running"
+        app._display = display
+
+
+async def _quiet(pilot, frames: list, window: float, timeout: float, view: str) -> None:
+    """Until `window` seconds pass with no frame painted; fails after `timeout` seconds of frames."""
+    start = asyncio.get_running_loop().time()
+    while True:
+        frames.clear()
+        await asyncio.sleep(window)
+        if not frames:
+            return
+        assert asyncio.get_running_loop().time() - start < timeout, f"{view}: still painting after {timeout} s"

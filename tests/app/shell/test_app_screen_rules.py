@@ -61,8 +61,13 @@ class Rules:
         """The screen at each size, checked; `readouts` may be a function (what a size shows), `prepare` runs
         after each resize (scroll a table into view). Returns the lines seen at each size."""
         seen = {}
-        for size in SIZES:
-            await self.pilot.resize_terminal(*size)
+        # The size the screen is at first, then the other: each check resizes once, not twice (a resize
+        # relayouts and redraws the whole screen). Both sizes are still checked, and each is seen both drawn
+        # as the view opened and reached by a resize, across the checks.
+        current = tuple(self.app.size)
+        for size in sorted(SIZES, key=lambda size: size != current):
+            if size != current:
+                await self.pilot.resize_terminal(*size)
             await self.pilot.pause()
             if prepare is not None:
                 prepare()

@@ -42,6 +42,7 @@ class ArchitectureResults(Vertical):
         self._shown_name = ""  # the config the numbers on screen belong to (kept, dimmed, while invalid)
         self._unfilled = [pane_id for pane_id, _ in TABS[1:]]  # tabs whose contents are not mounted yet
         self._drawn_inputs: tuple[str, ...] = ()  # the batch and lengths the numbers were drawn for
+        self._stale_for: tuple | None = None  # (fallback, inputs) on screen, dimmed, while the form is invalid
 
     def compose(self) -> ComposeResult:
         yield Static("", id="arch-total")
@@ -103,12 +104,19 @@ class ArchitectureResults(Vertical):
         if config is not None and config == self.config and self._input_texts() == self._drawn_inputs:
             return
         if config is None and fallback is not None:
+            # Still invalid, the same fallback dimmed for the same inputs: each key typed into a wrong field
+            # redrew it and toggled "stale" off and on (two restyles of the whole panel, ~0.1 s a key).
+            if self.config is None and self._stale_for == (fallback, self._input_texts()):
+                return
             self._draw(fallback)
             self.config = None  # the form's next valid config redraws, even this one
         self._draw(config)
+        if config is None and fallback is not None:
+            self._stale_for = (fallback, self._drawn_inputs)
 
     def _draw(self, config: ModelConfig | None) -> None:
         self.config = config
+        self._stale_for = None
         self._drawn_inputs = self._input_texts()
         self.set_class(config is None, "stale")
         if config is None:  # the numbers stay, dimmed, under a title that says they are not the form's
