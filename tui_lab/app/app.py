@@ -123,6 +123,10 @@ class TuiLabApp(LabAppBase):
         self.keys.last_key_at = at
 
     @property
+    def last_key_shown(self) -> bool:
+        return self.keys.shown
+
+    @property
     def waiting_for_parts(self) -> bool:
         """A Tab waits for the active view's fields (they mount now, not after a pause in the keys)."""
         return self.keys.tab_waits

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.console import RenderableType
 from textual import events
 from textual._xterm_parser import XTermParser  # the parser Textual's Linux drivers build: no public key hook
 from textual.app import App
+from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
 from textual.widgets._tabbed_content import ContentTab, ContentTabs  # the tab bar's widgets: not exported
 
@@ -42,8 +44,11 @@ def key_stopped(key: events.Key) -> bool:
 
 # -- the App's private hooks, offered as public ones -----------------------------------------------------------
 class LabAppBase(App):
-    """The two App internals tui-lab needs, turned into hooks a subclass overrides: `error_while_quitting`
-    (an error the app may drop when it is closing) and `before_exit` (awaited before Textual's exit work)."""
+    """The App internals tui-lab needs, turned into hooks a subclass overrides: `error_while_quitting`
+    (an error the app may drop when it is closing) and `before_exit` (awaited before Textual's exit work); and
+    `frames`, the count of frames drawn so far."""
+
+    frames = 0
 
     def _handle_exception(self, error: Exception) -> None:
         if not app_running(self) and self.error_while_quitting(error):
@@ -53,6 +58,13 @@ class LabAppBase(App):
     async def _on_exit_app(self) -> None:
         await self.before_exit()
         await super()._on_exit_app()
+
+    def _display(self, screen: Screen, renderable: RenderableType | None) -> None:
+        """Every frame passes here (headless too, where it is not written): `frames` counts them, so the app knows
+        when a key's effect has been on screen (shell/keys.py: mounts wait for it, not only for a pause)."""
+        super()._display(screen, renderable)
+        if renderable is not None and not self._batch_count:
+            self.frames += 1
 
     def error_while_quitting(self, error: Exception) -> bool:
         return False

@@ -7,6 +7,7 @@ in a worker. Checks that need no torch (preset name, device shape, folders) fail
 from __future__ import annotations
 
 import argparse
+import gc
 from pathlib import Path
 
 from tui_lab.cli import HF_MODEL_TYPES, Parser, UsageError
@@ -97,5 +98,17 @@ def launch(argv: list[str]) -> int:
     # UI thread (REFERENCE: in-app throughput collapsed with spinning workers; see tui_lab/openmp.py).
     configure_openmp()
     app = make_app(argv)
+    quiet_collector()
     app.run()
     return int(app.return_code or 0)
+
+
+def quiet_collector() -> None:
+    """The garbage collector out of the first keys' way. What is loaded by now (the app's modules, Textual, Rich:
+    ~200k objects) lives as long as the process, yet every full collection walked it: two of them fell between
+    the first frame and the first keys' effect, ~0.15 and ~0.3 s of the event loop beside a busy CPU (measured in
+    tmux with gc.callbacks; benchmarks/interface/first_keys.py). Frozen, the collector no longer looks at it;
+    young collections every 10k new objects, not 700, run ~15x less often (the test suite does the same,
+    tests/conftest.py). Only for the launched app: a test process runs many apps and freezes once, itself."""
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)

@@ -31,6 +31,7 @@ def test_the_xterm_parser_and_the_drivers_that_build_it():
 def test_the_app_hooks_it_overrides():
     assert _parameters(App._handle_exception) == ["self", "error"]
     assert inspect.iscoroutinefunction(App._on_exit_app) and _parameters(App._on_exit_app) == ["self"]
+    assert _parameters(App._display) == ["self", "screen", "renderable"]  # LabAppBase counts the frames there
 
 
 def test_the_tab_bar():

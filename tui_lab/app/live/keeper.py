@@ -4,6 +4,7 @@ where its weights came from, tell every view. A served session keeps its model a
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from textual.app import App
@@ -14,6 +15,7 @@ from tui_lab.app.origin import origin_subtitle
 from tui_lab.app.view_contract import LabView
 from tui_lab.config import ModelConfig
 from tui_lab.devices import fit_problem, free_memory
+from tui_lab.served import ServedPolicy
 
 
 class LiveModelKeeper:
@@ -72,15 +74,32 @@ class LiveModelKeeper:
         self.app.notify(message.error, title="live model", severity="error", timeout=8)
 
     def say_kept_run(self) -> None:
-        """A served session's next visit: where the run it was training when it closed was kept (app/autosave.py)."""
-        from tui_lab.app.autosave import kept_run_note
+        """A served session's next visit: where the run it was training when it closed was kept (app/autosave.py).
 
-        note = kept_run_note()
-        if note:
-            self.app.notify(note, title="your run was kept", timeout=30)
+        A terminal app keeps no run: it returns before importing anything. A served one reads the note in a thread:
+        `tui_lab.train.keep` is in the training package, whose import brings torch (~10 s of the event loop at
+        load 10 on 2 cores, measured in benchmarks/interface/first_keys.py: the first keys waited for it)."""
+        if ServedPolicy.from_env() is None:
+            return
+
+        async def say() -> None:
+            note = await asyncio.to_thread(_kept_run_note)  # imported there too
+            if note:
+                self.app.notify(note, title="your run was kept", timeout=30)
+
+        self.app.run_worker(say(), group="kept-run", exit_on_error=False)
 
     def keep(self) -> None:
-        """A served session saves its live model to its own folder before it goes (app/autosave.py)."""
+        """A served session saves its live model to its own folder before it goes (app/autosave.py); a terminal app
+        quits without importing it (its import brings torch: seconds at quit when the model never arrived)."""
+        if ServedPolicy.from_env() is None:
+            return
         from tui_lab.app.autosave import autosave
 
         autosave(self.live)
+
+
+def _kept_run_note() -> str | None:
+    from tui_lab.app.autosave import kept_run_note
+
+    return kept_run_note()

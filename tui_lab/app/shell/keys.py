@@ -11,23 +11,26 @@ import time
 from collections.abc import Awaitable, Callable
 
 from textual import events
-from textual.app import App
 from textual.css.query import NoMatches
 from textual.timer import Timer
 from textual.widgets import TabbedContent
 
 from tui_lab.app.shell.key_queue import KeyQueue
-from tui_lab.app.textual_private import ContentTab, ContentTabs, no_screens
+from tui_lab.app.textual_private import ContentTab, ContentTabs, LabAppBase, no_screens
 
 CLICK_WAIT_S = 1.0  # the longest keys wait for a clicked tab's view, or a dialog to close (it may stay)
+# Mounts wait for a frame drawn after the last key (its effect on screen); a key that changes nothing draws none,
+# so they wait for one no longer than this after it.
+SHOWN_WAIT_S = 2.0
 
 
 class Keys:
-    def __init__(self, app: App, route: Callable[[events.Event], Awaitable[None]], fields_pending: Callable[[], bool],
-                 collapsible: frozenset[str]) -> None:
+    def __init__(self, app: LabAppBase, route: Callable[[events.Event], Awaitable[None]],
+                 fields_pending: Callable[[], bool], collapsible: frozenset[str]) -> None:
         self.app, self._route, self._fields_pending = app, route, fields_pending  # route: Textual's App.on_event
         self.queue = KeyQueue(collapsible=collapsible)
         self.last_key_at = float("-inf")  # time.monotonic() of the last key (views hold costly redraws meanwhile)
+        self.key_frame = 0  # the app's frame count then: a later frame shows the key's effect
         self.tab_waits = False  # a Tab waits for the form rows of the view that are still mounting
         self._pauses = 0  # switches and mounts under way that keys wait for
         self._click_pause: Timer | None = None  # keys wait for the view a click on its tab opens
@@ -37,9 +40,20 @@ class Keys:
     def quiet_for(self) -> float:
         return time.monotonic() - self.last_key_at
 
+    @property
+    def shown(self) -> bool:
+        """The last key's effect is on screen: a frame was drawn after it acted (or SHOWN_WAIT_S went by). A part or
+        a view mounting when only the pause had passed took the CPU the key's own frame was waiting for: beside a
+        busy CPU the digit typed at the first frame showed ~1.5 s later, after a form part had mounted."""
+        return self.app.frames > self.key_frame or self.quiet_for >= SHOWN_WAIT_S
+
+    def _key_now(self) -> None:
+        self.last_key_at = time.monotonic()
+        self.key_frame = self.app.frames
+
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:  # from the terminal: one at a time
-            self.last_key_at = time.monotonic()
+            self._key_now()
             if not self.queue.hold(event):
                 await self._send(event)
         elif isinstance(event, events.MouseDown) and self._on_other_view_tab(event):
@@ -97,7 +111,7 @@ class Keys:
             self.pause()
             return
         target = app.focused or app.screen
-        self.last_key_at = time.monotonic()  # and when it acts (held keys act late): mounts wait for both
+        self._key_now()  # and when it acts (held keys act late): mounts wait for both
         await self._route(key)  # Textual's routing: priority bindings, else to the focused widget
         if key.is_forwarded:
             self.queue.follow(app, key, target)
@@ -134,6 +148,11 @@ class Keys:
         """The first view is in: keys typed on the first frame act on it now."""
         self.queue.open = True
         await self.next()
+
+    @property
+    def paused(self) -> bool:
+        """Keys wait for a switch or a mount under way."""
+        return self._pauses > 0
 
     @property
     def busy(self) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import importlib
 import sys
 from collections.abc import Callable
@@ -39,8 +40,17 @@ class ViewSpec:
         CPU), and on the event loop every key waited for it; in a thread the loop keeps taking keys."""
         module = self.target.partition(":")[0]
         if module not in sys.modules:
-            await asyncio.to_thread(importlib.import_module, module)
+            await asyncio.to_thread(_import_for_good, module)
         return self.widget_class()
+
+
+def _import_for_good(module: str) -> None:
+    """Import `module`, then freeze what is alive (`gc.freeze`): its modules (torch's with the Train view's, ~300k
+    objects) live as long as the process, yet the collections after the import walked them all, ~0.3 s of the
+    event loop apiece beside a busy CPU (measured in tmux with gc.callbacks), while the first keys waited. Once per
+    module and process; whatever else is frozen with them is at most one app's widgets."""
+    importlib.import_module(module)
+    gc.freeze()
 
 
 class ViewMounting:
@@ -54,6 +64,7 @@ class ViewMounting:
         self._waiters: dict[str, list[Callable[[LabView], None]]] = {}  # `with_view`'s callbacks
         self._done = False
         self._tracker_started = False
+        self._mounting = 0  # mounts under way: a view opened early mounts alone, never beside a hidden one
 
     # -- finding -----------------------------------------------------------------------------------
     def mounted(self, view_id: str) -> LabView | None:
@@ -86,7 +97,8 @@ class ViewMounting:
         await self._mount(self.first)
 
     def after_first(self, train_first: bool) -> None:
-        self.ensure_tracker()  # the first view (Train, with --train) may spawn a process
+        if train_first:  # the first view (Train, with --train) spawns a process
+            self.ensure_tracker()
         self._unmounted = [spec for spec in self.specs if spec is not self.first]
         if train_first:  # --train: the Train view first (it starts the run)
             self._unmounted.sort(key=lambda spec: spec.id != "train")
@@ -100,13 +112,18 @@ class ViewMounting:
         if not self._unmounted:
             if not self._done:
                 self._done = True
+                # Its process's start (~0.1 s of a core) waits until every view is in, not on the keys' path; a
+                # run started before then starts it itself (train/process.py's SharedRunControl).
+                self.ensure_tracker()
                 self._all_mounted()
             return
         quiet_for = self.keys.quiet_for
-        if any(view.parts_pending for view in self.views()):  # one view's parts at a time
+        # One view's parts at a time, and never beside a view opened before its turn (`mount_now`: its keys wait
+        # for it; a hidden view mounting beside it took half the CPU it had) nor while keys wait for a switch.
+        if self._mounting or self.keys.paused or any(view.parts_pending for view in self.views()):
             self.app.set_timer(0.05, self.mount_next)
             return
-        if quiet_for < KEY_QUIET_S or self.keys.busy:
+        if quiet_for < KEY_QUIET_S or self.keys.busy or not self.keys.shown:
             self.app.set_timer(max(KEY_QUIET_S - quiet_for, 0.05), self.mount_next)
             return
         await self._mount(self._unmounted.pop(0))
@@ -130,11 +147,13 @@ class ViewMounting:
             self.app.call_after_refresh(self.mount_next)
 
     async def _mount(self, spec: ViewSpec) -> None:
-        if spec is not self.first:  # before any view that can spawn a process (the first waits a frame)
-            self.ensure_tracker()
-        view_class = spec.widget_class() if spec is self.first else await spec.imported_class()
-        view = view_class(id=f"view-{spec.id}")
-        await self.tabs.get_pane(spec.id).mount(view)
+        self._mounting += 1
+        try:
+            view_class = spec.widget_class() if spec is self.first else await spec.imported_class()
+            view = view_class(id=f"view-{spec.id}")
+            await self.tabs.get_pane(spec.id).mount(view)
+        finally:
+            self._mounting -= 1
         if self.training:
             view.post_message(TrainingNews(True))  # what it missed
         if self.tabs.active == spec.id:
@@ -155,7 +174,7 @@ class ViewMounting:
 
 
 def _start_resource_tracker() -> None:
-    """Start multiprocessing's resource tracker, a process of its own, once the first view is on screen.
+    """Start multiprocessing's resource tracker, a process of its own, once every view is in.
 
     Spawning it from inside the running app used to fail ("bad value(s) in fds_to_keep"): it passes
     `sys.stderr.fileno()` to the child, and Textual's stderr capture answers -1. So it gets the real

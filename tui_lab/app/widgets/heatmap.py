@@ -73,7 +73,8 @@ class Heatmap(ScrollView, can_focus=True):
         self.numbers = False
         self._lo, self._hi = 0.0, 1.0
         self._lines: dict[int, Strip] = {}
-        self._palette = palette()  # the colours the cached lines were drawn in
+        self._palette: tuple | None = None  # the colours the cached lines were drawn in (read at the first line:
+        # the scale is computed once, ~0.1 s, and a grid mounted empty never needs it before its data comes)
         self._layout: tuple[tuple, Layout, Size] | None = None
 
     # -- data --------------------------------------------------------------------------------------

@@ -118,7 +118,7 @@ class ArchitectureResults(Vertical):
         self.config = config
         self._stale_for = None
         self._drawn_inputs = self._input_texts()
-        self.set_class(config is None, "stale")
+        self._mark_stale(config is None)
         if config is None:  # the numbers stay, dimmed, under a title that says they are not the form's
             self.query_one("#arch-total", Static).update(Content.from_markup(
                 "[b reverse] stale: form invalid [/] numbers below are for $name", name=self._shown_name))
@@ -144,6 +144,14 @@ class ArchitectureResults(Vertical):
         self.query_one("#arch-cost", Static).update(summary_text(config, batch, seq))
         self.query_one("#arch-kv", Static).update(kv_table(config) if config.has_decoder else "")
         self._refresh_tab(config, batch, seq, src)
+
+    def _mark_stale(self, stale: bool) -> None:
+        """The class at once (what reads it sees it), its restyle after the frame that shows the key: a class change
+        restyles every widget of the panel (Textual walks them all), and beside a busy CPU the digit that made the
+        form invalid waited ~0.5 s behind that restyle (benchmarks/interface/first_keys.py, `type`)."""
+        if stale != self.has_class("stale"):
+            self.set_class(stale, "stale", update=False)
+            self.call_after_refresh(self.update_node_styles)
 
     def _refresh_tab(self, config: ModelConfig, batch: int, seq: int, src: int) -> None:
         active = self.query_one("#arch-tabs", TabbedContent).active
@@ -206,7 +214,11 @@ class ArchitectureResults(Vertical):
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.tabbed_content.id == "arch-tabs":
             event.stop()
-            self._draw(self.config)  # the tab now shown
+            # The tab now shown; not the first tab's activation as the panel mounts, before the view's first `show`:
+            # that drew "stale" (no config yet) and the next draw took it back, and each class change restyles
+            # every widget of the panel (~0.1 s of CPU apiece beside a busy CPU, on the first keys' path).
+            if self._shown_name:
+                self._draw(self.config)
 
 
 def _tab_contents(pane_id: str) -> list[Widget]:

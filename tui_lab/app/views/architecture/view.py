@@ -88,8 +88,9 @@ class ArchitectureView(LabView):
         once took 2-3 s beside a busy CPU, and every key waited for them. Drawn first: what the screen shows. Each
         part waits for a pause in the keys (PART_QUIET_S), unless a Tab is waiting for the parts."""
         quiet_for = time.monotonic() - self.lab.last_key_at
-        if quiet_for < PART_QUIET_S and not self.lab.waiting_for_parts:
-            self.set_timer(PART_QUIET_S - quiet_for, self._mount_next_part)  # keys first: a part waits for a pause
+        if (quiet_for < PART_QUIET_S or not self.lab.last_key_shown) and not self.lab.waiting_for_parts:
+            # keys first: a part waits for a pause, and for the last key's effect on screen
+            self.set_timer(max(PART_QUIET_S - quiet_for, 0.05), self._mount_next_part)
             return
         form, results = self.query_one(ConfigForm), self.query_one(ArchitectureResults)
         if form.rows_pending:

@@ -7,6 +7,8 @@ terminals put the text left of the picture; narrow ones put it above.
 
 from __future__ import annotations
 
+import time
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, ScrollableContainer, VerticalScroll
@@ -21,6 +23,7 @@ from tui_lab.app.views.tour.steps import STEPS
 from tui_lab.errors import one_line
 
 WIDE = 120  # columns from which text and picture sit side by side
+LOAD_QUIET_S = 0.5  # the toys' load waits for a pause in the keys this long (`_load`)
 TALL = 40  # lines from which a wide page stacks a picture's grids (`visuals.side_by_side`)
 
 
@@ -58,6 +61,7 @@ class TourView(LabView):
         self.pictures = None  # tui_lab.app.views.tour.pictures.Pictures once computed
         self.shown = -1  # the step whose picture is on the page
         self.worker: Worker | None = None
+        self._opened_at = float("-inf")  # time.monotonic() of the tab's first opening
 
     def compose(self) -> ComposeResult:
         yield Label("", id="tour-title")
@@ -77,12 +81,22 @@ class TourView(LabView):
     def view_activated(self) -> None:
         """The first opening loads the toys; focus stays here for n/p/g."""
         if self.pictures is None and self.worker is None:
+            self.query_one("#tour-text", Static).update("loading the shipped toys (transformer-2017-toy-numbers-de, "
+                                                        "gpt2-toy-english) for the tour's pictures...")
+            self._opened_at = time.monotonic()
             self._load()
         self.focus()
 
     def _load(self) -> None:
-        self.query_one("#tour-text", Static).update("loading the shipped toys (transformer-2017-toy-numbers-de, "
-                                                    "gpt2-toy-english) for the tour's pictures...")
+        """The toys load in a thread once the keys pause (LOAD_QUIET_S since the tab opened and since the last key,
+        whose effect is on screen): their `import torch` loads extension modules that hold the GIL for ~1 s beside a
+        busy CPU, and a view key pressed at the first frame waited that long before it acted."""
+        if self.pictures is not None or self.worker is not None:
+            return
+        quiet_for = time.monotonic() - max(self.lab.last_key_at, self._opened_at)
+        if quiet_for < LOAD_QUIET_S or not self.lab.last_key_shown:
+            self.set_timer(max(LOAD_QUIET_S - quiet_for, 0.05), self._load)
+            return
 
         def work() -> None:
             from tui_lab.app.views.tour.pictures import compute

@@ -1,0 +1,61 @@
+"""What runs between the first frame and the first keys imports no torch (issue 39 point 4): the App's note of a
+served session's kept run, read right after the first view, imported the training package (torch: ~10 s of the
+event loop beside a busy CPU) in a terminal app, which keeps no run; so did quitting."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tui_lab.served import ENV
+
+PROBE = """
+import sys
+from tui_lab.app.live.keeper import LiveModelKeeper
+
+keeper = LiveModelKeeper(None, None, list)  # a terminal app: no served policy in the environment
+keeper.say_kept_run()
+keeper.keep()
+print(sorted(m for m in sys.modules if m == "torch" or m.startswith("tui_lab.train")))
+"""
+
+
+def test_a_terminal_app_says_no_kept_run_and_keeps_nothing_without_importing_torch():
+    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300,
+                         env={k: v for k, v in os.environ.items() if k != ENV})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+async def test_a_view_opened_at_the_first_frame_mounts_alone():
+    """`2` at the first frame: the Attention view mounts at once, and no hidden view mounts beside it (one did, and
+    took half the CPU the key's view had)."""
+    from app_support import app_for
+
+    from tui_lab.app.shell.view_mounting import ViewMounting
+
+    app = app_for(build=False)  # bare: the Tour first
+    events: list[tuple[str, str]] = []
+    mount = ViewMounting._mount
+
+    async def recording(self, spec):
+        events.append(("start", spec.id))
+        try:
+            await mount(self, spec)
+        finally:
+            events.append(("end", spec.id))
+
+    ViewMounting._mount = recording
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("2")
+            while len(app.views()) < 3:
+                await pilot.pause(0.05)
+    finally:
+        ViewMounting._mount = mount
+    assert events[:4] == [("start", "tour"), ("end", "tour"), ("start", "attention"), ("end", "attention")], events
+    open_now = 0
+    for what, _ in events:
+        open_now += 1 if what == "start" else -1
+        assert open_now <= 1, events
