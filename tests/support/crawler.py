@@ -23,6 +23,8 @@ progress bar's cells). Each new state is checked against the rules of tests/scre
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import random
 import re
@@ -48,8 +50,16 @@ from screen_rules import (
 SKIP_ACTIONS = {"quit", "app.quit", "screen.copy_text", "command_palette", "app.command_palette"}
 EXTRA_KEYS = ("tab", "shift+tab", "escape", "enter")
 NAMED_WAIT_S = 5.0  # a named key's effect may wait for pending work: at most this long
-QUIET_S = 0.25  # the screen unchanged this long after a change: settled
-UNNAMED_WAIT_S = 0.3  # an unnamed key (Tab, a cursor key) that changed nothing is left after this
+POLL_S = 0.03  # between two looks at the screen while a key's effect settles
+# The screen (its volatile parts masked) unchanged this long, with no work pending (a worker, a key held, a view's
+# parts mounting): settled. With work pending (a training run's worker never ends) the screen must hold still for
+# BUSY_QUIET_S instead.
+QUIET_S = 0.06
+BUSY_QUIET_S = 0.3
+# A key that changed nothing, with no work pending, is left after this (a named key waits up to NAMED_WAIT_S while
+# work is pending: "once the app has settled"; a named key that still changed nothing is a dead press).
+UNNAMED_WAIT_S = 0.1
+NAMED_IDLE_WAIT_S = 0.6
 # Keys that move a cursor or scroll: pressed from every state, but not the first of two (a cursor one cell on
 # shows the same panels and keys; the second key's checks would repeat the first's).
 MOTION = {
@@ -126,6 +136,7 @@ class Report:
     seed: int
     states: set[str] = field(default_factory=set)
     keys: int = 0
+    renders: int = 0  # looks at the screen while keys settled
     distinct_keys: set[str] = field(default_factory=set)
     seconds: float = 0.0
     failures: list[Failure] = field(default_factory=list)
@@ -133,14 +144,44 @@ class Report:
     known: list[Failure] = field(default_factory=list)
 
     cut_short: list[str] = field(default_factory=list)  # what the time budget ended before it was done
+    coverage: dict[str, list[int]] = field(default_factory=dict)  # view: [its first keys pressed, its keys]
+    walked: int = 0  # keys of the random walk pressed
+    key_seconds: float = 0.0  # wall time of the keys (the app's start not counted)
+    cpu_seconds: float = 0.0  # this process's CPU time over them (all threads): the crawl's cost beside the load
 
     def summary(self) -> str:
         short = f", cut short by the time budget: {', '.join(self.cut_short)}" if self.cut_short else ""
+        views = ", ".join(f"{v} {done}/{total}" for v, (done, total) in self.coverage.items())
         return (
             f"{self.label}: {len(self.states)} states, {self.keys} keys pressed ({len(self.distinct_keys)} "
-            f"distinct), {self.seconds:.0f} s, seed {self.seed}, {len(self.failures)} failures, "
-            f"{len(self.known)} known findings, {len(self.refusals)} refusals shown{short}"
+            f"distinct), {self.renders} screen looks, {self.seconds:.0f} s (keys {self.key_seconds:.0f} s, CPU "
+            f"{self.cpu_seconds:.0f} s), seed {self.seed}, "
+            f"{len(self.failures)} failures, {len(self.known)} known findings, {len(self.refusals)} refusals shown"
+            f"{short}\n  first keys per view (pressed/bound): {views}; random walk {self.walked} keys"
         )
+
+    @property
+    def complete(self) -> bool:
+        """Every view's every key pressed and the walk done: the budget cut nothing."""
+        return not self.cut_short and all(done >= total for done, total in self.coverage.values())
+
+
+@contextlib.contextmanager
+def _no_idle_waits():
+    """Textual's Pilot.press waits, twice a key, until the process's CPU time stops moving (textual._wait: at most
+    1 s each); with a model's threads or a worker busy that is the full second, most of a crawl's time. The crawler
+    waits on the app's own signals instead (_settle: the screen drawn and still, no worker, key or mount pending)."""
+    import textual.app as textual_app
+
+    async def no_wait(*_args, **_kwargs) -> None:
+        await asyncio.sleep(0)
+
+    original = textual_app.wait_for_idle
+    textual_app.wait_for_idle = no_wait
+    try:
+        yield
+    finally:
+        textual_app.wait_for_idle = original
 
 
 class OutOfTime(Exception):
@@ -173,6 +214,7 @@ class Crawler:
         self.report = Report(label, self.seed)
         self._seen_failures: set[str] = set()
         self._dead: set[tuple[str | None, str]] = set()
+        self._modes: set[tuple] = set()
 
     # --- driving ---------------------------------------------------------------------------------------
     async def run(self) -> Report:
@@ -180,24 +222,34 @@ class Crawler:
         print(f"crawl {self.report.label}: seed {self.seed} (replay with this seed)")
         app = app_for(*self.argv)
         try:
-            async with app.run_test(size=self.size) as pilot:
-                self.pilot, self.app = pilot, app
-                await wait_ready(pilot)
-                views = self._view_keys()
-                began = time.monotonic()
-                budget = self.budget_s if self.budget_s is not None else float("inf")
-                for i, (key, view_id) in enumerate(views):
-                    # each view its share of two thirds of the budget; the random walk has what is left
-                    self._until = began + budget * 2 / 3 * (i + 1) / len(views)
-                    await self._within_budget(self._crawl_view(key, view_id), f"view {view_id}")
-                self._until = began + budget
-                await self._within_budget(self._random_walk([k for k, _ in views]), "random walk")
-                self._until = float("inf")
-                await self._stop_jobs()
+            with _no_idle_waits():
+                async with app.run_test(size=self.size) as pilot:
+                    self.pilot, self.app = pilot, app
+                    await wait_ready(pilot)
+                    await self._all_mounted()
+                    views = self._view_keys()
+                    began, cpu = time.monotonic(), time.process_time()
+                    budget = self.budget_s if self.budget_s is not None else float("inf")
+                    for i, (key, view_id) in enumerate(views):
+                        # each view its share of two thirds of the budget; the random walk has what is left
+                        self._until = began + budget * 2 / 3 * (i + 1) / len(views)
+                        await self._within_budget(self._crawl_view(key, view_id), f"view {view_id}")
+                    self._until = began + budget
+                    await self._within_budget(self._random_walk([k for k, _ in views]), "random walk")
+                    self._until = float("inf")
+                    self.report.key_seconds = time.monotonic() - began
+                    self.report.cpu_seconds = time.process_time() - cpu
+                    await self._stop_jobs()
         except Exception as err:  # noqa: BLE001 - the app ended: that is the finding
             self._fail("traceback", f"{type(err).__name__}: {err}", getattr(self, "_path", ""), traceback.format_exc())
         self.report.seconds = time.monotonic() - start
         return self.report
+
+    async def _all_mounted(self, timeout: float = 90.0) -> None:
+        """Until the views the app mounts in the background are in (a mount between two keys moves the screen)."""
+        mounting, start = getattr(self.app, "mounting", None), time.monotonic()
+        while mounting is not None and not getattr(mounting, "_done", True) and time.monotonic() - start < timeout:
+            await self.pilot.pause(0.05)
 
     async def _within_budget(self, crawl, what: str) -> None:
         try:
@@ -245,35 +297,57 @@ class Crawler:
 
     async def _crawl_view(self, view_key: str, view_id: str) -> None:
         await self._open(view_key, view_id)
-        root = self._lines()
+        # the view's first frame may be a layout it changes once it knows its size (a class set on resize): its
+        # root state is taken once the screen held still a while
+        root = await self._settle(self._lines(), len(self.app._notifications), False, quiet=0.3, limit=0.3)
         self._visit(root, view_key)
-        await self._expand([view_key], self.depth)
+        self.report.coverage[view_id] = [0, len(self._keys())]
+        await self._expand([view_key], self.depth, view_id)
 
-    async def _expand(self, path: list[str], depth: int) -> None:
-        """Press each key of the state `path` reached, and below it to `depth`; the path is replayed from its
-        view before each key (Esc, the view's number key, the keys after it)."""
+    def _mode(self) -> tuple:
+        """What a state answers to: its view, dialog, focused widget and keys. Two states of one mode (a plot
+        on a log axis or not, a cursor a row down) take the same keys to the same handlers: the keys below the
+        first are pressed once per mode, the states themselves each checked."""
+        focused = self.app.focused
+        return (
+            self._view_id(),
+            type(self.app.screen).__name__,
+            type(focused).__name__ if focused is not None else None,
+            getattr(focused, "id", None),
+            tuple(sorted(self._keys())),
+        )
+
+    async def _expand(self, path: list[str], depth: int, view_id: str | None = None) -> None:
+        """Press each key of the state `path` reached, and below it to `depth` when that key reached a new state
+        of a mode not crawled yet; the path is replayed from its view before each key (Esc, the view's number
+        key, the keys after it) when the last key moved the screen."""
         if depth == 0:
             return
+        self._modes.add(self._mode())
         here = state_id(self._lines())
         for key in self._keys():
             if state_id(self._lines()) != here:
                 await self._replay(path)
             await self._press(key, path)
-            if depth > 1 and self._new_below and key not in MOTION:
+            if view_id is not None:
+                self.report.coverage[view_id][0] += 1
+            if depth > 1 and self._new_below and key not in MOTION and self._mode() not in self._modes:
                 await self._expand([*path, key], depth - 1)
                 await self._replay(path)
 
     async def _replay(self, path: list[str]) -> None:
-        """Back to the state `path` reached: Esc (leave a field, close a dialog), the view's key, the rest."""
-        await self._press("escape", None)
-        if len(self.app.screen_stack) > 1:
+        """Back to the state `path` reached: Esc (close a dialog, leave a field), the view's key, the rest."""
+        from tui_lab.app.shell.view_focus import in_field
+
+        for _ in range(3):
+            if len(self.app.screen_stack) == 1 and not in_field(self.app.focused):
+                break
             await self._press("escape", None)
         for key in path:
             await self._press(key, None)
 
     async def _open(self, view_key: str, view_id: str) -> None:
-        await self._press("escape", None)
-        await self._press(view_key, None)
+        await self._replay([view_key])
 
     async def _random_walk(self, view_keys: list[str]) -> None:
         rng = random.Random(self.seed)
@@ -284,6 +358,7 @@ class Crawler:
             key = rng.choice(pool)
             path = [*path[-30:], key]
             await self._press(key, path[:-1], label=f"random walk (seed {self.seed})")
+            self.report.walked += 1
 
     async def _stop_jobs(self) -> None:
         """Cancel what the crawl started (a training run, a measurement): the test's next app waits for no thread."""
@@ -315,8 +390,8 @@ class Crawler:
         values = self._inputs()
         notes = len(self.app._notifications)
         await self.pilot.press(key)
-        if path is None:  # a key on the way back to a state: drawn, not waited on
-            await self._settle(before, notes, False, quiet=0.1, limit=0.15)
+        if path is None:  # a key on the way back to a state: drawn, not checked
+            await self._settle(before, notes, False, limit=0.05)
             return
         after = await self._settle(before, notes, key in named)
         where = " ".join([*(path or []), key]) + (f"  [{label}]" if label else "")
@@ -344,21 +419,39 @@ class Crawler:
     async def _settle(
         self, before: list[str], notes: int, named: bool, quiet: float = QUIET_S, limit: float | None = None
     ) -> list[str]:
-        """The screen once the key's effect is drawn: it changed and then held still, or (nothing changed)
-        the wait ran out (5 s for a named key: its work may be pending)."""
+        """The screen once the key's effect is drawn: it changed and then held still (its volatile parts masked)
+        with no work pending, or (nothing changed) the wait ran out: at once for an unnamed key, longer for a
+        named one, and up to NAMED_WAIT_S while work is pending (its effect may come from a worker)."""
         start = time.monotonic()
-        limit = limit if limit is not None else NAMED_WAIT_S if named else UNNAMED_WAIT_S
-        last, still_since, changed = before, time.monotonic(), False
+        limit = limit if limit is not None else NAMED_IDLE_WAIT_S if named else UNNAMED_WAIT_S
+        last, still_since, changed = masked(before), start, False
         while True:
-            await self.pilot.pause(0.05)
+            await asyncio.sleep(POLL_S)
+            await self.pilot._wait_for_screen()  # the messages the key queued, handled
             now, lines = time.monotonic(), self._lines()
-            if lines != last:
-                last, still_since = lines, now
+            self.report.renders += 1
+            look = masked(lines)
+            if look != last:
+                last, still_since = look, now
             changed = changed or lines != before or len(self.app._notifications) != notes
-            if changed and now - still_since >= quiet:
+            pending = self._pending()
+            if changed and now - still_since >= (BUSY_QUIET_S if pending else quiet):
                 return lines
-            if now - start >= (NAMED_WAIT_S if changed else limit):
+            if not changed and not pending and now - start >= limit:
                 return lines
+            if now - start >= NAMED_WAIT_S:
+                return lines
+
+    def _pending(self) -> bool:
+        """The app has work under way: a key in flight or held, a view's parts mounting, a worker running."""
+        from textual.worker import WorkerState
+
+        mounting = getattr(self.app, "mounting", None)
+        if mounting is not None and (
+            mounting.keys.busy or any(getattr(v, "parts_pending", False) for v in mounting.views())
+        ):
+            return True
+        return any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in self.app.workers)
 
     def _view_id(self) -> str | None:
         mounting = getattr(self.app, "mounting", None)  # the App's views and their tabs (app/shell/view_mounting.py)
@@ -429,9 +522,13 @@ class Crawler:
         found += [("label cut with room", p) for p in cut_with_room(self.app, lines)]
         from tui_lab.app.shell.view_focus import in_field
 
-        # In a field every letter types, q too: its footer names Esc, not q (tests/test_app_keys.py)
-        if len(self.app.screen_stack) == 1 and not in_field(self.app.focused) and "q quit" not in lines[-1]:
-            found.append(("footer", f"footer lacks 'q quit': {lines[-1].rstrip()!r}"))
+        # In a field that types every letter, q too, the footer names Esc (the way back to q), not q
+        # (tests/app/shell/test_app_field_footer.py)
+        focused = self.app.focused
+        typing = in_field(focused) and focused is not None and focused.check_consume_key("q", "q")
+        wanted = "esc leave" if typing else "q quit"
+        if len(self.app.screen_stack) == 1 and wanted not in lines[-1]:
+            found.append(("footer", f"footer lacks {wanted!r}: {lines[-1].rstrip()!r}"))
         for rule, detail in found:
             self._fail(rule, detail, where, "\n".join(lines))
         return True

@@ -90,6 +90,9 @@ class TuiLabApp(LabAppBase):
         # Off the footer (the palette and README name it): at 80 columns the footer's room is the view's keys'.
         Binding("t", "toggle_theme", "theme", show=False),
         Binding("i", "enter_field", "type", show=False),  # into the view's first field (Tab too)
+        # Esc leaves a field; on the footer ("esc leave") only while the field takes every letter, q too, and so
+        # `q quit` is off it (check_action): the footer names the way back to q (the crawler, issue 36).
+        Binding("escape", "leave_typing_field", "leave", key_display="esc"),
         Binding("escape", "leave_field", "leave the field", show=False),
         Binding("ctrl+x", "cancel_build", "cancel build", show=False),
         Binding("q", "quit", "quit"),
@@ -238,6 +241,15 @@ class TuiLabApp(LabAppBase):
 
     def action_leave_field(self) -> None:
         self.focus.leave_field()
+
+    def action_leave_typing_field(self) -> None:
+        self.focus.leave_field()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "leave_typing_field":  # else the hidden Esc binding, the same action
+            focused = self.focused
+            return focused is not None and focused.check_consume_key("q", "q")
+        return True
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK

@@ -27,9 +27,25 @@ SEED = int(os.environ["TUI_LAB_CRAWL_SEED"]) if "TUI_LAB_CRAWL_SEED" in os.envir
 # The CI tier's keys stop after this much wall time (the app's start is not counted), so a loaded machine ends
 # the crawl with the views or the walk it had not finished named in the summary, within the test's timeout.
 CI_BUDGET_S = 170
+# The long tier has no budget unless TUI_LAB_CRAWL_BUDGET gives one (seconds of keys per case, the app's start not
+# counted): the summary then names what it cut short.
+LONG_BUDGET_S = float(os.environ["TUI_LAB_CRAWL_BUDGET"]) if os.environ.get("TUI_LAB_CRAWL_BUDGET") else None
 # Found by the crawler in issue 36 (none of them in its list of 24) and not fixed by its deadline: each is reported
 # on every run, not failed on. Remove an entry with its fix.
-KNOWN: list[tuple[str, str, str]] = []
+KNOWN: list[tuple[str, str, str]] = [
+    (
+        "dead press",
+        r"^attention: 'r' ",
+        "Run on the text already shown draws the same grid again and says nothing (a note 'ran again: same "
+        "text' is the fix); attention/view.py was being split by another change of issue 36's round",
+    ),
+    (
+        "text",
+        r"tr-loss-note hides",
+        "long tier, numbers-de at 100x30, '4 enter down' as a run starts: the Train loss note's second line "
+        "('val loss: neither') sits below the pane's fold; not examined by the deadline",
+    ),
+]
 
 
 def _hf_folder(tmp_path, seed: int) -> str:
@@ -57,7 +73,7 @@ def _cases() -> list[tuple[str, tuple[int, int]]]:
 
 
 @pytest.mark.timeout(24 * 3600 if LONG else 290)
-@pytest.mark.parametrize(("model", "size"), _cases())
+@pytest.mark.parametrize(("model", "size"), _cases(), ids=[f"{m}-{w}x{h}" for m, (w, h) in _cases()])
 async def test_crawl(model, size, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # what a key saves (w, e, c: a run, JSON, CSV) lands here
     seed = SEED if SEED is not None else random.randrange(1 << 30)
@@ -71,10 +87,12 @@ async def test_crawl(model, size, tmp_path, monkeypatch):
         walk_keys=3000 if LONG else 300,
         seed=seed,
         known=KNOWN,
-        budget_s=None if LONG else CI_BUDGET_S,
+        budget_s=LONG_BUDGET_S if LONG else CI_BUDGET_S,
     )
     report = await crawler.run()
     print(report.summary())
+    if not report.complete:  # printed, not failed on: how far a budget reaches depends on the machine's load
+        print(f"incomplete: the time budget cut {', '.join(report.cut_short) or 'nothing'}")
     for finding in report.known:
         print(f"known finding: {finding.rule}: {finding.detail}")
     for failure in report.failures:

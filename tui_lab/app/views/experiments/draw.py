@@ -78,3 +78,22 @@ def sweep_values(field: str) -> str:
             "lr": "1e-3, 3e-3, 1e-2", "warmup": "0, 20, 60", "weight_decay": "0, 0.1",
             "batch_size": "8, 16, 32", "seq_len": "32, 64", "label_smoothing": "0, 0.1",
             "grad_clip": "0, 1"}.get(field, "")
+
+
+def break_long_words(text: str, width: int) -> str:
+    """`text` with each word wider than `width` broken after a separator ("=", "/", ",", ";", else "_"): a status
+    line wraps at spaces only, and folded a word too long for it mid-name ("sinusoidal_halve" / "s" at 80x24,
+    the crawler, issue 36)."""
+    if width < 8:
+        return text
+    words = []
+    for word in text.split(" "):
+        while len(word) > width:
+            cut = max(word.rfind(sep, 0, width) for sep in "=/,;")  # after a name, else inside one at "_"
+            cut = cut if cut > 0 else word.rfind("_", 0, width)
+            if cut <= 0:
+                break
+            words.append(word[: cut + 1] + "\n")
+            word = word[cut + 1 :]
+        words.append(word)
+    return " ".join(words).replace("\n ", "\n")

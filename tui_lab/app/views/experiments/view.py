@@ -280,4 +280,5 @@ class ExperimentsView(JobView):
         self._status(f"exported {paths[0].name} and {len(paths) - 1} CSV files to {paths[0].parent}")
 
     def _status(self, text: str) -> None:
-        self.query_one("#ex-status", Static).update(text)
+        status = self.query_one("#ex-status", Static)
+        status.update(draw.break_long_words(text, status.content_region.width))

@@ -80,7 +80,8 @@ class TrainForm(VerticalScroll):
             yield Label("tokenizer", classes="tf-name")
             yield Select([(t, t) for t in TOKENIZERS], value="char", allow_blank=False, id="tf-tokenizer",
                          compact=True)
-            yield Label("words (task's)", id="tf-task-tokenizer")  # a task brings its own word vocabulary
+            # a task brings its own word vocabulary ("words (task's)" lost its end at 80x24: the crawler, issue 36)
+            yield Label("task's words", id="tf-task-tokenizer")
         for title, name in FIELDS:
             with Horizontal(classes="tf-row", id=f"tf-row-{name}"):
                 yield Label(title, classes="tf-name")
