@@ -37,23 +37,8 @@ def rope_angles(dim: int, positions: Tensor, base: float = 10000.0) -> tuple[Ten
     return angles.cos(), angles.sin()
 
 
-COMPLEX_ROPE = {torch.float32: torch.complex64, torch.float64: torch.complex128}
-
-
 def apply_rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
-    """Rotate each adjacent pair (x[2i], x[2i+1]) of x (..., L, D) by its position's angle.
-
-    In float32/64 on a CPU or CUDA the pairs are read as complex numbers and multiplied by cos + i sin: one
-    kernel forward and one backward instead of strided slices, four products, a stack and their backwards
-    (a Llama-shaped training step spent ~10% of its time there). The products and sums are the same
-    (x1 cos - x2 sin, x1 sin + x2 cos; the CPU's complex multiply does no fused multiply-add), so the result
-    is the same bit for bit there. Other dtypes (bfloat16 has no complex) and devices take the pairwise path."""
-    complex_dtype = COMPLEX_ROPE.get(x.dtype)
-    if complex_dtype is not None and x.device.type in ("cpu", "cuda"):
-        if x.stride(-1) != 1 or x.storage_offset() % 2 or any(s % 2 for s in x.stride()[:-1]):
-            x = x.contiguous()  # view_as_complex needs each pair side by side at an even offset
-        turn = torch.complex(cos.to(x.dtype), sin.to(x.dtype))
-        return torch.view_as_real(torch.view_as_complex(x.unflatten(-1, (-1, 2))) * turn).flatten(-2)
+    """Rotate each adjacent pair (x[2i], x[2i+1]) of x (..., L, D) by its position's angle."""
     x1, x2 = x[..., 0::2], x[..., 1::2]
     cos, sin = cos.to(x.dtype), sin.to(x.dtype)
     return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)

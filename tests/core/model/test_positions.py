@@ -37,27 +37,3 @@ def test_rope_score_depends_only_on_distance_and_keeps_the_norm():
 def test_alibi_slopes_follow_press_et_al():
     assert torch.allclose(alibi_slopes(8), torch.tensor([2 ** -(i + 1) for i in range(8)]))
     assert len(alibi_slopes(12)) == 12
-
-
-def _rope_pairwise(x, cos, sin):
-    x1, x2 = x[..., 0::2], x[..., 1::2]
-    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
-
-
-def test_rope_as_complex_products_is_the_pairwise_rotation_with_its_gradient():
-    """float32 rotates pairs as complex numbers (one kernel each way); the products are the pairwise ones (to an
-    ulp: a scalar tail may fuse a multiply-add), on strided views of a fused projection as on contiguous rows,
-    and bfloat16 (no complex type) takes the pairwise path."""
-    torch.manual_seed(0)
-    for shape in [(2, 3, 5, 8), (1, 4, 1, 16), (3, 2, 9, 64)]:
-        qkv = torch.randn(shape[0], shape[2], 3 * shape[1] * shape[3], requires_grad=True)
-        x = qkv[..., shape[1] * shape[3]:2 * shape[1] * shape[3]].unflatten(-1, (shape[1], shape[3])).transpose(1, 2)
-        cos, sin = rope_angles(shape[-1], torch.arange(3, 3 + shape[2]))
-        out, expected = apply_rope(x, cos, sin), _rope_pairwise(x, cos, sin)
-        torch.testing.assert_close(out, expected, rtol=1e-6, atol=1e-6)
-        grad = torch.randn_like(out)
-        torch.testing.assert_close(torch.autograd.grad(out, qkv, grad)[0], torch.autograd.grad(expected, qkv, grad)[0],
-                                   rtol=1e-6, atol=1e-6)
-    half = torch.randn(2, 2, 5, 8).bfloat16()
-    cos, sin = rope_angles(8, torch.arange(5))
-    assert torch.equal(apply_rope(half, cos, sin), _rope_pairwise(half, cos.bfloat16(), sin.bfloat16()))
