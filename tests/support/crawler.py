@@ -580,7 +580,8 @@ def cut_with_room(app, lines: list[str]) -> list[str]:
             for w in parent.children
             if w is not widget and w.display and w.region.area and w.region.y <= r.y < w.region.bottom
         ]
-        room = pane.width - sum(w.outer_size.width for w in row)
+        # The label's own padding (the form's gap before each editor) is not room for its text.
+        room = pane.width - sum(w.outer_size.width for w in row) - (widget.outer_size.width - widget.content_size.width)
         if len(text.strip()) <= room:
             found.append(f"{_name(widget)} shows {shown.strip()!r} for {text.strip()!r} with {room} columns free")
     return found

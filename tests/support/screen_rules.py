@@ -115,7 +115,9 @@ def hidden_words(shown: list[str], text: str) -> list[str]:
     if ELLIPSIS in seen:
         return []
     on_screen = set(seen.split())
-    return [word for word in text.split() if word not in on_screen]
+    # A word wider than the widget (a saved run's absolute path) can only show folded over lines: it is seen.
+    width, joined = max(len(line) for line in shown), "".join(line.strip() for line in shown)
+    return [word for word in text.split() if word not in on_screen and not (len(word) > width and word in joined)]
 
 
 def _scrolls(widget) -> bool:
