@@ -16,7 +16,7 @@ from tui_lab.model.attention_hooks import by_position_hook, head_output, hook_he
 from tui_lab.model.efficient import LinformerProjection, approximate_attention, linformer_attend, performer_attend
 from tui_lab.model.hooks import HookScope
 from tui_lab.model.masks import combine, local_mask
-from tui_lab.model.positions import alibi_bias, apply_rope, rope_angles
+from tui_lab.model.positions import alibi_bias, apply_rope, apply_rope_full, rope_angles, rope_full_tables
 from tui_lab.model.relative import RELATIVE, ShawRelative
 from tui_lab.model.scaled_dot import attend, merge_heads, score_scale, split_heads
 
@@ -52,6 +52,7 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(e, sum(self.split), bias=config.bias or config.qkv_bias)
         self.out = nn.Linear(e, e, bias=config.bias)
         self._rope: tuple[Tensor, Tensor] | None = None  # cos/sin table, grown on demand (not a parameter)
+        self._rope_full_cache: tuple | None = None  # (the table it came from, cos2, sin2): `_rope_full`
         # positions 'relative': this layer's tables; 't5': the first layer's table (relative.share_t5_bias)
         self.shaw = ShawRelative(config) if config.positions == "relative" else None
         self.t5_bias, self.shared_t5 = None, []
@@ -65,6 +66,8 @@ class SelfAttention(nn.Module):
         cache=None,
         hooks: HookScope | None = None,
     ) -> Tensor:
+        if self.positions == "rope" and hooks is None and self.approx is None:
+            return self._rope_forward(x, allowed, start, cache)
         q, k, v = self.qkv(x).split(self.split, dim=-1)
         if hooks is not None:
             q, k, v = hook_heads(hooks, "hook_q", q, self.heads), hook_heads(hooks, "hook_k", k, self.kv_heads), \
@@ -98,6 +101,36 @@ class SelfAttention(nn.Module):
         scores = by_position_hook(hooks, "hook_attn_scores", rolled, end, float("-inf"))
         out, _ = run(q, k, v, allowed, bias, self.causal, drop, False, self.scale, pattern, scores)
         return head_output(self.out, hooks, out)
+
+    def _rope_forward(self, x: Tensor, allowed: Tensor | None, start: int, cache) -> Tensor:
+        """`forward` for RoPE without hooks: q and k turned together in one pass over their (N, L, H + K, D) slab
+        of the projection (`apply_rope_full`, the same numbers as turning each); then as `forward`."""
+        qkv = self.qkv(x)
+        n, length, _ = qkv.shape
+        qk_width = self.split[0] + self.split[1]
+        end = start + length
+        qk = qkv[..., :qk_width].unflatten(-1, (self.heads + self.kv_heads, -1))  # (N, L, H + K, D)
+        cos2, sin2 = self._rope_full(end, qk)
+        qk = apply_rope_full(qk, cos2[start:end, None], sin2[start:end, None])
+        q, k = qk[:, :, :self.heads].transpose(1, 2), qk[:, :, self.heads:].transpose(1, 2)
+        v = split_heads(qkv[..., qk_width:], self.kv_heads)
+        rolled = None
+        if cache is not None:
+            k, v, rolled = cache.append(k, v, start)
+        if self.window:
+            k_pos = rolled if rolled is not None else torch.arange(k.shape[-2], device=x.device)
+            allowed = self._local(allowed, start, end, k_pos, x.device)
+        drop = self.dropout if self.training else 0.0
+        out, _ = attend(q, k, v, allowed, None, self.causal, drop, False, self.scale)
+        return self.out(merge_heads(out))
+
+    def _rope_full(self, length: int, like: Tensor) -> tuple[Tensor, Tensor]:
+        """`_rope_table` laid out per feature (positions.rope_full_tables), kept beside it."""
+        table = self._rope_table(length, like)
+        if self._rope_full_cache is None or self._rope_full_cache[0] is not table:
+            with torch.inference_mode(False), torch.no_grad():
+                self._rope_full_cache = (table, *rope_full_tables(*table))
+        return self._rope_full_cache[1], self._rope_full_cache[2]
 
     def _position_bias(self, start: int, end: int, k_pos: Tensor | None, rolled: bool) -> Tensor | None:
         """(H, L, S) added to the scores: ALiBi's distance penalty or T5's bucket bias; None for the rest."""

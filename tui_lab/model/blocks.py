@@ -18,6 +18,7 @@ from tui_lab.model.guided_cross import make_cross
 from tui_lab.model.hooks import HookScope
 from tui_lab.model.moe import SparseMoE
 from tui_lab.model.norm_hooks import hooked_norm
+from tui_lab.model.scaled_dot import dropout
 
 NORMS: dict[str, Callable[..., nn.Module]] = {
     "layernorm": lambda c: nn.LayerNorm(c.d_model, eps=c.norm_eps, bias=c.bias),
@@ -40,8 +41,9 @@ def make_ffn(config) -> nn.Module | None:
 
 def dropped(drop: nn.Dropout, x: Tensor) -> Tensor:
     """`drop(x)`, skipped where it is the identity (eval, or p = 0): decoding one token at a time calls it
-    three times per layer, and each module call costs more than the tiny matmuls around it (~5% of a step)."""
-    return drop(x) if drop.training and drop.p > 0 else x
+    three times per layer, and each module call costs more than the tiny matmuls around it (~5% of a step).
+    Training draws with scaled_dot's `dropout` (uniform >= p: half the cost of bernoulli on a CPU)."""
+    return dropout(x, drop.p) if drop.training and drop.p > 0 else x
 
 
 def post_norm(x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: nn.Module, drop: nn.Module) -> Tensor:

@@ -44,6 +44,42 @@ def apply_rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
 
 
+def rope_full_tables(cos: Tensor, sin: Tensor) -> tuple[Tensor, Tensor]:
+    """`rope_angles`' (L, D/2) tables laid out per feature (L, D): cos twice per pair, sin as (-sin, sin)."""
+    return cos.repeat_interleave(2, dim=-1), torch.stack([-sin, sin], dim=-1).flatten(-2)
+
+
+def apply_rope_full(x: Tensor, cos2: Tensor, sin2: Tensor) -> Tensor:
+    """`apply_rope` with `rope_full_tables`' tables: x * cos2 + (each pair swapped) * sin2, bit for bit the same
+    numbers ((-a) * b is -(a * b) and p + (-r) is p - r exactly) in fewer passes over x, and none strided on both
+    sides; the training pass turns q and k in one call this way (model/attention.py)."""
+    cos2, sin2 = cos2.to(x.dtype), sin2.to(x.dtype)
+    if torch.is_grad_enabled() and x.requires_grad:
+        return _TurnPairs.apply(x, cos2, sin2)
+    return x * cos2 + _swap_pairs(x) * sin2
+
+
+def _swap_pairs(x: Tensor) -> Tensor:
+    """(..., D) with each pair (x[2i], x[2i+1]) swapped; a copy."""
+    return torch.stack([x[..., 1::2], x[..., 0::2]], dim=-1).flatten(-2)
+
+
+class _TurnPairs(torch.autograd.Function):
+    """`apply_rope_full` in training: the numbers autograd gives, bit for bit (the swap is its own transpose, and
+    each gradient is grad * cos2 plus the swapped grad * sin2), with two fresh buffers where autograd's chain of
+    slices, stack, products and sum makes eight."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, cos2: Tensor, sin2: Tensor) -> Tensor:
+        ctx.save_for_backward(cos2, sin2)
+        return (x * cos2).add_(_swap_pairs(x).mul_(sin2))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        cos2, sin2 = ctx.saved_tensors
+        return (grad * cos2).add_(_swap_pairs(grad * sin2)), None, None
+
+
 def alibi_slopes(heads: int) -> Tensor:
     """Press et al. 2022: a geometric sequence 2^(-8/H), 2^(-16/H), ... (interleaved past a power of 2)."""
     def power_of_two(n: int) -> list[float]:

@@ -40,6 +40,8 @@ def attend(
     """
     gqa = k.shape[1] != q.shape[1]
     q_len, k_len = q.shape[-2], k.shape[-2]
+    if dropout_p > 0 and allowed is None and not need_weights and pattern_hook is None and scores_hook is None:
+        return _dropped_attend(q, k, v, bias, causal and q_len > 1, dropout_p, scale), None
     if causal and q_len > 1 and (q_len != k_len or allowed is not None or bias is not None):
         allowed = combine(allowed, causal_mask(q_len, k_len, q.device))
         causal = False
@@ -67,6 +69,38 @@ def attend(
         weights = pattern_hook(weights)
     out = F.dropout(weights, dropout_p) @ v
     return out, weights
+
+
+def dropout(x: Tensor, p: float) -> Tensor:
+    """`F.dropout(x, p)` in training, drawn as uniform numbers >= p (each kept with probability 1 - p, scaled by
+    1 / (1 - p)): on a CPU `torch.rand_like` costs about half of the `bernoulli_` that F.dropout draws with."""
+    if p <= 0:
+        return x
+    if p >= 1:
+        return x * 0.0
+    return x * torch.rand_like(x).ge_(p).mul_(1 / (1 - p))
+
+
+def _dropped_attend(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, causal: bool, dropout_p: float,
+                    scale: float | None) -> Tensor:
+    """Training attention with dropout on its weights, no padding: the fused kernel has no dropout on a CPU, and
+    SDPA's own fallback (the math kernel) draws its mask with bernoulli and scans every row for -inf; this is the
+    same maths with `dropout`'s cheaper draw. Every row keeps a key (no padding), so a plain softmax is safe."""
+    if k.shape[1] != q.shape[1]:
+        group = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)  # (N, H, S, D)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    n, h, length, d = q.shape
+    s = k.shape[-2]
+    add = torch.zeros(length, s, dtype=q.dtype, device=q.device)  # (L, S): the causal mask as -inf, one pass
+    if causal:
+        add.masked_fill_(~causal_mask(length, s, q.device), float("-inf"))
+    if bias is not None:  # (H, L, S)
+        add = (add + bias.to(q.dtype)).expand(n, h, length, s).reshape(n * h, length, s)
+    # scale * q k^T + mask in one kernel (N*H, L, S)
+    scores = torch.baddbmm(add, q.reshape(n * h, length, d), k.reshape(n * h, s, d).transpose(1, 2), alpha=scale)
+    weights = dropout(torch.softmax(scores, dim=-1), dropout_p)
+    return (weights @ v.reshape(n * h, s, d)).view(n, h, length, d)
 
 
 def sdpa_mask(allowed: Tensor | None, bias: Tensor | None, dtype: torch.dtype) -> Tensor | None:

@@ -1,0 +1,76 @@
+"""The training pass's cheaper parts give autograd's numbers: SwiGLU's silu(gate) * up and RoPE on the q|k slab bit
+for bit (forward and gradients), the uniform-draw dropout keeps 1 - p and scales by 1 / (1 - p), and attention with
+dropout (its own path) is SDPA's when nothing is dropped."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from tui_lab import build_model, load_preset
+from tui_lab.model.feed_forward import silu_gate
+from tui_lab.model.positions import apply_rope, apply_rope_full, rope_angles, rope_full_tables
+from tui_lab.model.scaled_dot import attend, dropout
+
+
+def test_silu_gate_is_autograds_silu_times_up_bit_for_bit():
+    gen = torch.Generator().manual_seed(0)
+    gate, up, weight = (torch.randn(3, 5, 24, generator=gen) for _ in range(3))
+    gate.requires_grad_(), up.requires_grad_()
+    plain = F.silu(gate) * up
+    (plain * weight).sum().backward()
+    expected = gate.grad.clone(), up.grad.clone()
+    gate.grad = up.grad = None
+    fused = silu_gate(gate, up)
+    (fused * weight).sum().backward()
+    assert torch.equal(plain, fused)
+    assert torch.equal(expected[0], gate.grad) and torch.equal(expected[1], up.grad)
+
+
+def test_rope_on_the_slab_is_apply_rope_bit_for_bit_with_gradients():
+    gen = torch.Generator().manual_seed(1)
+    cos, sin = rope_angles(16, torch.arange(9))
+    cos2, sin2 = rope_full_tables(cos, sin)
+    x = torch.randn(2, 9, 6, 16, generator=gen, requires_grad=True)  # (N, L, heads, D)
+    weight = torch.randn(2, 9, 6, 16, generator=gen)
+    pairs = apply_rope(x.transpose(1, 2), cos, sin).transpose(1, 2)
+    (pairs * weight).sum().backward()
+    expected = x.grad.clone()
+    x.grad = None
+    full = apply_rope_full(x, cos2[:, None], sin2[:, None])
+    (full * weight).sum().backward()
+    assert torch.equal(pairs, full) and torch.equal(expected, x.grad)
+    with torch.no_grad():
+        assert torch.equal(apply_rope_full(x, cos2[:, None], sin2[:, None]), full)
+
+
+def test_dropout_keeps_one_minus_p_scaled():
+    torch.manual_seed(2)
+    out = dropout(torch.ones(200_000), 0.3)
+    kept = out != 0
+    assert abs(kept.float().mean().item() - 0.7) < 0.01
+    assert torch.allclose(out[kept], torch.full_like(out[kept], 1 / 0.7))
+    assert torch.equal(dropout(torch.ones(4), 1.0), torch.zeros(4))
+
+
+def test_attention_with_dropout_is_sdpa_when_nothing_is_dropped():
+    gen = torch.Generator().manual_seed(3)
+    q = torch.randn(2, 4, 7, 8, generator=gen)
+    k, v = torch.randn(2, 2, 7, 8, generator=gen), torch.randn(2, 2, 7, 8, generator=gen)  # grouped-query
+    for causal in (True, False):
+        reference, _ = attend(q, k, v, causal=causal)
+        dropped, _ = attend(q, k, v, causal=causal, dropout_p=1e-12)
+        assert torch.allclose(reference, dropped, atol=1e-6)
+
+
+def test_a_llama_shaped_training_pass_is_unchanged_by_the_slab_path():
+    """The hooked pass (per-head q/k/v points, RoPE per tensor) and the plain one agree in training."""
+    from tui_lab.model.hooks import Hooks, attached
+
+    torch.manual_seed(4)
+    model = build_model(load_preset("llama-toy", dropout=0.0)).train()
+    ids = torch.randint(model.config.vocab, (2, 12))
+    plain = model(ids)
+    with attached(model, Hooks([("blocks.0.attn.hook_q", lambda x, _: x)])):
+        hooked = model(ids)
+    assert torch.allclose(plain, hooked, atol=1e-6)
