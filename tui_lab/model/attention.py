@@ -106,14 +106,16 @@ class SelfAttention(nn.Module):
         """`forward` for RoPE without hooks: q and k turned together in one pass over their (N, L, H + K, D) slab
         of the projection (`apply_rope_full`, the same numbers as turning each); then as `forward`."""
         qkv = self.qkv(x)
-        n, length, _ = qkv.shape
+        length = qkv.shape[1]
         qk_width = self.split[0] + self.split[1]
         end = start + length
-        qk = qkv[..., :qk_width].unflatten(-1, (self.heads + self.kv_heads, -1))  # (N, L, H + K, D)
+        # split, not slices: split's backward is one cat, a slice's a zero-filled copy of the whole
+        qk, v = qkv.split((qk_width, self.split[2]), dim=-1)
+        qk = qk.unflatten(-1, (self.heads + self.kv_heads, -1))  # (N, L, H + K, D)
         cos2, sin2 = self._rope_full(end, qk)
-        qk = apply_rope_full(qk, cos2[start:end, None], sin2[start:end, None])
-        q, k = qk[:, :, :self.heads].transpose(1, 2), qk[:, :, self.heads:].transpose(1, 2)
-        v = split_heads(qkv[..., qk_width:], self.kv_heads)
+        q, k = apply_rope_full(qk, cos2[start:end, None], sin2[start:end, None]).split(
+            (self.heads, self.kv_heads), dim=2)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), split_heads(v, self.kv_heads)
         rolled = None
         if cache is not None:
             k, v, rolled = cache.append(k, v, start)
