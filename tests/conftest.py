@@ -124,6 +124,43 @@ def _cheaper_pilot_waits() -> None:
 _cheaper_pilot_waits()
 
 
+def _loop_idle_waits() -> None:
+    """Pilot's `press()` waits twice per key, and `pause()` once, until the process looks idle (textual._wait:
+    20 ms sleeps until one passes with under 1 ms of the process's CPU, at most 1 s). The process's CPU counts
+    every thread's: while a worker thread builds a model, generates, trains or measures, each wait ran its full
+    second, two per key typed (a test typing 11 keys during a generation spent 22 s so). Here the same wait reads
+    the CPU of the thread that runs the app's event loop (the thread that awaits it): it ends once the app has
+    stopped handling what the key caused, as Textual's ends on an idle app; a worker thread's own results are
+    what the tests' `wait_for` conditions wait for. A person's app never runs Pilot. Another Textual: left as is."""
+    import asyncio
+    import inspect
+    import time
+
+    import textual.app as textual_app
+    import textual.pilot as textual_pilot
+    from textual import _wait
+
+    original = _wait.wait_for_idle
+    if (list(inspect.signature(original).parameters) != ["min_sleep", "max_sleep"]
+            or "process_time()" not in inspect.getsource(original)
+            or textual_app.wait_for_idle is not original or textual_pilot.wait_for_idle is not original):
+        return
+
+    async def wait_for_idle(min_sleep: float = _wait.SLEEP_GRANULARITY, max_sleep: float = 1) -> None:
+        start = time.monotonic()
+        while True:
+            cpu = time.thread_time()
+            await asyncio.sleep(_wait.SLEEP_GRANULARITY)
+            cpu_elapsed, elapsed = time.thread_time() - cpu, time.monotonic() - start
+            if elapsed >= max_sleep or (elapsed > min_sleep and cpu_elapsed < _wait.SLEEP_IDLE):
+                return
+
+    textual_app.wait_for_idle = textual_pilot.wait_for_idle = wait_for_idle
+
+
+_loop_idle_waits()
+
+
 # Garbage collection took ~1 s of the ~3.3 s of CPU a Pilot app launch costs in a test worker (gc.callbacks, 3
 # launches): each app makes ~50k objects, and every young collection and each full one walked the ~400k that
 # torch, transformers and Textual bring. Rarer young collections, and everything loaded by collection time moved

@@ -15,7 +15,9 @@ from rich.console import RenderableType
 from textual import events
 from textual._xterm_parser import XTermParser  # the parser Textual's Linux drivers build: no public key hook
 from textual.app import App
+from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane
 from textual.widgets._tabbed_content import ContentTab, ContentTabs  # the tab bar's widgets: not exported
 
@@ -65,6 +67,14 @@ class LabAppBase(App):
         super()._display(screen, renderable)
         if renderable is not None and not self._batch_count:
             self.frames += 1
+
+    def update_styles(self, node: DOMNode, animate: bool = True) -> None:
+        """A class set on a widget not registered yet (composed, not mounted: `compact=True`, a view's `classes`)
+        made Textual restyle it and its children at once, though registering it applies the stylesheet to each
+        new widget anyway: ~210 of the ~350 restyles of a launch (~0.1 s of CPU) were thrown away so."""
+        if isinstance(node, Widget) and node not in self._registry:
+            return
+        super().update_styles(node, animate)
 
     def error_while_quitting(self, error: Exception) -> bool:
         return False

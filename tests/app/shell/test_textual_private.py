@@ -12,7 +12,7 @@ import inspect
 import pytest
 from textual import events
 from textual.app import App
-from textual.widgets import TabbedContent
+from textual.widgets import Button, Input, TabbedContent
 
 
 def _parameters(function) -> list[str]:
@@ -32,6 +32,30 @@ def test_the_app_hooks_it_overrides():
     assert _parameters(App._handle_exception) == ["self", "error"]
     assert inspect.iscoroutinefunction(App._on_exit_app) and _parameters(App._on_exit_app) == ["self"]
     assert _parameters(App._display) == ["self", "screen", "renderable"]  # LabAppBase counts the frames there
+    assert _parameters(App.update_styles) == ["self", "node", "animate"]
+    # LabAppBase skips restyling a widget not registered yet: registering one must apply the stylesheet to it
+    assert "apply_stylesheet(widget" in inspect.getsource(App._register)
+
+
+async def test_a_class_set_before_mount_is_styled_once_mounted():
+    """A widget composed `compact` (its class set before it is registered, where LabAppBase skips the restyle)
+    is styled as one whose class was set after it mounted."""
+    from tui_lab.app.textual_private import LabAppBase
+
+    class Probe(LabAppBase):
+        def compose(self):
+            yield Input("a", id="early", compact=True)
+            yield Input("b", id="late")
+            yield Button("c", id="button", compact=True)
+
+    app = Probe()
+    async with app.run_test() as pilot:
+        early, late = app.query_one("#early", Input), app.query_one("#late", Input)
+        late.compact = True
+        await pilot.pause()
+        assert early.has_class("-textual-compact") and app.query_one("#button").has_class("-textual-compact")
+        assert early.styles.border == late.styles.border and early.styles.height == late.styles.height
+        assert early.styles.height.value == 1  # compact: no border, one row
 
 
 def test_the_tab_bar():
@@ -45,6 +69,7 @@ async def test_the_private_state_it_reads():
     app = App()
     async with app.run_test():
         assert app._running is True and list(app._screen_stack) == app.screen_stack
+        assert app.screen in app._registry and Button() not in app._registry  # LabAppBase.update_styles
     key = events.Key("x", "x")
     assert key._stop_propagation is False
     key.stop()
@@ -59,11 +84,15 @@ def test_the_module_offers_each_read(name):
 
 
 def test_the_tests_own_shortcuts_fit_this_textual():
-    """tests/conftest.py replaces two private methods of Textual for the tests' CPU (each parse of the same CSS,
-    Pilot's wait on every widget) and leaves Textual as it is when the shape it copies has changed: a release that
-    changes one fails here, where the suite would only have got slower."""
+    """tests/conftest.py replaces three private functions of Textual for the tests' time (each parse of the same
+    CSS, Pilot's wait on every widget, its idle wait on every thread) and leaves Textual as it is when the shape it
+    copies has changed: a release that changes one fails here, where the suite would only have got slower."""
+    import textual.app as textual_app
+    import textual.pilot as textual_pilot
     from textual.css.stylesheet import Stylesheet
     from textual.pilot import Pilot
 
     assert Stylesheet._parse_rules.__qualname__ == "_share_parsed_css.<locals>.shared"
     assert Pilot._wait_for_screen.__qualname__ == "_cheaper_pilot_waits.<locals>._wait_for_screen"
+    for module in (textual_app, textual_pilot):  # Pilot's press and pause wait on the event loop's thread only
+        assert module.wait_for_idle.__qualname__ == "_loop_idle_waits.<locals>.wait_for_idle", module.__name__
