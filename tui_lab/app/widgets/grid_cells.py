@@ -93,7 +93,12 @@ def full_cell(value: float, lvl: int | None, masked: bool, on_cursor: bool, text
     if len(text) > w - (2 if bracket else 1):
         text = ""
     inner = text.center(w - 2) if w >= 2 else ""
-    body = "[" + inner + "]" if bracket else (" " + inner + " ")[:w]
+    if bracket:
+        body = "[" + inner + "]"
+    elif len(text) > w - 2:  # one spare column: the gap goes after the number, under its column's label, so the
+        body = text  # last column's number never touches the pane's edge (issue 36's crawler: "0.05▅▅", a scrollbar)
+    else:
+        body = (" " + inner + " ")[:w]
     ink_style = CURSOR_INK if bracket else ink(lvl)
     return Segment(body.ljust(w)[:w], style(None, palette()[lvl], ink_style))
 
@@ -112,13 +117,16 @@ def legend(lo: float, hi: float, any_masked: bool, width: int | None = None) -> 
 
     Narrower than `width`, it gives up detail before meaning: the masked key goes first (the hatch says
     it on the grid), then swatches, down to two between the min and the max; what still does not fit
-    ends in an ellipsis.
+    ends in an ellipsis. A scale that ends in its max keeps the last cell free: "1.00" against the pane's edge
+    (or against the next grid's legend, "1.000.00") reads as a number cut short (issue 36's crawler, the Train
+    view's two alignment grids).
     """
     key = [Segment("  "), Segment(HATCH * 2, MASKED), Segment(" masked")] if any_masked else []
     ends = len(fmt_value(lo)) + len(fmt_value(hi)) + 2
-    for swatches, extra in ((SWATCHES, key), (SWATCHES, []), (max(2, (width or 0) - ends), [])):
+    for swatches, extra in ((SWATCHES, key), (SWATCHES, []), (max(2, (width or 0) - ends - 1), [])):
         parts = _scale(lo, hi, min(swatches, SWATCHES, LEVELS)) + extra
-        if width is None or Segment.get_line_length(parts) <= width:
+        gap = 0 if extra else 1
+        if width is None or Segment.get_line_length(parts) + gap <= width:
             return parts
     if width <= 1:
         return [Segment("…"[:width])]

@@ -4,6 +4,8 @@ from a `grid_layout.Layout` and the labels: the widget keeps the data, the curso
 
 from __future__ import annotations
 
+import re
+
 from rich.cells import cell_len
 from rich.segment import Segment
 from textual.strip import Strip
@@ -11,6 +13,8 @@ from textual.strip import Strip
 from tui_lab.app.widgets.cut import keep_cells
 from tui_lab.app.widgets.grid_cells import EMPTY, MARK
 from tui_lab.app.widgets.grid_layout import KEY_GAP, Layout, fit_label, key_lines, ruler, tick_line, vertical_label
+
+_INDEX = re.compile(r"^\[\d+\] ")  # "[3] 'two'": a label's index in the read-out
 
 
 def header_line(lay: Layout, col_labels: list[str], cursor_col: int, y: int) -> Strip:
@@ -63,16 +67,21 @@ def readout_line(folded: list[Segment], description: str, width: int) -> Strip:
 def describe_cell(axes: tuple[str, str], row: str, col: str, value: str, note: str, width: int | None) -> str:
     """A cell of the grid in words: in full, or, when `width` cells are too few, shorter forms that keep the
     value whole: the spacing, then the axis names give way, then the row note (what the row says, e.g.
-    "1 of 2 heads stop; decoder input 'ein' predicts it") is cut after whole words, then dropped."""
+    "1 of 2 heads stop; decoder input 'ein' predicts it") is cut after whole words, then dropped. A form that ends
+    in the value keeps the last cell free: its last digit against the pane's edge reads as a number cut short
+    (issue 36's crawler: the Train view's alignment grid at 160x48), so below the bare form the labels lose their
+    indices (the grid marks the cursor's row and column), then only the value is left."""
     q, k = axes
     note = f"  ({note})" if note else ""
     named, bare = f"{q} {row} -> {k} {col}: {value}", f"{row} -> {col}: {value}"
+    plain = f"{_INDEX.sub('', row)} -> {_INDEX.sub('', col)}: {value}"
     whole = (f"{q} {row}  ->  {k} {col}:  {value}{note}", named + note, bare + note)
     cut_note = (named + note, bare + note) if note else ()  # the renderer cuts the note, " …" after the value
 
     def fits(text: str, extra: int = 0) -> bool:
-        return width is None or cell_len(text) + extra <= width
+        gap = 1 if not extra and text[-1:].isdigit() else 0
+        return width is None or cell_len(text) + extra + gap <= width
 
     return next((form for form in whole if fits(form)), None) or \
         next((form for form in cut_note if fits(form[:len(form) - len(note)], 2)), None) or \
-        next((form for form in (named, bare) if fits(form)), bare)
+        next((form for form in (named, bare, plain, value) if fits(form)), value)

@@ -242,7 +242,10 @@ class Heatmap(ScrollView, can_focus=True):
                 label = self.row_labels[row] if row < len(self.row_labels) else ""
                 left = row_label(label, lay.gutter, self.cursor[0] // lay.rows_per_line == row // lay.rows_per_line)
         room = max(0, width - lay.gutter)
-        body = body.crop(sx, sx + room).extend_cell_length(room)
+        # A grid wider than its view shows whole columns only: a column the view's right edge would cut is left
+        # blank (its number read "0.0" or "0" against the edge, with no mark); the scrollbar says there is more.
+        shown = room - room % lay.cell_w if lay.grid_width > room and lay.cell_w else room
+        body = body.crop(sx, sx + shown).extend_cell_length(room)
         return Strip.join([left, body]).apply_style(self.rich_style)  # the widget's background under blanks
 
     # -- cursor ------------------------------------------------------------------------------------

@@ -39,6 +39,9 @@ from tui_lab.app.views.attention.small_multiples import SmallMultiples
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.paths import exports_dir
 
+SAME_TEXT = "r: the grids shown are this text's already; edit the text, then r"
+SAME_TEXT_S = 4.0  # then the line under the grid says what it said before
+
 
 class AttentionView(LabView):
     BINDINGS = hints.KEYS
@@ -49,6 +52,9 @@ class AttentionView(LabView):
         self.pending_cursor: tuple[str, str] | None = None
         self.pending_kind: str | None = None
         self.captured_generation = -1
+        self._asked: tuple | None = None  # the inputs of the capture under way (`_inputs_now`)
+        self._shown: tuple | None = None  # the inputs of the grids on screen
+        self._info = ""  # the line under the grid (`say`)
         self.last_export: Path | None = None
         self.panes = HeadPanes(self, id="att-panes")
 
@@ -135,7 +141,7 @@ class AttentionView(LabView):
         elif self.inputs.fit_to_tokenizer():
             self.say("finding text the loaded model's tokenizer covers...")
         else:
-            self.action_run()
+            self.capture()
 
     # -- running -----------------------------------------------------------------------------------
     def open_on(self, opening: Opening) -> None:
@@ -155,14 +161,39 @@ class AttentionView(LabView):
         if kind in MASKS or kind == "pos-learned":
             self.pickers.select_kind(kind)
         if self.app.live.ready:
-            self.action_run()
+            self.capture()
+
+    def _inputs_now(self) -> tuple:
+        """What a capture reads: the live model's generation and the inputs as typed."""
+        inputs = self.inputs
+        target = self.query_one("#att-tgt").value if self.encoder_decoder else None
+        return self.app.live.generation, inputs.source, target, inputs.translating
 
     @guarded
     def action_run(self) -> None:
+        """r, the Run button or Enter in a field. On the text whose grids are on screen it says so at once: it
+        captured the same grids again and said nothing, a press named on screen that changed nothing (issue 36's
+        crawler)."""
+        if self.app.live.ready and self._shown is not None and self._shown == self._inputs_now() and \
+                not self._capturing():
+            # under the grid, where the capture's own line goes (a toast is easy to miss and hides the grid's
+            # corner); the line it replaced comes back after a while
+            before = self._info
+            self.say(SAME_TEXT)
+            self.set_timer(SAME_TEXT_S, lambda: self._info == SAME_TEXT and self.say(before))
+            return
+        self.capture()
+
+    def _capturing(self) -> bool:
+        return any(w.group == "attention" and not w.is_finished for w in self.workers)
+
+    @guarded
+    def capture(self) -> None:
         live = self.app.live
         if not live.ready:
             self.say(f"the live model is not ready yet ({live.status})")
             return
+        self._asked = self._inputs_now()
         job, doing = jobs.capture_job(live, self.inputs, self.post_message)
         self.say(doing)
         self.run_worker(job, thread=True, exclusive=True, group="attention", exit_on_error=False)
@@ -172,6 +203,7 @@ class AttentionView(LabView):
         self.cap = Capture(message.grids, message.entropy, message.src, message.tgt, message.predicted,
                            message.learned, self.encoder_decoder, message.image)
         self.captured_generation = message.generation
+        self._shown = self._asked if self._asked is not None and self._asked[0] == message.generation else None
         if message.inputs is not None:
             self.panes.follow(*message.inputs)
         head = learned_head(self.app.live.config) if first else None  # a shipped toy opens on its meta.json's
@@ -274,6 +306,7 @@ class AttentionView(LabView):
         self.panes.point_inside()
 
     def on_capture_failed(self, message: work.CaptureFailed) -> None:
+        self._shown = None  # r tries again
         self.say(f"[red]capture failed:[/red] {message.error}")
 
     def on_attention_inputs_run_asked(self, message: AttentionInputs.RunAsked) -> None:
@@ -284,6 +317,7 @@ class AttentionView(LabView):
                           self.panes.inside_open, self.size.width, self.app.size.width)
 
     def say(self, text: str) -> None:
+        self._info = text
         self.query_one("#att-info", Static).update(text)
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:

@@ -125,8 +125,12 @@ class TourView(LabView):
         step = STEPS[self.step]
         self.query_one("#tour-title", Label).update(f"Step {self.step + 1} of {len(STEPS)}: {step.title}")
         dots = "".join("●" if i == self.step else "○" for i in range(len(STEPS)))
-        nav = f"{dots}  n next · p back · g open {step.view.title()} · 1 the model's form"  # bare launch opens here
-        self.query_one("#tour-nav", Static).update(nav)
+        # n and p named only where they move (issue 36's crawler: on the first page "p back" was named and p did
+        # nothing); the footer dims them there (check_action)
+        keys = [*(["n next"] if self.step < len(STEPS) - 1 else []), *(["p back"] if self.step > 0 else []),
+                f"g open {step.view.title()}", "1 the model's form"]  # bare launch opens here
+        self.query_one("#tour-nav", Static).update(f"{dots}  {' · '.join(keys)}")
+        self.refresh_bindings()
         if self.pictures is None:
             return
         self.query_one("#tour-text", Static).update(step.text(self.pictures))
@@ -145,6 +149,14 @@ class TourView(LabView):
         if index != self.step or self.shown != index:
             self.step = index
             self.render_step()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """n dimmed on the last page, p on the first: there they would change nothing."""
+        if action == "next":
+            return True if self.step < len(STEPS) - 1 else None
+        if action == "back":
+            return True if self.step > 0 else None
+        return True
 
     def action_next(self) -> None:
         self.show_step(self.step + 1)

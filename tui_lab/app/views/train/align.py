@@ -65,15 +65,18 @@ class AlignmentPanel(Vertical):
                 yield Heatmap(id="tr-align-before")
 
     def on_mount(self) -> None:
-        self.display = False  # until a run of a task starts
+        self.add_class("-none")  # until a run of a task starts
 
     def start(self, task: str | None) -> None:
         """A new run: the last run's final grid moves to the right (when it was a task), the left clears."""
-        self.display = task is not None
+        # A class, not `display`: an inline display showed the panel beside the one a small screen shows (80x24:
+        # `l` put "learning r…" and the alignment side by side, each too narrow for its numbers)
+        self.set_class(task is None, "-none")
         if self._now is not None:
             self._before, self._now = self._now, None
         before = self._before
         self.query_one("#tr-align-prev").display = before is not None
+        self.set_class(before is not None, "-pair")  # two grids side by side: two panels' width (the CSS)
         if before is not None:
             self.query_one("#tr-align-before", Heatmap).set_grid(before.values, before.rows, before.cols, lo=0.0,
                                                                  hi=1.0)

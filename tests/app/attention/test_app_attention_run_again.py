@@ -1,0 +1,31 @@
+"""Attention `r` (named by the "Run r" button) on the text whose grids are on screen answers at once, on the
+screen: it captured the same grids again and said nothing, a dead press (issue 36's crawler). On new text it
+captures, as before."""
+
+from __future__ import annotations
+
+import pytest
+from app_support import app_for, screen_text, wait_for, wait_ready
+from textual.widgets import Input
+
+SAID = "the grids shown are this text's already"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_r_on_the_text_shown_says_so_and_on_new_text_captures(size):
+    app = app_for()
+    async with app.run_test(size=size) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("2")
+        attention = app.view("attention")
+        await wait_for(pilot, lambda: attention.captured_generation >= 1 and attention.grids)
+        await wait_for(pilot, lambda: not any(w.group == "attention" and not w.is_finished for w in attention.workers))
+        await pilot.pause(0.3)
+        assert "Run r" in screen_text(app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: SAID in screen_text(app), 10)
+
+        app.query_one("#att-src", Input).value = "the cat sat on the mat"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: attention.src[:3] != [] and "mat" in "".join(attention.src), 60)
+        assert "sat" in screen_text(app)  # the new text's grid is drawn

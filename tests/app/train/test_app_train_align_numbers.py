@@ -1,0 +1,71 @@
+"""The Train view's alignment panel on the translator (numbers-de) keeps every number whole and apart, read off
+the screen: issue 36's crawler found, at 160x48, the read-out "[0] 'ein' -> [0] 'one': 0.2529" filling its pane
+to the border, and at 100x30 the two grids' legends run together and into the border ("1.000.00 ... 1.00│"): a
+number cut short would look the same. At 80x24 the alignment showed beside the panel `l` brought, both too narrow."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from app_support import app_for, screen_lines, screen_text, view_mounted, wait_for
+from screen_rules import cut_numbers
+from textual.widgets import Input
+
+from tui_lab.app.widgets.heatmap import Heatmap
+
+
+@pytest.fixture(autouse=True)
+def _one_training_thread(monkeypatch):
+    monkeypatch.setenv("TUI_LAB_TRAIN_THREADS", "1")
+
+
+async def one_step_run(pilot, view) -> None:
+    """A short run of the task, started paused, one step taken (its alignment grid sent), then stopped."""
+    app = pilot.app
+    for name, value in {"steps": "20", "batch_size": "8"}.items():
+        app.query_one(f"#tf-{name}", Input).value = value
+    view.action_start(paused=True)
+    await wait_for(pilot, lambda: view.session.ready and "params" in view.message, 120)
+    number = view.store.current.number
+    await pilot.press("n")
+    await wait_for(pilot, lambda: f"run #{number} " in str(app.query_one("#tr-align-now-title").render()), 60)
+    view.action_stop()
+    await wait_for(pilot, lambda: not view.training, 60)
+
+
+def panel_lines(app) -> list[str]:
+    """The alignment panel's columns of the screen, its borders included."""
+    box = app.query_one("#tr-align-box").region
+    return [line.ljust(app.size.width)[box.x:box.right] for line in screen_lines(app)[box.y:box.bottom]]
+
+
+@pytest.mark.parametrize("size", [(160, 48), (100, 30), (80, 24)])
+async def test_the_alignment_panel_numbers_keep_clear_of_edges_and_each_other(size):
+    app = app_for("--preset", "transformer-2017-toy-numbers-de")
+    async with app.run_test(size=size) as pilot:
+        await view_mounted(pilot, "train")
+        app.show_view("train")
+        await pilot.pause()
+        view = app.view("train")
+        await one_step_run(pilot, view)
+        await one_step_run(pilot, view)  # the first run's last grid beside this one's
+        assert app.query_one("#tr-align-prev").display
+        for _ in range(5):  # a small screen shows one panel at a time: l brings the alignment's
+            if app.query_one("#tr-align-box").region.area:
+                break
+            await pilot.press("l")
+            await pilot.pause()
+        await wait_for(pilot, lambda: app.query_one("#tr-align-box").region.area > 0)
+        await pilot.pause(0.3)
+        if size[1] < 40:  # a small screen shows the one panel `l` brought, not the learning rate's beside it
+            shown = [p.id for p in app.query(".tr-panel") if p.region.area]
+            assert shown == ["tr-align-box"], screen_text(app)
+        lines = panel_lines(app)
+        width = len(lines[0])
+        assert any("0.00" in line for line in lines), screen_text(app)  # the legends are on screen
+        assert cut_numbers(lines, width) == [], screen_text(app)
+        assert not [line for line in lines if re.search(r"\.\d\d\d\.\d", line)], screen_text(app)  # "1.000.00"
+        # the read-out keeps its value (it lost it, "[0] 'ein' -> [0]…", in a half-panel 34 wide)
+        value = app.query_one("#tr-align", Heatmap).describe_cursor().split(":")[-1].strip()
+        assert any(value in line for line in lines), screen_text(app)
