@@ -17,7 +17,19 @@ progress bar's cells). Each new state is checked against the rules of tests/scre
   once the keys scroll it off, PageUp and Home bring it back;
 - a one-line label is not cut ("…") while its pane has room for it whole.
 
-    crawl = Crawler(["--preset", "gpt2-toy"], sizes=[(80, 24)], depth=2, walk_keys=300, seed=7)
+Every key a view binds at its home state is pressed from it (a dimmed one too: it must do nothing), so the
+per-view counts (bindings pressed / bound) reach all of them; a key that starts a run (training, a measurement)
+is followed by the run's stop key, pressed and checked, so the keys after it do not wait on a worker's frames.
+`plan()` says, from the classes alone, which keys of each view a crawl of a given depth presses
+(tests/app/shell/test_crawl_plan.py).
+
+What a press costs (issue 36, h-crawl): the screen is read once per frame the app draws (App._display
+counted), from the compositor's strips, not once per 30 ms poll through a Rich console; a settle asks the
+app's queues once, when the screen looks still, not on every poll; the rules look at the widgets the screen
+shows, not a query of every view's ~700; a state seen before is not checked again (its status line neither).
+benchmarks/interface/crawl_cost.py prints a crawl's counts with its wall and CPU seconds.
+
+    crawl = Crawler(["--preset", "gpt2-toy"], (80, 24), depth=2, walk_keys=300, seed=7)
     report = await crawl.run()      # report.failures, report.summary()
 """
 
@@ -26,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import random
 import re
 import time
@@ -42,6 +55,7 @@ from screen_rules import (
     overlaps,
     plot_overruns,
     plot_rows,
+    shown_widgets,
     text_problems,
 )
 
@@ -49,7 +63,12 @@ from screen_rules import (
 # palette (a list of every action, crawled through the keys themselves).
 SKIP_ACTIONS = {"quit", "app.quit", "screen.copy_text", "command_palette", "app.command_palette"}
 EXTRA_KEYS = ("tab", "shift+tab", "escape", "enter")
+CI_DEPTH = 2  # the CI tier's keys deep (tests/app/shell/test_crawl.py; its plan: tests/app/shell/test_crawl_plan.py)
+# The keys that end a run a key started (enabled only while it runs).
+STOP_ACTIONS = {"stop", "cancel", "cancel_job", "cancel_build"}
 NAMED_WAIT_S = 5.0  # a named key's effect may wait for pending work: at most this long
+DEBUG = bool(os.environ.get("TUI_LAB_CRAWL_DEBUG"))  # print each settle the 5 s cap ended
+VERIFY = bool(os.environ.get("TUI_LAB_CRAWL_VERIFY"))  # compare each screen read with screen_lines
 POLL_S = 0.03  # between two looks at the screen while a key's effect settles
 # The screen (its volatile parts masked) unchanged this long, with no work pending (a worker, a key held, a view's
 # parts mounting): settled. With work pending (a training run's worker never ends) the screen must hold still for
@@ -137,6 +156,7 @@ class Report:
     states: set[str] = field(default_factory=set)
     keys: int = 0
     renders: int = 0  # looks at the screen while keys settled
+    mismatches: int = 0  # (TUI_LAB_CRAWL_VERIFY) looks where the crawler's grid and a fresh render differ
     distinct_keys: set[str] = field(default_factory=set)
     seconds: float = 0.0
     failures: list[Failure] = field(default_factory=list)
@@ -144,7 +164,9 @@ class Report:
     known: list[Failure] = field(default_factory=list)
 
     cut_short: list[str] = field(default_factory=list)  # what the time budget ended before it was done
-    coverage: dict[str, list[int]] = field(default_factory=dict)  # view: [its first keys pressed, its keys]
+    coverage: dict[str, list[int]] = field(default_factory=dict)  # view: [its keys pressed, its keys]
+    uncovered: dict[str, list[str]] = field(default_factory=dict)  # view: its keys never pressed
+    never_live: dict[str, list[str]] = field(default_factory=dict)  # view: its keys pressed only while dimmed
     walked: int = 0  # keys of the random walk pressed
     key_seconds: float = 0.0  # wall time of the keys (the app's start not counted)
     cpu_seconds: float = 0.0  # this process's CPU time over them (all threads): the crawl's cost beside the load
@@ -157,7 +179,10 @@ class Report:
             f"distinct), {self.renders} screen looks, {self.seconds:.0f} s (keys {self.key_seconds:.0f} s, CPU "
             f"{self.cpu_seconds:.0f} s), seed {self.seed}, "
             f"{len(self.failures)} failures, {len(self.known)} known findings, {len(self.refusals)} refusals shown"
-            f"{short}\n  first keys per view (pressed/bound): {views}; random walk {self.walked} keys"
+            f"{short}\n  bindings per view (pressed/bound): {views}; random walk {self.walked} keys"
+            + "".join(f"\n  {v} not pressed: {' '.join(keys)}" for v, keys in self.uncovered.items() if keys)
+            + "".join(f"\n  {v} pressed only while dimmed: {' '.join(keys)}"
+                      for v, keys in self.never_live.items() if keys)
         )
 
     @property
@@ -215,6 +240,13 @@ class Crawler:
         self._seen_failures: set[str] = set()
         self._dead: set[tuple[str | None, str]] = set()
         self._modes: set[tuple] = set()
+        self._paints = 0  # frames the app has drawn (App._display with an update): the screen moves only then
+        self._shown: tuple[int, list[str]] | None = None  # the screen's text as of frame _paints
+        self._view_bindings: dict[str, dict[str, str]] = {}  # view: {key: action} of its home state, enabled or not
+        self._covered: dict[str, set[str]] = {}  # view: its keys pressed anywhere in its crawl
+        self._live: dict[str, set[str]] = {}  # view: its keys pressed while enabled (not dimmed)
+        self._crawling: str | None = None
+        self._deferred: list[tuple[str, list[str], int]] = []  # (view, path, depth): keys below, put off
 
     # --- driving ---------------------------------------------------------------------------------------
     async def run(self) -> Report:
@@ -225,15 +257,23 @@ class Crawler:
             with _no_idle_waits():
                 async with app.run_test(size=self.size) as pilot:
                     self.pilot, self.app = pilot, app
+                    self._count_paints()
                     await wait_ready(pilot)
                     await self._all_mounted()
                     views = self._view_keys()
                     began, cpu = time.monotonic(), time.process_time()
                     budget = self.budget_s if self.budget_s is not None else float("inf")
-                    for i, (key, view_id) in enumerate(views):
-                        # each view its share of two thirds of the budget; the random walk has what is left
-                        self._until = began + budget * 2 / 3 * (i + 1) / len(views)
+                    # Breadth first, so a budget cuts the second keys, not a view's first: every view's every key
+                    # (within 60% of the budget), then the keys below the states those reached (each its share,
+                    # to 85%), then the random walk (the rest).
+                    self._until = began + budget * 0.6
+                    for key, view_id in views:
                         await self._within_budget(self._crawl_view(key, view_id), f"view {view_id}")
+                    deferred, first = self._deferred, time.monotonic() - began
+                    for j, (view_id, path, depth) in enumerate(deferred):
+                        self._until = began + first + (budget * 0.85 - first) * (j + 1) / len(deferred)
+                        await self._within_budget(self._crawl_below(view_id, path, depth), f"{' '.join(path)} …")
+                    self._count_coverage()
                     self._until = began + budget
                     await self._within_budget(self._random_walk([k for k, _ in views]), "random walk")
                     self._until = float("inf")
@@ -271,9 +311,9 @@ class Crawler:
         keys = []
         for key, active in self.app.active_bindings.items():
             action = active.binding.action
-            if action in SKIP_ACTIONS or action.startswith("show_view(") or not active.enabled:
+            if action in SKIP_ACTIONS or action.startswith("show_view("):
                 continue
-            keys.append(key)
+            keys.append(key)  # a dimmed key too: pressed, it must do nothing (not named: no dead press)
         return keys + [k for k in EXTRA_KEYS if k not in keys]
 
     def _named(self, lines: Sequence[str]) -> set[str]:
@@ -301,8 +341,42 @@ class Crawler:
         # root state is taken once the screen held still a while
         root = await self._settle(self._lines(), len(self.app._notifications), False, quiet=0.3, limit=0.3)
         self._visit(root, view_key)
-        self.report.coverage[view_id] = [0, len(self._keys())]
-        await self._expand([view_key], self.depth, view_id)
+        await self._status_reach(view_id, view_key)
+        self._view_bindings[view_id] = self.bindings()
+        self._covered[view_id], self._live[view_id] = set(), set()
+        self._crawling = view_id
+        try:
+            await self._expand([view_key], self.depth, view_id)
+        finally:
+            self._crawling = None
+
+    async def _crawl_below(self, view_id: str, path: list[str], depth: int) -> None:
+        """The keys below a state a view's first key reached (put off by _expand): the path pressed again."""
+        self._crawling = view_id
+        try:
+            await self._replay(path)
+            await self._expand(path, depth)
+            await self._end_jobs(path)
+        finally:
+            self._crawling = None
+
+    def _count_coverage(self) -> None:
+        for view_id, bindings in self._view_bindings.items():
+            covered = self._covered[view_id] & set(bindings)
+            self.report.coverage[view_id] = [len(covered), len(bindings)]
+            self.report.uncovered[view_id] = sorted(set(bindings) - covered)
+            self.report.never_live[view_id] = sorted(covered - self._live[view_id])
+
+    def bindings(self) -> dict[str, str]:
+        """Every key of the state, enabled or not (a stop key waits for a run), shown or hidden, with Tab,
+        Shift+Tab, Esc and Enter: {key: action}. The keys a view's crawl must press."""
+        found = {}
+        for key, active in self.app.active_bindings.items():
+            action = active.binding.action
+            if action in SKIP_ACTIONS or action.startswith("show_view("):
+                continue
+            found[key] = action
+        return found | {k: found.get(k, k) for k in EXTRA_KEYS}
 
     def _mode(self) -> tuple:
         """What a state answers to: its view, dialog, focused widget and keys. Two states of one mode (a plot
@@ -323,17 +397,24 @@ class Crawler:
         key, the keys after it) when the last key moved the screen."""
         if depth == 0:
             return
-        self._modes.add(self._mode())
+        mode = self._mode()
+        self._modes.add(mode)
         here = state_id(self._lines())
         for key in self._keys():
-            if state_id(self._lines()) != here:
+            # back to the state `path` reached when a key moved the screen; while a run goes on its screen moves by
+            # itself (steps, losses): then only a key that left the state's mode (a dialog, the focus) is undone
+            moved = self._mode() != mode if self._jobs() else state_id(self._lines()) != here
+            if moved:
                 await self._replay(path)
+                here = state_id(self._lines())  # a run done or a setting saved: the view's home moved on
             await self._press(key, path)
-            if view_id is not None:
-                self.report.coverage[view_id][0] += 1
             if depth > 1 and self._new_below and key not in MOTION and self._mode() not in self._modes:
-                await self._expand([*path, key], depth - 1)
-                await self._replay(path)
+                if view_id is not None:  # a view's first key: the keys below it wait for every view's first keys
+                    self._modes.add(self._mode())
+                    self._deferred.append((view_id, [*path, key], depth - 1))
+                else:
+                    await self._expand([*path, key], depth - 1)
+            await self._end_jobs(path)
 
     async def _replay(self, path: list[str]) -> None:
         """Back to the state `path` reached: Esc (close a dialog, leave a field), the view's key, the rest."""
@@ -365,17 +446,67 @@ class Crawler:
         for view_key, _ in self._view_keys():
             await self._press(view_key, None)
             for key, active in self.app.active_bindings.items():
-                if active.binding.action in ("stop", "cancel", "cancel_job"):
+                if active.enabled and active.binding.action in STOP_ACTIONS:
                     await self._press(key, None)
 
+    async def _end_jobs(self, path: list[str]) -> None:
+        """A key started a run (training, a measurement, generation, an experiment): its stop key is pressed,
+        checked like any key, so the next key does not wait on a worker's frames; then Esc and the path again
+        when the state moved."""
+        if not self._jobs():
+            return
+        for key, active in list(self.app.active_bindings.items()):
+            if active.enabled and active.binding.action in STOP_ACTIONS:
+                await self._press(key, path, label="stop the run it started")
+                break
+        start = time.monotonic()
+        while self._jobs() and time.monotonic() - start < NAMED_WAIT_S:
+            await asyncio.sleep(POLL_S)
+
+    def _jobs(self) -> bool:
+        from textual.worker import WorkerState
+
+        return any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in self.app.workers)
+
     # --- one key -----------------------------------------------------------------------------------------
+    def _count_paints(self) -> None:
+        """Count the frames the app draws: in a terminal the screen changes only when App._display writes an
+        update, so the screen is read once per frame, not once per poll; a poll that finds no new frame costs
+        nothing."""
+        display = self.app._display
+
+        def counted(screen, renderable) -> None:
+            if renderable is not None:
+                self._paints += 1
+            display(screen, renderable)
+
+        self.app._display = counted
+
     def _lines(self) -> list[str]:
-        return screen_lines(self.app)
+        """The screen's text: rendered from the compositor's strips (what screen_lines prints through a Rich
+        console, without the console), once per frame the app drew."""
+        if self._shown is not None and self._shown[0] == self._paints:
+            return self._shown[1]
+
+        paints = self._paints
+        lines = self._rendered()
+        if VERIFY and lines != screen_lines(self.app):
+            self.report.mismatches += 1
+        self.report.renders += 1
+        self._shown = (paints, lines)
+        return lines
+
+    def _rendered(self) -> list[str]:
+        from textual._compositor import visible_screen_stack
+
+        visible_screen_stack.set(self.app._background_screens)
+        strips = self.app.screen._compositor.render_strips()
+        return ["".join(segment.text for segment in strip if not segment.control) for strip in strips]
 
     def _inputs(self) -> dict[int, str]:
         from textual.widgets import Input
 
-        return {id(w): w.value for w in self.app.screen.query(Input)}
+        return {id(w): w.value for w in shown_widgets(self.app, Input)}
 
     async def _press(self, key: str, path: list[str] | None, label: str = "") -> None:
         """Press `key`; when `path` is given (the keys that led here) the press is checked and counted."""
@@ -389,6 +520,8 @@ class Crawler:
         named = {k for k in self._named(before) if (view, k) not in self._dead} if path is not None else set()
         values = self._inputs()
         notes = len(self.app._notifications)
+        active = self.app.active_bindings.get(key)
+        live = active is None or active.enabled  # a dimmed key is pressed too; it counts as live once enabled
         await self.pilot.press(key)
         if path is None:  # a key on the way back to a state: drawn, not checked
             await self._settle(before, notes, False, limit=0.05)
@@ -398,6 +531,10 @@ class Crawler:
         self._path = where
         self.report.keys += 1
         self.report.distinct_keys.add(key)
+        if self._crawling is not None and view == self._crawling:
+            self._covered[self._crawling].add(key)
+            if live:
+                self._live[self._crawling].add(key)
         changed = after != before or len(self.app._notifications) != notes
         if key in named and not changed and view == self._view_id():
             self._dead.add((view, key))  # not waited on again for 5 s: once found, reported once
@@ -413,8 +550,10 @@ class Crawler:
                     "\n".join(after),
                 )
         self._notifications(notes, where, after)
-        await self._status_reach(view, where)
+        # a state seen before was checked then (the same screen: the same scroll, the same labels)
         self._new_below = self._visit(self._lines(), where)
+        if self._new_below:
+            await self._status_reach(view, where)
 
     async def _settle(
         self, before: list[str], notes: int, named: bool, quiet: float = QUIET_S, limit: float | None = None
@@ -427,20 +566,30 @@ class Crawler:
         last, still_since, changed = masked(before), start, False
         while True:
             await asyncio.sleep(POLL_S)
-            await self.pilot._wait_for_screen()  # the messages the key queued, handled
             now, lines = time.monotonic(), self._lines()
-            self.report.renders += 1
             look = masked(lines)
             if look != last:
                 last, still_since = look, now
             changed = changed or lines != before or len(self.app._notifications) != notes
             pending = self._pending()
-            if changed and now - still_since >= (BUSY_QUIET_S if pending else quiet):
+            if changed and now - still_since >= (BUSY_QUIET_S if pending else quiet) and await self._drawn():
                 return lines
-            if not changed and not pending and now - start >= limit:
+            if not changed and not pending and now - start >= limit and await self._drawn():
                 return lines
             if now - start >= NAMED_WAIT_S:
+                if DEBUG:
+                    print(f"  settle cap: {getattr(self, '_path', '')!r} changed={changed} pending={pending} "
+                          f"workers={[w.name for w in self.app.workers]} paints={self._paints}")
                 return lines
+
+    async def _drawn(self) -> bool:
+        """The screen still looks settled once the app and its widgets have handled what was queued to them
+        and drawn it (a footer recomposed after its bindings changed, a slow frame on a loaded machine): no new
+        frame. Asked once a settle seems done, not on every poll (it looks at every widget's queue)."""
+        paints = self._paints
+        await self.pilot._wait_for_screen()
+        self.app.screen._on_timer_update()  # what is dirty drawn now, not at the next frame
+        return self._paints == paints
 
     def _pending(self) -> bool:
         """The app has work under way: a key in flight or held, a view's parts mounting, a worker running."""
@@ -511,6 +660,9 @@ class Crawler:
         if sid in self.report.states:
             return False
         self.report.states.add(sid)
+        # the rules read the widgets now: the screen rendered now too (a run's status may have changed since
+        # the frame `lines` was read from, before the app drew it)
+        lines = self._rendered()
         width = self.size[0]
         found = [("cut number", p) for p in cut_numbers(lines[:-1], width)]
         found += [("overlap", p) for p in overlaps(self.app)]
@@ -526,8 +678,9 @@ class Crawler:
         # (tests/app/shell/test_app_field_footer.py)
         focused = self.app.focused
         typing = in_field(focused) and focused is not None and focused.check_consume_key("q", "q")
-        wanted = "esc leave" if typing else "q quit"
-        if len(self.app.screen_stack) == 1 and wanted not in lines[-1]:
+        # (an open select's menu takes q to search: its footer names Esc as "Dismiss menu")
+        wanted = "esc" if typing else "q quit"
+        if len(self.app.screen_stack) == 1 and not re.search(rf"(^|\s){wanted}\s", lines[-1]):
             found.append(("footer", f"footer lacks {wanted!r}: {lines[-1].rstrip()!r}"))
         for rule, detail in found:
             self._fail(rule, detail, where, "\n".join(lines))
@@ -561,7 +714,7 @@ def cut_with_room(app, lines: list[str]) -> list[str]:
     from textual.widgets import Static
 
     found = []
-    for widget in app.screen.query(Static):
+    for widget in shown_widgets(app, Static):
         text = _plain(widget) if widget.display and widget.visible else None
         if not text or "\n" in text.strip() or ELLIPSIS in text:
             continue
@@ -584,4 +737,59 @@ def cut_with_room(app, lines: list[str]) -> list[str]:
         room = pane.width - sum(w.outer_size.width for w in row) - (widget.outer_size.width - widget.content_size.width)
         if len(text.strip()) <= room:
             found.append(f"{_name(widget)} shows {shown.strip()!r} for {text.strip()!r} with {room} columns free")
+    return found
+
+
+
+def _view_classes(view_id: str):
+    """A view's class and the widget classes of its package that bind keys of their own."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from textual.widget import Widget
+
+    from tui_lab.app.app import VIEWS
+
+    spec = next(s for s in VIEWS if s.id == view_id)
+    view_cls = spec.widget_class()
+    package = view_cls.__module__.rsplit(".", 1)[0]
+    widgets = []
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__, package + "."):
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, Widget) and cls.__module__ == module.__name__ and "BINDINGS" in vars(cls):
+                if cls is not view_cls:
+                    widgets.append(cls)
+    return view_cls, widgets
+
+
+def declared(view_id: str) -> dict[str, str]:
+    """Every key a view's classes bind, {key: action}: its view class's and its package's widgets'."""
+    view_cls, widgets = _view_classes(view_id)
+    keys: dict[str, str] = {}
+    for cls in [view_cls, *widgets]:
+        for key, bindings in cls._merged_bindings.key_to_bindings.items():
+            keys.setdefault(key, bindings[0].action)
+    return keys
+
+
+def plan(depth: int, extra_keys: Sequence[str] = EXTRA_KEYS) -> dict[str, dict[str, str]]:
+    """What a crawl of `depth` presses, read from the classes (no app started): for each view of the App's
+    VIEWS, {key: how it is reached}: every key bound by the view's class (active wherever the focus is inside
+    the view, so pressed from its home state, dimmed or not: depth 1) and by each widget class of the view's
+    package that binds keys (pressed once Tab has focused it, a new mode expanded one key down: depth 2).
+    A key the crawler skips (SKIP_ACTIONS) or cannot reach at `depth` is missing."""
+    from tui_lab.app.app import VIEWS
+
+    found: dict[str, dict[str, str]] = {}
+    for spec in VIEWS:
+        view_cls, widgets = _view_classes(spec.id)
+        keys: dict[str, str] = {}
+        for level, classes in ((1, [view_cls]), (2, widgets if "tab" in extra_keys else [])):
+            for cls in classes:
+                for key, bindings in cls._merged_bindings.key_to_bindings.items():
+                    if depth >= level and any(b.action not in SKIP_ACTIONS for b in bindings):
+                        keys.setdefault(key, f"depth {level}: a key of {cls.__name__}")
+        found[spec.id] = keys
     return found

@@ -16,7 +16,7 @@ import os
 import random
 
 import pytest
-from crawler import Crawler
+from crawler import CI_DEPTH, Crawler
 
 pytestmark = pytest.mark.slow
 
@@ -44,6 +44,24 @@ KNOWN: list[tuple[str, str, str]] = [
         r"tr-loss-note hides",
         "long tier, numbers-de at 100x30, '4 enter down' as a run starts: the Train loss note's second line "
         "('val loss: neither') sits below the pane's fold; not examined by the deadline",
+    ),
+    # Reached once the CI tier pressed every key (h-crawl, seed 11); reported to h-find, not fixed here.
+    ("dead press", r"^tour: 'p' ", "Tour p (back) on the first step changes nothing while the footer names it"),
+    (
+        "dead press",
+        r"^generate: 'r' ",
+        "Generate '5 l r': r (run) in the logit lens panel on the text already shown changes nothing, like Attention r",
+    ),
+    (
+        "status out of reach",
+        r"#(heads|detect)-summary",
+        "Attention '2 a r' (ablation) and 'j' (head jobs) at 80x24: the panel's summary scrolls off, PageUp/Home "
+        "do not bring it back",
+    ),
+    (
+        "cut number",
+        r"digits touch the pane's edge.*││",  # two panes side by side: the compare columns
+        "Generate 'm' (compare) on the untrained toy: a sampled digit of random text folds at a column's edge",
     ),
 ]
 
@@ -83,7 +101,7 @@ async def test_crawl(model, size, tmp_path, monkeypatch):
     crawler = Crawler(
         argv,
         size,
-        depth=3 if LONG else 2,
+        depth=3 if LONG else CI_DEPTH,
         walk_keys=3000 if LONG else 300,
         seed=seed,
         known=KNOWN,
@@ -97,4 +115,8 @@ async def test_crawl(model, size, tmp_path, monkeypatch):
         print(f"known finding: {finding.rule}: {finding.detail}")
     for failure in report.failures:
         print(failure)
+    if not report.cut_short:
+        # every key each view bound at its home state (dimmed or not, shown or hidden) was pressed
+        missing = {view: keys for view, keys in report.uncovered.items() if keys}
+        assert not missing, f"keys the crawl never pressed: {missing}"
     assert not report.failures, f"{len(report.failures)} failures (seed {seed}); the first:\n{report.failures[0]}"
