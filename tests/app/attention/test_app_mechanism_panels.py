@@ -222,3 +222,26 @@ async def test_encoder_decoder_heads_and_patching_read_the_decoder_stream_at_80x
             in _flat(app)
         await pilot.press("down", "right", "right")
         await wait_for(pilot, lambda: f"layer 1 at 2 'hundert' restores {t.values[1][2]:.2f}" in screen_text(app))
+
+
+async def test_r_on_the_lens_shown_says_so_and_a_new_prompt_runs_at_80x24():
+    """`5 l r`: r in the lens panel on the prompt whose lens is drawn drew the same grid again and the screen did
+    not change (a dead press the crawler found); it says so at once. A new prompt runs."""
+    from tui_lab.app.widgets.mechanism_panel import SAME_INPUTS
+
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(pilot, "generate")
+        await pilot.press("l")
+        await wait_for(pilot, lambda: "top-5" in _line(app, "0_pre at 0 "), 60)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: SAME_INPUTS[:40] in _flat(app), 10)
+        panel = app.query_one("#gen-lens")
+        before = panel.result
+        panel.prompt = "The cat"
+        await pilot.press("r")
+        length = len(app.live.tokenizer.encode("The cat"))
+        await wait_for(pilot, lambda: panel.result is not before and panel.result is not None, 60)
+        assert len(panel.result.top[0]) == length != len(before.top[0])
+        await wait_for(pilot, lambda: "top-5" in _line(app, "0_pre at 0 "))
+        assert SAME_INPUTS[:40] not in _flat(app)

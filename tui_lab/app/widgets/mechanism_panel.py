@@ -65,6 +65,9 @@ def fmt_left(seconds: float) -> str:
     return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60:02d} s"
 
 
+SAME_INPUTS = "r: the result shown is for these inputs already; change them (i or Tab), then r"
+
+
 class PanelMap(Heatmap):
     """A panel's grid: Escape hands the keys back to the view (the grid's arrows are the cursor); # and z are
     on the view's hint line, so at 80 columns the footer keeps the view's keys and q quit."""
@@ -105,6 +108,8 @@ class MechanismPanel(JobView):
         self.JOB_CANCEL, self.JOB_CANCEL_BUTTON = "cancel_job", f"{p}-cancel"  # x and Cancel x: while one runs
         self.result: Any = None
         self._waiting = False
+        self._asked: Any = None  # `inputs_key()` of the run under way, then of the result drawn
+        self._drawn: Any = None
 
     @property
     def waiting(self) -> bool:
@@ -146,7 +151,18 @@ class MechanismPanel(JobView):
             self.grid.focus()
 
     def action_run_job(self) -> None:
+        """r. On the inputs whose result is drawn it says so at once: a second run drew the same grid and the
+        screen did not change, a press named on screen that did nothing (issue 36's crawler, Generate `5 l r`)."""
+        key = self.inputs_key()
+        if key is not None and key == self._drawn and not self.running and self.result is not None:
+            self.say(SAME_INPUTS)
+            return
         self.run()
+
+    def inputs_key(self) -> Any:
+        """What a run reads (the live model's generation, the text): a press of r on the inputs whose result is
+        drawn is answered, not run again. None (the default): every press runs."""
+        return None
 
     def action_cancel_job(self) -> None:
         self.cancel()
@@ -167,7 +183,7 @@ class MechanismPanel(JobView):
     def start(self, work: Callable[[Stepper], Any], total: int, text: str) -> None:
         """Run `work(step)` in the background; the summary says `text` meanwhile, then the passes done and the
         time left. The bar pulses until the first count (the work before the passes has none)."""
-        self.result = None
+        self.result, self._asked, self._drawn = None, self.inputs_key(), None
         self.say(f"{text} · x cancels")
         self.start_job(lambda poster: work(stepper(poster, text)), total=total, label=text)
         self.query_one(self.JOB_PROGRESS, ProgressBar).update(total=None)
@@ -209,7 +225,7 @@ class MechanismPanel(JobView):
         elif done.error:
             self.say(f"[red]not run:[/red] {done.error}")
         else:
-            self.result = done.result
+            self.result, self._drawn = done.result, self._asked
             self.draw(done.result)
             self.grid.focus()  # the arrows walk the new grid at once
             self.describe(*self.grid.cursor)

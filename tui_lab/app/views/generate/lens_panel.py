@@ -32,6 +32,9 @@ class LensPanel(MechanismPanel):
         super().__init__(**kwargs)
         self.prompt = ""
 
+    def inputs_key(self) -> Any:
+        return self.app.live.generation, self.prompt
+
     def run(self) -> None:
         """The lens of the Generate view's prompt (the live model's tokenizer, or the byte fallback)."""
         self.show()  # shown at once, whatever follows: the completion it replaces is hidden already

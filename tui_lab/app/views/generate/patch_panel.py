@@ -66,6 +66,9 @@ class PatchPanel(MechanismPanel):
             yield Button("Run r", id="patch-run", variant="primary", compact=True)
             yield Button("Cancel x", id="patch-cancel", variant="error", compact=True)
 
+    def inputs_key(self) -> Any:
+        return self.app.live.generation, *(self.value(name) for name in ("clean", "corrupt", "answer", "wrong"))
+
     def value(self, name: str) -> str:
         return self.query_one(f"#patch-{name}", Input).value
 
