@@ -146,18 +146,15 @@ def _loop_idle_waits() -> None:
             or textual_app.wait_for_idle is not original or textual_pilot.wait_for_idle is not original):
         return
 
-    # Textual looks in 20 ms windows: two per key, ~4,000 waits in tests/app, 80 s of sleep. The loop thread's own
-    # CPU needs no long window to average other threads out: 5 ms windows, idle under the same 5% of one.
-    window = _wait.SLEEP_GRANULARITY / 4
-    idle = _wait.SLEEP_IDLE / 4
-
+    # The window stays Textual's 20 ms, longer than a frame (~17 ms): a change's repaint waits on a timer, not on
+    # CPU, and 5 ms windows ended a pause before it (a screen read half laid out: test_heatmap_readout.py).
     async def wait_for_idle(min_sleep: float = _wait.SLEEP_GRANULARITY, max_sleep: float = 1) -> None:
         start = time.monotonic()
         while True:
             cpu = time.thread_time()
-            await asyncio.sleep(window)
+            await asyncio.sleep(_wait.SLEEP_GRANULARITY)
             cpu_elapsed, elapsed = time.thread_time() - cpu, time.monotonic() - start
-            if elapsed >= max_sleep or (elapsed > min_sleep and cpu_elapsed < idle):
+            if elapsed >= max_sleep or (elapsed > min_sleep and cpu_elapsed < _wait.SLEEP_IDLE):
                 return
 
     textual_app.wait_for_idle = textual_pilot.wait_for_idle = wait_for_idle

@@ -225,10 +225,14 @@ class MechanismPanel(JobView):
         elif done.error:
             self.say(f"[red]not run:[/red] {done.error}")
         else:
-            self.result, self._drawn = done.result, self._asked
+            self.keep(done.result)
             self.draw(done.result)
             self.grid.focus()  # the arrows walk the new grid at once
             self.describe(*self.grid.cursor)
+
+    def keep(self, result: Any) -> None:
+        """The run's result, to be drawn: r on the same inputs now says so."""
+        self.result, self._drawn = result, self._asked
 
     def draw(self, result: Any) -> None:
         raise NotImplementedError

@@ -85,6 +85,9 @@ class HeadDetectors(MechanismPanel):
     def grid(self) -> HeadTable:  # type: ignore[override] - the panel's table stands where the others' grid does
         return self.query_one("#detect-table", HeadTable)
 
+    def inputs_key(self) -> Any:
+        return self.app.live.generation  # its rows of random tokens are drawn from a fixed seed
+
     def run(self) -> None:
         self.show()
         model = self.live_model()  # None: the panel waits for the model and runs when it arrives
@@ -102,7 +105,7 @@ class HeadDetectors(MechanismPanel):
         if done.cancelled or done.error:
             super().job_finished(done, label)
             return
-        self.result = done.result
+        self.keep(done.result)
         self.draw(done.result)
         self.grid.focus()
 

@@ -83,6 +83,10 @@ class HeadEffects(MechanismPanel):
         self.kind, self.text, self.labels, self.src = kind, ids, labels, src
         self.run()
 
+    def inputs_key(self) -> Any:
+        # the labels, not `text`: the run itself fills `text` in with a translation model's own target
+        return self.app.live.generation, self.kind, tuple(self.labels), tuple(self.src or ())
+
     def run(self) -> None:
         self.show()
         model = self.live_model()  # None: the panel waits for the model and runs when it arrives

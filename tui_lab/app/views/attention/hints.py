@@ -1,5 +1,5 @@
-"""The Attention view's keys (`KEYS`, its bindings) and the hint line under its grid: the keys the footer has
-no room for, fitted to the width.
+"""The Attention view's keys (`KEYS`, its bindings), its palette commands, and the hint line under its grid with
+the keys the footer has no room for, fitted to the width.
 
 The footer holds the pickers' keys beside f1..f7 and q quit at 80 columns; every other key of the view is named
 here, shortest where the view is narrow. A key whose measurement does not apply to the live model is not named
@@ -14,6 +14,7 @@ from textual.binding import Binding
 
 from tui_lab.app.views.attention.head_detectors import applies
 from tui_lab.app.views.attention.head_effects import effects_refused
+from tui_lab.paths import exports_dir
 
 FOOTER_ROOM = 90  # columns: the footer holds j's key beside the pickers', f1..f7, q and the palette's
 WIDE = 100  # columns: the hint line names each key in words
@@ -65,3 +66,20 @@ def j_binding(config: Any, app_width: int) -> str:
     if applies(config) is not None:
         return "head_detectors_refused"
     return "head_detectors" if app_width >= FOOTER_ROOM else "head_detectors_narrow"
+
+
+def palette(view: Any, heatmap: Any) -> list[tuple[str, str, Any]]:
+    """The view's commands in the palette (ctrl+p), each with its key."""
+    return [("Attention: run the capture", "r", view.action_run),
+            ("Attention: export the grid", f"e: JSON in {exports_dir(create=False)}", view.action_export),
+            ("Attention: next grid kind", "k", view.action_cycle_kind),
+            ("Attention: next layer", "l", view.action_cycle_layer),
+            ("Attention: next head", "h", view.action_cycle_head),
+            ("Attention: every layer x head (model view)", "m", view.action_model_view),
+            ("Attention: each head's loss change when ablated", "a", view.action_ablate),
+            ("Attention: each head's direct logit attribution", "d", view.action_attribute),
+            ("Attention: each head's previous-token, duplicate and induction score", "j",
+             view.action_head_detectors),
+            ("Attention: inside one head (q·k, √d_k, mask, softmax, Σ p·v)", "c", view.action_inside_head),
+            ("Attention: weights written in the cells", "#", heatmap.action_toggle_numbers),
+            ("Attention: dense/full heatmap", "z", heatmap.action_toggle_density)]

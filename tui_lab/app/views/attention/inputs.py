@@ -62,6 +62,11 @@ class AttentionInputs(Horizontal):
     def encoder_decoder(self) -> bool:
         return self.app.live.config.family == "encoder-decoder"
 
+    def key(self) -> tuple[str, str | None, bool]:
+        """The text as typed (the target only where there is one): a capture of it is told from a new one."""
+        target = self.query_one("#att-tgt", Input).value if self.encoder_decoder else None
+        return self.source, target, self.translating
+
     def set_text(self, source: str, target: str | None = None) -> None:
         self.query_one("#att-src", Input).value = source
         if target is not None:

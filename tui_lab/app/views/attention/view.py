@@ -37,7 +37,6 @@ from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.pickers import AttentionPickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
 from tui_lab.app.widgets.heatmap import Heatmap
-from tui_lab.paths import exports_dir
 
 SAME_TEXT = "r: the grids shown are this text's already; edit the text, then r"
 SAME_TEXT_S = 4.0  # then the line under the grid says what it said before
@@ -165,9 +164,7 @@ class AttentionView(LabView):
 
     def _inputs_now(self) -> tuple:
         """What a capture reads: the live model's generation and the inputs as typed."""
-        inputs = self.inputs
-        target = self.query_one("#att-tgt").value if self.encoder_decoder else None
-        return self.app.live.generation, inputs.source, target, inputs.translating
+        return self.app.live.generation, *self.inputs.key()
 
     @guarded
     def action_run(self) -> None:
@@ -321,17 +318,4 @@ class AttentionView(LabView):
         self.query_one("#att-info", Static).update(text)
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
-        heatmap = self.query_one(AttentionMap)
-        return [("Attention: run the capture", "r", self.action_run),
-                ("Attention: export the grid", f"e: JSON in {exports_dir(create=False)}", self.action_export),
-                ("Attention: next grid kind", "k", self.action_cycle_kind),
-                ("Attention: next layer", "l", self.action_cycle_layer),
-                ("Attention: next head", "h", self.action_cycle_head),
-                ("Attention: every layer x head (model view)", "m", self.action_model_view),
-                ("Attention: each head's loss change when ablated", "a", self.action_ablate),
-                ("Attention: each head's direct logit attribution", "d", self.action_attribute),
-                ("Attention: each head's previous-token, duplicate and induction score", "j",
-                 self.action_head_detectors),
-                ("Attention: inside one head (q·k, √d_k, mask, softmax, Σ p·v)", "c", self.action_inside_head),
-                ("Attention: weights written in the cells", "#", heatmap.action_toggle_numbers),
-                ("Attention: dense/full heatmap", "z", heatmap.action_toggle_density)]
+        return hints.palette(self, self.query_one(AttentionMap))
