@@ -7,8 +7,9 @@ panel's hooks, and a generation, a training step or a second panel can run besid
 costs the model's memory once per run (a lock would instead hold a generation back until the job ends).
 
 Each run uses the thread count an uncached decoding pass of this model takes now (`generation.threads`,
-chosen per run for the model's op size and the load): the passes are as small as a decode step's. On the shared 2-core machine under load, 16 ablation passes of
-the English toy took 6-11 s on torch's 2 threads and 0.19 s on 1 (threads spinning at every barrier).
+chosen per run for the model's op size and the load): the passes are as small as a decode step's. On the shared
+2-core machine under load, 16 ablation passes of the English toy took 6-11 s on torch's 2 threads and 0.19 s on 1
+(threads spinning at every barrier).
 `on_step(done, total)` is the caller's progress; it may raise to stop the work between passes.
 Dimension legend: L length, H heads.
 """

@@ -14,6 +14,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from tui_lab.app.views.generate import jobs
+from tui_lab.app.widgets.model_text import drawable
 
 
 class ComparePanel(Horizontal):
@@ -42,6 +43,6 @@ class ComparePanel(Horizontal):
         # The text as a template's variable, never as markup: textual's escape() leaves a lone "[" (a byte-level
         # token's) that swallowed the [dim] after it and raised, ending the app.
         self.query_one(f"#gen-mode-{result.mode}", Static).update(Content.from_markup(
-            "$text\n[dim]$detail\n$seconds s[/]", text=result.text, detail=result.detail,
+            "$text\n[dim]$detail\n$seconds s[/]", text=drawable(result.text), detail=result.detail,
             seconds=f"{result.seconds:.2f}"))
         return len(self.results) == len(jobs.MODES)

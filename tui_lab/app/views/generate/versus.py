@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from tui_lab.app.views.generate import jobs
+from tui_lab.app.widgets.model_text import drawable
 from tui_lab.config import is_nat
 from tui_lab.errors import one_line
 from tui_lab.generation.settings import GenerationSettings
@@ -60,7 +61,7 @@ class VersusPanel(Horizontal):
         """One side's text and how it was made; True once both sides are in."""
         self.query_one(f"#gen-vs-box-{result.side}").border_title = result.title
         self.query_one(f"#gen-vs-out-{result.side}", Static).update(
-            Content.from_markup("$text\n[dim]$detail[/]", text=result.text, detail=result.detail))
+            Content.from_markup("$text\n[dim]$detail[/]", text=drawable(result.text), detail=result.detail))
         self.done.add(result.side)
         return self.done == set(SIDES)
 
