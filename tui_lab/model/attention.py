@@ -66,19 +66,8 @@ class SelfAttention(nn.Module):
         cache=None,
         hooks: HookScope | None = None,
     ) -> Tensor:
-        if self.positions == "rope" and hooks is None and self.approx is None:
-            return self._rope_forward(x, allowed, start, cache)
-        q, k, v = self.qkv(x).split(self.split, dim=-1)
-        if hooks is not None:
-            q, k, v = hook_heads(hooks, "hook_q", q, self.heads), hook_heads(hooks, "hook_k", k, self.kv_heads), \
-                hook_heads(hooks, "hook_v", v, self.kv_heads)
-        q, k, v = split_heads(q, self.heads), split_heads(k, self.kv_heads), split_heads(v, self.kv_heads)
-        end = start + x.shape[1]  # q (N, H, L, D), k/v (N, K, L, D)
-        if self.positions == "rope":
-            cos, sin = self._rope_table(end, q)
-            q, k = apply_rope(q, cos[start:end], sin[start:end]), apply_rope(k, cos[start:end], sin[start:end])
-            if hooks is not None:
-                q, k = rotated(hooks, "hook_rot_q", q), rotated(hooks, "hook_rot_k", k)
+        q, k, v = self._heads(x, start, hooks)  # q (N, H, L, D), k/v (N, K, L, D)
+        end = start + x.shape[1]
         if self.approx is not None:
             out = self._approximate(q, k, v, allowed, cache, hooks)
             return self.out(merge_heads(out)) if hooks is None else head_output(self.out, hooks, out)
@@ -102,29 +91,35 @@ class SelfAttention(nn.Module):
         out, _ = run(q, k, v, allowed, bias, self.causal, drop, False, self.scale, pattern, scores)
         return head_output(self.out, hooks, out)
 
-    def _rope_forward(self, x: Tensor, allowed: Tensor | None, start: int, cache) -> Tensor:
-        """`forward` for RoPE without hooks: q and k turned together in one pass over their (N, L, H + K, D) slab
-        of the projection (`apply_rope_full`, the same numbers as turning each); then as `forward`."""
+    def _heads(self, x: Tensor, start: int, hooks: HookScope | None) -> tuple[Tensor, Tensor, Tensor]:
+        """q (N, H, L, D), k and v (N, K, L, D) of x at positions start.., q and k turned where RoPE is on."""
+        if self.positions == "rope" and hooks is None and self.approx is None:
+            return self._rope_heads(x, start)
+        q, k, v = self.qkv(x).split(self.split, dim=-1)
+        if hooks is not None:
+            q, k, v = hook_heads(hooks, "hook_q", q, self.heads), hook_heads(hooks, "hook_k", k, self.kv_heads), \
+                hook_heads(hooks, "hook_v", v, self.kv_heads)
+        q, k, v = split_heads(q, self.heads), split_heads(k, self.kv_heads), split_heads(v, self.kv_heads)
+        if self.positions == "rope":
+            end = start + x.shape[1]
+            cos, sin = self._rope_table(end, q)
+            q, k = apply_rope(q, cos[start:end], sin[start:end]), apply_rope(k, cos[start:end], sin[start:end])
+            if hooks is not None:
+                q, k = rotated(hooks, "hook_rot_q", q), rotated(hooks, "hook_rot_k", k)
+        return q, k, v
+
+    def _rope_heads(self, x: Tensor, start: int) -> tuple[Tensor, Tensor, Tensor]:
+        """`_heads` for RoPE without hooks: q and k turned together in one pass over their (N, L, H + K, D) slab
+        of the projection (`apply_rope_full`, the same numbers as turning each)."""
         qkv = self.qkv(x)
-        length = qkv.shape[1]
-        qk_width = self.split[0] + self.split[1]
-        end = start + length
+        end = start + qkv.shape[1]
         # split, not slices: split's backward is one cat, a slice's a zero-filled copy of the whole
-        qk, v = qkv.split((qk_width, self.split[2]), dim=-1)
+        qk, v = qkv.split((self.split[0] + self.split[1], self.split[2]), dim=-1)
         qk = qk.unflatten(-1, (self.heads + self.kv_heads, -1))  # (N, L, H + K, D)
         cos2, sin2 = self._rope_full(end, qk)
         q, k = apply_rope_full(qk, cos2[start:end, None], sin2[start:end, None]).split(
             (self.heads, self.kv_heads), dim=2)
-        q, k, v = q.transpose(1, 2), k.transpose(1, 2), split_heads(v, self.kv_heads)
-        rolled = None
-        if cache is not None:
-            k, v, rolled = cache.append(k, v, start)
-        if self.window:
-            k_pos = rolled if rolled is not None else torch.arange(k.shape[-2], device=x.device)
-            allowed = self._local(allowed, start, end, k_pos, x.device)
-        drop = self.dropout if self.training else 0.0
-        out, _ = attend(q, k, v, allowed, None, self.causal, drop, False, self.scale)
-        return self.out(merge_heads(out))
+        return q.transpose(1, 2), k.transpose(1, 2), split_heads(v, self.kv_heads)
 
     def _rope_full(self, length: int, like: Tensor) -> tuple[Tensor, Tensor]:
         """`_rope_table` laid out per feature (positions.rope_full_tables), kept beside it."""
