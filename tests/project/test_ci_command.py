@@ -19,7 +19,7 @@ def test_readme_and_ci_run_the_same_tests():
     readme = _pytest_runs((ROOT / "README.md").read_text())
     ci = _pytest_runs((ROOT / ".ci" / "run").read_text())
     assert readme == ci
-    assert readme[0].endswith('-m pytest -n 2 -m "not walk"')  # everything but the walks, on two workers
+    assert readme[0].endswith('-m pytest -n 3 -m "not walk"')  # everything but the walks, three workers
     assert readme[1].endswith("-m pytest -m walk tests/walk")  # the walks alone, serially
 
 

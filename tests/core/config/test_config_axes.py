@@ -5,6 +5,7 @@ The full product of the axes outgrows a quick CI as axes are added; pairs do not
 builds), and a new axis joins this test by being in the table.
 """
 
+import functools
 import itertools
 
 import pytest
@@ -62,8 +63,11 @@ def packed_configs(pairs: list[tuple[str, dict]]) -> list[ModelConfig]:
     return configs
 
 
-PAIRS = valid_pairs()
-PACKED = packed_configs(PAIRS)
+@functools.cache
+def pairs_and_configs() -> tuple[list[tuple[str, dict]], list[ModelConfig]]:
+    """Computed by the test that asks (~5 s of validation), not at import: each xdist worker imports this file."""
+    pairs = valid_pairs()
+    return pairs, packed_configs(pairs)
 
 
 def test_every_axis_is_a_field_of_the_config():
@@ -77,18 +81,20 @@ def test_every_value_of_every_axis_builds_in_some_family(name, value, changes):
 
 
 def test_the_packed_configs_hold_every_pair():
-    for family, fields in PAIRS:
-        assert any(c.family == family and all(getattr(c, k) == v for k, v in fields.items()) for c in PACKED)
+    pairs, packed = pairs_and_configs()
+    for family, fields in pairs:
+        assert any(c.family == family and all(getattr(c, k) == v for k, v in fields.items()) for c in packed)
 
 
 def test_every_pair_of_values_counts_exactly():
-    assert len(PAIRS) > 200
+    pairs, packed = pairs_and_configs()
+    assert len(pairs) > 200
     wrong = []
-    for config in PACKED:
+    for config in packed:
         model = build_model(config, device="meta")
         if sum(p.numel() for p in model.parameters()) != count_params(config).total:
             wrong.append(config)
-    assert not wrong, f"{len(wrong)} of {len(PACKED)} configs miscounted, e.g. {wrong[0]}"
+    assert not wrong, f"{len(wrong)} of {len(packed)} configs miscounted, e.g. {wrong[0]}"
 
 
 def test_a_value_where_it_does_not_apply_is_refused_in_one_line():
