@@ -101,3 +101,29 @@ def test_the_cpu_key_names_its_matmul_units():
         assert name.endswith(("avx512", "amx"))
     elif "avx2" in flags:
         assert name.endswith("avx2")
+
+
+class _Preempted:
+    """A wall clock that loses half a second inside every timed matmul: the core was another process's."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.5
+        return self.now
+
+
+def test_a_one_thread_cpu_peak_counts_the_kernels_cpu_time_not_the_time_the_core_was_taken(monkeypatch):
+    monkeypatch.setattr(hardware.time, "perf_counter", _Preempted())
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = matmul_peak_flops("cpu", size=128, repeats=2)
+        torch.set_num_threads(2)
+        two = matmul_peak_flops("cpu", size=128, repeats=2)
+    finally:
+        torch.set_num_threads(threads)
+    preempted = 2 * 128**3 / 0.5  # the wall clock's figure
+    assert one > 50 * preempted  # the kernel's CPU time: a 128 matmul takes well under 10 ms of it
+    assert two == preempted  # several threads: the wall clock, the only time that counts all of them
