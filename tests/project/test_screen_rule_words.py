@@ -1,7 +1,8 @@
 """The screen rules' reading of words (tests/support/screen_rules.py): a word is hidden only when no part of the
-screen shows it; a path wider than its pane folds over lines and is seen."""
+screen shows it; a path wider than its pane folds over lines and is seen; a run folded where its line ends in the
+fold mark is seen; a line's columns are its cells (a wide character fills two, a combining mark none)."""
 
-from screen_rules import folded_words, hidden_words
+from screen_rules import FOLD, columns, cut_numbers, folded_words, hidden_words
 
 
 def test_a_path_wider_than_the_pane_folded_over_lines_is_seen():
@@ -22,3 +23,17 @@ def test_text_with_no_space_wider_than_the_widget_folds_unsplit():
 
 def test_a_word_folded_where_a_space_could_have_broken_is_split():
     assert folded_words(["the encoder-de", "coder stack         "], "the encoder-decoder stack") != []
+
+
+def test_a_run_folded_with_the_mark_is_seen_and_one_folded_without_it_is_not():
+    text = "the 2194892411 x0a9 done"
+    assert hidden_words([f"the 21948{FOLD}", "92411 x0a9 done"], text) == []
+    assert hidden_words(["the 21948", "92411 x0a9 done"], text) == ["2194892411"]
+
+
+def test_a_line_is_read_by_its_cells():
+    line = "│a\u0301日b 12│x9│"  # a mark on a, a wide character: 12 sits in columns 6-7, the border at 8
+    assert columns(line, 1, 8) == "a\u0301日b 12"
+    assert columns(line, 9, 11) == "x9"
+    assert cut_numbers([line], 12) == [f"line 0: digits touch the pane's edge at column 7: {line!r}"]
+    assert cut_numbers(["│ab 12 │"], 7) == []

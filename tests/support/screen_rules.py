@@ -16,11 +16,35 @@ from __future__ import annotations
 
 import re
 
+from rich.cells import cell_len
+
 ELLIPSIS = "…"
+# The mark ending a line where a run of text with no space folds onto the next (widgets/model_text.py's FOLD): the
+# run goes on below, so a word of it is seen when the lines joined without their marks hold it.
+FOLD = "↵"
 # What ends a pane on the right: box and panel borders, Textual's scrollbars and half blocks.
 EDGES = set("│┃║▕▏▎▍▌▋▊▉█▐") | {chr(c) for c in range(0x2580, 0x25A0)}
 _DIGIT_CUT = re.compile(rf"\d{ELLIPSIS}|{ELLIPSIS}\d")
 MIN_PLOT_ROWS = 8
+
+
+def cells(line: str) -> list[str]:
+    """A screen line's cells, as a terminal draws them: a wide character fills two (the second ""), a zero-width
+    mark sits on the cell before it. A line's characters are not its columns when it holds either."""
+    out: list[str] = []
+    for ch in line:
+        width = cell_len(ch)
+        if width == 0 and out:
+            out[-1] += ch
+        else:
+            out.append(ch)
+            out.extend([""] * (width - 1))
+    return out
+
+
+def columns(line: str, start: int, end: int) -> str:
+    """The text of a screen line's columns `start` to `end` (a widget's region), read by cells (`cells`)."""
+    return "".join(cells(line)[start:end])
 
 
 def cut_numbers(lines: list[str], width: int) -> list[str]:
@@ -31,10 +55,12 @@ def cut_numbers(lines: list[str], width: int) -> list[str]:
         line = line.ljust(width)
         if _DIGIT_CUT.search(line):
             found.append(f"line {y}: digits touch '{ELLIPSIS}': {line.rstrip()!r}")
-        for x, ch in enumerate(line):
-            if not ch.isdigit():
+        row = cells(line)
+        row += [" "] * (width - len(row))
+        for x, ch in enumerate(row):
+            if not ch[:1].isdigit():
                 continue
-            after = line[x + 1] if x + 1 < width else None
+            after = row[x + 1][:1] if x + 1 < width else None
             if after is None or after in EDGES:
                 found.append(f"line {y}: digits touch the pane's edge at column {x}: {line.rstrip()!r}")
                 break
@@ -119,9 +145,13 @@ def hidden_words(shown: list[str], text: str) -> list[str]:
     if ELLIPSIS in seen:
         return []
     on_screen = set(seen.split())
-    # A word wider than the widget (a saved run's absolute path) can only show folded over lines: it is seen.
+    # A word wider than the widget (a saved run's absolute path) can only show folded over lines: it is seen. So
+    # is a word folded where its line ends in FOLD, the mark that it goes on below.
     width, joined = max(len(line) for line in shown), "".join(line.strip() for line in shown)
-    return [word for word in text.split() if word not in on_screen and not (len(word) > width and word in joined)]
+    ends = [line.strip(" ") for line in shown]  # (a no-break space the text holds is kept)
+    marked = set("".join(line[:-1] if line.endswith(FOLD) else f"{line} " for line in ends).split())
+    return [word for word in text.split()
+            if word not in on_screen | marked and not (len(word) > width and word in joined)]
 
 
 def _scrolls(widget) -> bool:
@@ -155,7 +185,7 @@ def text_problems(app, lines: list[str]) -> list[str]:
         r, scrolled = _seen_region(widget)
         if r.bottom > len(lines) or not r.area:
             continue
-        shown = [lines[y][r.x:r.right] for y in range(r.y, r.bottom)]
+        shown = [columns(lines[y], r.x, r.right) for y in range(r.y, r.bottom)]
         problems = folded_words(shown, text)
         hidden = [] if scrolled else hidden_words(shown, text)
         if hidden:
@@ -178,9 +208,10 @@ def edge_words(app, lines: list[str]) -> list[str]:
         if r is None or not r.area or r.bottom > len(lines) or r.right < widget.content_region.right:
             continue  # hidden, or scrolled sideways out of its pane
         for y in range(r.y, r.bottom):
-            end = lines[y][r.right - 2:r.right] if len(lines[y]) >= r.right else ""
+            end = columns(lines[y], r.right - 2, r.right) if len(cells(lines[y])) >= r.right else ""
             if len(end) == 2 and all(ch.isalpha() for ch in end):
-                found.append(f"{_name(widget)} line {y} ends in a word cut at its edge: {lines[y][r.x:r.right]!r}")
+                shown = columns(lines[y], r.x, r.right)
+                found.append(f"{_name(widget)} line {y} ends in a word cut at its edge: {shown!r}")
     return found
 
 
@@ -226,7 +257,7 @@ def plot_rows(app, lines: list[str]) -> list[str]:
         r = plot.region
         if not (plot.display and r.area) or r.bottom > len(lines):
             continue  # hidden, or scrolled partly out of view: checked where it shows whole
-        inside = [lines[y][r.x:r.right] for y in range(r.y, r.bottom)]
+        inside = [columns(lines[y], r.x, r.right) for y in range(r.y, r.bottom)]
         tops = [i for i, text in enumerate(inside) if "┌" in text]
         bottoms = [i for i, text in enumerate(inside) if "└" in text]
         rows = bottoms[-1] - tops[0] - 1 if tops and bottoms else r.height - 5  # title, frame, ticks, name
@@ -268,7 +299,7 @@ def input_values(app, lines: list[str]) -> list[str]:
         r, _ = _seen_region(field)
         if not r.area or r.bottom > len(lines) or r.width < field.content_region.width:
             continue  # hidden, or scrolled out of its pane
-        shown = lines[r.y][r.x:r.right].rstrip()
+        shown = columns(lines[r.y], r.x, r.right).rstrip()
         value = field.value
         cut = shown.endswith(ELLIPSIS) and " " in value and value.startswith(shown[:-1].rstrip() + " ")
         if shown != value and not cut:
@@ -286,7 +317,7 @@ def plot_overruns(app, lines: list[str]) -> list[str]:
         r = plot.region
         if not (plot.display and r.area) or r.bottom > len(lines):
             continue
-        inside = [lines[y][r.x:r.right] for y in range(r.y, r.bottom)]
+        inside = [columns(lines[y], r.x, r.right) for y in range(r.y, r.bottom)]
         tops = [(i, text.rfind("┐")) for i, text in enumerate(inside) if "┐" in text]
         bottoms = [i for i, text in enumerate(inside) if "┘" in text]
         if not (tops and bottoms):

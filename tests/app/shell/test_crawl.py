@@ -55,11 +55,6 @@ KNOWN: list[tuple[str, str, str]] = [
         "Attention '2 a r' (ablation) and 'j' (head jobs) at 80x24: the panel's summary scrolls off, PageUp/Home "
         "do not bring it back",
     ),
-    (
-        "cut number",
-        r"digits touch the pane's edge.*││",  # two panes side by side: the compare columns
-        "Generate 'm' (compare) on the untrained toy: a sampled digit of random text folds at a column's edge",
-    ),
 ]
 
 

@@ -1,7 +1,8 @@
 """The Generate view's compare boxes: greedy, top-k, top-p and beam on one prompt, side by side (`m`).
 
 A widget the view drives: `waiting` empties the boxes as the job starts, `show` fills one box per
-`jobs.CompareResult` (its text, settings and time) and says when all four are in.
+`jobs.CompareResult` (its text, settings and time) and says when all four are in. Each text is a `ModelText`:
+folded one cell short of the box's border, a run with no space folding with a mark (widgets/model_text.py).
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
-from textual.widgets import Static
 
 from tui_lab.app.views.generate import jobs
-from tui_lab.app.widgets.model_text import drawable
+from tui_lab.app.widgets.model_text import ModelText, drawable
 
 
 class ComparePanel(Horizontal):
@@ -28,13 +28,13 @@ class ComparePanel(Horizontal):
         for mode in jobs.MODES:
             with VerticalScroll(classes="gen-mode", id=f"gen-box-{mode}") as box:
                 box.border_title = mode
-                yield Static("", id=f"gen-mode-{mode}")
+                yield ModelText("", id=f"gen-mode-{mode}")
 
     def waiting(self) -> None:
         """A new comparison: `...` in each box until its text comes."""
         self.results = {}
         for mode in jobs.MODES:
-            self.query_one(f"#gen-mode-{mode}", Static).update("...")
+            self.query_one(f"#gen-mode-{mode}", ModelText).update("...")
 
     def show(self, result: jobs.CompareResult) -> bool:
         """One mode's text, settings and time; True once every mode is in. The settings go under the text, not
@@ -42,7 +42,7 @@ class ComparePanel(Horizontal):
         self.results[result.mode] = result.text
         # The text as a template's variable, never as markup: textual's escape() leaves a lone "[" (a byte-level
         # token's) that swallowed the [dim] after it and raised, ending the app.
-        self.query_one(f"#gen-mode-{result.mode}", Static).update(Content.from_markup(
+        self.query_one(f"#gen-mode-{result.mode}", ModelText).update(Content.from_markup(
             "$text\n[dim]$detail\n$seconds s[/]", text=drawable(result.text), detail=result.detail,
             seconds=f"{result.seconds:.2f}"))
         return len(self.results) == len(jobs.MODES)

@@ -6,7 +6,8 @@ tokens, so running it autoregressively would show nothing true). The second mode
 numbers-de toy, so a NAT model trained on numbers-de meets its AT twin with no setup). Both decode greedily
 with the core's loop (`generation.session.complete`); each box says the decoder mode, the decoder passes,
 the time and, for NAT, the length it decoded and the classifier's prediction. Loading the second model and
-decoding both run in a thread worker; the loaded model is kept until the field names another.
+decoding both run in a thread worker; the loaded model is kept until the field names another. Each box's text
+is a `ModelText` (folded one cell short of the border, widgets/model_text.py), as in the compare boxes.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Static
 
 from tui_lab.app.views.generate import jobs
-from tui_lab.app.widgets.model_text import drawable
+from tui_lab.app.widgets.model_text import ModelText, drawable
 from tui_lab.config import is_nat
 from tui_lab.errors import one_line
 from tui_lab.generation.settings import GenerationSettings
@@ -49,18 +49,18 @@ class VersusPanel(Horizontal):
     def compose(self) -> ComposeResult:
         for side in SIDES:
             with VerticalScroll(classes="gen-mode", id=f"gen-vs-box-{side}"):
-                yield Static("", id=f"gen-vs-out-{side}")
+                yield ModelText("", id=f"gen-vs-out-{side}")
 
     def waiting(self) -> None:
         self.done = set()
         for side in SIDES:
             self.query_one(f"#gen-vs-box-{side}").border_title = side
-            self.query_one(f"#gen-vs-out-{side}", Static).update("...")
+            self.query_one(f"#gen-vs-out-{side}", ModelText).update("...")
 
     def show(self, result: VersusResult) -> bool:
         """One side's text and how it was made; True once both sides are in."""
         self.query_one(f"#gen-vs-box-{result.side}").border_title = result.title
-        self.query_one(f"#gen-vs-out-{result.side}", Static).update(
+        self.query_one(f"#gen-vs-out-{result.side}", ModelText).update(
             Content.from_markup("$text\n[dim]$detail[/]", text=drawable(result.text), detail=result.detail))
         self.done.add(result.side)
         return self.done == set(SIDES)
