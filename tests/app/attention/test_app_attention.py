@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import torch
 from app_support import SIZE, app_for, wait_for, wait_ready
 from screen_reader import Screen, find_columns, find_rows, read_svg, slot_colours
@@ -86,30 +85,34 @@ async def test_cross_attention_is_target_by_source_and_hover_names_tokens(tmp_pa
         assert len(data["values"]) == 7 and len(data["values"][0]) == 6 and data["cols"] == src
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
-async def test_every_grid_sits_under_its_labels_on_screen(size):
+# One app for the three sizes, reached by resizing: each size's grid is laid out and drawn again at that size.
+async def test_every_grid_sits_under_its_labels_on_screen():
     """Read from the SVG export: each column's slot is one colour (or hatched) under its label."""
     app = app_for("--preset", "transformer-2017-toy")
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         app.show_view("attention")
         await captured(pilot)
         heatmap = app.query_one(Heatmap)
-        for kind in ("cross", "decoder-self", "encoder-self", "mask-both"):
-            app.query_one("#att-kind", Select).value = kind
-            await pilot.pause()
-            shot = await screen(app, size)
-            cols = find_columns(shot, heatmap.col_labels)
-            assert cols is not None, f"{kind}: column labels not found in slots\n" + shot.text()
-            ys = find_rows(shot, heatmap.row_labels, cols.x0, cols.y + 1)
-            seen = [(r, y) for r, y in enumerate(ys) if y >= 0 and heatmap.row_labels[r]]  # "": a separator
-            assert seen, f"{kind}: no row label on screen\n" + shot.text()
-            for r, y in seen:
-                for j, colours in enumerate(slot_colours(shot, y, cols, len(heatmap.col_labels))):
-                    hatch = "╱" in "".join(shot.chars[y][cols.x0 + j * cols.slot:cols.x0 + (j + 1) * cols.slot])
-                    assert len(colours) == 1, f"{kind} row {r} column {j}: {colours}\n" + shot.text()
-                    assert hatch == (colours == {shot.base}), f"{kind} row {r} column {j}\n" + shot.text()
-            if kind == "decoder-self":
-                assert "masked" in shot.text()  # the legend names the hatch
+        for size in ((80, 24), (120, 40), (200, 60)):
+            if size != tuple(app.size):
+                await pilot.resize_terminal(*size)
+            for kind in ("cross", "decoder-self", "encoder-self", "mask-both"):
+                app.query_one("#att-kind", Select).value = kind
+                await pilot.pause()
+                shot = await screen(app, size)
+                where = f"{size} {kind}"
+                cols = find_columns(shot, heatmap.col_labels)
+                assert cols is not None, f"{where}: column labels not found in slots\n" + shot.text()
+                ys = find_rows(shot, heatmap.row_labels, cols.x0, cols.y + 1)
+                seen = [(r, y) for r, y in enumerate(ys) if y >= 0 and heatmap.row_labels[r]]  # "": a separator
+                assert seen, f"{where}: no row label on screen\n" + shot.text()
+                for r, y in seen:
+                    for j, colours in enumerate(slot_colours(shot, y, cols, len(heatmap.col_labels))):
+                        hatch = "╱" in "".join(shot.chars[y][cols.x0 + j * cols.slot:cols.x0 + (j + 1) * cols.slot])
+                        assert len(colours) == 1, f"{where} row {r} column {j}: {colours}\n" + shot.text()
+                        assert hatch == (colours == {shot.base}), f"{where} row {r} column {j}\n" + shot.text()
+                if kind == "decoder-self":
+                    assert "masked" in shot.text()  # the legend names the hatch
 
 
 async def test_inputs_are_labelled_and_a_small_grid_fills_its_box_at_80x24():

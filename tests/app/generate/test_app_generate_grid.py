@@ -13,10 +13,10 @@ from textual.widgets import Input
 from tui_lab.app.widgets.heatmap import Heatmap
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
-async def test_generate_grid_rows_are_new_tokens_over_the_whole_context(size):
+# One app and one generation for the three sizes, reached by resizing: the grid is laid out and drawn again.
+async def test_generate_grid_rows_are_new_tokens_over_the_whole_context():
     app = app_for("--preset", "transformer-2017-toy")
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await wait_ready(pilot)
         app.show_view("generate")
         await pilot.pause()
@@ -28,14 +28,18 @@ async def test_generate_grid_rows_are_new_tokens_over_the_whole_context(size):
         await pilot.pause()
         heatmap = app.query_one("#gen-att", Heatmap)
         assert heatmap.shape == (4, 4)  # cross-attention: 4 new tokens x the 4 source bytes
-        shot = read_svg(app.export_screenshot(), *size)
-        cols = find_columns(shot, heatmap.col_labels)
-        assert cols is not None, shot.text()
-        ys = find_rows(shot, heatmap.row_labels, cols.x0, cols.y + 1)
-        assert ys[0] >= 0, shot.text()
-        for y in (y for y in ys if y >= 0):
-            for j, colours in enumerate(slot_colours(shot, y, cols, 4)):
-                assert len(colours) == 1 and colours != {shot.base}, (y, j, colours, shot.text())
+        for size in ((80, 24), (120, 40), (200, 60)):
+            if size != tuple(app.size):
+                await pilot.resize_terminal(*size)
+                await pilot.pause()
+            shot = read_svg(app.export_screenshot(), *size)
+            cols = find_columns(shot, heatmap.col_labels)
+            assert cols is not None, f"{size}\n{shot.text()}"
+            ys = find_rows(shot, heatmap.row_labels, cols.x0, cols.y + 1)
+            assert ys[0] >= 0, f"{size}\n{shot.text()}"
+            for y in (y for y in ys if y >= 0):
+                for j, colours in enumerate(slot_colours(shot, y, cols, 4)):
+                    assert len(colours) == 1 and colours != {shot.base}, (size, y, j, colours, shot.text())
 
 
 async def test_decoder_only_rows_hatch_the_keys_not_yet_generated():

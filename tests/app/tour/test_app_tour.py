@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from app_support import app_for, screen_lines, wait_for, wait_ready
 from app_tour_support import go_to, open_tour
 from rich.color import Color
@@ -19,36 +18,45 @@ PICTURE = ("RNN: 5 steps, one after another", "PE(pos, 2i)", "(most on the token
            "cross-attention · layer", "GPT-2 · pre-LN", "2017 base   GPT-2 small", "self-attention over the cache")
 
 
+SIZES = ((80, 24), (160, 48))
 
 
+def _page_reads(app, tour, i: int, step, size: tuple[int, int]) -> None:
+    lines = screen_lines(app)
+    text = "\n".join(lines)
+    assert f"Step {i + 1} of {len(STEPS)}: {step.title}" in text, (size, text)
+    assert PICTURE[i] in text, f"step {i + 1}: no picture at {size}"
+    first_words = " ".join(step.text(tour.pictures).split()[:4])
+    words_y, picture_y = line_of(lines, first_words), line_of(lines, PICTURE[i])
+    if size[0] >= 120:  # side by side: the picture starts on the text's first line, right of it
+        assert picture_y == words_y, (i, size, text)
+        assert lines[words_y].index(PICTURE[i]) > lines[words_y].index(first_words)
+    else:  # text above the picture
+        assert picture_y > words_y, (i, size, text)
+    if "GPT-2 small" in PICTURE[i]:
+        assert "124,439,808" in text and "63,082,496" in text  # whole, never cut
 
 
 def line_of(lines: list[str], phrase: str) -> int:
     return next(y for y, line in enumerate(lines) if phrase in line)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
-async def test_every_page_draws_its_picture_and_the_live_model_stays(size):
+# One app for both sizes: each page is read at the size the screen is at, then resized to the other (the page is
+# laid out again there, as a person's resize does), so each size is seen both as opened and as resized to.
+async def test_every_page_draws_its_picture_and_the_live_model_stays():
     app = app_for("--preset", "gpt2-toy")
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=SIZES[0]) as pilot:
         await wait_ready(pilot)
         live_model, generation = app.live.model, app.live.generation
         tour = await open_tour(pilot)
         for i, step in enumerate(STEPS):
             await go_to(pilot, tour, i)
-            lines = screen_lines(app)
-            text = "\n".join(lines)
-            assert f"Step {i + 1} of {len(STEPS)}: {step.title}" in text
-            assert PICTURE[i] in text, f"step {i + 1}: no picture at {size}"
-            first_words = " ".join(step.text(tour.pictures).split()[:4])
-            words_y, picture_y = line_of(lines, first_words), line_of(lines, PICTURE[i])
-            if size[0] >= 120:  # side by side: the picture starts on the text's first line, right of it
-                assert picture_y == words_y, (i, text)
-                assert lines[words_y].index(PICTURE[i]) > lines[words_y].index(first_words)
-            else:  # text above the picture
-                assert picture_y > words_y
-            if "GPT-2 small" in PICTURE[i]:
-                assert "124,439,808" in text and "63,082,496" in text  # whole, never cut
+            current = tuple(app.size)
+            for size in sorted(SIZES, key=lambda size: size != current):
+                if size != tuple(app.size):
+                    await pilot.resize_terminal(*size)
+                    await pilot.pause()
+                _page_reads(app, tour, i, step, size)
         await pilot.press("n")  # past the last page stays on it
         assert tour.step == len(STEPS) - 1
         await pilot.press("p")

@@ -40,10 +40,14 @@ def panel_lines(app) -> list[str]:
     return [line.ljust(app.size.width)[box.x:box.right] for line in screen_lines(app)[box.y:box.bottom]]
 
 
-@pytest.mark.parametrize("size", [(160, 48), (100, 30), (80, 24)])
-async def test_the_alignment_panel_numbers_keep_clear_of_edges_and_each_other(size):
+SIZES = ((160, 48), (100, 30), (80, 24))
+
+
+# One app and its two runs for the three sizes, reached by resizing (two trainer processes per app, ~9 s of CPU
+# an app): a resize lays out and draws the panel again at the new size, as it was drawn when the app opened there.
+async def test_the_alignment_panel_numbers_keep_clear_of_edges_and_each_other():
     app = app_for("--preset", "transformer-2017-toy-numbers-de")
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=SIZES[0]) as pilot:
         await view_mounted(pilot, "train")
         app.show_view("train")
         await pilot.pause()
@@ -51,21 +55,30 @@ async def test_the_alignment_panel_numbers_keep_clear_of_edges_and_each_other(si
         await one_step_run(pilot, view)
         await one_step_run(pilot, view)  # the first run's last grid beside this one's
         assert app.query_one("#tr-align-prev").display
-        for _ in range(5):  # a small screen shows one panel at a time: l brings the alignment's
-            if app.query_one("#tr-align-box").region.area:
-                break
-            await pilot.press("l")
-            await pilot.pause()
-        await wait_for(pilot, lambda: app.query_one("#tr-align-box").region.area > 0)
-        await pilot.pause(0.3)
-        if size[1] < 40:  # a small screen shows the one panel `l` brought, not the learning rate's beside it
-            shown = [p.id for p in app.query(".tr-panel") if p.region.area]
-            assert shown == ["tr-align-box"], screen_text(app)
-        lines = panel_lines(app)
-        width = len(lines[0])
-        assert any("0.00" in line for line in lines), screen_text(app)  # the legends are on screen
-        assert cut_numbers(lines, width) == [], screen_text(app)
-        assert not [line for line in lines if re.search(r"\.\d\d\d\.\d", line)], screen_text(app)  # "1.000.00"
-        # the read-out keeps its value (it lost it, "[0] 'ein' -> [0]…", in a half-panel 34 wide)
-        value = app.query_one("#tr-align", Heatmap).describe_cursor().split(":")[-1].strip()
-        assert any(value in line for line in lines), screen_text(app)
+        for size in SIZES:
+            if size != tuple(app.size):
+                await pilot.resize_terminal(*size)
+                await pilot.pause()
+            await _numbers_clear(pilot, size)
+
+
+async def _numbers_clear(pilot, size: tuple[int, int]) -> None:
+    app = pilot.app
+    for _ in range(5):  # a small screen shows one panel at a time: l brings the alignment's
+        if app.query_one("#tr-align-box").region.area:
+            break
+        await pilot.press("l")
+        await pilot.pause()
+    await wait_for(pilot, lambda: app.query_one("#tr-align-box").region.area > 0)
+    await pilot.pause(0.3)
+    if size[1] < 40:  # a small screen shows the one panel `l` brought, not the learning rate's beside it
+        shown = [p.id for p in app.query(".tr-panel") if p.region.area]
+        assert shown == ["tr-align-box"], f"{size}\n{screen_text(app)}"
+    lines = panel_lines(app)
+    width = len(lines[0])
+    assert any("0.00" in line for line in lines), f"{size}\n{screen_text(app)}"  # the legends are on screen
+    assert cut_numbers(lines, width) == [], f"{size}\n{screen_text(app)}"
+    assert not [line for line in lines if re.search(r"\.\d\d\d\.\d", line)], f"{size}\n{screen_text(app)}"  # "1.000.00"
+    # the read-out keeps its value (it lost it, "[0] 'ein' -> [0]…", in a half-panel 34 wide)
+    value = app.query_one("#tr-align", Heatmap).describe_cursor().split(":")[-1].strip()
+    assert any(value in line for line in lines), f"{size}\n{screen_text(app)}"

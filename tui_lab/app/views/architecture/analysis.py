@@ -24,6 +24,7 @@ from tui_lab.app.views.architecture.param_bars import ParamBars
 from tui_lab.app.views.architecture.tables import kv_table, paper_note, shape_text, short_path, summary_text
 from tui_lab.app.widgets.block_diagram import BlockDiagram
 from tui_lab.app.widgets.field_input import FieldInput
+from tui_lab.app.widgets.narrow_row import NarrowRow
 from tui_lab.app.widgets.whole_columns import WholeColumns
 from tui_lab.config import ModelConfig
 from tui_lab.presets import list_presets, load_preset
@@ -228,10 +229,10 @@ def _tab_contents(pane_id: str) -> list[Widget]:
         return [WholeColumns(id="shape-table", zebra_stripes=True, cursor_type="row")]
     if pane_id == "arch-compare":
         options = [(CURRENT, CURRENT)] + [(n, n) for n in list_presets()]
-        pick = Horizontal(Select(options, value=_default("transformer-2017-base"), id="cmp-a", allow_blank=False,
-                                 compact=True),
-                          Select(options, value=_default("gpt2-small"), id="cmp-b", allow_blank=False, compact=True),
-                          id="compare-pick")
+        pick = NarrowRow(Select(options, value=_default("transformer-2017-base"), id="cmp-a", allow_blank=False,
+                                compact=True),
+                         Select(options, value=_default("gpt2-small"), id="cmp-b", allow_blank=False, compact=True),
+                         id="compare-pick")
         return [pick, VerticalScroll(Static("", id="compare-table"))]
     return [VerticalScroll(BlockDiagram(id="diagram"), FFNRankNote(id="ffn-rank"))]
 

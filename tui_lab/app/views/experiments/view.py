@@ -29,6 +29,7 @@ from tui_lab.app.views.experiments import draw
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.line_plot import LinePlot
+from tui_lab.app.widgets.narrow_row import NarrowRow
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.experiments import registry
 from tui_lab.served import ServedPolicy, check_room, exports_folder, output_folder, training_slot
@@ -102,7 +103,7 @@ class ExperimentsView(JobView):
                     yield OnOffCheckbox("quick k", id="ex-quick", compact=True)
                     yield Button("Run r", id="ex-run", variant="primary", compact=True)
                     yield Button("Cancel x", id="ex-cancel", variant="error", compact=True)
-                with Horizontal(id="ex-sweep"):
+                with NarrowRow(id="ex-sweep"):
                     yield Label("field", classes="ex-name")
                     yield Select([(f, f) for f in draw.sweep_fields()], value="positions", allow_blank=False,
                                  id="ex-field", compact=True)
