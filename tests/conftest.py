@@ -53,66 +53,6 @@ def _share_parsed_css() -> None:
 _share_parsed_css()
 
 
-def _share_applied_styles() -> None:
-    """Applying the stylesheet to a widget (Textual's `Stylesheet.apply`: which rules match it, the most specific
-    value of each) was ~40% of the ~1.2-2 s of CPU a Pilot app launch costs here, and of every restyle after a
-    class changes; ~250 launches in the suite build the same widget trees, so the same answers, again and again.
-    The answer depends only on the rules that can match the widget and, for the widget and each ancestor, its
-    class (its CSS type names), id, classes and the pseudo-classes those rules name: with that as the key, the
-    rules found for one app are those of the next. (The rules are the same objects across apps with the same
-    theme: `_share_parsed_css` above.) Rules that look at siblings (first-child, odd, ...) are left to Textual, as
-    its own cache does. A person runs one app per process; only the tests repeat it. Another Textual: as it is."""
-    import inspect
-
-    from textual.css.stylesheet import Stylesheet
-
-    apply = Stylesheet.apply
-    source = inspect.getsource(apply)
-    if (list(inspect.signature(apply).parameters) != ["self", "node", "animate", "cache"]
-            or "cache[cache_key] = node_rules" not in source or "if rule_attributes:" not in source
-            or "_EXCLUDE_PSEUDO_CLASSES_FROM_CACHE" not in source):
-        return
-    excluded = Stylesheet._EXCLUDE_PSEUDO_CLASSES_FROM_CACHE
-    # Textual's pseudo-classes that read the App, not the node (widget.py's _PSEUDO_CLASSES).
-    APP_WIDE = {"dark", "light", "inline", "ansi", "nocolor"}
-    found: dict[tuple, object] = {}
-    keep: list = []  # the rules in the keys stay alive, so their ids are never another's
-
-    def shared_apply(self, node, *, animate=False, cache=None):
-        rules_map = self.rules_map
-        names = rules_map.keys() & node._selector_names
-        rules = tuple(rule for name in sorted(names) for rule in rules_map[name])
-        pseudo = sorted(set().union(*[rule.pseudo_classes for rule in rules]))
-        if not excluded.isdisjoint(pseudo):
-            return apply(self, node, animate=animate, cache=cache)
-        whole_app = [name for name in pseudo if name in APP_WIDE]  # the same for every node: asked once
-        own = [name for name in pseudo if name not in APP_WIDE]
-        path_nodes = node.css_path_nodes  # the App first
-        path = tuple((type(path_node), path_node._id, frozenset(path_node._classes),
-                      tuple([path_node.has_pseudo_class(name) for name in own]) if own else ())
-                     for path_node in path_nodes)
-        key = (tuple(map(id, rules)), tuple([path_nodes[0].has_pseudo_class(name) for name in whole_app]), path)
-        if key not in found:
-            fresh: dict = {}
-            apply(self, node, animate=animate, cache=fresh)
-            keep.append(rules)
-            found[key] = next(iter(fresh.values())) if fresh else None
-            return
-        all_pseudo = set(pseudo)  # what Textual's apply notes on the node before matching
-        node._has_hover_style = "hover" in all_pseudo
-        node._has_focus_within = "focus-within" in all_pseudo
-        node._has_order_style = False  # the order pseudo-classes are left to Textual above
-        node._has_odd_or_even = False
-        if found[key] is not None:
-            self.replace_rules(node, found[key], animate=animate)
-        self._process_component_classes(node)
-
-    Stylesheet.apply = shared_apply
-
-
-_share_applied_styles()
-
-
 def _settled(pump) -> bool:
     """Nothing queued, nothing being handled, no refresh asked for: the pump waits in its queue's `get` (Textual's
     own Queue: a deque and an Event), so every
