@@ -56,6 +56,7 @@ async def test_a_nat_model_beside_the_shipped_at_toy_at_80x24(nat_checkpoint):
         assert len(stream.tokens) == 6  # the person's length, not the classifier's
         view.action_versus()
         await wait_for(pilot, lambda: not view.running, timeout=60)
+        await pilot.pause()  # the last result drawn: the job's end is posted before its boxes repaint
         lines = screen_lines(app)
         text = "\n".join(lines)
         assert "live: nat-length-classifier" in text and "vs: autoregressive" in text
