@@ -60,3 +60,8 @@ async def test_a_linformer_says_why_it_has_no_decoding_and_draws_its_weights_per
         await wait_for(pilot, lambda: "has no decoding to measure" in screen_text(app), 60)
         assert "no causal form and no cache" in " ".join(screen_text(app).split())
         assert app.view("speed").report is None
+        # r again draws the same line: each press also says so in a message, or the second reads as ignored
+        notes = len(app._notifications)
+        await pilot.press("r")
+        await pilot.pause()
+        assert [n.message for n in list(app._notifications)[notes:]] == ["not run: Linformer has no decoding to measure"]
