@@ -64,4 +64,5 @@ async def test_a_linformer_says_why_it_has_no_decoding_and_draws_its_weights_per
         notes = len(app._notifications)
         await pilot.press("r")
         await pilot.pause()
-        assert [n.message for n in list(app._notifications)[notes:]] == ["not run: Linformer has no decoding to measure"]
+        said = [n.message for n in list(app._notifications)[notes:]]
+        assert said == ["not run: Linformer has no decoding to measure"]
