@@ -33,12 +33,6 @@ LONG_BUDGET_S = float(os.environ["TUI_LAB_CRAWL_BUDGET"]) if os.environ.get("TUI
 # Found by the crawler in issue 36 (none of them in its list of 24) and not fixed by its deadline: each is reported
 # on every run, not failed on. Remove an entry with its fix.
 KNOWN: list[tuple[str, str, str]] = [
-    (
-        "text",
-        r"tr-loss-note hides",
-        "long tier, numbers-de at 100x30, '4 enter down' as a run starts: the Train loss note's second line "
-        "('val loss: neither') sits below the pane's fold; not examined by the deadline",
-    ),
     # Reached once the CI tier pressed every key (seed 11).
     (
         "dead press",
@@ -47,8 +41,6 @@ KNOWN: list[tuple[str, str, str]] = [
         "numbers; the pane says so on r since this stop, but at 80x24 the inside-head box can push its summary "
         "line off the pane (the status entry below) and a, d, j rerun unsaid",
     ),
-    ("dead press", r"^speed: 'r' ", "Speed r in a state the crawl reached at 80x24: not examined by the deadline"),
-    ("status out of reach", r"#sp-summary", "Speed's summary line below the fold at 80x24 after a run: not examined"),
     (
         "status out of reach",
         r"#(heads|detect)-summary",

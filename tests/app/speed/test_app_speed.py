@@ -134,7 +134,7 @@ async def test_the_demo_model_is_the_default_for_the_toy_and_leaves_the_live_mod
         assert [r.new_tokens for r in view.report.runs] == [3]
         # at 80x24 the plot keeps 8 rows (issue 25): its totals show at the top, the split a scroll down
         # (scrolled again at each look: the end of the run may still move the focus, and the pane with it)
-        run, pane = view.report.runs[0], app.query_one("#sp-cache")
+        run, pane = view.report.runs[0], app.query_one("#sp-results")
         totals = f"cached {run.cached_s:.3g}s, uncached {run.uncached_s:.3g}s in all: {run.speedup:.2f}x"
         await wait_for(pilot, lambda: pane.scroll_home(animate=False) or totals in screen_text(app), 30)
         analysis = app.query_one("#sp-analysis")

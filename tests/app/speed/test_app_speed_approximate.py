@@ -5,7 +5,7 @@ Attention view draws its weights per position (softmax over projected rows times
 from __future__ import annotations
 
 import torch
-from app_support import app_for, screen_text, wait_for, wait_ready
+from app_support import app_for, screen_text, view_mounted, wait_for, wait_ready
 from textual.widgets import Input
 
 from tui_lab import build_model
@@ -29,6 +29,7 @@ async def test_a_performer_is_measured_with_its_running_sums(tmp_path):
     app = app_for("--checkpoint", checkpoint(tmp_path / "performer", PERFORMER))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(pilot)
+        await view_mounted(pilot, "speed")  # its demo box follows the live model once shown (view_activated)
         app.show_view("speed")
         await pilot.pause()
         view = app.view("speed")
@@ -60,3 +61,9 @@ async def test_a_linformer_says_why_it_has_no_decoding_and_draws_its_weights_per
         await wait_for(pilot, lambda: "has no decoding to measure" in screen_text(app), 60)
         assert "no causal form and no cache" in " ".join(screen_text(app).split())
         assert app.view("speed").report is None
+        # r again draws the same line: each press also says so in a message, or the second reads as ignored
+        notes = len(app._notifications)
+        await pilot.press("r")
+        await pilot.pause()
+        said = [n.message for n in list(app._notifications)[notes:]]
+        assert said == ["not run: Linformer has no decoding to measure"]

@@ -1,4 +1,4 @@
-"""The Train view's pictures say what they show, read from the rendered screen: a note under the loss plot
+"""The Train view's pictures say what they show, read from the rendered screen: a note above the loss plot
 names what the train loss includes that the val loss does not (label smoothing with its computed floor,
 dropout), the val curve is drawn under the train curve (never hiding it), and a sample labels and quotes
 each part (a reference 'null' is the German word, not a missing value)."""

@@ -121,7 +121,10 @@ class KVPanel(JobView):
             config = live.model.config
             check_kv_comparison(config, sizes["prompt"], sizes["new"], sizes["repeats"], sizes["batch"])
         except ValueError as err:
+            # said on the line and as a message: r pressed again with the field unchanged shows the same line,
+            # and a press that changes nothing on screen reads as ignored (issue 36's crawler: a dead r)
             self._say(f"not run: {err}")
+            self.notify(f"not run: {err}", title="MHA vs GQA vs MQA", severity="warning", timeout=4)
             return
         self.report = None
         kinds = ", ".join(f"{name} {k}" for name, k in kv_choices(config))

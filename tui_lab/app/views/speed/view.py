@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 
 from tui_lab.app.background_job import JobDone, JobPoster, JobView
@@ -137,10 +137,14 @@ class SpeedView(JobView):
                                 id="sp-demo", compact=True)
             yield OnOffCheckbox("log scale l", id="sp-log", compact=True)
             yield ProgressBar(total=1, id="sp-progress", show_eta=True)
+        # The summary stays above the scroll (issue 36: at 80x24 a scroll down the results, the table focused,
+        # left it off screen and PageUp/Home moved the table's cursor, not the pane): the plot, the notes and the
+        # table scroll below it.
         yield Static("cached vs uncached greedy generation: press r", id="sp-summary")
-        yield LinePlot("seconds spent vs tokens generated", "tokens generated", "seconds", id="sp-plot")
-        yield Static("", id="sp-analysis")
-        yield DataTable(id="sp-table", zebra_stripes=True, cursor_type="row")
+        with VerticalScroll(id="sp-results", can_focus=False):
+            yield LinePlot("seconds spent vs tokens generated", "tokens generated", "seconds", id="sp-plot")
+            yield Static("", id="sp-analysis")
+            yield DataTable(id="sp-table", zebra_stripes=True, cursor_type="row")
 
     def on_mount(self) -> None:
         self.query_one("#sp-table", DataTable).add_columns(*COLUMNS)
@@ -217,7 +221,7 @@ class SpeedView(JobView):
         text = self.query_one("#sp-lengths", Input).value
         if live.model.config.self_attention == "linformer":
             self._summary(LINFORMER_LINE)
-            return
+            raise ValueError("not run: Linformer has no decoding to measure")  # each press says so, not once
         demo = self.demo
         demo_config = demo_for(DEMO, live.model.config)  # a live Performer's demo is a Performer
         config = demo_config if demo else live.model.config

@@ -71,8 +71,11 @@ class TrainMonitor(Vertical):
         yield Static("", id="tr-status")
         # total=1 until a run: a bar without a total animates at 15 frames/s, idle CPU for nothing
         yield ProgressBar(total=1, id="tr-progress", show_eta=False)  # the status line has the ETA
+        # What each loss includes (loss_words), once a run says: above the plot, not under it, so a status that
+        # takes more lines pushes the plot's foot past the fold, never the note (issue 36: at 80x24 and 100x30
+        # its last line, 'val loss: neither', sat below the fold as a run started)
+        yield Static("", id="tr-loss-note")
         yield LinePlot("loss", "step", "", id="tr-loss")
-        yield Static("", id="tr-loss-note")  # what each loss includes (loss_words), once a run says
         with Horizontal(id="tr-lower"):
             with Vertical(id="tr-lr-box", classes="tr-panel"):
                 yield LinePlot("learning rate", "step", "", id="tr-lr")
@@ -110,7 +113,7 @@ class TrainMonitor(Vertical):
         self.query_one(AlignmentPanel).show(run, step, grid, rows, cols)
 
     def note_losses(self, note: str) -> None:
-        """What each loss includes, under the loss plot (loss_words.loss_note)."""
+        """What each loss includes, above the loss plot (loss_words.loss_note)."""
         self.query_one("#tr-loss-note", Static).update(note)
 
     def toggle_overlay(self) -> bool:

@@ -99,11 +99,23 @@ class TrainFiles:
         except ValueError as err:
             self.saved(CheckpointSaved(str(target), _one_line(err), then_quit=False))
             return
+        self._something_to_save()  # said before asking to replace a folder, not raised from the question's answer
         if is_checkpoint(target) and target not in self._written:
             self.app.push_screen(ReplaceCheckpoint(_replace_text(target)),
                                  lambda yes: self._save_to(str(target)) if yes else None)
             return
         self._save_to(str(target))
+
+    def _run_to_save(self) -> bool:
+        """The save writes the run's checkpoint (its process holds it), not the live model."""
+        session = self.state.session
+        return session is not None and session.ready and \
+            (session.active or self.app.live.model is session.model or session.crashed)
+
+    def _something_to_save(self) -> None:
+        live = self.app.live
+        if not self._run_to_save() and (live.model is None or live.tokenizer is None):
+            raise ValueError("nothing to save: a random preset has no tokenizer; train it first (g)")
 
     def _save_to(self, folder: str) -> None:
         session, live = self.state.session, self.app.live
@@ -111,14 +123,12 @@ class TrainFiles:
         # Apply then knows they are on disk (LiveModel.kept_in).
         self._saving_generation = live.generation if live.model is not None and not self.state.training and \
             (session is None or live.model is session.model or not session.ready) else None
-        if session is not None and session.ready and \
-                (session.active or self.app.live.model is session.model or session.crashed):
+        if self._run_to_save():
             self.host.notify(f"saving run #{session.run} to {_shown(folder)}...", title="save")
             self.host.run_worker(lambda: self._save_run(session, folder), thread=True, group="save",
                             exit_on_error=False)
             return
-        if live.model is None or live.tokenizer is None:
-            raise ValueError("nothing to save: a random preset has no tokenizer; train it first (g)")
+        self._something_to_save()
         self.host.notify(f"saving the live model to {_shown(folder)}...", title="save")
         self.host.run_worker(lambda: self._save_live(live.model, live.tokenizer, live.origin, folder), thread=True,
                         group="save", exit_on_error=False)

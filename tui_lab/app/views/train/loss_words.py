@@ -21,7 +21,7 @@ def smoothing_floor(smoothing: float, vocab: int) -> float:
 
 
 def loss_note(smoothing: float, dropout: float, vocab: int) -> str:
-    """One line under the loss plot: what the train curve includes that the val curve does not."""
+    """The note above the loss plot: what the train curve includes that the val curve does not."""
     extras = []
     if smoothing > 0:
         extras.append(f"label smoothing {smoothing:g} (floor {smoothing_floor(smoothing, vocab):.2f})")

@@ -190,17 +190,27 @@ class TrainView(LabView):
         self.query_one("#tf-pause", Button).label = "Resume p" if self.state.held_paused else "Pause p"
         for button in (self.query_one("#tf-pause", Button), self.query_one("#tf-stop", Button)):
             disable(button, not self.training, self.home())
+        disable(self.query_one("#tf-step", Button), not self.can_step, self.home())
         self.refresh_bindings()
 
+    @property
+    def can_step(self) -> bool:
+        """n steps once: a built run, paused (not held while it is built)."""
+        session = self.session
+        return self.training and self.state.hold is None and session.ready and session.paused
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Dimmed while they do not apply (issue 36): p and x with no run, g while one goes unpaused."""
+        """Dimmed while they do not apply (issue 36): p and x with no run, g while one goes unpaused, n unless a
+        built run is paused (the crawler's long tier met n named by its button and changing nothing)."""
         if action in ("pause", "stop"):
             return True if self.training else None
         if action == "start":
             return None if self.training and not self.state.held_paused else True
+        if action == "step":
+            return True if self.can_step else None
         return True
 
-    def action_step(self) -> None:
+    def action_step(self) -> None:  # the palette's "one step" comes here even while n is dimmed: it says why
         if not self.training or not self.session.paused:
             self.notify("step mode works while a run is paused (p)", severity="warning")
             return

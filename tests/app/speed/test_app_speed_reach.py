@@ -1,0 +1,65 @@
+"""Speed at 80x24, read from the rendered screen: the result's summary stays in sight however the keys scroll the
+results below it, and r says something on every press, also when it cannot run (issue 36: the crawler's CI tier
+met the summary below the fold after a run, PageUp/Home moving the table's cursor rather than the pane, and an `r`
+on the MHA/GQA panel that changed nothing: the same refusal line again)."""
+
+from __future__ import annotations
+
+from app_support import app_for, screen_lines, view_mounted, wait_for, wait_ready
+from textual.widgets import DataTable, Input
+
+SMALL = (80, 24)
+
+
+def summary_shown(app) -> bool:
+    return any("the KV cache is" in line for line in screen_lines(app)[:-1])
+
+
+async def test_the_summary_stays_in_sight_while_the_table_scrolls_at_80x24():
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_ready(pilot)
+        await view_mounted(pilot, "speed")
+        await pilot.press("6")
+        await pilot.pause()
+        view = app.view("speed")
+        if view.demo:
+            await pilot.press("d")  # the toy itself: a run of a second or two
+        app.query_one("#sp-lengths", Input).value = "8 16 24 32"
+        app.query_one("#sp-repeats", Input).value = "1"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: view.report is not None and not view.running, 60)
+        await wait_for(pilot, lambda: summary_shown(app), 10)
+        for _ in range(8):  # a person tabs down to the table of lengths
+            if isinstance(app.focused, DataTable):
+                break
+            await pilot.press("tab")
+        assert isinstance(app.focused, DataTable), app.focused
+        for key in ("down", "end", "pagedown", "pageup", "home", "up"):
+            await pilot.press(key)
+            await pilot.pause()
+            lines = screen_lines(app)
+            assert summary_shown(app), f"after {key}:\n" + "\n".join(lines)
+            if key == "end":  # the table's last row in sight too: the results scroll below the summary
+                assert any(line.split()[:1] == ["32"] for line in lines), "\n".join(lines)
+
+
+async def test_r_on_the_kv_panel_with_a_bad_field_says_so_on_every_press():
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_ready(pilot)
+        await view_mounted(pilot, "speed")
+        await pilot.press("6", "k")
+        await pilot.pause()
+        app.query_one("#kv-batch", Input).value = ""  # a person emptied the field and left it (Esc)
+        for press in range(2):
+            notes = len(app._notifications)
+            before = screen_lines(app)
+            await pilot.press("r")
+            await pilot.pause()
+            assert "not run: batch must be a whole number, got ''" in "\n".join(screen_lines(app))
+            # the second press draws the same line: the message is what shows it was heard
+            said = [n.message for n in list(app._notifications)[notes:]]
+            assert said == ["not run: batch must be a whole number, got ''"], (press, said)
+            assert press == 1 or screen_lines(app) != before
+        assert not app.query_one("#sp-kv").running
