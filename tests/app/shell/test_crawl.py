@@ -40,21 +40,8 @@ KNOWN: list[tuple[str, str, str]] = [
         "('val loss: neither') sits below the pane's fold; not examined by the deadline",
     ),
     # Reached once the CI tier pressed every key (seed 11).
-    (
-        "dead press",
-        r"^attention: '[arjd]' ",
-        "a, d, j or r on a head pane whose result is drawn for the same text runs it again and draws the same "
-        "numbers; the pane says so on r since this stop, but at 80x24 the inside-head box can push its summary "
-        "line off the pane (the status entry below) and a, d, j rerun unsaid",
-    ),
     ("dead press", r"^speed: 'r' ", "Speed r in a state the crawl reached at 80x24: not examined by the deadline"),
     ("status out of reach", r"#sp-summary", "Speed's summary line below the fold at 80x24 after a run: not examined"),
-    (
-        "status out of reach",
-        r"#(heads|detect)-summary",
-        "Attention '2 a r' (ablation) and 'j' (head jobs) at 80x24: the panel's summary scrolls off, PageUp/Home "
-        "do not bring it back",
-    ),
     (
         "cut number",
         r"digits touch the pane's edge.*││",  # two panes side by side: the compare columns

@@ -1,7 +1,9 @@
 """The Attention view's pickers: grid kind, layer and head, as selects (the view's k, l, h cycle them).
 
 A widget of its own: the view offers it each capture (`offer`), which sets the choices, and reads the pick
-with `choice()`. Any change of pick posts `AttentionPickers.Changed`; the view redraws on it.
+with `choice()`. Any change of pick posts `AttentionPickers.Changed`; the view redraws on it. A select's menu
+opening or closing posts `AttentionPickers.Menu`: while it is open the letters go to it (a letter jumps to a
+choice), not to the view, so the view's hint line names the menu's keys instead of its own.
 """
 
 from __future__ import annotations
@@ -23,6 +25,13 @@ class AttentionPickers(Horizontal):
     class Changed(Message):
         """The kind, layer or head picked changed (the layers and heads already follow a new kind)."""
 
+    class Menu(Message):
+        """A select's menu opened (`opened`) or closed."""
+
+        def __init__(self, opened: bool) -> None:
+            super().__init__()
+            self.opened = opened
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.cap = Capture()  # the capture offered last: which kinds, layers and heads it has
@@ -34,6 +43,10 @@ class AttentionPickers(Horizontal):
         # mounts restyled it and all its parts (~0.1 s of CPU for the two, on the path of the key that opened it).
         yield Select([], id="att-layer", prompt="layer", allow_blank=True, compact=True, disabled=True)
         yield Select([], id="att-head", prompt="head", allow_blank=True, compact=True, disabled=True)
+
+    def on_mount(self) -> None:
+        for select in self.query(Select):
+            self.watch(select, "expanded", lambda opened: self.post_message(self.Menu(opened)), init=False)
 
     def kinds(self) -> list[str]:
         present = sorted({kind for kind, _ in self.cap.grids}, key=list(KIND_TITLES).index)
