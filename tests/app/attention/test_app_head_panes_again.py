@@ -120,21 +120,36 @@ async def test_c_and_m_over_a_head_pane_take_its_place_at_80x24():
         assert "random tokens repeated" not in screen_text(app) and "L0 H0" in screen_text(app)
 
 
-async def test_an_open_pickers_menu_names_its_keys_not_the_views_at_80x24():
-    """With a picker's menu open the letters go to the menu (a letter jumps to a choice): `e` named on the hint
-    line ("e JSON") exported nothing there, and a, d and j neither. The line names the menu's keys until it
-    closes."""
+async def test_the_keys_named_act_with_a_pickers_menu_open_at_80x24():
+    """With a picker's menu open the letters went to the menu (type-to-search; on gpt2-toy's head menu no choice
+    starts with e): `e`, named on the hint line ("e JSON"), exported nothing, a dead press (the long tier). They
+    reach the view's keys now: e exports, r on the text drawn says so."""
     app = app_for("--preset", "gpt2-toy")
     async with app.run_test(size=(80, 24)) as pilot:
         await _attention(pilot)
-        assert "e JSON" in screen_text(app)
         await pilot.press("shift+tab", "enter")  # the head picker's menu
         await wait_for(pilot, lambda: app.query_one("#att-head").expanded)
         await pilot.pause(0.2)
-        text = screen_text(app)
-        assert "e JSON" not in text and "a ablate" not in text and "esc close" in text
+        assert "e JSON" in screen_text(app) and "Run r" in screen_text(app)
         notes = len(app._notifications)
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: "e JSON" in screen_text(app))
-        await pilot.press("e")  # named again, and it acts
-        await wait_for(pilot, lambda: len(app._notifications) > notes, 10)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: any("grid written to" in n.message for n in list(app._notifications)[notes:]))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "the grids shown are this text's already" in screen_text(app), 10)
+
+
+async def test_a_on_an_empty_sentence_is_refused_and_leaves_the_grid_and_its_keys():
+    """`a` on an empty sentence hid the grids, showed no pane and left the focus nowhere: every key of the view was
+    dead after it (the crawler's random walk). It is refused with the grid and its keys where they were."""
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _attention(pilot)
+        app.query_one("#att-src").value = ""
+        grid = app.query_one("#att-map")
+        notes = len(app._notifications)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any("empty" in n.message for n in list(app._notifications)[notes:]))
+        await pilot.pause(0.2)
+        assert grid.display and app.focused is grid and "query [0]" in screen_text(app)
+        await pilot.press("k")  # the view's keys still act
+        await wait_for(pilot, lambda: "mask" in screen_text(app))

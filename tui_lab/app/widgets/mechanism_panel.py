@@ -160,8 +160,14 @@ class MechanismPanel(JobView):
 
     def answered(self, key: str) -> bool:
         """True when a run now would draw the result drawn already (the same `inputs_key()`): the panel shows
-        it and says so in its summary line, `key` (the key pressed) named. False: the caller runs."""
-        if self.running or self.result is None or not self.drawn.same(self.inputs_key()):
+        it and says so in its summary line, `key` (the key pressed) named; or would start again the run under
+        way on them (a notification says so: its progress has the line). False: the caller runs."""
+        inputs = self.inputs_key()
+        if self.running and inputs is not None and inputs == self.drawn.asked:  # its progress has the line
+            self.show()
+            self.notify(f"{key}: already running on these inputs · x cancels", title="running", timeout=4)
+            return True
+        if self.running or self.result is None or not self.drawn.same(inputs):
             return False
         self.show()
         self.answer(self.same_inputs(key))

@@ -147,11 +147,13 @@ class HeadPanes(Widget):
                 view.home().focus()
             view.say(refused)
             return
+        # read first: an empty sentence is refused (a notification) before anything moves; it hid the grids and
+        # showed no pane, with the focus nowhere and the view's keys dead (the crawler's random walk)
+        src_ids, src, tgt_ids, tgt, _ = view.inputs.ids()
         pane = self.query_one(HeadEffects)
         if not self.shown():
             self.put_grids_away()
         self.query_one(HeadDetectors).put_away()
-        src_ids, src, tgt_ids, tgt, _ = view.inputs.ids()
         if view.encoder_decoder:  # the decoder's stream on the target (none typed: the model's own translation)
             pane.measure(kind, tgt_ids, tgt, src=src_ids)
         else:

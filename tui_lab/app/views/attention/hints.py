@@ -17,9 +17,6 @@ from tui_lab.app.views.attention.head_detectors import applies
 from tui_lab.app.views.attention.head_effects import effects_refused
 from tui_lab.paths import exports_dir
 
-# while a picker's menu is open: its keys (the view's do not reach the view then; e, a, d and j named on the hint
-# line changed nothing, issue 36's crawler)
-MENU = "menu: ↑↓ move · ⏎ pick · esc close · typing jumps to the choice it starts"
 FOOTER_ROOM = 90  # columns: the footer holds j's key beside the pickers', f1..f7, q and the palette's
 WIDE = 100  # columns: the hint line names each key in words
 
@@ -44,24 +41,15 @@ KEYS = [
 
 
 class InfoLine(Static):
-    """The line under the grid (`say`): the capture's note, the keys' hint, a refusal. While a picker's menu is
-    open (`menu`) it names the menu's keys, and the line it replaced comes back as the menu closes."""
+    """The line under the grid (`say`): the capture's note, the keys' hint, a refusal; `text` reads it."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("", **kwargs)
         self.text = ""
-        self._before_menu = ""
 
     def say(self, text: str) -> None:
         self.text = text
         self.update(text)
-
-    def menu(self, opened: bool) -> None:
-        if opened:
-            self._before_menu = self.text
-            self.say(MENU)
-        elif self.text == MENU:
-            self.say(self._before_menu)
 
 
 def hint(config: Any, gallery: bool, inside: bool, width: int, app_width: int) -> str:

@@ -1,9 +1,9 @@
 """The Attention view's pickers: grid kind, layer and head, as selects (the view's k, l, h cycle them).
 
 A widget of its own: the view offers it each capture (`offer`), which sets the choices, and reads the pick
-with `choice()`. Any change of pick posts `AttentionPickers.Changed`; the view redraws on it. A select's menu
-opening or closing posts `AttentionPickers.Menu`: while it is open the letters go to it (a letter jumps to a
-choice), not to the view, so the view's hint line names the menu's keys instead of its own.
+with `choice()`. Any change of pick posts `AttentionPickers.Changed`; the view redraws on it. A select's open
+menu leaves the letters to the view's keys (no type-to-search): e, r, a, d and j, named on the hint line and the
+Run button, did nothing while it was open (issue 36's crawler, a dead `e`).
 """
 
 from __future__ import annotations
@@ -25,28 +25,18 @@ class AttentionPickers(Horizontal):
     class Changed(Message):
         """The kind, layer or head picked changed (the layers and heads already follow a new kind)."""
 
-    class Menu(Message):
-        """A select's menu opened (`opened`) or closed."""
-
-        def __init__(self, opened: bool) -> None:
-            super().__init__()
-            self.opened = opened
-
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.cap = Capture()  # the capture offered last: which kinds, layers and heads it has
         self._choices: dict[str, list] = {}  # each select's values in order, for cycling
 
     def compose(self) -> ComposeResult:
-        yield Select([], id="att-kind", prompt="grid", allow_blank=True, compact=True)
+        yield Select([], id="att-kind", prompt="grid", allow_blank=True, compact=True, type_to_search=False)
         # Disabled until a capture offers layers (`_fill_layers`), as they are then: disabling a select as the view
         # mounts restyled it and all its parts (~0.1 s of CPU for the two, on the path of the key that opened it).
-        yield Select([], id="att-layer", prompt="layer", allow_blank=True, compact=True, disabled=True)
-        yield Select([], id="att-head", prompt="head", allow_blank=True, compact=True, disabled=True)
-
-    def on_mount(self) -> None:
-        for select in self.query(Select):
-            self.watch(select, "expanded", lambda opened: self.post_message(self.Menu(opened)), init=False)
+        for which in ("layer", "head"):
+            yield Select([], id=f"att-{which}", prompt=which, allow_blank=True, compact=True, disabled=True,
+                         type_to_search=False)
 
     def kinds(self) -> list[str]:
         present = sorted({kind for kind, _ in self.cap.grids}, key=list(KIND_TITLES).index)

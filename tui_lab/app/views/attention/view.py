@@ -302,9 +302,6 @@ class AttentionView(LabView):
         self.drawn.forget()  # r tries again
         self.say(f"[red]capture failed:[/red] {message.error}")
 
-    def on_attention_pickers_menu(self, message: AttentionPickers.Menu) -> None:
-        self.query_one(hints.InfoLine).menu(message.opened)
-
     def on_attention_inputs_run_asked(self, message: AttentionInputs.RunAsked) -> None:
         self.action_run()
 
