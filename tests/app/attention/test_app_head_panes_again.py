@@ -131,11 +131,15 @@ async def test_the_keys_named_act_with_a_pickers_menu_open_at_80x24():
         await wait_for(pilot, lambda: app.query_one("#att-head").expanded)
         await pilot.pause(0.2)
         assert "e JSON" in screen_text(app) and "Run r" in screen_text(app)
+        footer = screen_lines(app)[-1]  # Esc for the menu, and room for q quit: k, l and h leave it meanwhile
+        assert "esc" in footer and "q quit" in footer and "k grid" not in footer, footer
         notes = len(app._notifications)
         await pilot.press("e")
         await wait_for(pilot, lambda: any("grid written to" in n.message for n in list(app._notifications)[notes:]))
         await pilot.press("r")
         await wait_for(pilot, lambda: "the grids shown are this text's already" in screen_text(app), 10)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "k grid" in screen_lines(app)[-1])  # the menu closed: the pickers' keys back
 
 
 async def test_a_on_an_empty_sentence_is_refused_and_leaves_the_grid_and_its_keys():

@@ -284,9 +284,12 @@ class AttentionView(LabView):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Which of j's three bindings is the live one (see BINDINGS); l and h dimmed (None) while they would
         change nothing."""
-        if action in ("cycle_layer", "cycle_head"):
-            pickers = self.query(AttentionPickers)  # none while the view still composes
-            return True if pickers and pickers.first().can_cycle(action.removeprefix("cycle_")) else None
+        if action.startswith("cycle_"):
+            pickers = self.query(AttentionPickers)  # none while the view still composes; off the footer under a menu
+            if pickers and pickers.first().menu_open():
+                return False
+            if action != "cycle_kind":
+                return True if pickers and pickers.first().can_cycle(action.removeprefix("cycle_")) else None
         if not action.startswith("head_detectors"):
             return True
         return action == hints.j_binding(self.app.live.config, self.app.size.width)
