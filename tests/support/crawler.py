@@ -258,6 +258,7 @@ class Crawler:
                 async with app.run_test(size=self.size) as pilot:
                     self.pilot, self.app = pilot, app
                     self._count_paints()
+                    self._count_notes()
                     await wait_ready(pilot)
                     await self._all_mounted()
                     views = self._view_keys()
@@ -339,7 +340,7 @@ class Crawler:
         await self._open(view_key, view_id)
         # the view's first frame may be a layout it changes once it knows its size (a class set on resize): its
         # root state is taken once the screen held still a while
-        root = await self._settle(self._lines(), len(self.app._notifications), False, quiet=0.3, limit=0.3)
+        root = await self._settle(self._lines(), len(self._added), False, quiet=0.3, limit=0.3)
         self._visit(root, view_key)
         await self._status_reach(view_id, view_key)
         self._view_bindings[view_id] = self.bindings()
@@ -482,6 +483,19 @@ class Crawler:
 
         self.app._display = counted
 
+    def _count_notes(self) -> None:
+        """Every notification the app shows, kept in order (`_added`): `len(app._notifications)` drops the expired
+        ones, so a new one posted as an older one expired left the count the same and read as no message (a dead
+        press of Attention e and of a second a, d or r, each of which notifies)."""
+        notes, add = self.app._notifications, self.app._notifications.add
+        self._added: list = []
+
+        def added(notification):
+            self._added.append(notification)
+            return add(notification)
+
+        notes.add = added
+
     def _lines(self) -> list[str]:
         """The screen's text: rendered from the compositor's strips (what screen_lines prints through a Rich
         console, without the console), once per frame the app drew."""
@@ -519,7 +533,7 @@ class Crawler:
         view = self._view_id()
         named = {k for k in self._named(before) if (view, k) not in self._dead} if path is not None else set()
         values = self._inputs()
-        notes = len(self.app._notifications)
+        notes = len(self._added)
         active = self.app.active_bindings.get(key)
         live = active is None or active.enabled  # a dimmed key is pressed too; it counts as live once enabled
         await self.pilot.press(key)
@@ -535,7 +549,7 @@ class Crawler:
             self._covered[self._crawling].add(key)
             if live:
                 self._live[self._crawling].add(key)
-        changed = after != before or len(self.app._notifications) != notes
+        changed = after != before or len(self._added) != notes
         if key in named and not changed and view == self._view_id():
             self._dead.add((view, key))  # not waited on again for 5 s: once found, reported once
             detail = f"{view}: {key!r} is named on the screen and changed nothing"
@@ -570,7 +584,7 @@ class Crawler:
             look = masked(lines)
             if look != last:
                 last, still_since = look, now
-            changed = changed or lines != before or len(self.app._notifications) != notes
+            changed = changed or lines != before or len(self._added) != notes
             pending = self._pending()
             if changed and now - still_since >= (BUSY_QUIET_S if pending else quiet) and await self._drawn():
                 return lines
@@ -608,7 +622,7 @@ class Crawler:
         return str(tabs.active) if tabs is not None and len(self.app.screen_stack) == 1 else None
 
     def _notifications(self, notes: int, where: str, lines: list[str]) -> None:
-        for note in list(self.app._notifications)[notes:]:
+        for note in self._added[notes:]:
             if note.severity != "error":
                 continue
             if _INTERNAL.search(note.message) or note.title == "error" and "Error" in note.message.split(":")[0]:
@@ -625,7 +639,7 @@ class Crawler:
             return
         for key in ("pageup", "home"):
             await self.pilot.press(key)
-        await self._settle(self._lines(), len(self.app._notifications), False)
+        await self._settle(self._lines(), len(self._added), False)
         still = self._hidden_status(view)
         if still:
             self._fail(

@@ -226,8 +226,11 @@ async def test_encoder_decoder_heads_and_patching_read_the_decoder_stream_at_80x
 
 async def test_r_on_the_lens_shown_says_so_and_a_new_prompt_runs_at_80x24():
     """`5 l r`: r in the lens panel on the prompt whose lens is drawn drew the same grid again and the screen did
-    not change (a dead press the crawler found); it says so at once. A new prompt runs."""
-    from tui_lab.app.widgets.mechanism_panel import SAME_INPUTS
+    not change (a dead press the crawler found); it says so at once, in one line naming the Generate prompt and l
+    (it said "change them (i or Tab), then r", with "r" alone on the next line). A new prompt runs."""
+    from tui_lab.app.views.generate.lens_panel import LensPanel
+
+    said = LensPanel.SAME.format(key="r")
 
     app = app_for()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -235,7 +238,7 @@ async def test_r_on_the_lens_shown_says_so_and_a_new_prompt_runs_at_80x24():
         await pilot.press("l")
         await wait_for(pilot, lambda: "top-5" in _line(app, "0_pre at 0 "), 60)
         await pilot.press("r")
-        await wait_for(pilot, lambda: SAME_INPUTS[:40] in _flat(app), 10)
+        await wait_for(pilot, lambda: any(said in line for line in screen_text(app).splitlines()), 10)
         panel = app.query_one("#gen-lens")
         before = panel.result
         panel.prompt = "The cat"
@@ -244,4 +247,4 @@ async def test_r_on_the_lens_shown_says_so_and_a_new_prompt_runs_at_80x24():
         await wait_for(pilot, lambda: panel.result is not before and panel.result is not None, 60)
         assert len(panel.result.top[0]) == length != len(before.top[0])
         await wait_for(pilot, lambda: "top-5" in _line(app, "0_pre at 0 "))
-        assert SAME_INPUTS[:40] not in _flat(app)
+        assert said not in _flat(app)

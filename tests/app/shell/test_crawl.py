@@ -32,22 +32,7 @@ CI_BUDGET_S = 170
 LONG_BUDGET_S = float(os.environ["TUI_LAB_CRAWL_BUDGET"]) if os.environ.get("TUI_LAB_CRAWL_BUDGET") else None
 # Found by the crawler in issue 36 (none of them in its list of 24) and not fixed by its deadline: each is reported
 # on every run, not failed on. Remove an entry with its fix.
-KNOWN: list[tuple[str, str, str]] = [
-    # Reached once the CI tier pressed every key (seed 11).
-    (
-        "dead press",
-        r"^attention: '[arjd]' ",
-        "a, d, j or r on a head pane whose result is drawn for the same text runs it again and draws the same "
-        "numbers; the pane says so on r since this stop, but at 80x24 the inside-head box can push its summary "
-        "line off the pane (the status entry below) and a, d, j rerun unsaid",
-    ),
-    (
-        "status out of reach",
-        r"#(heads|detect)-summary",
-        "Attention '2 a r' (ablation) and 'j' (head jobs) at 80x24: the panel's summary scrolls off, PageUp/Home "
-        "do not bring it back",
-    ),
-]
+KNOWN: list[tuple[str, str, str]] = []
 
 
 def _hf_folder(tmp_path, seed: int) -> str:

@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, ProgressBar, Static
 
 from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobProgress, JobView
+from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs
 from tui_lab.app.widgets.heatmap import QUIET_KEYS, Heatmap
 
 
@@ -65,9 +66,6 @@ def fmt_left(seconds: float) -> str:
     return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60:02d} s"
 
 
-SAME_INPUTS = "r: the result shown is for these inputs already; change them (i or Tab), then r"
-
-
 class PanelMap(Heatmap):
     """A panel's grid: Escape hands the keys back to the view (the grid's arrows are the cursor); # and z are
     on the view's hint line, so at 80 columns the footer keeps the view's keys and q quit."""
@@ -82,9 +80,12 @@ class PanelMap(Heatmap):
 
 class MechanismPanel(JobView):
     """Subclasses set the ids (`PREFIX`), compose their inputs in `compose_inputs`, start work in `run` and draw
-    the result in `draw`. The panel's own `#<prefix>-summary` line says what runs, what came out, or why not."""
+    the result in `draw`. The panel's own `#<prefix>-summary` line says what runs, what came out, or why not.
+    `SAME` is what a press on the inputs whose result is drawn says (`answered`), in one line at 80 columns: what
+    the panel reads, and the key that runs it on new inputs."""
 
     PREFIX = "mech"
+    SAME = "{key}: the result shown is for these inputs already; change them, then {key}"
     BINDINGS = [Binding("r", "run_job", "run", show=False), Binding("x", "cancel_job", "cancel", show=False)]
     DEFAULT_CSS = """
     MechanismPanel { height: 1fr; display: none; }
@@ -108,8 +109,9 @@ class MechanismPanel(JobView):
         self.JOB_CANCEL, self.JOB_CANCEL_BUTTON = "cancel_job", f"{p}-cancel"  # x and Cancel x: while one runs
         self.result: Any = None
         self._waiting = False
-        self._asked: Any = None  # `inputs_key()` of the run under way, then of the result drawn
-        self._drawn: Any = None
+        self.drawn = DrawnInputs()  # `inputs_key()` of the run under way and of the result drawn
+        self._summary = ""  # the summary line as said last
+        self.answer = Answer(self, self.say, lambda: self._summary)
 
     @property
     def waiting(self) -> bool:
@@ -153,11 +155,26 @@ class MechanismPanel(JobView):
     def action_run_job(self) -> None:
         """r. On the inputs whose result is drawn it says so at once: a second run drew the same grid and the
         screen did not change, a press named on screen that did nothing (issue 36's crawler, Generate `5 l r`)."""
-        key = self.inputs_key()
-        if key is not None and key == self._drawn and not self.running and self.result is not None:
-            self.say(SAME_INPUTS)
-            return
-        self.run()
+        if not self.answered("r"):
+            self.run()
+
+    def answered(self, key: str) -> bool:
+        """True when a run now would draw the result drawn already (the same `inputs_key()`): the panel shows
+        it and says so in its summary line, `key` (the key pressed) named; or would start again the run under
+        way on them (a notification says so: its progress has the line). False: the caller runs."""
+        inputs = self.inputs_key()
+        if self.running and inputs is not None and inputs == self.drawn.asked:  # its progress has the line
+            self.show()
+            self.notify(f"{key}: already running on these inputs · x cancels", title="running", timeout=4)
+            return True
+        if self.running or self.result is None or not self.drawn.same(inputs):
+            return False
+        self.show()
+        self.answer(self.same_inputs(key))
+        return True
+
+    def same_inputs(self, key: str) -> str:
+        return self.SAME.format(key=key)
 
     def inputs_key(self) -> Any:
         """What a run reads (the live model's generation, the text): a press of r on the inputs whose result is
@@ -183,7 +200,8 @@ class MechanismPanel(JobView):
     def start(self, work: Callable[[Stepper], Any], total: int, text: str) -> None:
         """Run `work(step)` in the background; the summary says `text` meanwhile, then the passes done and the
         time left. The bar pulses until the first count (the work before the passes has none)."""
-        self.result, self._asked, self._drawn = None, self.inputs_key(), None
+        self.result = None
+        self.drawn.ask(self.inputs_key())
         self.say(f"{text} · x cancels")
         self.start_job(lambda poster: work(stepper(poster, text)), total=total, label=text)
         self.query_one(self.JOB_PROGRESS, ProgressBar).update(total=None)
@@ -232,7 +250,8 @@ class MechanismPanel(JobView):
 
     def keep(self, result: Any) -> None:
         """The run's result, to be drawn: r on the same inputs now says so."""
-        self.result, self._drawn = result, self._asked
+        self.result = result
+        self.drawn.drawn()
 
     def draw(self, result: Any) -> None:
         raise NotImplementedError
@@ -241,6 +260,7 @@ class MechanismPanel(JobView):
         """What the cell under the cursor holds, in the panel's cell line (subclasses say it)."""
 
     def say(self, text: str) -> None:
+        self._summary = text
         self.query_one(f"#{self.PREFIX}-summary", Static).update(text)
 
     def cell(self, text: str) -> None:

@@ -2,15 +2,17 @@
 attribution), which known job it does (`j` head detectors) and what one head computes (`c` inside one head); and
 which of the grids, the gallery (`m`, every layer x head at once) and these panes has the room.
 
-The head effects and detectors take the grids' place and give it back on Escape; the inside-head pane sits under
-the grid (in its place where the view is short). The widget holds what that needs: which grids to show again,
-which pane measures what on the typed sentence, and which grid cell the inside-head pane follows. The view keeps
-the keys (its bindings act while the grid has the focus, outside this widget) and hands each over in a line; Enter
-on a head in a pane comes back as `HeadPanes.Chosen`, the grid the view then picks.
+The head effects and detectors take the grids' place and give it back on Escape; the inside-head pane sits under the
+grid (in its place where the view is short), and goes with the grids while a head pane has their place: it explains
+a cell of the grid put away, and at 80x24 it pushed the head pane's summary line off the pane. The widget holds what
+that needs: which grids to show again, which pane measures what on the typed sentence, and which grid cell the
+inside-head pane follows. The view keeps the keys (its bindings act while the grid has the focus, outside this
+widget) and hands each over in a line; Enter on a head in a pane comes back as `HeadPanes.Chosen`, the grid the view
+then picks.
 
-The widget stands between the grid and the gallery, as its panes did: `height: auto` while only the inside-head
-pane shows under the grid, `1fr` (class `-covering`) while a pane has the grids' room, since a `1fr` pane in an
-`auto` box would take the whole view's height rather than what is left.
+The widget stands between the grid and the gallery, as its panes did: `height: auto` while only the inside-head pane
+shows under the grid, `1fr` (class `-covering`) while a pane has the grids' room, since a `1fr` pane in an `auto`
+box would take the whole view's height rather than what is left.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class HeadPanes(Widget):
         super().__init__(**kwargs)
         self.view = host
         self.grids_shown = {"#att-map": True}  # which grids to show again when a pane goes away
+        self.inside_parked = False  # the inside-head pane was open when a pane took the grids' place
 
     def compose(self) -> ComposeResult:
         inside = InsideHead(id="att-inside")
@@ -97,11 +100,37 @@ class HeadPanes(Widget):
         return any(self.query_one(p).has_class("-shown") for p in (HeadEffects, HeadDetectors))
 
     def put_grids_away(self) -> None:
-        """Hide the grids for a pane, remembering which were shown for Escape to bring back."""
-        self.grids_shown = {s: self.view.query_one(s).display for s in GRIDS}
+        """Hide the grids and the inside-head pane for a pane, remembering which were shown for Escape to bring
+        back (a redraw under the pane hides them again and remembers nothing new)."""
+        inside = self.query_one(InsideHead)
+        if not self.has_class("-covering"):
+            self.grids_shown = {s: self.view.query_one(s).display for s in GRIDS}
+            self.inside_parked = inside.display
         for selector in GRIDS:
             self.view.query_one(selector).display = False
         self.add_class("-covering")
+        if inside.display:
+            inside.display = False
+            self.view.say(self.view.hint())  # the grid's keys, not the inside-head pane's arrows
+
+    def uncover(self) -> None:
+        """The grids (and the inside-head pane) back where a pane had their place."""
+        self.remove_class("-covering")
+        for selector, shown in self.grids_shown.items():
+            self.view.query_one(selector).display = shown
+        if self.inside_parked:
+            self.inside_parked = False
+            self.query_one(InsideHead).display = True
+            self.make_room()
+            self.point_inside()
+            self.view.say(self.view.hint())
+
+    def put_panes_away(self) -> None:
+        """Another part takes the room (c, m): a head pane there goes, with no word to the view."""
+        if self.has_class("-covering"):
+            for pane in (HeadEffects, HeadDetectors):
+                self.query_one(pane).put_away()
+            self.uncover()
 
     def ablate(self) -> None:
         self._effects("ablation")
@@ -113,15 +142,18 @@ class HeadPanes(Widget):
         view = self.view
         refused = effects_refused(kind, view.app.live.config)
         if refused is not None:  # said whole, and no earlier pane's grid left under it (issue 36 item 11)
-            for shown in (p for p in (HeadEffects, HeadDetectors) if self.query_one(p).has_class("-shown")):
-                self.query_one(shown).hide()
+            if self.has_class("-covering"):
+                self.put_panes_away()
+                view.home().focus()
             view.say(refused)
             return
+        # read first: an empty sentence is refused (a notification) before anything moves; it hid the grids and
+        # showed no pane, with the focus nowhere and the view's keys dead (the crawler's random walk)
+        src_ids, src, tgt_ids, tgt, _ = view.inputs.ids()
         pane = self.query_one(HeadEffects)
         if not self.shown():
             self.put_grids_away()
         self.query_one(HeadDetectors).put_away()
-        src_ids, src, tgt_ids, tgt, _ = view.inputs.ids()
         if view.encoder_decoder:  # the decoder's stream on the target (none typed: the model's own translation)
             pane.measure(kind, tgt_ids, tgt, src=src_ids)
         else:
@@ -136,15 +168,16 @@ class HeadPanes(Widget):
         if not self.shown():
             self.put_grids_away()
         self.query_one(HeadEffects).put_away()
-        self.query_one(HeadDetectors).run()
+        detectors = self.query_one(HeadDetectors)
+        if not detectors.answered("j"):  # this model's scores drawn: shown again, and said so
+            detectors.run()
 
     def on_mechanism_panel_hidden(self, message: MechanismPanel.Hidden) -> None:
         """A pane went away (Escape): the grids it covered come back."""
         message.stop()
-        self.remove_class("-covering")
-        for selector, shown in self.grids_shown.items():
-            self.view.query_one(selector).display = shown
-        self.view.home().focus()
+        self.uncover()
+        home = self.view.home()  # at 80x24 the inside-head pane back in the grid's place has the arrows
+        (home if home.display or not self.inside_open else self.query_one(InsideHead)).focus()
 
     def on_head_map_open(self, message: HeadMap.Open) -> None:
         """Enter on a head of the effects grid: the pane goes, and the view picks that head's grid."""
@@ -169,7 +202,10 @@ class HeadPanes(Widget):
         if view.choice()[0] not in ATTENTION_KINDS:
             view.say("the model view shows the attention kinds: press k for one")
             return
-        gallery.display, heatmap.display = not gallery.display, gallery.display
+        covered = self.has_class("-covering")
+        self.put_panes_away()  # under a head pane the gallery had no room: m toggled it there unseen
+        gallery.display = covered or not gallery.display
+        heatmap.display = not gallery.display
         (gallery if gallery.display else heatmap).focus()
         view.say(view.hint())
 
@@ -184,7 +220,9 @@ class HeadPanes(Widget):
     def inside(self) -> None:
         view = self.view
         pane, heatmap = self.query_one(InsideHead), view.query_one(AttentionMap)
-        pane.display = not pane.display
+        covered = self.has_class("-covering")
+        self.put_panes_away()
+        pane.display = covered or not pane.display  # c over a head pane opens this one in its place
         view.query_one(SmallMultiples).display = False
         self.make_room()
         self.point_inside()

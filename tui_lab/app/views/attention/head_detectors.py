@@ -60,6 +60,8 @@ class HeadTable(DataTable):
 
 class HeadDetectors(MechanismPanel):
     PREFIX = "detect"
+    # the scores read rows of random tokens (a fixed seed), not the typed text: only another model changes them
+    SAME = "{key}: these scores are the model's, not the text's; a new model (1), then j"
     DEFAULT_CSS = """
     HeadDetectors HeadTable { height: 1fr; }
     """

@@ -20,6 +20,7 @@ from tui_lab.app.widgets.mechanism_panel import MechanismPanel, PanelMap
 
 KINDS = {"ablation": "mean ablation: next-token loss change per head",
          "attribution": "direct logit attribution per head"}
+KEYS = {"ablation": "a", "attribution": "d"}  # the view's key of each
 
 
 def row_kind(label: str) -> tuple[str, int]:
@@ -80,8 +81,16 @@ class HeadEffects(MechanismPanel):
     def measure(self, kind: str, ids: list[int] | None, labels: list[str], src: list[int] | None = None) -> None:
         """Run `kind` on the sentence `ids` (labelled `labels`) with the live model. An encoder-decoder: `ids` is
         the target the decoder reads with the source `src` (None: the model's own greedy translation)."""
+        text = self.text
         self.kind, self.text, self.labels, self.src = kind, ids, labels, src
+        if self.answered(KEYS[kind]):  # on the text drawn: shown, and said so
+            self.text = text  # what the drawn run read (a translation model's own target, where none was typed)
+            return
         self.run()
+
+    def same_inputs(self, key: str) -> str:
+        # r runs on the text a or d gave the pane: new text is the view's, measured with a or d
+        return f"{key}: the {self.kind} shown is this text's already; edit the text (Tab), then {KEYS[self.kind]}"
 
     def inputs_key(self) -> Any:
         # the labels, not `text`: the run itself fills `text` in with a translation model's own target

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.binding import Binding
+from textual.widgets import Static
 
 from tui_lab.app.views.attention.head_detectors import applies
 from tui_lab.app.views.attention.head_effects import effects_refused
@@ -37,6 +38,18 @@ KEYS = [
     Binding("j", "head_detectors_narrow", "head jobs", show=False),
     Binding("j", "head_detectors_refused", "head jobs", show=False),
 ]
+
+
+class InfoLine(Static):
+    """The line under the grid (`say`): the capture's note, the keys' hint, a refusal; `text` reads it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("", **kwargs)
+        self.text = ""
+
+    def say(self, text: str) -> None:
+        self.text = text
+        self.update(text)
 
 
 def hint(config: Any, gallery: bool, inside: bool, width: int, app_width: int) -> str:

@@ -1,7 +1,10 @@
 """The Attention view's pickers: grid kind, layer and head, as selects (the view's k, l, h cycle them).
 
 A widget of its own: the view offers it each capture (`offer`), which sets the choices, and reads the pick
-with `choice()`. Any change of pick posts `AttentionPickers.Changed`; the view redraws on it.
+with `choice()`. Any change of pick posts `AttentionPickers.Changed`; the view redraws on it. A select's open
+menu leaves the letters to the view's keys (no type-to-search): e, r, a, d and j, named on the hint line and the
+Run button, did nothing while it was open (issue 36's crawler, a dead `e`). The view's k, l and h leave the
+footer while a menu is open (`menu_open`): it names Esc there, and at 80 columns q quit had no room.
 """
 
 from __future__ import annotations
@@ -29,11 +32,19 @@ class AttentionPickers(Horizontal):
         self._choices: dict[str, list] = {}  # each select's values in order, for cycling
 
     def compose(self) -> ComposeResult:
-        yield Select([], id="att-kind", prompt="grid", allow_blank=True, compact=True)
+        yield Select([], id="att-kind", prompt="grid", allow_blank=True, compact=True, type_to_search=False)
         # Disabled until a capture offers layers (`_fill_layers`), as they are then: disabling a select as the view
         # mounts restyled it and all its parts (~0.1 s of CPU for the two, on the path of the key that opened it).
-        yield Select([], id="att-layer", prompt="layer", allow_blank=True, compact=True, disabled=True)
-        yield Select([], id="att-head", prompt="head", allow_blank=True, compact=True, disabled=True)
+        for which in ("layer", "head"):
+            yield Select([], id=f"att-{which}", prompt=which, allow_blank=True, compact=True, disabled=True,
+                         type_to_search=False)
+
+    def on_mount(self) -> None:
+        for select in self.query(Select):
+            self.watch(select, "expanded", lambda _: self.refresh_bindings(), init=False)
+
+    def menu_open(self) -> bool:
+        return any(select.expanded for select in self.query(Select))
 
     def kinds(self) -> list[str]:
         present = sorted({kind for kind, _ in self.cap.grids}, key=list(KIND_TITLES).index)

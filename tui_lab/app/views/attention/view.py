@@ -21,7 +21,6 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.events import Resize
-from textual.widgets import Static
 
 from tui_lab.app.grids import GridSpec
 from tui_lab.app.guard import guarded
@@ -36,10 +35,10 @@ from tui_lab.app.views.attention.inputs import AttentionInputs, learned_head
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.pickers import AttentionPickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
+from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs
 from tui_lab.app.widgets.heatmap import Heatmap
 
 SAME_TEXT = "r: the grids shown are this text's already; edit the text, then r"
-SAME_TEXT_S = 4.0  # then the line under the grid says what it said before
 
 
 class AttentionView(LabView):
@@ -51,9 +50,8 @@ class AttentionView(LabView):
         self.pending_cursor: tuple[str, str] | None = None
         self.pending_kind: str | None = None
         self.captured_generation = -1
-        self._asked: tuple | None = None  # the inputs of the capture under way (`_inputs_now`)
-        self._shown: tuple | None = None  # the inputs of the grids on screen
-        self._info = ""  # the line under the grid (`say`)
+        self.drawn = DrawnInputs()  # `_inputs_now()` of the capture under way and of the grids on screen (r)
+        self.answer = Answer(self, self.say, lambda: self.query_one(hints.InfoLine).text)
         self.last_export: Path | None = None
         self.panes = HeadPanes(self, id="att-panes")
 
@@ -78,7 +76,7 @@ class AttentionView(LabView):
         yield AttentionMap(id="att-map")
         yield self.panes  # ablation, attribution, head detectors, inside one head
         yield SmallMultiples(id="att-model")
-        yield Static("", id="att-info")
+        yield hints.InfoLine(id="att-info")
 
     def on_mount(self) -> None:
         self.query_one(SmallMultiples).display = False
@@ -171,15 +169,10 @@ class AttentionView(LabView):
         """r, the Run button or Enter in a field. On the text whose grids are on screen it says so at once: it
         captured the same grids again and said nothing, a press named on screen that changed nothing (issue 36's
         crawler)."""
-        if self.app.live.ready and self._shown is not None and self._shown == self._inputs_now() and \
-                not self._capturing():
-            # under the grid, where the capture's own line goes (a toast is easy to miss and hides the grid's
-            # corner); the line it replaced comes back after a while
-            before = self._info
-            self.say(SAME_TEXT)
-            self.set_timer(SAME_TEXT_S, lambda: self._info == SAME_TEXT and self.say(before))
-            return
-        self.capture()
+        if self.app.live.ready and self.drawn.same(self._inputs_now()) and not self._capturing():
+            self.answer(SAME_TEXT)
+        else:
+            self.capture()
 
     def _capturing(self) -> bool:
         return any(w.group == "attention" and not w.is_finished for w in self.workers)
@@ -190,7 +183,7 @@ class AttentionView(LabView):
         if not live.ready:
             self.say(f"the live model is not ready yet ({live.status})")
             return
-        self._asked = self._inputs_now()
+        self.drawn.ask(self._inputs_now())
         job, doing = jobs.capture_job(live, self.inputs, self.post_message)
         self.say(doing)
         self.run_worker(job, thread=True, exclusive=True, group="attention", exit_on_error=False)
@@ -200,7 +193,10 @@ class AttentionView(LabView):
         self.cap = Capture(message.grids, message.entropy, message.src, message.tgt, message.predicted,
                            message.learned, self.encoder_decoder, message.image)
         self.captured_generation = message.generation
-        self._shown = self._asked if self._asked is not None and self._asked[0] == message.generation else None
+        if self.drawn.asked is not None and self.drawn.asked[0] == message.generation:
+            self.drawn.drawn()  # r on these inputs now says so
+        else:
+            self.drawn.forget()
         if message.inputs is not None:
             self.panes.follow(*message.inputs)
         head = learned_head(self.app.live.config) if first else None  # a shipped toy opens on its meta.json's
@@ -288,9 +284,12 @@ class AttentionView(LabView):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Which of j's three bindings is the live one (see BINDINGS); l and h dimmed (None) while they would
         change nothing."""
-        if action in ("cycle_layer", "cycle_head"):
-            pickers = self.query(AttentionPickers)  # none while the view still composes
-            return True if pickers and pickers.first().can_cycle(action.removeprefix("cycle_")) else None
+        if action.startswith("cycle_"):
+            pickers = self.query(AttentionPickers)  # none while the view still composes; off the footer under a menu
+            if pickers and pickers.first().menu_open():
+                return False
+            if action != "cycle_kind":
+                return True if pickers and pickers.first().can_cycle(action.removeprefix("cycle_")) else None
         if not action.startswith("head_detectors"):
             return True
         return action == hints.j_binding(self.app.live.config, self.app.size.width)
@@ -303,7 +302,7 @@ class AttentionView(LabView):
         self.panes.point_inside()
 
     def on_capture_failed(self, message: work.CaptureFailed) -> None:
-        self._shown = None  # r tries again
+        self.drawn.forget()  # r tries again
         self.say(f"[red]capture failed:[/red] {message.error}")
 
     def on_attention_inputs_run_asked(self, message: AttentionInputs.RunAsked) -> None:
@@ -314,8 +313,7 @@ class AttentionView(LabView):
                           self.panes.inside_open, self.size.width, self.app.size.width)
 
     def say(self, text: str) -> None:
-        self._info = text
-        self.query_one("#att-info", Static).update(text)
+        self.query_one(hints.InfoLine).say(text)
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return hints.palette(self, self.query_one(AttentionMap))

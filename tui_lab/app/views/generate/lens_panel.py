@@ -27,6 +27,8 @@ def top_text(cell: list[dict[str, Any]]) -> str:
 
 class LensPanel(MechanismPanel):
     PREFIX = "lens"
+    # r reads the prompt l gave it: a new prompt is the Generate view's, lensed with l
+    SAME = "{key}: the lens shown is this prompt's already; edit the prompt, then l"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -66,6 +66,8 @@ class PatchPanel(MechanismPanel):
             yield Button("Run r", id="patch-run", variant="primary", compact=True)
             yield Button("Cancel x", id="patch-cancel", variant="error", compact=True)
 
+    SAME = "{key}: this patching is these prompts' already; edit them (i or Tab), then r"
+
     def inputs_key(self) -> Any:
         return self.app.live.generation, *(self.value(name) for name in ("clean", "corrupt", "answer", "wrong"))
 
