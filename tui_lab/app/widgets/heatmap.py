@@ -43,7 +43,7 @@ class Heatmap(ScrollView, can_focus=True):
         Binding("left", "move(0, -1)", "cell left", show=False),
         Binding("right", "move(0, 1)", "cell right", show=False),
         Binding("z", "toggle_density", "dense/full"),
-        Binding("number_sign", "toggle_numbers", "# numbers"),
+        Binding("number_sign", "toggle_numbers", "numbers"),
     ]
     DEFAULT_CSS = "Heatmap { height: 1fr; }"
 

@@ -14,9 +14,18 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
-from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.heatmap import QUIET_KEYS, Heatmap
 
 TITLE = "attention of each new token over the context"  # the grid keeps every line
+# The grid's own keys, named under it once it has rows: in the footer they pushed "q quit" off at 80 columns
+# (the crawler's Generate '5 tab tab', the grid focused).
+KEYS = "z dense/full · # numbers"
+
+
+class GridKeysQuiet(Heatmap):
+    """The grid with z and # left off the footer (its box names them)."""
+
+    BINDINGS = QUIET_KEYS
 
 
 class GrowingGrid(Vertical):
@@ -32,11 +41,12 @@ class GrowingGrid(Vertical):
         self.translating = False
 
     def compose(self) -> ComposeResult:
-        yield Heatmap(id="gen-att", numbered=True)
+        yield GridKeysQuiet(id="gen-att", numbered=True)
 
     def clear(self) -> None:
         """A new job: no rows yet (the grid keeps showing the last one's until the new stream starts)."""
         self.rows, self.row_labels = [], []
+        self.border_subtitle = ""
 
     def begin(self, context: list[str], cross: bool, copy: bool, translating: bool) -> None:
         self.context, self.cross, self.translating = list(context), cross, translating
@@ -69,6 +79,7 @@ class GrowingGrid(Vertical):
             mask.append([not start <= c < end for c in range(width)])
         masked = mask if any(any(m) for m in mask) else None
         axes = ("translation", "source") if self.cross and self.translating else ("new token", "context")
+        self.border_subtitle = KEYS
         self.query_one("#gen-att", Heatmap).set_grid(grid, self.row_labels, self.context, lo=0.0, mask=masked,
                                                      axes=axes)
 
