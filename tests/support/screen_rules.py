@@ -300,10 +300,10 @@ def input_values(app, lines: list[str]) -> list[str]:
         if not r.area or r.bottom > len(lines) or r.width < field.content_region.width:
             continue  # hidden, or scrolled out of its pane
         shown = columns(lines[r.y], r.x, r.right).rstrip()
-        value = field.value
+        value = field.value.rstrip()  # a trailing space draws nothing (ctrl+backspace leaves one after a word)
         cut = shown.endswith(ELLIPSIS) and " " in value and value.startswith(shown[:-1].rstrip() + " ")
         if shown != value and not cut:
-            found.append(f"{_name(field)} shows {shown!r} for its value {value!r}")
+            found.append(f"{_name(field)} shows {shown!r} for its value {field.value!r}")
     return found
 
 

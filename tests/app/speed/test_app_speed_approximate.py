@@ -33,7 +33,8 @@ async def test_a_performer_is_measured_with_its_running_sums(tmp_path):
         app.show_view("speed")
         await pilot.pause()
         view = app.view("speed")
-        assert view.demo  # narrower than the demo: the demo it measures is a Performer too
+        # narrower than the demo: the demo it measures is a Performer too (set as the tab's activation is handled)
+        await wait_for(pilot, lambda: view.demo, 30)
         app.query_one("#sp-lengths", Input).value = "8"
         app.query_one("#sp-repeats", Input).value = "1"
         await pilot.press("r")
