@@ -9,6 +9,7 @@ reaching the Speed view's handlers would read as the view's own.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -46,6 +47,18 @@ class JobPoster:
     def __init__(self, target: Widget, job: int) -> None:
         self.target, self.job = target, job
         self.worker: Any = None  # set in the worker thread
+        # A worker cancelled before its thread began never runs `run` (Textual drops it): nothing would say the
+        # job ended, and the view stayed "cancelling..." with Cancel lit (x pressed at once on a busy machine).
+        # Whichever comes first under the lock, the thread's start or `abandon`, decides who reports the end.
+        self._lock = threading.Lock()
+        self._began = self._abandoned = False
+
+    def abandon(self) -> bool:
+        """The job was cancelled: True when its work never began (the caller reports it cancelled); after this
+        the work does not begin."""
+        with self._lock:
+            self._abandoned = not self._began
+            return self._abandoned
 
     @property
     def stopped(self) -> bool:
@@ -59,6 +72,10 @@ class JobPoster:
         """Worker thread: run `work` and post what came of it; an error is one line, never a crash."""
         from tui_lab.errors import one_line
 
+        with self._lock:
+            if self._abandoned:
+                return
+            self._began = True
         self.worker = get_current_worker()
         try:
             done = JobDone(self.job, work(self))
@@ -89,6 +106,7 @@ class JobView(LabView):
         super().__init__(**kwargs)
         self.job = 0
         self.running: Any = None
+        self._poster: JobPoster | None = None  # the job's, for cancel_job
 
     @property
     def cancellable(self) -> bool:
@@ -120,7 +138,7 @@ class JobView(LabView):
         self.job += 1
         self.running = label
         self.query_one(self.JOB_PROGRESS, ProgressBar).update(total=total, progress=0)
-        poster = JobPoster(self, self.job)
+        poster = self._poster = JobPoster(self, self.job)
         self.run_worker(lambda: poster.run(work), thread=True, group=self.JOB_GROUP, exclusive=self.JOB_EXCLUSIVE,
                         exit_on_error=False)
         self.job_state_changed()
@@ -130,6 +148,9 @@ class JobView(LabView):
         if not self.running:
             return False
         self.workers.cancel_group(self, self.JOB_GROUP)
+        # cancelled before its thread began: it never will, so the job ends here
+        if self._poster is not None and self._poster.abandon():
+            self.post_message(JobDone(self._poster.job, cancelled=True))
         return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -90,3 +90,20 @@ async def test_an_error_is_one_line_and_cancel_stops_the_work():
         await wait_for(pilot, lambda: len(outer.finished) == 2, 60)
         assert outer.finished[1] == ("long", None, None, True) and outer.running is None
         assert not outer.cancel_job()  # nothing runs: nothing to cancel
+
+
+async def test_a_job_cancelled_before_its_thread_began_ends_cancelled_once():
+    """x pressed at once on a busy machine: Textual drops a worker cancelled before its thread starts, so its work
+    never ran to say it ended, and the view stayed 'cancelling...' with Cancel lit (tests/app/experiments'
+    test_app_job_keys failed so beside three busy processes)."""
+    app = Lab()
+    async with app.run_test(size=(80, 24)) as pilot:
+        outer = app.query_one("#outer", Outer)
+        ran = threading.Event()
+        outer.start_job(lambda poster: ran.set(), total=1, label="at once")
+        assert outer.cancel_job()  # in the same tick: its thread has not begun
+        await wait_for(pilot, lambda: outer.finished, 30)
+        for _ in range(5):
+            await pilot.pause(0.05)
+        assert outer.finished == [("at once", None, None, True)] and outer.running is None
+        assert not ran.is_set() and not outer.cancel_job()
