@@ -241,6 +241,10 @@ async def test_r_on_the_lens_shown_says_so_and_a_new_prompt_runs_at_80x24():
         await wait_for(pilot, lambda: any(said in line for line in screen_text(app).splitlines()), 10)
         panel = app.query_one("#gen-lens")
         before = panel.result
+        await pilot.press("l")  # the view's own l on the same prompt: said, not run again unsaid
+        said_l = LensPanel.SAME.format(key="l")
+        await wait_for(pilot, lambda: any(said_l in line for line in screen_text(app).splitlines()), 10)
+        assert panel.result is before and not panel.running
         panel.prompt = "The cat"
         await pilot.press("r")
         length = len(app.live.tokenizer.encode("The cat"))

@@ -239,7 +239,8 @@ class GenerateView(LabView):
         panel = self.query_one(LensPanel)
         self.room.show_panel(panel)
         panel.prompt = self.prompt.text
-        panel.run()
+        if not panel.answered("l"):  # on the prompt whose lens is drawn, it shows it and says so (no silent rerun)
+            panel.run()
 
     def action_patch(self) -> None:
         panel = self.query_one(PatchPanel)

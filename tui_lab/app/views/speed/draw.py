@@ -54,12 +54,13 @@ def plot_lines(run: Any, prediction: Prediction | None) -> list[Line]:
     """Seconds spent so far against tokens generated, per path: the uncached curve bends upward (each token
     re-reads a longer prefix) while the cached one stays nearly straight. A running total reads at a glance
     where per-token dots made a cloud, and one slow step bumps it by its own time rather than setting the
-    axis. The prediction (compute at the matmul peak) is drawn the same way, each series named."""
-    lines = [Line(path, *_cumulative(getattr(run, f"{path}_step_s")), colour=colour) for path, _, colour in PATHS]
-    if prediction is not None:
-        lines += [Line(f"{path} FLOPs at peak", *_cumulative(prediction.seconds(path)),
-                       colour=PREDICTED_COLOURS[path]) for path, _, _ in PATHS]
-    return lines
+    axis. The prediction (compute at the matmul peak) is drawn the same way, each series named, and first: a later
+    line draws over an earlier one where they share a cell, and the measured curves are what the view is for."""
+    measured = [Line(path, *_cumulative(getattr(run, f"{path}_step_s")), colour=colour) for path, _, colour in PATHS]
+    if prediction is None:
+        return measured
+    return [Line(f"{path} FLOPs at peak", *_cumulative(prediction.seconds(path)), colour=PREDICTED_COLOURS[path])
+            for path, _, _ in PATHS] + measured
 
 
 def plot_top(run: Any) -> float:

@@ -33,8 +33,10 @@ def vocab_note(before: ModelConfig, after: ModelConfig, tokenizer: str) -> str |
     if before.vocab == after.vocab:
         return None
     a, b = count_params(before).total, count_params(after).total
-    return (f"the {tokenizer} vocabulary ({after.vocab:,}) replaces the preset's ({before.vocab:,}): "
-            f"{_short(a)} -> {_short(b)} parameters ({a:,} -> {b:,})")
+    exact = f"{a:,} -> {b:,} parameters"
+    short = f"{_short(a)} -> {_short(b)} parameters"
+    counts = exact if short == exact else f"{short} ({a:,} -> {b:,})"  # under 1M the short form is the exact one
+    return f"the {tokenizer} vocabulary ({after.vocab:,}) replaces the preset's ({before.vocab:,}): {counts}"
 
 
 def _short(n: int) -> str:
