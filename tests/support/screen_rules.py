@@ -244,6 +244,15 @@ def shown_widgets(app, kind) -> list:
     return [w for w in app.screen.walk_children() if w in visible and isinstance(w, kind)]
 
 
+def open_menus(app) -> list:
+    """The regions of the select menus open over the screen. Each is framed (tui_lab.tcss: a compact select's menu
+    had no frame, and its options over the fields below read as their values, "steps char"); the frame must be
+    drawn, so a field it covers is hidden with a mark."""
+    from textual.widgets import Select
+
+    return [select.query_one("SelectOverlay").region for select in shown_widgets(app, Select) if select.expanded]
+
+
 def _name(widget) -> str:
     return f"{type(widget).__name__}#{widget.id}" if widget.id else type(widget).__name__
 
@@ -293,12 +302,15 @@ def input_values(app, lines: list[str]) -> list[str]:
     from textual.widgets import Input
 
     found = []
+    menus = open_menus(app)
     for field in shown_widgets(app, Input):
         if not (field.display and field.visible and field.value) or field.has_focus:
             continue
         r, _ = _seen_region(field)
         if not r.area or r.bottom > len(lines) or r.width < field.content_region.width:
             continue  # hidden, or scrolled out of its pane
+        if any(menu.overlaps(r) for menu in menus):
+            continue  # under an open select's framed menu (the frame is the mark; `open_menus`)
         shown = columns(lines[r.y], r.x, r.right).rstrip()
         value = field.value.rstrip()  # a trailing space draws nothing (ctrl+backspace leaves one after a word)
         cut = shown.endswith(ELLIPSIS) and " " in value and value.startswith(shown[:-1].rstrip() + " ")

@@ -157,3 +157,25 @@ async def test_a_on_an_empty_sentence_is_refused_and_leaves_the_grid_and_its_key
         assert grid.display and app.focused is grid and "query [0]" in screen_text(app)
         await pilot.press("k")  # the view's keys still act
         await wait_for(pilot, lambda: "mask" in screen_text(app))
+
+
+async def test_enter_on_a_detected_head_while_the_grids_are_captured_anew_opens_it_when_they_arrive():
+    """The crawler's long tier (seed 23): the live model changed with the detectors table shown; the table stays while
+    the detectors measure the new model and the grids are captured anew, and Enter on its L2H1 set a layer the
+    emptied picker lacked (a traceback: InvalidSelectValueError). It now opens that head when the grids arrive."""
+    from tui_lab import load_preset
+
+    app = app_for()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _attention(pilot)
+        await pilot.press("j")
+        detectors = app.query_one(HeadDetectors)
+        await wait_for(pilot, lambda: detectors.result is not None and _idle(app), 60)
+        row = next(i for i, r in enumerate(detectors.rows) if (r["layer"], r["head"]) == (2, 1))
+        view = app.view("attention")
+        app.rebuild_model(load_preset("gpt2-toy"))  # another model: the grids are captured again
+        await wait_for(pilot, lambda: not view.grids, 30)
+        detectors.grid.move_cursor(row=row)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: view.grids and view.choice() == ("decoder-self", 2, 1), 60)
+        assert app.is_running

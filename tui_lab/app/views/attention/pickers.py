@@ -57,9 +57,13 @@ class AttentionPickers(Horizontal):
         layer, head = self.query_one("#att-layer", Select).value, self.query_one("#att-head", Select).value
         return str(kind), layer if isinstance(layer, int) else -1, head if isinstance(head, int) else -1
 
-    def choose(self, layer: int, head: int) -> None:
+    def choose(self, layer: int, head: int) -> bool:
+        """Pick (layer, head) of the kind shown; False, the pick unchanged, when the capture has no such head."""
+        if layer not in self._choices.get("#att-layer", []) or head not in self._choices.get("#att-head", []):
+            return False
         self.query_one("#att-layer", Select).value = layer
         self.query_one("#att-head", Select).value = head
+        return True
 
     def offer(self, cap: Capture) -> None:
         """A new capture (or none yet): its kinds, layers and heads; the pick stays where it still exists."""
@@ -80,10 +84,10 @@ class AttentionPickers(Horizontal):
         self.offer(cap)
         if first and not asked:
             self.select_kind("cross" if translating else self.kinds()[0])
-            if head is not None:
-                self.choose(*head)
         if asked:
             self.select_kind(asked)
+        if head is not None:
+            self.choose(*head)
 
     def _fill_layers(self) -> None:
         kind = self.query_one("#att-kind", Select).value

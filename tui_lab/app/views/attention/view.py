@@ -49,6 +49,7 @@ class AttentionView(LabView):
         self.cap = Capture()
         self.pending_cursor: tuple[str, str] | None = None
         self.pending_kind: str | None = None
+        self.pending_head: tuple[int, int] | None = None  # (layer, head) to pick when the capture under way arrives
         self.captured_generation = -1
         self.drawn = DrawnInputs()  # `_inputs_now()` of the capture under way and of the grids on screen (r)
         self.answer = Answer(self, self.say, lambda: self.query_one(hints.InfoLine).text)
@@ -199,9 +200,11 @@ class AttentionView(LabView):
             self.drawn.forget()
         if message.inputs is not None:
             self.panes.follow(*message.inputs)
-        head = learned_head(self.app.live.config) if first else None  # a shipped toy opens on its meta.json's
+        # a head chosen in a pane while this capture was on its way; else a shipped toy opens on its meta.json's
+        learned = learned_head(self.app.live.config) if first and not self.pending_kind else None
+        head = self.pending_head or learned
         self.pickers.follow_capture(self.cap, first, message.translation is not None, head, self.pending_kind)
-        self.pending_kind = None
+        self.pending_kind = self.pending_head = None
         self.redraw()
         if self.pending_cursor:
             self.point_at(*self.pending_cursor)
@@ -294,9 +297,20 @@ class AttentionView(LabView):
             return True
         return action == hints.j_binding(self.app.live.config, self.app.size.width)
 
+    @guarded
     def on_head_panes_chosen(self, message: HeadPanes.Chosen) -> None:
+        """Enter on a head in a pane: its grid. A pane's table can outlive the capture (the live model changed and
+        the detectors measure it again while the grids are captured anew): then the grid opens when they arrive,
+        or the line says the grids have no such head (Enter set a layer the picker lacked: a traceback)."""
         self.pickers.select_kind(message.kind)
-        self.pickers.choose(message.layer, message.head)
+        if self.pickers.choose(message.layer, message.head):
+            return
+        name = f"L{message.layer}H{message.head}"
+        if self._capturing():
+            self.pending_kind, self.pending_head = message.kind, (message.layer, message.head)
+            self.say(f"{name}: its grid opens when the capture under way arrives")
+        else:
+            self.say(f"{name}: the grids shown have no such {message.kind} head; r captures them again")
 
     def on_heatmap_cell_highlighted(self, message: Heatmap.CellHighlighted) -> None:
         self.panes.point_inside()

@@ -1,0 +1,44 @@
+"""Every select menu of every view, opened at 80x24, is framed (read from the rendered screen): a compact select's
+menu had no frame, and its options over the fields below read as their values ("steps char", "batch bpe": the
+crawler's long tier, seed 23). The selects are found, not listed: a new view's or panel's select is covered too."""
+
+from __future__ import annotations
+
+from app_support import app_for, screen_lines, view_mounted, wait_ready
+from screen_rules import columns, input_values, open_menus, shown_widgets
+from textual.widgets import Select
+
+from tui_lab.app.app import VIEWS
+
+FRAME_LEFT, FRAME_RIGHT = "▊", "▎"
+
+
+async def test_every_views_select_menu_is_framed_and_hides_no_field_unmarked_at_80x24():
+    app = app_for()
+    opened: list[str] = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        for view_id in [spec.id for spec in VIEWS]:
+            await view_mounted(pilot, view_id)
+            app.show_view(view_id)
+            await pilot.pause(0.3)
+            for select in [s for s in shown_widgets(app, Select) if not s.disabled]:
+                select.focus()
+                await pilot.pause()
+                await pilot.press("enter")
+                await pilot.pause(0.2)
+                assert select.expanded, f"{view_id}: {select.id} did not open"
+                lines = screen_lines(app)
+                (menu,) = open_menus(app)
+                inside = range(menu.y + 1, min(menu.bottom, len(lines)) - 1)
+                assert inside, (view_id, select.id, menu)
+                for y in inside:
+                    row = columns(lines[y], menu.x, menu.right)
+                    assert row.startswith(FRAME_LEFT) and row.rstrip().endswith(FRAME_RIGHT), \
+                        (view_id, select.id, "\n".join(lines))
+                assert input_values(app, lines) == [], (view_id, select.id)
+                opened.append(f"{view_id}#{select.id}")
+                await pilot.press("escape")
+                await pilot.pause()
+    print("menus opened:", opened)
+    assert len(opened) >= 5, opened  # Train's four, Attention's kind at least
