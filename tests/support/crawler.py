@@ -56,6 +56,7 @@ from screen_rules import (
     plot_overruns,
     plot_rows,
     shown_widgets,
+    squeezed_boxes,
     text_problems,
 )
 
@@ -686,6 +687,7 @@ class Crawler:
         found += [("field value", p) for p in input_values(self.app, lines)]
         found += [("plot overrun", p) for p in plot_overruns(self.app, lines)]
         found += [("label cut with room", p) for p in cut_with_room(self.app, lines)]
+        found += [("empty box", p) for p in squeezed_boxes(lines, least=1)]  # a box drawn with no row inside
         from tui_lab.app.shell.view_focus import in_field
 
         # In a field that types every letter, q too, the footer names Esc (the way back to q), not q

@@ -159,23 +159,47 @@ async def test_a_on_an_empty_sentence_is_refused_and_leaves_the_grid_and_its_key
         await wait_for(pilot, lambda: "mask" in screen_text(app))
 
 
-async def test_enter_on_a_detected_head_while_the_grids_are_captured_anew_opens_it_when_they_arrive():
+async def test_enter_on_a_detected_head_while_the_grids_are_captured_anew_opens_it_when_they_arrive(monkeypatch):
     """The crawler's long tier (seed 23): the live model changed with the detectors table shown; the table stays while
     the detectors measure the new model and the grids are captured anew, and Enter on its L2H1 set a layer the
-    emptied picker lacked (a traceback: InvalidSelectValueError). It now opens that head when the grids arrive."""
-    from tui_lab import load_preset
+    emptied picker lacked (a traceback: InvalidSelectValueError). It now opens that head when the grids arrive. The
+    new model's capture is held until Enter is in, so the case does not hang on the machine's speed."""
+    import threading
 
+    from tui_lab import load_preset
+    from tui_lab.app.views.attention import jobs
+
+    held, release = threading.Event(), threading.Event()
+    capture_job = jobs.capture_job
+
+    def holding(live, inputs, post):
+        job, doing = capture_job(live, inputs, post)
+        if live.config.name != "gpt2-toy":
+            return job, doing
+
+        def run():
+            held.set()
+            release.wait(60)
+            job()
+        return run, doing
+
+    monkeypatch.setattr(jobs, "capture_job", holding)
     app = app_for()
     async with app.run_test(size=(100, 30)) as pilot:
         await _attention(pilot)
         await pilot.press("j")
         detectors = app.query_one(HeadDetectors)
         await wait_for(pilot, lambda: detectors.result is not None and _idle(app), 60)
-        row = next(i for i, r in enumerate(detectors.rows) if (r["layer"], r["head"]) == (2, 1))
         view = app.view("attention")
+        l2h1 = next(i for i, r in enumerate(detectors.rows) if (r["layer"], r["head"]) == (2, 1))
+        detectors.grid.move_cursor(row=l2h1)
         app.rebuild_model(load_preset("gpt2-toy"))  # another model: the grids are captured again
-        await wait_for(pilot, lambda: not view.grids, 30)
-        detectors.grid.move_cursor(row=row)
+        await wait_for(pilot, lambda: held.is_set(), 60)
+        await wait_for(pilot, lambda: detectors.result is not None, 60)  # the new model's table
+        at = detectors.rows[detectors.grid.cursor_row]
+        assert (at["layer"], at["head"]) == (2, 1)  # the cursor kept its head through the new scores
         await pilot.press("enter")
+        await wait_for(pilot, lambda: "L2H1: its grid opens when" in screen_text(app), 10)
+        release.set()
         await wait_for(pilot, lambda: view.grids and view.choice() == ("decoder-self", 2, 1), 60)
         assert app.is_running

@@ -71,7 +71,8 @@ async def test_start_step_pause_stop_then_the_trained_model_is_live(tmp_path, mo
     async with app.run_test(size=SIZE) as pilot:
         view = await train_view(pilot)
         await start_paused(pilot, view)
-        assert "vocab set to" in view.message  # the char tokenizer's vocab, not the preset's 256
+        # the char tokenizer's vocab, not the preset's 256, said once (the setup's "vocab set to" said it again)
+        assert "char vocabulary (63) replaces the preset's (256)" in view.message and "vocab set to" not in view.message
         # text cursors hold still while a run trains (a blink is a frame taken from the trainer), and blink after
         await wait_for(pilot, lambda: not any(field.cursor_blink for field in app.screen.query(Input)), 60)
         await steps(pilot, view, 3)

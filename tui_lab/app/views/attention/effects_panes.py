@@ -205,7 +205,9 @@ class HeadPanes(Widget):
         covered = self.has_class("-covering")
         self.put_panes_away()  # under a head pane the gallery had no room: m toggled it there unseen
         gallery.display = covered or not gallery.display
-        heatmap.display = not gallery.display
+        if gallery.display:  # it takes the inside-head pane's place too: that pane explains a cell of the grid
+            self.query_one(InsideHead).display = False
+        self.make_room()
         (gallery if gallery.display else heatmap).focus()
         view.say(view.hint())
 
@@ -232,9 +234,11 @@ class HeadPanes(Widget):
         view.say(view.hint())
 
     def make_room(self) -> None:
-        """A short view shows the open inside-head pane in the grid's (and a ViT image's) place."""
+        """The grid shows unless the gallery stands in its place, or a short view shows the open inside-head pane
+        there (and in a ViT image's). A redraw under the gallery brought the grid back beside it (`m l`), and `m`
+        over the inside-head pane of a short view drew the gallery, then the grid, with no row inside its box."""
         crowded = self.query_one(InsideHead).display and self.view.size.height < self.SHORT
-        self.view.query_one(AttentionMap).display = not crowded
+        self.view.query_one(AttentionMap).display = not crowded and not self.view.query_one(SmallMultiples).display
         if crowded:
             self.view.query_one(PatchImage).display = False
 

@@ -129,12 +129,16 @@ class HeadDetectors(MechanismPanel):
     def sort_by(self, order: str) -> None:
         if order != self.order:
             self.order = order
-            self._fill()
+            self._fill(keep_head=False)  # a new order: the cursor on its top row, the head that leads it
 
-    def _fill(self) -> None:
+    def _fill(self, keep_head: bool = True) -> None:
         if self.result is None:
             return
         table = self.grid
+        # the cursor stays on its head through new scores (the live model changed): Enter on the row a person
+        # stood on opened another head when the refill put the cursor back on the top row
+        row = table.cursor_row
+        at = (self.rows[row]["layer"], self.rows[row]["head"]) if keep_head and 0 <= row < len(self.rows) else None
         table.clear(columns=True)
         table.add_column(Text("head ▲" if self.order == "layer" else "head"), key="layer")
         for name in SCORES:
@@ -142,7 +146,9 @@ class HeadDetectors(MechanismPanel):
         self.rows = sorted_rows(self.result.to_dict()["heads"], self.order)
         for r in self.rows:
             table.add_row(f"L{r['layer']}H{r['head']}", *(Text(f"{r[n]:.3f}", justify="right") for n in SCORES))
-        self.describe(0, 0)
+        keep = next((i for i, r in enumerate(self.rows) if (r["layer"], r["head"]) == at), 0)
+        table.move_cursor(row=keep)
+        self.describe(keep, 0)
 
     @on(DataTable.HeaderSelected, "#detect-table")
     def _header(self, event: DataTable.HeaderSelected) -> None:

@@ -306,9 +306,9 @@ class AttentionView(LabView):
         if self.pickers.choose(message.layer, message.head):
             return
         name = f"L{message.layer}H{message.head}"
-        if self._capturing():
+        if self._capturing() or not self.cap.grids:  # captured anew, or to be once the new model is ready
             self.pending_kind, self.pending_head = message.kind, (message.layer, message.head)
-            self.say(f"{name}: its grid opens when the capture under way arrives")
+            self.say(f"{name}: its grid opens when the grids of the live model arrive")
         else:
             self.say(f"{name}: the grids shown have no such {message.kind} head; r captures them again")
 

@@ -51,7 +51,9 @@ class RunReplies:
         start = "continuing the live weights" if message.continued else "fresh weights"
         tokenizer = session.tokenizer  # None for a ViT: images have no vocabulary to swap
         swap = vocab_note(session.model_config, message.model_config, tokenizer.kind) if tokenizer else None
-        notes = "; ".join(([swap] if swap else []) + list(message.notes))
+        # the swap says what the setup's "vocab set to N from the tokenizer" says, with the parameter counts
+        setup = [note for note in message.notes if not (swap and note.startswith("vocab set to"))]
+        notes = "; ".join(([swap] if swap else []) + setup)
         self.say(f"run #{run.number}: {message.params:,} params, {start}" + (f"; {notes}" if notes else ""))
         if notes:
             self.host.notify(notes + " - the live model is rebuilt for it when the run ends", title="train")
