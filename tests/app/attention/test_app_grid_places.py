@@ -16,7 +16,7 @@ from tui_lab.app.views.attention.inside_head import InsideHead
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
 
 KEYS = ("c", "m", "l", "h", "k")
-WALK = 40
+WALK = 24  # each defect it found took 2 to 8 keys
 
 
 def _idle(app) -> bool:

@@ -4,7 +4,7 @@ crawler's long tier, seed 23). The selects are found, not listed: a new view's o
 
 from __future__ import annotations
 
-from app_support import app_for, screen_lines, view_mounted, wait_ready
+from app_support import app_for, screen_lines, view_mounted, wait_for, wait_ready
 from screen_rules import columns, input_values, open_menus, shown_widgets
 from textual.widgets import Select
 
@@ -19,15 +19,15 @@ async def test_every_views_select_menu_is_framed_and_hides_no_field_unmarked_at_
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_ready(pilot)
         for view_id in [spec.id for spec in VIEWS]:
+            app.show_view(view_id)  # mounts it now if the background has not yet
             await view_mounted(pilot, view_id)
-            app.show_view(view_id)
-            await pilot.pause(0.3)
+            await wait_for(pilot, lambda view_id=view_id: app.view(view_id).display, 10)
+            await pilot.pause()
             for select in [s for s in shown_widgets(app, Select) if not s.disabled]:
                 select.focus()
-                await pilot.pause()
                 await pilot.press("enter")
-                await pilot.pause(0.2)
-                assert select.expanded, f"{view_id}: {select.id} did not open"
+                await wait_for(pilot, lambda select=select: select.expanded, 10)
+                await pilot.pause()  # the menu drawn
                 lines = screen_lines(app)
                 (menu,) = open_menus(app)
                 inside = range(menu.y + 1, min(menu.bottom, len(lines)) - 1)
@@ -39,6 +39,6 @@ async def test_every_views_select_menu_is_framed_and_hides_no_field_unmarked_at_
                 assert input_values(app, lines) == [], (view_id, select.id)
                 opened.append(f"{view_id}#{select.id}")
                 await pilot.press("escape")
-                await pilot.pause()
+                await wait_for(pilot, lambda select=select: not select.expanded, 10)
     print("menus opened:", opened)
     assert len(opened) >= 5, opened  # Train's four, Attention's kind at least

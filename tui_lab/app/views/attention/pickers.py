@@ -30,6 +30,7 @@ class AttentionPickers(Horizontal):
         super().__init__(**kwargs)
         self.cap = Capture()  # the capture offered last: which kinds, layers and heads it has
         self._choices: dict[str, list] = {}  # each select's values in order, for cycling
+        self._held: tuple[str | None, tuple[int, int] | None] = (None, None)  # `hold`
 
     def compose(self) -> ComposeResult:
         yield Select([], id="att-kind", prompt="grid", allow_blank=True, compact=True, type_to_search=False)
@@ -76,11 +77,23 @@ class AttentionPickers(Horizontal):
         kind.value = current if current in options else options[0]
         self._fill_layers()
 
-    def follow_capture(self, cap: Capture, first: bool, translating: bool, head: tuple[int, int] | None,
-                       asked: str | None) -> None:
+    def hold(self, kind: str | None, head: tuple[int, int] | None = None) -> None:
+        """A pick for the capture on its way (the tour's kind; a head chosen in a pane before the live model's
+        grids arrived): `follow_capture` makes it."""
+        self._held = (kind, head)
+
+    def open_head(self, kind: str, layer: int, head: int) -> bool:
+        """Pick the grid of one head; False, the pick unchanged, when the capture has no such head."""
+        self.select_kind(kind)
+        return self.choose(layer, head)
+
+    def follow_capture(self, cap: Capture, first: bool, translating: bool, learned: tuple[int, int] | None) -> None:
         """A capture arrived: `offer` it. The first opens on the cross-attention of a translation (target x
-        source) or on the first kind, at the `head` a shipped toy's meta.json names; a kind `asked` for before
-        it came (the tour's) wins."""
+        source) or on the first kind, at the `learned` head a shipped toy's meta.json names; a pick held for it
+        (`hold`) wins."""
+        asked, head = self._held
+        self._held = (None, None)
+        head = head or (learned if first and not asked else None)
         self.offer(cap)
         if first and not asked:
             self.select_kind("cross" if translating else self.kinds()[0])

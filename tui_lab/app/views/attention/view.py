@@ -48,8 +48,6 @@ class AttentionView(LabView):
         super().__init__(**kwargs)
         self.cap = Capture()
         self.pending_cursor: tuple[str, str] | None = None
-        self.pending_kind: str | None = None
-        self.pending_head: tuple[int, int] | None = None  # (layer, head) to pick when the capture under way arrives
         self.captured_generation = -1
         self.drawn = DrawnInputs()  # `_inputs_now()` of the capture under way and of the grids on screen (r)
         self.answer = Answer(self, self.say, lambda: self.query_one(hints.InfoLine).text)
@@ -108,14 +106,8 @@ class AttentionView(LabView):
         """The grid kinds the last capture offers (tests read them)."""
         return self.pickers.kinds()
 
-    def action_cycle_kind(self) -> None:
-        self.pickers.cycle("kind")
-
-    def action_cycle_layer(self) -> None:
-        self.pickers.cycle("layer")
-
-    def action_cycle_head(self) -> None:
-        self.pickers.cycle("head")
+    def action_cycle(self, which: str) -> None:
+        self.pickers.cycle(which)
 
     @guarded
     def on_attention_pickers_changed(self, message: AttentionPickers.Changed) -> None:
@@ -155,7 +147,8 @@ class AttentionView(LabView):
                    cursor: tuple[str, str] | None = None) -> None:
         """For the tour: fill the inputs, then select `kind` and put the cursor on (query, key) tokens."""
         self.inputs.set_text(source, target)
-        self.pending_kind, self.pending_cursor = kind, cursor
+        self.pending_cursor = cursor
+        self.pickers.hold(kind)
         if kind in MASKS or kind == "pos-learned":
             self.pickers.select_kind(kind)
         if self.app.live.ready:
@@ -200,11 +193,8 @@ class AttentionView(LabView):
             self.drawn.forget()
         if message.inputs is not None:
             self.panes.follow(*message.inputs)
-        # a head chosen in a pane while this capture was on its way; else a shipped toy opens on its meta.json's
-        learned = learned_head(self.app.live.config) if first and not self.pending_kind else None
-        head = self.pending_head or learned
-        self.pickers.follow_capture(self.cap, first, message.translation is not None, head, self.pending_kind)
-        self.pending_kind = self.pending_head = None
+        learned = learned_head(self.app.live.config) if first else None  # a shipped toy opens on its meta.json's
+        self.pickers.follow_capture(self.cap, first, message.translation is not None, learned)
         self.redraw()
         if self.pending_cursor:
             self.point_at(*self.pending_cursor)
@@ -287,30 +277,28 @@ class AttentionView(LabView):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Which of j's three bindings is the live one (see BINDINGS); l and h dimmed (None) while they would
         change nothing."""
-        if action.startswith("cycle_"):
+        if action == "cycle":
             pickers = self.query(AttentionPickers)  # none while the view still composes; off the footer under a menu
             if pickers and pickers.first().menu_open():
                 return False
-            if action != "cycle_kind":
-                return True if pickers and pickers.first().can_cycle(action.removeprefix("cycle_")) else None
+            if parameters != ("kind",):
+                return True if pickers and pickers.first().can_cycle(str(parameters[0])) else None
         if not action.startswith("head_detectors"):
             return True
         return action == hints.j_binding(self.app.live.config, self.app.size.width)
 
     @guarded
     def on_head_panes_chosen(self, message: HeadPanes.Chosen) -> None:
-        """Enter on a head in a pane: its grid. A pane's table can outlive the capture (the live model changed and
-        the detectors measure it again while the grids are captured anew): then the grid opens when they arrive,
-        or the line says the grids have no such head (Enter set a layer the picker lacked: a traceback)."""
-        self.pickers.select_kind(message.kind)
-        if self.pickers.choose(message.layer, message.head):
+        """Enter on a head in a pane: its grid. A pane's table outlives a capture (the live model changed): the
+        grid opens when the new grids arrive (it set a layer the emptied picker lacked: a traceback)."""
+        kind, layer, head = message.kind, message.layer, message.head
+        if self.pickers.open_head(kind, layer, head):
             return
-        name = f"L{message.layer}H{message.head}"
         if self._capturing() or not self.cap.grids:  # captured anew, or to be once the new model is ready
-            self.pending_kind, self.pending_head = message.kind, (message.layer, message.head)
-            self.say(f"{name}: its grid opens when the grids of the live model arrive")
+            self.pickers.hold(kind, (layer, head))
+            self.say(f"L{layer}H{head}: its grid opens when the grids of the live model arrive")
         else:
-            self.say(f"{name}: the grids shown have no such {message.kind} head; r captures them again")
+            self.say(f"L{layer}H{head}: the grids shown have no such {kind} head; r captures them again")
 
     def on_heatmap_cell_highlighted(self, message: Heatmap.CellHighlighted) -> None:
         self.panes.point_inside()
