@@ -83,7 +83,7 @@ class AttentionPickers(Horizontal):
         self._held = (kind, head)
 
     def open_head(self, kind: str, layer: int, head: int) -> bool:
-        """Pick the grid of one head; False, the pick unchanged, when the capture has no such head."""
+        """Pick the grid of one head; False when the capture has no such head (its kind, where it has it, is picked)."""
         self.select_kind(kind)
         return self.choose(layer, head)
 
