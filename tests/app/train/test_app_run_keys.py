@@ -3,7 +3,7 @@ goes unpaused (issue 36's crawler: p named with no run, and g while a run was bu
 
 from __future__ import annotations
 
-from app_support import app_for, wait_for, wait_ready
+from app_support import app_for, screen_lines, wait_for, wait_ready
 from app_train_support import train_view
 from footer_support import enabled, footer_says
 from textual.widgets import Button
@@ -28,6 +28,9 @@ async def test_run_keys_apply_only_while_they_act(monkeypatch):
         await pilot.press("p")
         await wait_for(pilot, lambda: view.state.held_paused, 60)
         await footer_says(pilot, "start", True)  # paused: g resumes, as the Resume button says
+        await footer_says(pilot, "resume", True)  # and p is named for what it does now, as its button
+        await footer_says(pilot, "pause", None)
+        assert pause.label.plain == "Resume p" and "q quit" in screen_lines(app)[-1]  # it fits at 80 columns
         await pilot.press("x")
         await wait_for(pilot, lambda: not view.training, 120)
         await footer_says(pilot, "pause", False)

@@ -49,6 +49,7 @@ class TrainView(LabView):
         # columns the footer still has room for f1..f7 and "q quit" (tests/app/shell/test_app_80x24_cuts.py).
         Binding("g", "start", "start"),
         Binding("p", "pause", "pause"),
+        Binding("p", "resume", "resume"),  # in pause's place on the footer while a run is paused, as its button says
         Binding("n", "step", "step", show=False),
         Binding("x", "stop", "stop", show=False),
         Binding("w", "save", "save", show=False),
@@ -185,6 +186,9 @@ class TrainView(LabView):
             self._say("paused: n steps once, p or g resumes")
         self.label_pause()
 
+    def action_resume(self) -> None:
+        self.action_pause()
+
     def label_pause(self) -> None:
         """The Pause button's word, and the keys that act on a run only while one goes (check_action)."""
         self.query_one("#tf-pause", Button).label = "Resume p" if self.state.held_paused else "Pause p"
@@ -202,7 +206,10 @@ class TrainView(LabView):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Dimmed while they do not apply (issue 36): p and x with no run, g while one goes unpaused, n unless a
         built run is paused (the crawler's long tier met n named by its button and changing nothing)."""
-        if action in ("pause", "stop"):
+        if action in ("pause", "resume"):  # one of the two on the footer: the word the Pause button shows
+            shown = (action == "resume") == self.state.held_paused
+            return (True if self.training else None) if shown else False
+        if action == "stop":
             return True if self.training else None
         if action == "start":
             return None if self.training and not self.state.held_paused else True
