@@ -66,13 +66,14 @@ class VersusPanel(Horizontal):
         return self.done == set(SIDES)
 
 
-def check_live(model: Any, hf: bool) -> None:
-    """ValueError unless the live model can go beside a second one: the lab's own encoder-decoder (`hf`: a
-    Hugging Face translator, which has no partner among the lab's toys)."""
+def refusal(model: Any, hf: bool) -> str:
+    """Why the live model cannot go beside a second one, or "": side by side puts the lab's own encoder-decoders
+    together (`hf`: a Hugging Face translator, which has no partner among the lab's toys)."""
     if model.config.family != "encoder-decoder":
-        raise ValueError("side by side: the live model is decoder-only; it needs an encoder-decoder (AT or NAT)")
+        return f"v puts two encoder-decoders side by side (AT and NAT); the live model is {model.config.family}"
     if hf:
-        raise ValueError("side by side: puts the lab's own AT and NAT models together, not a Hugging Face one")
+        return "v puts the lab's own AT and NAT models side by side, not a Hugging Face one"
+    return ""
 
 
 def load_partner(spec: str, device: Any) -> Any:

@@ -171,7 +171,10 @@ class GenerateView(LabView):
     @guarded
     def action_versus(self) -> None:
         s, model = self.settings(), ready_model(self.app.live)
-        versus.check_live(model, hf=self.has_class("-hf"))
+        refusal = versus.refusal(model, hf=self.has_class("-hf"))
+        if refusal:  # a key that does not apply to this model: said plainly, not as an error
+            self.notify(refusal, title="side by side")
+            return
         prompt, spec = self.prompt.text, self.query_one("#gen-vs", Input).value
         self._begin()
         panel = self.query_one(versus.VersusPanel)
