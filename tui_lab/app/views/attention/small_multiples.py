@@ -213,6 +213,14 @@ class SmallMultiples(ScrollView, can_focus=True):
         self.scroll_to(x=max(0, new_x), y=max(0, new_y), animate=False, immediate=True)
         self.refresh()
 
+    def point_at(self, layer: int, head: int) -> None:
+        """The cursor on layer `layer`'s head `head`: the pickers' choice, so l and h move it while the model view is
+        shown (head -1, the mean of the heads, has no tile: the cursor goes to the layer, on the head it was on)."""
+        if layer in self.layer_ids and self.heads:
+            row, col = self.layer_ids.index(layer), head if 0 <= head < self.heads else self.cursor[1]
+            if (row, col) != self.cursor:
+                self.action_move(row - self.cursor[0], col - self.cursor[1])
+
     def action_open(self) -> None:
         if self.tiles:
             self.post_message(self.Chosen(self.layer_ids[self.cursor[0]], self.cursor[1]))

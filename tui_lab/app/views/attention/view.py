@@ -228,7 +228,9 @@ class AttentionView(LabView):
         shown = draw.class_token_image(self.cap, kind, layer, head, self.app.live.config)
         if shown is not None:
             image.show(*shown)
-        self.query_one(SmallMultiples).set_tiles(*draw.gallery_tiles(self.cap, kind, self.pattern))
+        gallery = self.query_one(SmallMultiples)
+        gallery.set_tiles(*draw.gallery_tiles(self.cap, kind, self.pattern))
+        gallery.point_at(layer, head)
         self.panes.after_redraw()
 
     def on_resize(self, event: Resize) -> None:
