@@ -115,3 +115,33 @@ async def test_a_model_the_detectors_do_not_cover_says_so_in_one_line():
         await pilot.press("j")
         await wait_for(pilot, lambda: "head detectors need a decoder-only" in screen_text(app))
         assert not table_rows(app)
+
+
+async def test_over_the_table_the_hint_line_names_only_keys_that_act():
+    """With the detectors' table in the grids' place the hint line under it named the grid's `# values` and
+    `z dense`: the grid is away and the table takes neither, so both did nothing. Every key the line names is bound
+    where the focus is; Escape brings the grid and its keys back, and `a` (its grid takes them) too."""
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("2")
+        view = app.view("attention")
+        await wait_for(pilot, lambda: view.captured_generation >= 1 and view.grids)
+
+        def hint_keys() -> list[str]:
+            line = next(line for line in screen_lines(app)[::-1] if " · " in line and "JSON" in line)
+            return [part.split()[0] for part in line.strip().split(" · ")]
+
+        await pilot.press("j")
+        await wait_for(pilot, lambda: len(table_rows(app)) >= 4 and "#" not in hint_keys(), 60)
+        keys = hint_keys()
+        assert "z" not in keys and {"m", "c", "a", "e"} <= set(keys)
+        named = {"#": "number_sign"}
+        assert all(named.get(key, key) in app.active_bindings for key in keys), (keys, list(app.active_bindings))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: {"#", "z"} <= set(hint_keys()), 10)
+        await pilot.press("j")
+        await wait_for(pilot, lambda: "#" not in hint_keys(), 10)
+        await pilot.press("a")  # the ablation grid in the table's place: # and z are its
+        await wait_for(pilot, lambda: {"#", "z"} <= set(hint_keys()), 30)
+        assert "number_sign" in app.active_bindings and "z" in app.active_bindings

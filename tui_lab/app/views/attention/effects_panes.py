@@ -77,6 +77,7 @@ class HeadPanes(Widget):
         self.view = host
         self.grids_shown = {"#att-map": True}  # which grids to show again when a pane goes away
         self.inside_parked = False  # the inside-head pane was open when a pane took the grids' place
+        self.table_hint = False  # the info line holds the hint said over the detectors' table (no # or z)
 
     def compose(self) -> ComposeResult:
         inside = InsideHead(id="att-inside")
@@ -124,6 +125,9 @@ class HeadPanes(Widget):
             self.make_room()
             self.point_inside()
             self.view.say(self.view.hint())
+        elif self.table_hint:  # the grid's keys again; a word said since (Enter's head) stays
+            self.view.say(self.view.hint())
+        self.table_hint = False
 
     def put_panes_away(self) -> None:
         """Another part takes the room (c, m): a head pane there goes, with no word to the view."""
@@ -158,6 +162,9 @@ class HeadPanes(Widget):
             pane.measure(kind, tgt_ids, tgt, src=src_ids)
         else:
             pane.measure(kind, src_ids, src)
+        if self.table_hint:  # its grid takes # and z (the detectors' table before it did not)
+            view.say(view.hint())
+            self.table_hint = False
 
     def detect(self) -> None:
         """Every head's previous-token, duplicate-token and induction score, in the grids' place."""
@@ -171,6 +178,8 @@ class HeadPanes(Widget):
         detectors = self.query_one(HeadDetectors)
         if not detectors.answered("j"):  # this model's scores drawn: shown again, and said so
             detectors.run()
+        self.view.say(self.view.hint())  # the table takes no # or z
+        self.table_hint = True
 
     def on_mechanism_panel_hidden(self, message: MechanismPanel.Hidden) -> None:
         """A pane went away (Escape): the grids it covered come back."""
@@ -191,6 +200,7 @@ class HeadPanes(Widget):
         """Enter on a head of the detectors table: the pane goes, and the view picks that head's grid."""
         message.stop()
         self.grids_shown = dict(BACK_TO_ONE_GRID)
+        self.table_hint = False  # the view says what Enter did (its hint, or that the head waits for its grid)
         self.query_one(HeadDetectors).hide()
         self.post_message(self.Chosen("decoder-self", message.layer, message.head))
 
@@ -248,6 +258,11 @@ class HeadPanes(Widget):
         row, col = heatmap.cursor
         self.query_one(InsideHead).point(Pointer(kind, layer, head, row, col, heatmap.row_labels,
                                                  heatmap.col_labels))
+
+    @property
+    def table_shown(self) -> bool:
+        """The head detectors' table has the grids' place (the hint line leaves the grid's # and z out)."""
+        return self.query_one(HeadDetectors).has_class("-shown")
 
     @property
     def inside_open(self) -> bool:

@@ -52,13 +52,21 @@ class InfoLine(Static):
         self.update(text)
 
 
-def hint(config: Any, gallery: bool, inside: bool, width: int, app_width: int) -> str:
+def hint(config: Any, gallery: bool, inside: bool, width: int, app_width: int, table: bool = False) -> str:
     """The hint for the model view (`gallery`), the inside-head pane (`inside`) or the grid, for a view `width`
-    columns wide in an app `app_width` wide."""
+    columns wide in an app `app_width` wide. Over the head detectors' `table` the grid's own # and z are not named:
+    the grid is put away and the table does not take them (the pane's title names its keys)."""
+    parts = _grid_keys(config, gallery, inside, width, app_width)
+    if table:
+        parts = [part for part in parts if part.split()[0] not in ("#", "z")]
+    return " · ".join(part for part in parts if part)
+
+
+def _grid_keys(config: Any, gallery: bool, inside: bool, width: int, app_width: int) -> list[str]:
     if gallery:  # ⏎ is off the footer, which keeps q quit
-        return "arrows or mouse: a tile · ⏎ open it full size · m back to the grid"
+        return ["arrows or mouse: a tile", "⏎ open it full size", "m back to the grid"]
     if inside:  # at 80 columns each hint fits one line
-        return "arrows: query ↑↓, key ←→ · h head · l layer · c back to the grid"
+        return ["arrows: query ↑↓, key ←→", "h head", "l layer", "c back to the grid"]
     ablate = "a ablate" if effects_refused("ablation", config) is None else ""
     if width < WIDE:  # DLA: direct logit attribution (the palette says it whole)
         dla = "d DLA" if effects_refused("attribution", config) is None else ""
@@ -70,7 +78,7 @@ def hint(config: Any, gallery: bool, inside: bool, width: int, app_width: int) -
         dla = "d attribution" if effects_refused("attribution", config) is None else ""
         parts = ["arrows or mouse: a cell", "# numbers", "z dense", "m all heads", "c one head", ablate, dla,
                  "e export"]
-    return " · ".join(part for part in parts if part)
+    return parts
 
 
 def j_binding(config: Any, app_width: int) -> str:

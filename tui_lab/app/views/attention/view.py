@@ -295,6 +295,7 @@ class AttentionView(LabView):
         grid opens when the new grids arrive (it set a layer the emptied picker lacked: a traceback)."""
         kind, layer, head = message.kind, message.layer, message.head
         if self.pickers.open_head(kind, layer, head):
+            self.say(self.hint())  # the grid's keys (the detectors' table took no # or z)
             return
         if self._capturing() or not self.cap.grids:  # captured anew, or to be once the new model is ready
             self.pickers.hold(kind, (layer, head))
@@ -314,7 +315,7 @@ class AttentionView(LabView):
 
     def hint(self) -> str:
         return hints.hint(self.app.live.config, self.query_one(SmallMultiples).display,
-                          self.panes.inside_open, self.size.width, self.app.size.width)
+                          self.panes.inside_open, self.size.width, self.app.size.width, self.panes.table_shown)
 
     def say(self, text: str) -> None:
         self.query_one(hints.InfoLine).say(text)
