@@ -13,6 +13,8 @@ progress bar's cells). Each new state is checked against the rules of tests/scre
 - no dead press: a key the screen names (the footer, or a hint or title beside its description, as
   "log scale l") changes the screen or shows a message once the app has settled (at most 5 s);
 - no swallowed key: a key the screen names never types into a field;
+- no unbound key named: a letter the screen names beside its description is bound where the focus is, unless it
+  is named inside a widget that binds it (a panel's title, a grid's border: that widget's key);
 - a view's status line (a Static whose id ends in -status or -summary) is never scrolled out of reach:
   once the keys scroll it off, PageUp and Home bring it back;
 - a one-line label is not cut ("…") while its pane has room for it whole.
@@ -248,6 +250,7 @@ class Crawler:
         self._live: dict[str, set[str]] = {}  # view: its keys pressed while enabled (not dimmed)
         self._crawling: str | None = None
         self._deferred: list[tuple[str, list[str], int]] = []  # (view, path, depth): keys below, put off
+        self._ever_bound: dict[str | None, dict[str, object]] = {}  # view: {key: binding} bound in any state seen
 
     # --- driving ---------------------------------------------------------------------------------------
     async def run(self) -> Report:
@@ -336,6 +339,48 @@ class Crawler:
                         named.add(key)
                         break
         return named
+
+    def _named_unbound(self, lines: Sequence[str]) -> list[str]:
+        """Letter keys the screen names beside their description (a hint line, a title) that nothing binds where
+        the focus is now, though the view binds them in another state (a grid's `z dense` named on the view's hint
+        line over a table that took the grid's place): pressed, they do nothing. A key named inside a widget that
+        binds it (a panel's title, its Cancel button, a grid's border) is that widget's, acting once it has the
+        focus; a field that types letters is left out (its letters are text, and the footer says Esc)."""
+        from tui_lab.app.shell.view_focus import in_field
+
+        if in_field(self.app.focused) or len(self.app.screen_stack) != 1:
+            return []
+        bound, found = self.app.active_bindings, []
+        for key, binding in self._ever_bound.get(self._view_id(), {}).items():
+            if key in bound or len(key) != 1 or not key.isalpha() or binding.action in SKIP_ACTIONS:
+                continue
+            words = _key_words(binding)
+            for y, line in enumerate(lines[:-1]):
+                low = line.lower()
+                if not any(w in low for w in words):
+                    continue
+                for m in re.finditer(rf"(?<![\w^+-]){re.escape(key)}(?![\w+-])", line):
+                    if not self._bound_by_widget_at(m.start(), y, key):
+                        found.append(f"{self._view_id()}: {key!r} ({binding.description}) is named and bound "
+                                     f"nowhere here: {line.strip()!r}")
+                        break
+                else:
+                    continue
+                break
+        return found
+
+    def _bound_by_widget_at(self, x: int, y: int, key: str) -> bool:
+        """The widget drawn at (x, y), one it sits in or one inside it (a box's title naming its grid's keys) binds
+        `key`: the key is that widget's, acting while it has the focus."""
+        try:
+            widget, _ = self.app.screen.get_widget_at(x, y)
+        except Exception:  # noqa: BLE001 - nothing drawn there
+            return False
+        for node in (widget, *widget.ancestors, *widget.walk_children()):
+            bindings = getattr(node, "_bindings", None)
+            if bindings is not None and key in bindings.key_to_bindings:
+                return True
+        return False
 
     async def _crawl_view(self, view_key: str, view_id: str) -> None:
         await self._open(view_key, view_id)
@@ -532,6 +577,8 @@ class Crawler:
             raise RuntimeError("the app is no longer running")
         before = self._lines()
         view = self._view_id()
+        for bound, active in self.app.active_bindings.items():  # what the view binds in some state
+            self._ever_bound.setdefault(view, {}).setdefault(bound, active.binding)
         named = {k for k in self._named(before) if (view, k) not in self._dead} if path is not None else set()
         values = self._inputs()
         notes = len(self._added)
@@ -688,6 +735,7 @@ class Crawler:
         found += [("plot overrun", p) for p in plot_overruns(self.app, lines)]
         found += [("label cut with room", p) for p in cut_with_room(self.app, lines)]
         found += [("empty box", p) for p in squeezed_boxes(lines, least=1)]  # a box drawn with no row inside
+        found += [("unbound key named", p) for p in self._named_unbound(lines)]
         from tui_lab.app.shell.view_focus import in_field
 
         # In a field that types every letter, q too, the footer names Esc (the way back to q), not q

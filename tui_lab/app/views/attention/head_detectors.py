@@ -41,18 +41,12 @@ def sorted_rows(rows: list[dict[str, Any]], order: str) -> list[dict[str, Any]]:
 
 
 class HeadTable(DataTable):
-    """The heads, a row each: s sorts by the next column, Enter opens the head, Escape hands the keys back."""
+    """The heads, a row each: Enter opens the head, Escape hands the keys back (s, the panel's, sorts)."""
 
-    BINDINGS = [Binding("s", "sort_next", "sort", show=False), Binding("escape", "leave", "back", show=False)]
-
-    class SortNext(Message):
-        """s: the panel sorts by its next order."""
+    BINDINGS = [Binding("escape", "leave", "back", show=False)]
 
     class Leave(Message):
         """Escape: the panel hands the keys back to the view."""
-
-    def action_sort_next(self) -> None:
-        self.post_message(self.SortNext())
 
     def action_leave(self) -> None:
         self.post_message(self.Leave())
@@ -60,6 +54,8 @@ class HeadTable(DataTable):
 
 class HeadDetectors(MechanismPanel):
     PREFIX = "detect"
+    # s is the panel's, not its table's: its title names it, and it sorts while the Run button has the focus too
+    BINDINGS = [Binding("s", "sort_next", "sort", show=False)]
     # the scores read rows of random tokens (a fixed seed), not the typed text: only another model changes them
     SAME = "{key}: these scores are the model's, not the text's; a new model (1), then j"
     DEFAULT_CSS = """
@@ -116,9 +112,7 @@ class HeadDetectors(MechanismPanel):
                  "click a column · ⏎ open the head · esc back")
         self._fill()
 
-    @on(HeadTable.SortNext)
-    def _sort_next(self, event: HeadTable.SortNext) -> None:
-        event.stop()
+    def action_sort_next(self) -> None:
         self.sort_by(ORDERS[(ORDERS.index(self.order) + 1) % len(ORDERS)])
 
     @on(HeadTable.Leave)
