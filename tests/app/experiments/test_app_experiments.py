@@ -8,7 +8,7 @@ import json
 import threading
 
 from app_experiments_support import SMALL, open_view
-from app_support import app_for, screen_text, wait_for
+from app_support import app_for, screen_lines, screen_text, wait_for
 from textual.widgets import Input, OptionList, Select
 
 from tui_lab.app.views.experiments import draw
@@ -37,6 +37,13 @@ async def test_order_blindness_runs_in_the_background_shows_sentences_grid_and_e
         await pilot.pause()
         grid = app.query_one("#ex-grid", Heatmap)
         assert grid.display and grid.shape == (3, 7) and grid.col_labels[0] == "I"
+        grid.focus()  # its z and # are named on its legend line; on the footer they pushed q quit off at 80 columns
+        await pilot.pause()
+        lines = screen_lines(app)
+        assert "q quit" in lines[-1] and "z dense" not in lines[-1] and "numbers" not in lines[-1]
+        assert any("z dense · # numbers" in line for line in lines[:-1])
+        await pilot.press("z")
+        await wait_for(pilot, lambda: grid.dense, 5)
         await pilot.press("e")
         await wait_for(pilot, lambda: any(p.name.endswith("-tokens.csv") for p in tmp_path.iterdir()), 60)
         exported = sorted(p.name for p in tmp_path.iterdir())

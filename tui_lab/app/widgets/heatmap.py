@@ -57,11 +57,13 @@ class Heatmap(ScrollView, can_focus=True):
         def control(self) -> Heatmap:
             return self.heatmap
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None, numbered: bool = False) -> None:
+    def __init__(self, *, id: str | None = None, classes: str | None = None, numbered: bool = False,
+                 keys_note: str = "") -> None:
         """`numbered`: columns too narrow for their labels across get numbers and a key (grid_layout), and
-        a large grid stays one line per row (every row labelled) unless `z` asks for dense."""
+        a large grid stays one line per row (every row labelled) unless `z` asks for dense. `keys_note` (the
+        grid's keys, for a grid whose footer leaves them off) follows the legend where the line has room."""
         super().__init__(id=id, classes=classes)
-        self.numbered = numbered
+        self.numbered, self.keys_note = numbered, keys_note
         self.values: list[list[float]] = []
         self.mask: list[list[bool]] | None = None  # True = masked (may not attend)
         self.row_labels: list[str] = []
@@ -215,7 +217,10 @@ class Heatmap(ScrollView, can_focus=True):
         return key_line(self.col_labels, self.key_width, self.layout.header - 1, self.cursor[1], i)
 
     def legend_text(self, width: int | None = None) -> list[Segment]:
-        return legend(*self.scale, self.mask is not None and any(any(row) for row in self.mask), width)
+        parts = legend(*self.scale, self.mask is not None and any(any(row) for row in self.mask), width)
+        note = f"  {self.keys_note}" if self.keys_note else ""
+        fits = width is not None and Segment.get_line_length(parts) + len(note) < width
+        return [*parts, Segment(note)] if note and fits else parts
 
     def render_line(self, y: int) -> Strip:
         lay, (sx, sy), (width, height) = self.layout, self.scroll_offset, self.inner
