@@ -60,6 +60,7 @@ from screen_rules import (
     shown_widgets,
     squeezed_boxes,
     text_problems,
+    under_menus,
 )
 
 # Keys the crawler never presses: they end the session (quit), copy to the clipboard, or open the command
@@ -726,7 +727,7 @@ class Crawler:
         # the frame `lines` was read from, before the app drew it)
         lines = self._rendered()
         width = self.size[0]
-        found = [("cut number", p) for p in cut_numbers(lines[:-1], width)]
+        found = [("cut number", p) for p in cut_numbers(under_menus(self.app, lines[:-1]), width)]
         found += [("overlap", p) for p in overlaps(self.app)]
         found += [("plot rows", p) for p in plot_rows(self.app, lines)]
         found += [("text", p) for p in text_problems(self.app, lines)]

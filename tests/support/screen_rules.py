@@ -177,14 +177,14 @@ def text_problems(app, lines: list[str]) -> list[str]:
     """Every text widget on screen, read against its own text: no word folded, none hidden unmarked."""
     from textual.widgets import Static
 
-    found = []
+    found, menus = [], open_menus(app)
     for widget in shown_widgets(app, Static):
         text = _plain(widget) if widget.display and widget.visible else None
         if not (text and text.strip()):
             continue
         r, scrolled = _seen_region(widget)
-        if r.bottom > len(lines) or not r.area:
-            continue
+        if r.bottom > len(lines) or not r.area or any(menu.overlaps(r) for menu in menus):
+            continue  # (under an open select's framed menu: the frame is the mark; `open_menus`)
         shown = [columns(lines[y], r.x, r.right) for y in range(r.y, r.bottom)]
         problems = folded_words(shown, text)
         hidden = [] if scrolled else hidden_words(shown, text)
@@ -242,6 +242,17 @@ def shown_widgets(app, kind) -> list:
     except AttributeError:  # another Textual: the query
         return list(app.screen.query(kind if kind is not object else "*"))
     return [w for w in app.screen.walk_children() if w in visible and isinstance(w, kind)]
+
+
+def under_menus(app, lines: list[str]) -> list[str]:
+    """`lines` with what the open select menus cover blanked (their frame is the mark of what they hide): a digit
+    beside a menu's frame is not a number cut short."""
+    lines = list(lines)
+    for menu in open_menus(app):
+        for y in range(max(0, menu.y), min(len(lines), menu.bottom)):
+            line = lines[y].ljust(menu.right)
+            lines[y] = line[:menu.x] + " " * menu.width + line[menu.right:]
+    return lines
 
 
 def open_menus(app) -> list:
