@@ -122,6 +122,12 @@ class ArchitectureView(LabView):
     def load_preset(self, name: str) -> None:
         self.query_one("#preset", Select).value = name  # on_select_changed loads the form
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """^s, ^r and ^t off the footer while a field's menu is open (it has the focus and the keys): beside Esc's
+        "Dismiss menu" they left the footer no room at 80 columns, its keys drawn over each other (the long tier)."""
+        focused = self.app.focused
+        return not (focused is not None and isinstance(focused.parent, Select) and focused.parent.expanded)
+
     def first_field(self) -> Widget:
         """`i` enters the form's first text box (its family above, and the preset, are Shift+Tab back)."""
         return self.query_one(f"#f-{TEXT_FIELDS[0]}")
