@@ -51,3 +51,26 @@ async def test_a_small_gap_pair_shows_the_clis_warning_at_80x24():
         panel.run()
         await wait_for(pilot, lambda: "restored · clean" in flat(app), 60)
         assert "warning:" not in screen_text(app)
+
+
+async def test_r_again_on_a_refused_pair_shows_something():
+    """A pair of different lengths is refused in the panel's summary line; r again on it said the same line, and the
+    screen did not change (the crawler's long tier: a dead press). The second press notifies as well."""
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        app.show_view("generate")
+        await pilot.pause()
+        await pilot.press("p")
+        await wait_for(pilot, lambda: "corrupt" in screen_text(app))
+        panel = app.query_one("#gen-patch")
+        panel.query_one("#patch-corrupt").value = DEFAULT_CORRUPT + " and on"
+        panel.grid.focus()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "corrupt must be as many tokens as clean" in flat(app), 30)
+        assert not app._notifications
+        await pilot.press("r")
+        await wait_for(pilot, lambda: bool(app._notifications), 10)
+        note = list(app._notifications)[-1]
+        assert note.title == "not run" and "corrupt must be as many tokens as clean" in note.message
+        assert "[red]" not in note.message and not panel.running

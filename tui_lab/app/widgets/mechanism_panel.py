@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -258,6 +259,13 @@ class MechanismPanel(JobView):
 
     def describe(self, row: int, col: int) -> None:
         """What the cell under the cursor holds, in the panel's cell line (subclasses say it)."""
+
+    def refuse(self, text: str) -> None:
+        """A run refused, said in the summary line. Said again while the line says it, it notifies too: a second
+        press shows something (r on a refused pair changed nothing on screen: the crawler's long tier)."""
+        if self._summary == text:
+            self.notify(Text.from_markup(text).plain, title="not run", timeout=4)
+        self.say(text)
 
     def say(self, text: str) -> None:
         self._summary = text

@@ -104,10 +104,11 @@ class PatchPanel(MechanismPanel):
             codec, _ = codec_for(model, tokenizer)
             clean, corrupt = (encode_prompt(model, codec, texts[n]) for n in ("clean", "corrupt"))
         except ValueError as err:
-            self.say(f"[red]not run:[/red] {err}")
+            self.refuse(f"[red]not run:[/red] {err}")
             return
         if len(clean) != len(corrupt) and model.config.family != "encoder-decoder":  # two sources: any lengths
-            self.say(f"[red]not run:[/red] corrupt must be as many tokens as clean ({len(corrupt)} and {len(clean)})")
+            self.refuse(f"[red]not run:[/red] corrupt must be as many tokens as clean ({len(corrupt)} and "
+                        f"{len(clean)})")
             return
 
         def work(step) -> Any:
