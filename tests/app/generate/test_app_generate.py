@@ -59,7 +59,22 @@ async def test_streams_tokens_with_a_growing_attention_grid_and_every_mode():
         assert all(str(app.query_one(f"#gen-mode-{m}").render()).strip() != "..." for m in jobs.MODES)
 
 
-async def test_encoder_decoder_grid_is_target_by_source_and_stop_cancels():
+async def test_encoder_decoder_grid_is_target_by_source_and_stop_cancels(monkeypatch):
+    import time
+
+    from tui_lab.generation import session
+
+    real = session.complete
+
+    def paced(*args, on_token, **kwargs):
+        # at least 5 ms a token: on a fast machine the toy wrote all 2,000 before the keys' idle waits were over
+        # (two clean-clone CI runs, each passing on its rerun)
+        def slower(token):
+            time.sleep(0.005)
+            on_token(token)
+        return real(*args, on_token=slower, **kwargs)
+
+    monkeypatch.setattr(session, "complete", paced)
     app = app_for("--preset", "transformer-2017-toy")
     async with app.run_test(size=SIZE) as pilot:
         view = await generate_view(pilot, max_new_tokens="5", temperature="0")
