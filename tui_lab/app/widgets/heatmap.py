@@ -29,10 +29,6 @@ from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, layout, print
 from tui_lab.app.widgets.grid_lines import describe_cell, header_line, key_line, readout_line, row_label
 from tui_lab.app.widgets.scroll_room import room_inside_scrollbars
 
-# For a grid whose hint line names # and z: left off the footer, which then keeps its view's keys and q quit.
-QUIET_KEYS = [Binding("z", "toggle_density", "dense/full", show=False),
-              Binding("number_sign", "toggle_numbers", "# numbers", show=False)]
-
 
 class Heatmap(ScrollView, can_focus=True):
     """`set_grid(values, row_labels, col_labels, mask=...)`; NaN cells are blank (separators, no data)."""
@@ -306,3 +302,11 @@ class Heatmap(ScrollView, can_focus=True):
         note = self.row_notes[r] if r < len(self.row_notes) else ""
         return describe_cell(self.axes, f"[{r}] {self.row_labels[r]!r}", f"[{c}] {self.col_labels[c]!r}", value,
                              note, width)
+
+
+class QuietHeatmap(Heatmap):
+    """A grid whose # and z are named beside it (a hint line, its box, its legend's `keys_note`), not on the
+    footer: at 80 columns the footer keeps its view's keys and q quit (the crawler found them pushing q quit off)."""
+
+    BINDINGS = [Binding("z", "toggle_density", "dense/full", show=False),
+                Binding("number_sign", "toggle_numbers", "# numbers", show=False)]

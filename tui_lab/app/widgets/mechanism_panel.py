@@ -23,7 +23,7 @@ from textual.widgets import Button, Input, ProgressBar, Static
 
 from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobProgress, JobView
 from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs
-from tui_lab.app.widgets.heatmap import QUIET_KEYS, Heatmap
+from tui_lab.app.widgets.heatmap import QuietHeatmap
 
 
 class Stepper:
@@ -67,11 +67,11 @@ def fmt_left(seconds: float) -> str:
     return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60:02d} s"
 
 
-class PanelMap(Heatmap):
+class PanelMap(QuietHeatmap):
     """A panel's grid: Escape hands the keys back to the view (the grid's arrows are the cursor); # and z are
     on the view's hint line, so at 80 columns the footer keeps the view's keys and q quit."""
 
-    BINDINGS = [Binding("escape", "leave", "back", show=False), *QUIET_KEYS]
+    BINDINGS = [Binding("escape", "leave", "back", show=False)]
 
     def action_leave(self) -> None:
         panel = next((a for a in self.ancestors if isinstance(a, MechanismPanel)), None)

@@ -18,16 +18,14 @@ from tui_lab.app.grids import GridSpec
 from tui_lab.app.origin import describe_origin
 from tui_lab.app.views.attention import vit
 from tui_lab.app.views.attention.grids import ATTENTION_KINDS, Capture, Pattern, fit_title, hatched_cells
-from tui_lab.app.widgets.heatmap import QUIET_KEYS, Heatmap
+from tui_lab.app.widgets.heatmap import QuietHeatmap
 from tui_lab.served import check_room, exports_folder
 
 Tiles = list[list[tuple[list[list[float]], float]]]  # per layer, per head: (weights, entropy)
 
 
-class AttentionMap(Heatmap):
+class AttentionMap(QuietHeatmap):
     """The view's grid: its # and z are on the hint line under it, so the footer keeps the view's keys."""
-
-    BINDINGS = QUIET_KEYS
 
     def point_at(self, query: str, key: str) -> None:
         """Move the cursor to the first cell whose row/column labels are `query`/`key` (when both are there)."""

@@ -27,7 +27,7 @@ from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobProg
 from tui_lab.app.guard import guarded
 from tui_lab.app.views.experiments import draw
 from tui_lab.app.widgets.field_input import FieldInput
-from tui_lab.app.widgets.heatmap import QUIET_KEYS, Heatmap
+from tui_lab.app.widgets.heatmap import Heatmap, QuietHeatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.narrow_row import NarrowRow
 from tui_lab.app.widgets.toggle import OnOffCheckbox
@@ -65,13 +65,6 @@ def _no_slot() -> str | None:
             return None
     except ValueError as err:
         return str(err)
-
-
-class FigureGrid(Heatmap):
-    """A figure's grid with z and # named on its legend line, not the footer: there they pushed q quit off at 80
-    columns (the long tier's crawl, the grid focused)."""
-
-    BINDINGS = QUIET_KEYS
 
 
 class ExperimentsView(JobView):
@@ -127,7 +120,7 @@ class ExperimentsView(JobView):
                 with ContentSwitcher(id="ex-figures", initial="ex-plot"):
                     yield LinePlot(id="ex-plot")
                     yield DataTable(id="ex-table", zebra_stripes=True, cursor_type="row")
-                    yield FigureGrid(id="ex-grid", keys_note="z dense · # numbers")
+                    yield QuietHeatmap(id="ex-grid", keys_note="z dense · # numbers")  # z, # on its legend
 
     def on_mount(self) -> None:
         listing = self.query_one("#ex-list", OptionList)

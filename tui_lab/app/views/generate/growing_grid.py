@@ -14,18 +14,12 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
-from tui_lab.app.widgets.heatmap import QUIET_KEYS, Heatmap
+from tui_lab.app.widgets.heatmap import Heatmap, QuietHeatmap
 
 TITLE = "attention of each new token over the context"  # the grid keeps every line
 # The grid's own keys, named under it once it has rows: in the footer they pushed "q quit" off at 80 columns
 # (the crawler's Generate '5 tab tab', the grid focused).
 KEYS = "z dense/full · # numbers"
-
-
-class GridKeysQuiet(Heatmap):
-    """The grid with z and # left off the footer (its box names them)."""
-
-    BINDINGS = QUIET_KEYS
 
 
 class GrowingGrid(Vertical):
@@ -41,7 +35,7 @@ class GrowingGrid(Vertical):
         self.translating = False
 
     def compose(self) -> ComposeResult:
-        yield GridKeysQuiet(id="gen-att", numbered=True)
+        yield QuietHeatmap(id="gen-att", numbered=True)  # its box names z and #
 
     def clear(self) -> None:
         """A new job: no rows yet (the grid keeps showing the last one's until the new stream starts)."""

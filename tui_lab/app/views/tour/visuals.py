@@ -14,7 +14,7 @@ from textual.widgets import Label, Static
 from tui_lab.app.grids import GridSpec
 from tui_lab.app.views.tour.pictures import DecodeRow
 from tui_lab.app.widgets.block_diagram import BlockDiagram
-from tui_lab.app.widgets.heatmap import QUIET_KEYS, Heatmap
+from tui_lab.app.widgets.heatmap import Heatmap, QuietHeatmap
 from tui_lab.config import ModelConfig
 
 REVEAL_S = 0.5  # seconds between decoding steps on the KV-cache page
@@ -34,7 +34,7 @@ class GridPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label(self.grid.title)
-        yield TourHeatmap()
+        yield QuietHeatmap()
 
     def on_mount(self) -> None:
         self.show(self.grid)
@@ -45,13 +45,6 @@ class GridPanel(Vertical):
         heatmap.cursor = grid.cursor  # set_grid keeps it (clamped): the cell the text talks about
         heatmap.set_grid(grid.values, grid.rows, grid.cols, lo=grid.lo, hi=grid.hi, mask=grid.mask, axes=grid.axes,
                          row_notes=grid.row_notes)
-
-
-class TourHeatmap(Heatmap):
-    """A page's grid: # and z stay off the footer, which at 80 columns has room for the Tour's keys, f1..f7 and
-    q quit but not for the grid's too (issue 36's crawler: focused, they pushed q quit off and overlapped)."""
-
-    BINDINGS = QUIET_KEYS
 
 
 def side_by_side(*panels: Widget, stack: bool = False) -> Horizontal:
