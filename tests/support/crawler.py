@@ -217,6 +217,15 @@ class OutOfTime(Exception):
     """The crawl's time budget is spent: what it reached is reported, the rest named as cut short."""
 
 
+def _naming(line: str, key: str, binding) -> list[int]:
+    """The columns where `line` names the letter `key` as a word, when it also prints a word of its description
+    ("log scale l"); [] when it does not name it."""
+    low = line.lower()
+    if not any(w in low for w in _key_words(binding)):
+        return []
+    return [m.start() for m in re.finditer(rf"(?<![\w^+-]){re.escape(key)}(?![\w+-])", line)]
+
+
 def _key_words(binding) -> list[str]:
     """The words a screen may print beside a binding's key: its description's and its action's."""
     words = re.findall(r"[a-z]{3,}", f"{binding.description} {binding.action}".lower())
@@ -324,21 +333,15 @@ class Crawler:
 
     def _named(self, lines: Sequence[str]) -> set[str]:
         """The keys the screen names: shown in the footer, or printed as a word beside their description."""
-        named, body = set(), "\n".join(lines[:-1])
+        named = set()
         for key, active in self.app.active_bindings.items():
             binding = active.binding
             if binding.action in SKIP_ACTIONS or binding.action.startswith("show_view(") or not active.enabled:
                 continue
             if binding.show:
                 named.add(key)
-            elif len(key) == 1 and key.isalpha():
-                for line in body.splitlines():
-                    low = line.lower()
-                    if re.search(rf"(?<![\w^+-]){re.escape(key)}(?![\w+-])", line) and any(
-                        w in low for w in _key_words(binding)
-                    ):
-                        named.add(key)
-                        break
+            elif len(key) == 1 and key.isalpha() and any(_naming(line, key, binding) for line in lines[:-1]):
+                named.add(key)
         return named
 
     def _named_unbound(self, lines: Sequence[str]) -> list[str]:
@@ -355,19 +358,11 @@ class Crawler:
         for key, binding in self._ever_bound.get(self._view_id(), {}).items():
             if key in bound or len(key) != 1 or not key.isalpha() or binding.action in SKIP_ACTIONS:
                 continue
-            words = _key_words(binding)
             for y, line in enumerate(lines[:-1]):
-                low = line.lower()
-                if not any(w in low for w in words):
-                    continue
-                for m in re.finditer(rf"(?<![\w^+-]){re.escape(key)}(?![\w+-])", line):
-                    if not self._bound_by_widget_at(m.start(), y, key):
-                        found.append(f"{self._view_id()}: {key!r} ({binding.description}) is named and bound "
-                                     f"nowhere here: {line.strip()!r}")
-                        break
-                else:
-                    continue
-                break
+                if any(not self._bound_by_widget_at(x, y, key) for x in _naming(line, key, binding)):
+                    found.append(f"{self._view_id()}: {key!r} ({binding.description}) is named and bound "
+                                 f"nowhere here: {line.strip()!r}")
+                    break
         return found
 
     def _bound_by_widget_at(self, x: int, y: int, key: str) -> bool:
