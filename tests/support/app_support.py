@@ -34,6 +34,15 @@ async def wait_ready(pilot, generation: int = 1) -> None:
     await pilot.pause()
 
 
+async def attention_grids(pilot):
+    """The Attention view opened by its key once the live model is ready, with the live model's grids captured."""
+    await wait_ready(pilot)
+    await pilot.press("2")
+    view = pilot.app.view("attention")
+    await wait_for(pilot, lambda: view.captured_generation >= 1 and view.grids)
+    return view
+
+
 def app_for(*argv: str, build: bool = True):
     return make_app(list(argv), build=build)
 

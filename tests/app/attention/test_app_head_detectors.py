@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
+from app_support import app_for, attention_grids, screen_lines, screen_text, wait_for, wait_ready
 
 from tui_lab.mechanism.head_detectors import SCORES, default_seq_len, head_scores
 
@@ -123,10 +123,7 @@ async def test_over_the_table_the_hint_line_names_only_keys_that_act():
     where the focus is; Escape brings the grid and its keys back, and `a` (its grid takes them) too."""
     app = app_for()
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        await pilot.press("2")
-        view = app.view("attention")
-        await wait_for(pilot, lambda: view.captured_generation >= 1 and view.grids)
+        await attention_grids(pilot)
 
         def hint_keys() -> list[str]:
             line = next(line for line in screen_lines(app)[::-1] if " · " in line and "JSON" in line)

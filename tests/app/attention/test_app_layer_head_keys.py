@@ -3,7 +3,7 @@ grid (issue 36's crawler: they were named and changed nothing)."""
 
 from __future__ import annotations
 
-from app_support import app_for, screen_text, wait_for, wait_ready
+from app_support import app_for, attention_grids, screen_text, wait_for
 from footer_support import enabled, footer_says
 
 from tui_lab.app.views.attention.grids import ATTENTION_KINDS, MASKS
@@ -13,10 +13,7 @@ from tui_lab.app.views.attention.small_multiples import SmallMultiples
 async def test_layer_and_head_keys_dim_on_a_mask():
     app = app_for()  # the shipped English toy: 4 layers, 4 heads
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        await pilot.press("2")
-        view = app.view("attention")
-        await wait_for(pilot, lambda: view.captured_generation >= 1 and view.grids)
+        view = await attention_grids(pilot)
         await footer_says(pilot, "layer", True)
         await footer_says(pilot, "head", True)
         layer = view.choice()[1]
@@ -42,10 +39,7 @@ async def test_the_model_views_cursor_follows_l_and_h():
     named on its legend line) moves with them; it stayed on the tile it had."""
     app = app_for()
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_ready(pilot)
-        await pilot.press("2")
-        view = app.view("attention")
-        await wait_for(pilot, lambda: view.captured_generation >= 1 and view.grids)
+        view = await attention_grids(pilot)
         await pilot.press("m")
         gallery = view.query_one(SmallMultiples)
         await wait_for(pilot, lambda: gallery.display)

@@ -24,15 +24,21 @@ def flat(app) -> str:
     return " ".join(screen_text(app).split())
 
 
+async def patch_panel(pilot):
+    """Generate's patching panel, opened by its key (p) on the shipped English toy."""
+    app = pilot.app
+    await wait_ready(pilot)
+    app.show_view("generate")
+    await pilot.pause()
+    await pilot.press("p")
+    await wait_for(pilot, lambda: "corrupt" in screen_text(app))
+    return app.query_one("#gen-patch")
+
+
 async def test_a_small_gap_pair_shows_the_clis_warning_at_80x24():
     app = app_for()
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        app.show_view("generate")
-        await pilot.pause()
-        await pilot.press("p")
-        await wait_for(pilot, lambda: "corrupt" in screen_text(app))
-        panel = app.query_one("#gen-patch")
+        panel = await patch_panel(pilot)
         panel.query_one("#patch-corrupt").value = SMALL_GAP_CORRUPT
         panel.query_one("#patch-wrong").value = " town"
         panel.run()
@@ -58,12 +64,7 @@ async def test_r_again_on_a_refused_pair_shows_something():
     screen did not change (the crawler's long tier: a dead press). The second press notifies as well."""
     app = app_for()
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        app.show_view("generate")
-        await pilot.pause()
-        await pilot.press("p")
-        await wait_for(pilot, lambda: "corrupt" in screen_text(app))
-        panel = app.query_one("#gen-patch")
+        panel = await patch_panel(pilot)
         panel.query_one("#patch-corrupt").value = DEFAULT_CORRUPT + " and on"
         panel.grid.focus()
         await pilot.press("r")
