@@ -206,3 +206,22 @@ async def test_enter_on_a_detected_head_while_the_grids_are_captured_anew_opens_
         release.set()
         await wait_for(pilot, lambda: view.grids and view.choice() == ("decoder-self", 2, 1), 60)
         assert app.is_running
+
+
+async def test_coming_back_to_the_view_gives_the_pane_on_screen_the_keys_at_80x24():
+    """With the attribution pane in the grid's place, 6 then 2 focused the grid under the pane: z and # then
+    changed the hidden grid and the screen not at all (the crawler's random walk, `d 6 2 z`)."""
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _attention(pilot)
+        await pilot.press("d")
+        effects = app.query_one(HeadEffects)
+        await wait_for(pilot, lambda: effects.has_class("-shown") and _idle(app) and "direct logit" in screen_text(app))
+        for key in "62":
+            await pilot.press(key)
+            await pilot.pause(0.3)
+        assert app.focused is effects.grid
+        before = screen_text(app)
+        await pilot.press("z")
+        await pilot.pause(0.3)
+        assert screen_text(app) != before  # the 4x4 head grid drawn dense

@@ -185,8 +185,7 @@ class HeadPanes(Widget):
         """A pane went away (Escape): the grids it covered come back."""
         message.stop()
         self.uncover()
-        home = self.view.home()  # at 80x24 the inside-head pane back in the grid's place has the arrows
-        (home if home.display or not self.inside_open else self.query_one(InsideHead)).focus()
+        self.view.home().focus()  # at 80x24 the inside-head pane back in the grid's place has the arrows
 
     def on_head_map_open(self, message: HeadMap.Open) -> None:
         """Enter on a head of the effects grid: the pane goes, and the view picks that head's grid."""
@@ -258,6 +257,15 @@ class HeadPanes(Widget):
         row, col = heatmap.cursor
         self.query_one(InsideHead).point(Pointer(kind, layer, head, row, col, heatmap.row_labels,
                                                  heatmap.col_labels))
+
+    def in_place(self) -> Widget | None:
+        """The widget in the grids' place when it is not a grid: a head pane's grid or table, or the inside-head
+        pane a short view shows there."""
+        for pane in (self.query_one(HeadEffects), self.query_one(HeadDetectors)):
+            if pane.has_class("-shown"):
+                return pane.grid
+        grids = (self.view.query_one(s) for s in GRIDS)
+        return self.query_one(InsideHead) if self.inside_open and not any(g.display for g in grids) else None
 
     @property
     def table_shown(self) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.events import Resize
+from textual.widget import Widget
 
 from tui_lab.app.grids import GridSpec
 from tui_lab.app.guard import guarded
@@ -84,10 +85,12 @@ class AttentionView(LabView):
         self.pickers.offer(self.cap)
         self.live_model_changed()
 
-    def home(self) -> AttentionMap | SmallMultiples:
-        """The grid on screen: its arrows, #, z and the view's k, l, h, m act as soon as the view opens."""
+    def home(self) -> Widget:
+        """What is on screen in the grid's place: its arrows, #, z and the view's k, l, h, m act as soon as the
+        view opens. A head pane there has it (coming back to the view focused the grid under the pane: z and #
+        changed what nobody saw, the crawler's random walk)."""
         gallery = self.query_one(SmallMultiples)
-        return gallery if gallery.display else self.query_one(AttentionMap)
+        return self.panes.in_place() or (gallery if gallery.display else self.query_one(AttentionMap))
 
     @property
     def inputs(self) -> AttentionInputs:
