@@ -29,3 +29,19 @@ async def test_r_on_the_text_shown_says_so_and_on_new_text_captures(size):
         await pilot.press("r")
         await wait_for(pilot, lambda: attention.src[:3] != [] and "mat" in "".join(attention.src), 60)
         assert "sat" in screen_text(app)  # the new text's grid is drawn
+
+
+async def test_r_that_captures_the_grids_already_drawn_says_so():
+    """Whatever lost the view's record of the grids on screen (the long tier's walk found r with the inside-head pane
+    open on a mask changing nothing, its path not replayed), r's capture of the same text on the same model ends
+    saying so, not on the screen it started from."""
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("2")
+        attention = app.view("attention")
+        await wait_for(pilot, lambda: attention.captured_generation >= 1 and attention.grids)
+        await wait_for(pilot, lambda: not any(w.group == "attention" and not w.is_finished for w in attention.workers))
+        attention.drawn.forget()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: SAID in screen_text(app), 30)

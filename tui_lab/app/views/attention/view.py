@@ -50,6 +50,7 @@ class AttentionView(LabView):
         self.cap = Capture()
         self.pending_cursor: tuple[str, str] | None = None
         self.captured_generation = -1
+        self.asked_by_run = False  # the capture under way was r's (a capture nobody can tell from the last says so)
         self.drawn = DrawnInputs()  # `_inputs_now()` of the capture under way and of the grids on screen (r)
         self.answer = Answer(self, self.say, lambda: self.query_one(hints.InfoLine).text)
         self.last_export: Path | None = None
@@ -170,6 +171,7 @@ class AttentionView(LabView):
             self.answer(SAME_TEXT)
         else:
             self.capture()
+            self.asked_by_run = True
 
     def _capturing(self) -> bool:
         return any(w.group == "attention" and not w.is_finished for w in self.workers)
@@ -187,6 +189,10 @@ class AttentionView(LabView):
 
     def on_captured(self, message: work.Captured) -> None:
         first = not self.cap.grids
+        # r's capture of the grids already drawn (its record of them lost on some path): the same screen, unsaid
+        again = self.asked_by_run and not first and (self.captured_generation, self.cap.src, self.cap.tgt) == (
+            message.generation, message.src, message.tgt)
+        self.asked_by_run = False
         self.cap = Capture(message.grids, message.entropy, message.src, message.tgt, message.predicted,
                            message.learned, self.encoder_decoder, message.image)
         self.captured_generation = message.generation
@@ -205,6 +211,8 @@ class AttentionView(LabView):
         if message.guesses:  # BERT: the cursor on the [MASK] row, its guesses under the grid
             self.query_one(AttentionMap).move_cursor(message.guesses[0][0], message.guesses[0][0])
         self.say(message.note(self.hint()))
+        if again:
+            self.answer(SAME_TEXT)
 
     # -- drawing -------------------------------------------------------------------------------------
     @property
