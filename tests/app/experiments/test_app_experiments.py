@@ -32,9 +32,9 @@ async def test_order_blindness_runs_in_the_background_shows_sentences_grid_and_e
         assert "sentence: I like you because you like me" in text and "shuffled: " in text
         assert "without_positions_max_diff" in text  # the results table
         assert view.result.scalars["without_positions_max_diff"] < 1e-5
-        for _ in range(2):  # results -> table: tokens -> grid: differences
+        for label in ("table: tokens", "grid: differences"):  # after results; each comes into sight at 80x24
             await pilot.press("f")
-        await pilot.pause()
+            await wait_for(pilot, lambda label=label: label in screen_text(app), 5)
         grid = app.query_one("#ex-grid", Heatmap)
         assert grid.display and grid.shape == (3, 7) and grid.col_labels[0] == "I"
         grid.focus()  # its z and # are named on its legend line; on the footer they pushed q quit off at 80 columns
@@ -46,6 +46,8 @@ async def test_order_blindness_runs_in_the_background_shows_sentences_grid_and_e
         await wait_for(pilot, lambda: grid.dense, 5)
         await pilot.press("e")
         await wait_for(pilot, lambda: any(p.name.endswith("-tokens.csv") for p in tmp_path.iterdir()), 60)
+        # the status says so on screen, however far the keys scrolled the notes and the figure
+        await wait_for(pilot, lambda: "CSV files to" in screen_text(app), 5)
         exported = sorted(p.name for p in tmp_path.iterdir())
         jsons = [name for name in exported if name.endswith(".json")]
         assert len(jsons) == 1 and any(name.endswith("-tokens.csv") for name in exported)

@@ -94,33 +94,36 @@ class ExperimentsView(JobView):
         with Horizontal(id="ex-body"):
             yield OptionList(*registry.names(), id="ex-list")
             with Vertical(id="ex-main"):
-                # A lesson or notes taller than their room scroll (a scrollbar says so; Tab reaches them).
-                with VerticalScroll(id="ex-lesson-box", classes="ex-text-box"):
-                    yield Static("", id="ex-lesson")
-                with Horizontal(id="ex-inputs"):
-                    # Short: at 80 columns the field is ~20 wide beside its buttons (the defaults are listed above).
-                    yield FieldInput(placeholder="name=value; ...", id="ex-options", compact=True)
-                    yield OnOffCheckbox("quick k", id="ex-quick", compact=True)
-                    yield Button("Run r", id="ex-run", variant="primary", compact=True)
-                    yield Button("Cancel x", id="ex-cancel", variant="error", compact=True)
-                with NarrowRow(id="ex-sweep"):
-                    yield Label("field", classes="ex-name")
-                    yield Select([(f, f) for f in draw.sweep_fields()], value="positions", allow_blank=False,
-                                 id="ex-field", compact=True)
-                    yield Label("values", classes="ex-name")
-                    yield FieldInput(draw.sweep_values("positions"), id="ex-values", compact=True)
-                    yield Label("seeds", classes="ex-name")
-                    yield FieldInput("0", id="ex-seeds", compact=True)
+                # A run's state stays under what scrolls: at 80x24 the lesson, the form, the notes and the figure do not
+                # fit, and the keys (focus in the list) could not scroll a status back that had gone off the top.
+                with VerticalScroll(id="ex-scroll"):
+                    # A lesson or notes taller than their room scroll (a scrollbar says so; Tab reaches them).
+                    with VerticalScroll(id="ex-lesson-box", classes="ex-text-box"):
+                        yield Static("", id="ex-lesson")
+                    with Horizontal(id="ex-inputs"):
+                        # Short: at 80 columns the field is ~20 wide beside its buttons (the defaults are listed above).
+                        yield FieldInput(placeholder="name=value; ...", id="ex-options", compact=True)
+                        yield OnOffCheckbox("quick k", id="ex-quick", compact=True)
+                        yield Button("Run r", id="ex-run", variant="primary", compact=True)
+                        yield Button("Cancel x", id="ex-cancel", variant="error", compact=True)
+                    with NarrowRow(id="ex-sweep"):
+                        yield Label("field", classes="ex-name")
+                        yield Select([(f, f) for f in draw.sweep_fields()], value="positions", allow_blank=False,
+                                     id="ex-field", compact=True)
+                        yield Label("values", classes="ex-name")
+                        yield FieldInput(draw.sweep_values("positions"), id="ex-values", compact=True)
+                        yield Label("seeds", classes="ex-name")
+                        yield FieldInput("0", id="ex-seeds", compact=True)
+                    with VerticalScroll(id="ex-summary-box", classes="ex-text-box"):
+                        yield Static("", id="ex-summary")
+                    yield Select([], prompt="no results yet", id="ex-figure", compact=True)
+                    with ContentSwitcher(id="ex-figures", initial="ex-plot"):
+                        yield LinePlot(id="ex-plot")
+                        yield DataTable(id="ex-table", zebra_stripes=True, cursor_type="row")
+                        yield QuietHeatmap(id="ex-grid", keys_note="z dense · # numbers")  # z, # on its legend
                 with Horizontal(id="ex-state"):
                     yield ProgressBar(total=1, id="ex-progress", show_eta=False)
                     yield Static("", id="ex-status")
-                with VerticalScroll(id="ex-summary-box", classes="ex-text-box"):
-                    yield Static("", id="ex-summary")
-                yield Select([], prompt="no results yet", id="ex-figure", compact=True)
-                with ContentSwitcher(id="ex-figures", initial="ex-plot"):
-                    yield LinePlot(id="ex-plot")
-                    yield DataTable(id="ex-table", zebra_stripes=True, cursor_type="row")
-                    yield QuietHeatmap(id="ex-grid", keys_note="z dense · # numbers")  # z, # on its legend
 
     def on_mount(self) -> None:
         listing = self.query_one("#ex-list", OptionList)
@@ -249,6 +252,8 @@ class ExperimentsView(JobView):
         keys = [key for key, _ in draw.figures(self.result)] if self.result is not None else []
         if keys:
             picker.value = keys[(keys.index(picker.value) + 1) % len(keys)] if picker.value in keys else keys[0]
+            # at 80x24 the figure is below the notes: f turned it out of sight (the long tier's walk)
+            self.query_one("#ex-figures").scroll_visible(animate=False)
 
     def _draw(self, key: str) -> None:
         kind, _, name = key.partition(":")
