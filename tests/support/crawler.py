@@ -383,7 +383,7 @@ class Crawler:
         # the view's first frame may be a layout it changes once it knows its size (a class set on resize): its
         # root state is taken once the screen held still a while
         root = await self._settle(self._lines(), len(self._added), False, quiet=0.3, limit=0.3)
-        self._visit(root, view_key)
+        await self._visit(root, view_key)
         await self._status_reach(view_id, view_key)
         self._view_bindings[view_id] = self.bindings()
         self._covered[view_id], self._live[view_id] = set(), set()
@@ -596,7 +596,10 @@ class Crawler:
         changed = after != before or len(self._added) != notes
         if key in named and not changed and view == self._view_id():
             self._dead.add((view, key))  # not waited on again for 5 s: once found, reported once
-            detail = f"{view}: {key!r} is named on the screen and changed nothing"
+            focus = self.app.focused
+            bound = active.binding.action if active is not None else "nothing bound"
+            detail = (f"{view}: {key!r} is named on the screen and changed nothing (focus {focus!r}, "
+                      f"{'live' if live else 'dimmed'}: {bound})")
             self._fail("dead press", detail, where, "\n".join(before))
         if key in named and len(key) == 1:
             typed = [v for k, v in self._inputs().items() if k in values and typed_into(values[k], v, key)]
@@ -609,7 +612,7 @@ class Crawler:
                 )
         self._notifications(notes, where, after)
         # a state seen before was checked then (the same screen: the same scroll, the same labels)
-        self._new_below = self._visit(self._lines(), where)
+        self._new_below = await self._visit(self._lines(), where)
         if self._new_below:
             await self._status_reach(view, where)
 
@@ -712,8 +715,11 @@ class Crawler:
         return found
 
     # --- the rules on a state ------------------------------------------------------------------------------
-    def _visit(self, lines: list[str], where: str) -> bool:
-        """Check a state the first time it is seen; True when it is new."""
+    async def _visit(self, lines: list[str], where: str) -> bool:
+        """Check a state the first time it is seen; True when it is new. What the rules find is looked at again
+        once the app has drawn what was queued: a frame read while a status was being rewritten (`#ex-status`
+        between two progress lines) or a view half laid out (a blank footer line once) passes then, and only
+        what is still there fails, on the screen it is on."""
         sid = state_id(lines)
         if sid in self.report.states:
             return False
@@ -721,6 +727,15 @@ class Crawler:
         # the rules read the widgets now: the screen rendered now too (a run's status may have changed since
         # the frame `lines` was read from, before the app drew it)
         lines = self._rendered()
+        if self._problems(lines):
+            await self._drawn()
+            lines = self._rendered()
+        for rule, detail in self._problems(lines):
+            self._fail(rule, detail, where, "\n".join(lines))
+        return True
+
+    def _problems(self, lines: list[str]) -> list[tuple[str, str]]:
+        """(rule, detail) of each rule the screen `lines`, rendered now, breaks."""
         width = self.size[0]
         found = [("cut number", p) for p in cut_numbers(under_menus(self.app, lines[:-1]), width)]
         found += [("overlap", p) for p in overlaps(self.app)]
@@ -742,9 +757,7 @@ class Crawler:
         wanted = "esc" if typing else "q quit"
         if len(self.app.screen_stack) == 1 and not re.search(rf"(^|\s){wanted}\s", lines[-1]):
             found.append(("footer", f"footer lacks {wanted!r}: {lines[-1].rstrip()!r}"))
-        for rule, detail in found:
-            self._fail(rule, detail, where, "\n".join(lines))
-        return True
+        return found
 
     def _fail(self, rule: str, detail: str, where: str, screen: str) -> None:
         key = f"{rule}|{_DIGITS.sub('#', detail)}"

@@ -45,3 +45,21 @@ async def test_r_that_captures_the_grids_already_drawn_says_so():
         attention.drawn.forget()
         await pilot.press("r")
         await wait_for(pilot, lambda: SAID in screen_text(app), 30)
+
+
+async def test_r_on_new_text_under_a_grid_the_text_does_not_change_says_so():
+    """Over the positions table (or a mask of as many tokens) new text draws the same grid: r captured it and the
+    screen stood still (the CI tier's walk, seed 11: text "14" over a checkpoint's positions table)."""
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("2")
+        attention = app.view("attention")
+        await wait_for(pilot, lambda: attention.captured_generation >= 1 and attention.grids)
+        await wait_for(pilot, lambda: not any(w.group == "attention" and not w.is_finished for w in attention.workers))
+        attention.pickers.select_kind(next(kind for kind in attention.kinds() if kind.startswith("pos")))
+        await pilot.pause(0.3)
+        app.query_one("#att-src", Input).value = "a new sentence"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "does not depend on it" in screen_text(app), 30)
+        assert "new" in "".join(attention.src)  # captured all the same: k shows the new text's attention

@@ -40,6 +40,8 @@ from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs
 from tui_lab.app.widgets.heatmap import Heatmap
 
 SAME_TEXT = "r: the grids shown are this text's already; edit the text, then r"
+# r on new text over a grid the text does not change (a positions table, a mask of as many tokens)
+TEXT_FREE = "r: captured the new text; this grid does not depend on it (k: its attention grids)"
 
 
 class AttentionView(LabView):
@@ -190,9 +192,9 @@ class AttentionView(LabView):
     def on_captured(self, message: work.Captured) -> None:
         first = not self.cap.grids
         # r's capture of the grids already drawn (its record of them lost on some path): the same screen, unsaid
-        again = self.asked_by_run and not first and (self.captured_generation, self.cap.src, self.cap.tgt) == (
-            message.generation, message.src, message.tgt)
-        self.asked_by_run = False
+        same_text = (self.captured_generation, self.cap.src, self.cap.tgt) == (message.generation, message.src,
+                                                                               message.tgt)
+        shown = None if first else self._grid_shown()
         self.cap = Capture(message.grids, message.entropy, message.src, message.tgt, message.predicted,
                            message.learned, self.encoder_decoder, message.image)
         self.captured_generation = message.generation
@@ -211,8 +213,13 @@ class AttentionView(LabView):
         if message.guesses:  # BERT: the cursor on the [MASK] row, its guesses under the grid
             self.query_one(AttentionMap).move_cursor(message.guesses[0][0], message.guesses[0][0])
         self.say(message.note(self.hint()))
-        if again:
-            self.answer(SAME_TEXT)
+        if self.asked_by_run and shown == self._grid_shown():  # r's capture drew the grid that was on screen
+            self.answer(SAME_TEXT if same_text else TEXT_FREE)
+        self.asked_by_run = False
+
+    def _grid_shown(self) -> tuple:
+        grid = self.query_one(AttentionMap)
+        return grid.values, grid.row_labels, grid.col_labels
 
     # -- drawing -------------------------------------------------------------------------------------
     @property
