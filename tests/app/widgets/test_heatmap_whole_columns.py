@@ -42,3 +42,19 @@ async def test_numbers_in_a_scrolled_grid_are_whole_and_clear_of_the_edge(width,
             await pilot.pause()
             lines = screen_lines(app)
             assert cut_numbers(lines, width) == [], f"cursor on c{col}:\n" + "\n".join(lines)
+
+
+def test_a_numbered_key_never_ends_on_its_last_column():
+    """At the edge (a scrollbar, a border) a key entry's last digit read as a number cut: "4 \\x01▅▅" (the long
+    tier's walk over Generate's byte-fallback grid). Every width and label length from a seeded draw."""
+    import random
+
+    from tui_lab.app.widgets.grid_layout import KEY_GAP, key_lines
+
+    rng = random.Random(36)
+    for _ in range(400):
+        labels = ["x" * rng.randint(1, 6) for _ in range(rng.randint(1, 30))]
+        width = rng.randint(9, 60)
+        for line in key_lines(labels, width):
+            used = sum(len(entry) for _, entry in line) + len(KEY_GAP) * (len(line) - 1)
+            assert used < width, (labels, width, line)

@@ -72,9 +72,11 @@ def key_entry(j: int, label: str, width: int) -> str:
 
 
 def key_lines(labels: list[str], width: int) -> list[list[tuple[int, str]]]:
-    """The key, wrapped to `width` without splitting an entry: each line's (column, entry) pairs."""
+    """The key, wrapped to `width` without splitting an entry: each line's (column, entry) pairs. No entry ends
+    on the last column: against a scrollbar or a border it read as cut ("4 \\x01▅▅", the crawler's number rule)."""
     lines: list[list[tuple[int, str]]] = [[]]
     used = 0
+    width = width - 1 if width > 8 else width
     for j, label in enumerate(labels):
         entry = key_entry(j, label, width)
         if lines[-1] and used + len(KEY_GAP) + cell_len(entry) > width:
