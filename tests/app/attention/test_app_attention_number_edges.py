@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from app_support import app_for, screen_lines, screen_text, wait_for, wait_ready
+from app_support import app_for, attention_grids, screen_lines, screen_text, wait_for
 from hf_fixtures import save_hf_gpt2
 from screen_rules import cut_numbers
 
@@ -27,10 +27,7 @@ async def test_numbers_in_the_cells_never_touch_the_edge_of_the_grid_at_80x24(tm
     crawled_folder(tmp_path / "hf", SEED)
     app = app_for("--from-hf", str(tmp_path / "hf"))
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        await pilot.press("2")
-        attention = app.view("attention")
-        await wait_for(pilot, lambda: attention.captured_generation >= 1 and attention.grids)
+        await attention_grids(pilot)
         heatmap = app.query_one("#att-map", Heatmap)
         await wait_for(pilot, lambda: heatmap.has_focus)
         rows, cols = heatmap.shape

@@ -5,21 +5,24 @@ captures, as before."""
 from __future__ import annotations
 
 import pytest
-from app_support import app_for, screen_text, wait_for, wait_ready
+from app_support import app_for, attention_grids, screen_text, wait_for
 from textual.widgets import Input
 
 SAID = "the grids shown are this text's already"
+
+
+async def _opened(pilot):
+    """The view with the live model's grids drawn and no capture under way."""
+    attention = await attention_grids(pilot)
+    await wait_for(pilot, lambda: not any(w.group == "attention" and not w.is_finished for w in attention.workers))
+    return attention
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 async def test_r_on_the_text_shown_says_so_and_on_new_text_captures(size):
     app = app_for()
     async with app.run_test(size=size) as pilot:
-        await wait_ready(pilot)
-        await pilot.press("2")
-        attention = app.view("attention")
-        await wait_for(pilot, lambda: attention.captured_generation >= 1 and attention.grids)
-        await wait_for(pilot, lambda: not any(w.group == "attention" and not w.is_finished for w in attention.workers))
+        attention = await _opened(pilot)
         await pilot.pause(0.3)
         assert "Run r" in screen_text(app)
         await pilot.press("r")
@@ -37,11 +40,7 @@ async def test_r_that_captures_the_grids_already_drawn_says_so():
     saying so, not on the screen it started from."""
     app = app_for()
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        await pilot.press("2")
-        attention = app.view("attention")
-        await wait_for(pilot, lambda: attention.captured_generation >= 1 and attention.grids)
-        await wait_for(pilot, lambda: not any(w.group == "attention" and not w.is_finished for w in attention.workers))
+        attention = await _opened(pilot)
         attention.drawn.forget()
         await pilot.press("r")
         await wait_for(pilot, lambda: SAID in screen_text(app), 30)
@@ -52,11 +51,7 @@ async def test_r_on_new_text_under_a_grid_the_text_does_not_change_says_so():
     screen stood still (the CI tier's walk, seed 11: text "14" over a checkpoint's positions table)."""
     app = app_for()
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        await pilot.press("2")
-        attention = app.view("attention")
-        await wait_for(pilot, lambda: attention.captured_generation >= 1 and attention.grids)
-        await wait_for(pilot, lambda: not any(w.group == "attention" and not w.is_finished for w in attention.workers))
+        attention = await _opened(pilot)
         attention.pickers.select_kind(next(kind for kind in attention.kinds() if kind.startswith("pos")))
         await pilot.pause(0.3)
         app.query_one("#att-src", Input).value = "a new sentence"

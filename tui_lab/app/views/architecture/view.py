@@ -24,6 +24,7 @@ from tui_lab.app.view_contract import LabView, Opening
 from tui_lab.app.views.architecture.analysis import TABS, ArchitectureResults
 from tui_lab.app.views.architecture.config_form import TEXT_FIELDS, ConfigForm
 from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
+from tui_lab.app.widgets.menus import menu_open
 from tui_lab.config import ModelConfig
 from tui_lab.loading import shipped_for
 from tui_lab.presets import list_presets, load_preset
@@ -125,8 +126,7 @@ class ArchitectureView(LabView):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """^s, ^r and ^t off the footer while a field's menu is open (it has the focus and the keys): beside Esc's
         "Dismiss menu" they left the footer no room at 80 columns, its keys drawn over each other (the long tier)."""
-        focused = self.app.focused
-        return not (focused is not None and isinstance(focused.parent, Select) and focused.parent.expanded)
+        return not menu_open(self.app)
 
     def first_field(self) -> Widget:
         """`i` enters the form's first text box (its family above, and the preset, are Shift+Tab back)."""

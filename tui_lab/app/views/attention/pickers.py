@@ -4,7 +4,7 @@ A widget of its own: the view offers it each capture (`offer`), which sets the c
 with `choice()`. Any change of pick posts `AttentionPickers.Changed`; the view redraws on it. A select's open
 menu leaves the letters to the view's keys (no type-to-search): e, r, a, d and j, named on the hint line and the
 Run button, did nothing while it was open (issue 36's crawler, a dead `e`). The view's k, l and h leave the
-footer while a menu is open (`menu_open`): it names Esc there, and at 80 columns q quit had no room.
+footer while a menu is open (widgets/menus.py): it names Esc there, and at 80 columns q quit had no room.
 """
 
 from __future__ import annotations
@@ -43,9 +43,6 @@ class AttentionPickers(Horizontal):
     def on_mount(self) -> None:
         for select in self.query(Select):
             self.watch(select, "expanded", lambda _: self.refresh_bindings(), init=False)
-
-    def menu_open(self) -> bool:
-        return any(select.expanded for select in self.query(Select))
 
     def kinds(self) -> list[str]:
         present = sorted({kind for kind, _ in self.cap.grids}, key=list(KIND_TITLES).index)

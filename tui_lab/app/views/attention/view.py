@@ -38,6 +38,7 @@ from tui_lab.app.views.attention.pickers import AttentionPickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
 from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs
 from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.menus import menu_open
 
 SAME_TEXT = "r: the grids shown are this text's already; edit the text, then r"
 # r on new text over a grid the text does not change (a positions table, a mask of as many tokens)
@@ -298,9 +299,9 @@ class AttentionView(LabView):
         """Which of j's three bindings is the live one (see BINDINGS); l and h dimmed (None) while they would
         change nothing."""
         if action == "cycle":
-            pickers = self.query(AttentionPickers)  # none while the view still composes; off the footer under a menu
-            if pickers and pickers.first().menu_open():
+            if menu_open(self.app):  # off the footer under a menu
                 return False
+            pickers = self.query(AttentionPickers)  # none while the view still composes
             if parameters != ("kind",):
                 return True if pickers and pickers.first().can_cycle(str(parameters[0])) else None
         if not action.startswith("head_detectors"):
