@@ -259,9 +259,10 @@ def open_menus(app) -> list:
     """The regions of the select menus open over the screen. Each is framed (tui_lab.tcss: a compact select's menu
     had no frame, and its options over the fields below read as their values, "steps char"); the frame must be
     drawn, so a field it covers is hidden with a mark."""
-    from textual.widgets import Select
+    from textual.widgets._select import SelectOverlay
 
-    return [select.query_one("SelectOverlay").region for select in shown_widgets(app, Select) if select.expanded]
+    # the menus drawn, not the selects shown: a select scrolled out of its form keeps its menu open on screen
+    return [menu.region for menu in shown_widgets(app, SelectOverlay) if menu.parent.expanded]
 
 
 def _name(widget) -> str:

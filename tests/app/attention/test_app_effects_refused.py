@@ -22,3 +22,7 @@ async def test_d_on_an_encoder_decoder_says_why_whole_and_clears_the_old_grid():
         assert "covers decoder-only language models" in text, text
         assert "mean ablation" not in text and "dec L1 cross" not in text, text  # the ablation grid went
         assert "query [" in text, text  # the attention grid is back
+        before = len(app._notifications)
+        await pilot.press("d")  # said again: the line cannot change, so a notification shows the press landed
+        await wait_for(pilot, lambda: len(app._notifications) > before, timeout=5)
+        assert "covers decoder-only language models" in screen_text(app)

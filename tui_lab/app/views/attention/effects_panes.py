@@ -50,6 +50,7 @@ class PaneHost(Protocol):
     def choice(self) -> tuple[str, int, int]: ...
     def home(self) -> Widget: ...
     def say(self, text: str) -> None: ...
+    def refuse(self, text: str) -> None: ...
     def hint(self) -> str: ...
 
 
@@ -149,7 +150,7 @@ class HeadPanes(Widget):
             if self.has_class("-covering"):
                 self.put_panes_away()
                 view.home().focus()
-            view.say(refused)
+            view.refuse(refused)
             return
         # read first: an empty sentence is refused (a notification) before anything moves; it hid the grids and
         # showed no pane, with the focus nowhere and the view's keys dead (the crawler's random walk)
@@ -170,7 +171,7 @@ class HeadPanes(Widget):
         """Every head's previous-token, duplicate-token and induction score, in the grids' place."""
         refused = applies(self.view.app.live.config)
         if refused is not None:  # from the palette: j is then the refusal's key
-            self.view.say(refused)
+            self.view.refuse(refused)
             return
         if not self.shown():
             self.put_grids_away()
@@ -209,7 +210,7 @@ class HeadPanes(Widget):
         view = self.view
         gallery, heatmap = view.query_one(SmallMultiples), view.query_one(AttentionMap)
         if view.choice()[0] not in ATTENTION_KINDS:
-            view.say("the model view shows the attention kinds: press k for one")
+            view.refuse("the model view shows the attention kinds: press k for one")
             return
         covered = self.has_class("-covering")
         self.put_panes_away()  # under a head pane the gallery had no room: m toggled it there unseen

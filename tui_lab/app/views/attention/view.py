@@ -183,7 +183,7 @@ class AttentionView(LabView):
     def capture(self) -> None:
         live = self.app.live
         if not live.ready:
-            self.say(f"the live model is not ready yet ({live.status})")
+            self.refuse(f"the live model is not ready yet ({live.status})")
             return
         self.drawn.ask(self._inputs_now())
         job, doing = jobs.capture_job(live, self.inputs, self.post_message)
@@ -290,7 +290,7 @@ class AttentionView(LabView):
         self.action_head_detectors()
 
     def action_head_detectors_refused(self) -> None:
-        self.say(applies(self.app.live.config) or "")
+        self.refuse(applies(self.app.live.config) or "")
 
     def action_inside_head(self) -> None:
         self.panes.inside()
@@ -338,6 +338,13 @@ class AttentionView(LabView):
 
     def say(self, text: str) -> None:
         self.query_one(hints.InfoLine).say(text)
+
+    def refuse(self, text: str) -> None:
+        """Why a key does not apply, on the info line, where it stays; said again it notifies too, or the press
+        changed nothing on screen (`d` twice on an encoder-decoder, the long tier's walk)."""
+        if self.query_one(hints.InfoLine).text == text:
+            self.notify(text, title="already shown", timeout=4)
+        self.say(text)
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return hints.palette(self, self.query_one(AttentionMap))
