@@ -63,3 +63,23 @@ async def test_r_on_the_kv_panel_with_a_bad_field_says_so_on_every_press():
             assert said == ["not run: batch must be a whole number, got ''"], (press, said)
             assert press == 1 or screen_lines(app) != before
         assert not app.query_one("#sp-kv").running
+
+
+async def test_the_mha_gqa_fields_show_every_digit_they_take_at_80x24():
+    """An 8-digit batch read "…" in its 4-cell field at 160x48 (the long tier): each field takes six digits, the
+    most any model here can use, and shows all of them with the row whole at 80 columns."""
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_ready(pilot)
+        await view_mounted(pilot, "speed")
+        await pilot.press("6", "k")
+        field = app.query_one("#kv-batch", Input)
+        await wait_for(pilot, lambda: field.region.area > 0)
+        field.focus()
+        field.value = ""
+        await pilot.press(*"22421415")
+        assert field.value == "224214"
+        await pilot.press("escape")
+        await pilot.pause()
+        row = next(line for line in screen_lines(app) if "prompt" in line and "batch" in line)
+        assert "batch 224214" in row and "Cancel x" in row, row

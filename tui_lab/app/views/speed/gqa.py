@@ -74,7 +74,7 @@ class KVPanel(JobView):
     KVPanel { height: 1fr; }
     KVPanel #kv-inputs { height: 1; }
     KVPanel .kv-name { padding: 0 1; color: $text-muted; }
-    KVPanel Input { width: 5; }
+    KVPanel Input { width: 7; }  /* six digits and the cursor: more are refused as typed (max_length) */
     KVPanel Button { margin-left: 1; width: auto; min-width: 8; }
     KVPanel #kv-progress { height: 1; }
     KVPanel #kv-progress Bar { width: 1fr; }
@@ -97,7 +97,7 @@ class KVPanel(JobView):
         with Horizontal(id="kv-inputs"):
             for title, wid, value in FIELDS:
                 yield Label(title, classes="kv-name")
-                yield FieldInput(value, id=wid, compact=True)
+                yield FieldInput(value, id=wid, compact=True, max_length=6)  # an 8-digit batch read "…"
             yield Button("Run r", id="kv-run", variant="primary", compact=True)
             yield Button("Cancel x", id="kv-cancel", variant="error", compact=True)
         yield ProgressBar(total=1, id="kv-progress", show_eta=True)
