@@ -175,8 +175,10 @@ class ArchitectureView(LabView):
             self.app.notify("nothing changed: the model already matches the form", title="apply")
             return
         if not origin.learned or (origin.kind == "shipped" and origin.detail == shipped):
-            if config == live.config:  # the same shape again: only its random weights are new
-                self.app.notify("the form is unchanged: a new random model of the same shape", title="apply")
+            # said either way: the numbers beside the form already showed the new shape, and a header that read
+            # "random weights" before and after left ^s looking dead (the long tier's walk)
+            self.app.notify("the form is unchanged: a new random model of the same shape" if config == live.config
+                            else "applied: the form's model builds with random weights", title="apply")
             self.app.rebuild_model(config)  # nothing learned would be lost: no question
             return
         if live.kept_in is not None:  # saved or loaded from a folder: nothing is lost, say where it stays
