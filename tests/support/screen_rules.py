@@ -245,14 +245,32 @@ def shown_widgets(app, kind) -> list:
 
 
 def under_menus(app, lines: list[str]) -> list[str]:
-    """`lines` with what the open select menus cover blanked (their frame is the mark of what they hide): a digit
-    beside a menu's frame is not a number cut short."""
+    """`lines` with what the open select menus cover blanked (their frame is the mark of what they hide), and the
+    frame of a dialog over the screen: a digit beside either is not a number cut short ("lr 0█" beside the Train
+    view's long-run question, the long tier). The dialog's inside stays, for the rules to read."""
     lines = list(lines)
     for menu in open_menus(app):
-        for y in range(max(0, menu.y), min(len(lines), menu.bottom)):
-            line = lines[y].ljust(menu.right)
-            lines[y] = line[:menu.x] + " " * menu.width + line[menu.right:]
+        _blank(lines, menu.x, menu.y, menu.width, menu.height)
+    for box in dialogs(app):
+        for x, y, w, h in ((box.x, box.y, box.width, 1), (box.x, box.bottom - 1, box.width, 1),
+                           (box.x, box.y, 1, box.height), (box.right - 1, box.y, 1, box.height)):
+            _blank(lines, x, y, w, h)
     return lines
+
+
+def _blank(lines: list[str], x: int, y: int, width: int, height: int) -> None:
+    for row in range(max(0, y), min(len(lines), y + height)):
+        line = lines[row].ljust(x + width)
+        lines[row] = line[:x] + " " * width + line[x + width:]
+
+
+def dialogs(app) -> list:
+    """The regions of what a modal screen shows over the screen under it (its dialog boxes)."""
+    from textual.screen import ModalScreen
+
+    if len(app.screen_stack) < 2 or not isinstance(app.screen, ModalScreen):
+        return []
+    return [child.region for child in app.screen.children if child.display and child.region.area]
 
 
 def open_menus(app) -> list:
