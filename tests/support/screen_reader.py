@@ -144,7 +144,9 @@ def find_numbered_columns(screen: Screen, labels: list[str], top: int = 0) -> Co
                 continue
             entries, yy = [], y + 1
             while yy < screen.height:
-                found = _KEY_ENTRY.findall(screen.line(yy)[left:right])
+                key = screen.line(yy)  # the key spans its box, which may be wider than the ruler's grid
+                end = key.find("│", left)
+                found = _KEY_ENTRY.findall(key[left:end if end >= 0 else len(key)])
                 if not found or int(found[0][0]) != len(entries):
                     break
                 entries, yy = entries + found, yy + 1
