@@ -12,6 +12,7 @@ from tui_lab.app.views.attention.head_detectors import HeadDetectors
 from tui_lab.app.views.attention.head_effects import HeadEffects
 from tui_lab.app.views.generate.lens_panel import LensPanel
 from tui_lab.app.views.generate.patch_panel import PatchPanel
+from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.mechanism_panel import MechanismPanel
 
 SUMMARY_ROOM = 76  # columns of a panel's summary line at 80 columns, with a margin
@@ -225,3 +226,19 @@ async def test_coming_back_to_the_view_gives_the_pane_on_screen_the_keys_at_80x2
         await pilot.press("z")
         await pilot.pause(0.3)
         assert screen_text(app) != before  # the 4x4 head grid drawn dense
+
+
+async def test_the_grids_z_and_hash_act_with_the_focus_off_the_grid():
+    """The hint line names z and # while a picker or the Run button has the focus: they acted on the grid only when
+    it had the focus (the long tier's walk at 100x30: z named and bound nowhere)."""
+    app = app_for()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _attention(pilot)
+        grid = app.query_one("#att-map", Heatmap)
+        app.query_one("#att-run").focus()
+        await pilot.pause()
+        dense, numbers = grid.dense, grid.numbers
+        await pilot.press("z")
+        assert grid.dense != dense
+        await pilot.press("number_sign")
+        assert grid.numbers != numbers

@@ -35,6 +35,9 @@ async def test_order_blindness_runs_in_the_background_shows_sentences_grid_and_e
         for label in ("table: tokens", "grid: differences"):  # after results; each comes into sight at 80x24
             await pilot.press("f")
             await wait_for(pilot, lambda label=label: label in screen_text(app), 5)
+        app.query_one("#ex-list", OptionList).focus()  # Home in the list brings the notes f scrolled away back
+        await pilot.press("home")
+        await wait_for(pilot, lambda: "sentence: I like you" in screen_text(app), 5)
         grid = app.query_one("#ex-grid", Heatmap)
         assert grid.display and grid.shape == (3, 7) and grid.col_labels[0] == "I"
         grid.focus()  # its z and # are named on its legend line; on the footer they pushed q quit off at 80 columns

@@ -26,5 +26,8 @@ def bars_table(components: dict[str, int], bar_width: int = BAR_WIDTH) -> Table:
 class ParamBars(Static):
     """`show(components)` with the dict from `ParamCount.components()`."""
 
+    # the counts are right-aligned: against the pane's scrollbar "12,672▄▄" read as a number cut (the long tier)
+    DEFAULT_CSS = "ParamBars { padding-right: 1; }"
+
     def show(self, components: dict[str, int]) -> None:
         self.update(bars_table(components))

@@ -32,6 +32,10 @@ KEYS = [
     Binding("a", "ablate", "ablate heads", show=False),
     Binding("d", "attribute", "logit attribution", show=False),
     Binding("c", "inside_head", "inside one head", show=False),
+    # the grid's own z and #, from anywhere in the view: the hint line names them while the focus is on a picker
+    # or a button too (the long tier's walk: z named there and bound nowhere)
+    Binding("z", "grid_density", "dense/full", show=False),
+    Binding("number_sign", "grid_numbers", "# numbers", show=False),
     # j, the head detectors: one of three by `check_action`, on the footer where it has room, on the hint
     # line where it has not, and on a model the detectors do not cover off both, saying why when pressed
     Binding("j", "head_detectors", "head jobs"),

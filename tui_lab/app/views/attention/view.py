@@ -113,6 +113,16 @@ class AttentionView(LabView):
         """The grid kinds the last capture offers (tests read them)."""
         return self.pickers.kinds()
 
+    def action_grid_density(self) -> None:
+        grid = self.home()
+        if isinstance(grid, Heatmap):
+            grid.action_toggle_density()
+
+    def action_grid_numbers(self) -> None:
+        grid = self.home()
+        if isinstance(grid, Heatmap):
+            grid.action_toggle_numbers()
+
     def action_cycle(self, which: str) -> None:
         self.pickers.cycle(which)
 

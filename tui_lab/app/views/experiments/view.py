@@ -21,6 +21,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Button, ContentSwitcher, DataTable, Input, Label, OptionList, ProgressBar, Select, Static
 
 from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobProgress, JobView
@@ -67,6 +68,23 @@ def _no_slot() -> str | None:
         return str(err)
 
 
+class ExperimentList(OptionList):
+    """The experiments' list: Home and PageUp at its top bring the notes beside it back too (`f` scrolls them to
+    the figure at 80x24, and the list kept the keys: the long tier's walk found the notes out of reach)."""
+
+    class Top(Message):
+        pass
+
+    def action_first(self) -> None:
+        super().action_first()
+        self.post_message(self.Top())
+
+    def action_page_up(self) -> None:
+        super().action_page_up()
+        if self.highlighted in (None, 0):
+            self.post_message(self.Top())
+
+
 class ExperimentsView(JobView):
     # x, k and e stay off the footer (the Cancel button, the quick checkbox and a finished run's status line name
     # them) so that f1..f7 and q fit at 80 columns.
@@ -92,7 +110,7 @@ class ExperimentsView(JobView):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="ex-body"):
-            yield OptionList(*registry.names(), id="ex-list")
+            yield ExperimentList(*registry.names(), id="ex-list")
             with Vertical(id="ex-main"):
                 # A run's state stays under what scrolls: at 80x24 the lesson, the form, the notes and the figure do not
                 # fit, and the keys (focus in the list) could not scroll a status back that had gone off the top.
@@ -144,6 +162,9 @@ class ExperimentsView(JobView):
                 ("Experiments: export the results (JSON, CSV)", "e", self.action_export)]
 
     # -- picking -----------------------------------------------------------------------------------
+    def on_experiment_list_top(self, message: ExperimentList.Top) -> None:
+        self.query_one("#ex-scroll").scroll_home(animate=False)
+
     @on(OptionList.OptionHighlighted, "#ex-list")
     def _picked(self, event: OptionList.OptionHighlighted) -> None:
         self._select(registry.names()[event.option_index])
