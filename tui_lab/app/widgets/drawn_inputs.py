@@ -4,13 +4,16 @@ the Attention view's capture (r) and the mechanism panels (r, and the Attention 
 
 `DrawnInputs` remembers the inputs a run read (`ask`, as it starts) and makes them the result's on screen once it
 is drawn (`drawn`); `same(key)` then tells a press on those inputs. `Answer` says so: a line in
-the place of the status line, which comes back after a while.
+the place of the status line, which comes back after a while. `refuse` says why a press does not apply, a line
+that stays.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from rich.text import Text
 
 SAY_S = 4.0  # how long the answer stays before the line it replaced comes back
 
@@ -46,6 +49,14 @@ class Owner(Protocol):
 
     def set_timer(self, delay: float, callback: Callable[[], Any]) -> Any: ...
     def notify(self, message: str, *, title: str = "", timeout: float | None = None) -> None: ...
+
+
+def refuse(owner: Owner, say: Callable[[str], None], shown: str, text: str, title: str) -> None:
+    """Say `text` (a refusal, markup allowed) with `say` where `shown` is said now; said again, it notifies as
+    well, or the press changed nothing on screen (the crawler's long tier: r on a refused pair, d twice)."""
+    if shown == text:
+        owner.notify(Text.from_markup(text).plain, title=title, timeout=SAY_S)
+    say(text)
 
 
 class Answer:

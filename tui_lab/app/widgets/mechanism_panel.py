@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -22,7 +21,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, ProgressBar, Static
 
 from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobProgress, JobView
-from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs
+from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs, refuse
 from tui_lab.app.widgets.heatmap import QuietHeatmap
 
 
@@ -263,9 +262,7 @@ class MechanismPanel(JobView):
     def refuse(self, text: str) -> None:
         """A run refused, said in the summary line. Said again while the line says it, it notifies too: a second
         press shows something (r on a refused pair changed nothing on screen: the crawler's long tier)."""
-        if self._summary == text:
-            self.notify(Text.from_markup(text).plain, title="not run", timeout=4)
-        self.say(text)
+        refuse(self, self.say, self._summary, text, "not run")
 
     def say(self, text: str) -> None:
         self._summary = text

@@ -36,7 +36,7 @@ from tui_lab.app.views.attention.inputs import AttentionInputs, learned_head
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.pickers import AttentionPickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
-from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs
+from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs, refuse
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.menus import menu_open
 
@@ -352,9 +352,7 @@ class AttentionView(LabView):
     def refuse(self, text: str) -> None:
         """Why a key does not apply, on the info line, where it stays; said again it notifies too, or the press
         changed nothing on screen (`d` twice on an encoder-decoder, the long tier's walk)."""
-        if self.query_one(hints.InfoLine).text == text:
-            self.notify(text, title="already shown", timeout=4)
-        self.say(text)
+        refuse(self, self.say, self.query_one(hints.InfoLine).text, text, "already shown")
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return hints.palette(self, self.query_one(AttentionMap))
