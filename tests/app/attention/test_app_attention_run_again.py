@@ -41,7 +41,7 @@ async def test_r_that_captures_the_grids_already_drawn_says_so():
     app = app_for()
     async with app.run_test(size=(80, 24)) as pilot:
         attention = await _opened(pilot)
-        attention.drawn.forget()
+        attention.runs.drawn.forget()
         await pilot.press("r")
         await wait_for(pilot, lambda: SAID in screen_text(app), 30)
 

@@ -93,6 +93,21 @@ def j_binding(config: Any, app_width: int) -> str:
     return "head_detectors" if app_width >= FOOTER_ROOM else "head_detectors_narrow"
 
 
+def allows(action: str, parameters: tuple[object, ...], config: Any, app_width: int, pickers: Any,
+           menu_open: bool) -> bool | None:
+    """The view's check_action: which of j's three bindings is the live one (see KEYS); l and h dimmed (None)
+    while they would change nothing (`pickers` None while the view still composes), and the pickers' keys off the
+    footer under an open menu."""
+    if action == "cycle":
+        if menu_open:
+            return False
+        if parameters != ("kind",):
+            return True if pickers is not None and pickers.can_cycle(str(parameters[0])) else None
+    if not action.startswith("head_detectors"):
+        return True
+    return action == j_binding(config, app_width)
+
+
 def palette(view: Any, heatmap: Any) -> list[tuple[str, str, Any]]:
     """The view's commands in the palette (ctrl+p), each with its key."""
     return [("Attention: run the capture", "r", view.action_run),

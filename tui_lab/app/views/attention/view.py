@@ -3,15 +3,16 @@
 Without a tokenizer (a random preset) words are split on spaces and hashed to ids (`grids.hash_ids`):
 the weights are random, so the grids show what an UNTRAINED model does. A loaded model whose tokenizer
 lacks the typed words gets text from its own data instead (`capture.model_inputs`). The
-capture runs in a thread worker (`jobs`); grids arrive as a message. `m` shows every layer x head at once.
+capture runs in a thread worker; grids arrive as a message. `m` shows every layer x head at once.
 
 The view holds the capture and lays out its parts; each part is a widget beside this file that owns its
 piece of the screen, is told what to show by a method call, and says what happened with a message:
 `AttentionInputs` (`inputs`: the sentence, posts RunAsked), `AttentionPickers` (`pickers`: kind, layer and
 head, posts Changed), `GridTitle` and `AttentionMap` (`draw`), `SmallMultiples` (posts Chosen), `PatchImage`,
 and `HeadPanes` (`effects_panes`: ablation, attribution, head detectors and inside one head, and which of them,
-the grid or the gallery has the room; posts Chosen). The view keeps the keys and hands each over in a line;
-the hint line under the grid is `hints`'.
+the grid or the gallery has the room; posts Chosen). `CaptureRuns` (`capture_runs`) starts the captures and
+answers r on grids already drawn. The view keeps the keys and hands each over in a line; the hint line under the
+grid, and which keys apply, are `hints`'.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from tui_lab.app.grids import GridSpec
 from tui_lab.app.guard import guarded
 from tui_lab.app.view_contract import LabView, Opening
 from tui_lab.app.views.attention import capture as work
-from tui_lab.app.views.attention import draw, hints, jobs
+from tui_lab.app.views.attention import draw, hints
+from tui_lab.app.views.attention.capture_runs import CaptureRuns
 from tui_lab.app.views.attention.draw import AttentionMap, GridTitle
 from tui_lab.app.views.attention.effects_panes import HeadPanes
 from tui_lab.app.views.attention.grids import MASKS, Capture, Pattern, grid_spec, has_attention
@@ -36,13 +38,9 @@ from tui_lab.app.views.attention.inputs import AttentionInputs, learned_head
 from tui_lab.app.views.attention.patch_image import PatchImage
 from tui_lab.app.views.attention.pickers import AttentionPickers
 from tui_lab.app.views.attention.small_multiples import SmallMultiples
-from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs, refuse
+from tui_lab.app.widgets.drawn_inputs import refuse
 from tui_lab.app.widgets.heatmap import Heatmap
 from tui_lab.app.widgets.menus import menu_open
-
-SAME_TEXT = "r: the grids shown are this text's already; edit the text, then r"
-# r on new text over a grid the text does not change (a positions table, a mask of as many tokens)
-TEXT_FREE = "r: captured the new text; this grid does not depend on it (k: its attention grids)"
 
 
 class AttentionView(LabView):
@@ -52,10 +50,7 @@ class AttentionView(LabView):
         super().__init__(**kwargs)
         self.cap = Capture()
         self.pending_cursor: tuple[str, str] | None = None
-        self.captured_generation = -1
-        self.asked_by_run = False  # the capture under way was r's (a capture nobody can tell from the last says so)
-        self.drawn = DrawnInputs()  # `_inputs_now()` of the capture under way and of the grids on screen (r)
-        self.answer = Answer(self, self.say, lambda: self.query_one(hints.InfoLine).text)
+        self.runs = CaptureRuns(self)  # r and every capture; what r answers instead of capturing again
         self.last_export: Path | None = None
         self.panes = HeadPanes(self, id="att-panes")
 
@@ -63,6 +58,10 @@ class AttentionView(LabView):
     @property
     def grids(self) -> dict[tuple[str, int], list]:
         return self.cap.grids
+
+    @property
+    def captured_generation(self) -> int:
+        return self.runs.generation
 
     @property
     def src(self) -> list[str]:
@@ -171,48 +170,20 @@ class AttentionView(LabView):
         if self.app.live.ready:
             self.capture()
 
-    def _inputs_now(self) -> tuple:
-        """What a capture reads: the live model's generation and the inputs as typed."""
-        return self.app.live.generation, *self.inputs.key()
-
     @guarded
     def action_run(self) -> None:
-        """r, the Run button or Enter in a field. On the text whose grids are on screen it says so at once: it
-        captured the same grids again and said nothing, a press named on screen that changed nothing (issue 36's
-        crawler)."""
-        if self.app.live.ready and self.drawn.same(self._inputs_now()) and not self._capturing():
-            self.answer(SAME_TEXT)
-        else:
-            self.capture()
-            self.asked_by_run = True
-
-    def _capturing(self) -> bool:
-        return any(w.group == "attention" and not w.is_finished for w in self.workers)
+        """r, the Run button or Enter in a field (`CaptureRuns.run`)."""
+        self.runs.run()
 
     @guarded
     def capture(self) -> None:
-        live = self.app.live
-        if not live.ready:
-            self.refuse(f"the live model is not ready yet ({live.status})")
-            return
-        self.drawn.ask(self._inputs_now())
-        job, doing = jobs.capture_job(live, self.inputs, self.post_message)
-        self.say(doing)
-        self.run_worker(job, thread=True, exclusive=True, group="attention", exit_on_error=False)
+        self.runs.start()
 
     def on_captured(self, message: work.Captured) -> None:
         first = not self.cap.grids
-        # r's capture of the grids already drawn (its record of them lost on some path): the same screen, unsaid
-        same_text = (self.captured_generation, self.cap.src, self.cap.tgt) == (message.generation, message.src,
-                                                                               message.tgt)
-        shown = None if first else self._grid_shown()
+        arrival = self.runs.arriving(message, None if first else self._grid_shown())
         self.cap = Capture(message.grids, message.entropy, message.src, message.tgt, message.predicted,
                            message.learned, self.encoder_decoder, message.image)
-        self.captured_generation = message.generation
-        if self.drawn.asked is not None and self.drawn.asked[0] == message.generation:
-            self.drawn.drawn()  # r on these inputs now says so
-        else:
-            self.drawn.forget()
         if message.inputs is not None:
             self.panes.follow(*message.inputs)
         learned = learned_head(self.app.live.config) if first else None  # a shipped toy opens on its meta.json's
@@ -224,9 +195,7 @@ class AttentionView(LabView):
         if message.guesses:  # BERT: the cursor on the [MASK] row, its guesses under the grid
             self.query_one(AttentionMap).move_cursor(message.guesses[0][0], message.guesses[0][0])
         self.say(message.note(self.hint()))
-        if self.asked_by_run and shown == self._grid_shown():  # r's capture drew the grid that was on screen
-            self.answer(SAME_TEXT if same_text else TEXT_FREE)
-        self.asked_by_run = False
+        self.runs.arrived(arrival, self._grid_shown())
 
     def _grid_shown(self) -> tuple:
         grid = self.query_one(AttentionMap)
@@ -306,17 +275,9 @@ class AttentionView(LabView):
         self.panes.inside()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Which of j's three bindings is the live one (see BINDINGS); l and h dimmed (None) while they would
-        change nothing."""
-        if action == "cycle":
-            if menu_open(self.app):  # off the footer under a menu
-                return False
-            pickers = self.query(AttentionPickers)  # none while the view still composes
-            if parameters != ("kind",):
-                return True if pickers and pickers.first().can_cycle(str(parameters[0])) else None
-        if not action.startswith("head_detectors"):
-            return True
-        return action == hints.j_binding(self.app.live.config, self.app.size.width)
+        pickers = self.query(AttentionPickers)  # none while the view still composes
+        return hints.allows(action, parameters, self.app.live.config, self.app.size.width,
+                            pickers.first() if pickers else None, menu_open(self.app))
 
     @guarded
     def on_head_panes_chosen(self, message: HeadPanes.Chosen) -> None:
@@ -326,7 +287,7 @@ class AttentionView(LabView):
         if self.pickers.open_head(kind, layer, head):
             self.say(self.hint())  # the grid's keys (the detectors' table took no # or z)
             return
-        if self._capturing() or not self.cap.grids:  # captured anew, or to be once the new model is ready
+        if self.runs.busy() or not self.cap.grids:  # captured anew, or to be once the new model is ready
             self.pickers.hold(kind, (layer, head))
             self.say(f"L{layer}H{head}: its grid opens when the grids of the live model arrive")
         else:
@@ -336,7 +297,7 @@ class AttentionView(LabView):
         self.panes.point_inside()
 
     def on_capture_failed(self, message: work.CaptureFailed) -> None:
-        self.drawn.forget()  # r tries again
+        self.runs.failed()
         self.say(f"[red]capture failed:[/red] {message.error}")
 
     def on_attention_inputs_run_asked(self, message: AttentionInputs.RunAsked) -> None:
@@ -349,10 +310,13 @@ class AttentionView(LabView):
     def say(self, text: str) -> None:
         self.query_one(hints.InfoLine).say(text)
 
+    def info_text(self) -> str:
+        return self.query_one(hints.InfoLine).text
+
     def refuse(self, text: str) -> None:
         """Why a key does not apply, on the info line, where it stays; said again it notifies too, or the press
         changed nothing on screen (`d` twice on an encoder-decoder, the long tier's walk)."""
-        refuse(self, self.say, self.query_one(hints.InfoLine).text, text, "already shown")
+        refuse(self, self.say, self.info_text(), text, "already shown")
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         return hints.palette(self, self.query_one(AttentionMap))

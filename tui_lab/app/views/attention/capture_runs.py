@@ -1,0 +1,104 @@
+"""The Attention view's captures as a person asks for them: r (the Run button, Enter in a field) and what the view
+starts itself (a new live model, the Tour's g). Each capture runs in a thread worker (`jobs`); its grids come back
+as a `capture.Captured` message, which the view draws.
+
+r on the text whose grids are on screen answers instead of capturing the same grids again, and r whose capture
+drew the very grid on screen says why (the text does not change that grid): a press named on screen that changed
+nothing (issue 36's crawler).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol
+
+from tui_lab.app.views.attention import capture as work
+from tui_lab.app.views.attention import jobs
+from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs
+
+SAME_TEXT = "r: the grids shown are this text's already; edit the text, then r"
+# r on new text over a grid the text does not change (a positions table, a mask of as many tokens)
+TEXT_FREE = "r: captured the new text; this grid does not depend on it (k: its attention grids)"
+
+
+class RunHost(Protocol):
+    """What the captures ask of the view that holds them (the Attention view)."""
+
+    app: Any
+    workers: Any
+    cap: Any
+
+    @property
+    def inputs(self) -> Any: ...
+    def say(self, text: str) -> None: ...
+    def refuse(self, text: str) -> None: ...
+    def info_text(self) -> str: ...
+    def post_message(self, message: Any) -> bool: ...
+    def run_worker(self, work: Any, **kwargs: Any) -> Any: ...
+    def set_timer(self, delay: float, callback: Any) -> Any: ...
+    def notify(self, message: str, *, title: str = "", timeout: float | None = None) -> None: ...
+
+
+class Arrival(NamedTuple):
+    """What a capture's grids replace: whether they are the same text's, and the grid that was on screen."""
+
+    same_text: bool
+    shown: tuple | None
+
+
+class CaptureRuns:
+    """The captures of one Attention view: `run` is r, `start` any capture; `arriving` and `arrived` bracket the
+    view's drawing of a capture's grids."""
+
+    def __init__(self, view: RunHost) -> None:
+        self.view = view
+        self.generation = -1  # the live model's generation the grids on screen were captured from
+        self.asked_by_run = False  # the capture under way was r's (a capture nobody can tell from the last says so)
+        self.drawn = DrawnInputs()  # `inputs_now()` of the capture under way and of the grids on screen (r)
+        self.answer = Answer(view, view.say, view.info_text)
+
+    def inputs_now(self) -> tuple:
+        """What a capture reads: the live model's generation and the inputs as typed."""
+        return self.view.app.live.generation, *self.view.inputs.key()
+
+    def busy(self) -> bool:
+        return any(w.group == "attention" and not w.is_finished for w in self.view.workers)
+
+    def run(self) -> None:
+        """r: on the text whose grids are on screen it says so at once (it captured the same grids again and said
+        nothing)."""
+        if self.view.app.live.ready and self.drawn.same(self.inputs_now()) and not self.busy():
+            self.answer(SAME_TEXT)
+        else:
+            self.start()
+            self.asked_by_run = True
+
+    def start(self) -> None:
+        view, live = self.view, self.view.app.live
+        if not live.ready:
+            view.refuse(f"the live model is not ready yet ({live.status})")
+            return
+        self.drawn.ask(self.inputs_now())
+        job, doing = jobs.capture_job(live, view.inputs, view.post_message)
+        view.say(doing)
+        view.run_worker(job, thread=True, exclusive=True, group="attention", exit_on_error=False)
+
+    def arriving(self, message: work.Captured, shown: tuple | None) -> Arrival:
+        """A capture's grids are about to replace `shown` (None: nothing was drawn) and the view's capture."""
+        cap = self.view.cap
+        # r's capture of the grids already drawn (its record of them lost on some path): the same screen, unsaid
+        same_text = (self.generation, cap.src, cap.tgt) == (message.generation, message.src, message.tgt)
+        self.generation = message.generation
+        if self.drawn.asked is not None and self.drawn.asked[0] == message.generation:
+            self.drawn.drawn()  # r on these inputs now says so
+        else:
+            self.drawn.forget()
+        return Arrival(same_text, shown)
+
+    def arrived(self, arrival: Arrival, shown: tuple) -> None:
+        """The grids are drawn and `shown` is on screen: r whose capture drew the grid that was there says why."""
+        if self.asked_by_run and arrival.shown == shown:
+            self.answer(SAME_TEXT if arrival.same_text else TEXT_FREE)
+        self.asked_by_run = False
+
+    def failed(self) -> None:
+        self.drawn.forget()  # r tries again
