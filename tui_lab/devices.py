@@ -84,6 +84,17 @@ def fit_problem(weights: int, free: int | None, device: str) -> str | None:
     return f"refused: the weights need {fmt_bytes(weights)} but only {fmt_bytes(free)} is free on {device}"
 
 
+def check_free(need: int, device: str, doing: str, hint: str = "") -> None:
+    """Refuse, before it starts, work that needs more memory than is free: on a CPU the kernel ends a process that
+    touches more than there is (the OOM killer: no exception to catch, the app gone with what it held; the
+    crawler's long tier lost a worker so to a 5-digit batch in Speed's MHA/GQA panel). A one-line ValueError
+    naming what needs it; nothing is checked where the free memory is unknown."""
+    free = free_memory(device)
+    if free is not None and need > free:
+        line = f"{doing} needs about {fmt_bytes(need)} of memory but {fmt_bytes(free)} is free on {device}"
+        raise ValueError(f"{line}; {hint}" if hint else line)
+
+
 def out_of_memory_line(err: BaseException, device: str, doing: str, hint: str = "") -> str | None:
     """One line for an out-of-memory error on `device` while `doing` ("training step 12"); None for any other
     error. torch's CUDA message is a paragraph about the allocator that never names the device it ran on."""

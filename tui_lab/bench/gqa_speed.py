@@ -95,7 +95,8 @@ def kv_choices(config: ModelConfig, grouped: int | None = None) -> list[tuple[st
     return [("MHA", h)] + ([("GQA", grouped)] if grouped else []) + [("MQA", 1)]
 
 
-def check_kv_comparison(config: ModelConfig, prompt_len: int, new_tokens: int, repeats: int, batch: int) -> None:
+def check_kv_comparison(config: ModelConfig, prompt_len: int, new_tokens: int, repeats: int, batch: int,
+                        device: str = "cpu") -> None:
     """One ValueError line naming the field and the rule, before anything is built (the view calls it too)."""
     for name, value, least in (("prompt", prompt_len, 1), ("new tokens", new_tokens, 2), ("repeats", repeats, 1),
                                ("batch", batch, 1)):
@@ -107,6 +108,7 @@ def check_kv_comparison(config: ModelConfig, prompt_len: int, new_tokens: int, r
         raise ValueError(f"heads ({config.heads}) must be >= 2: with one head MHA and MQA are the same model")
     if prompt_len + new_tokens > config.max_len:
         raise ValueError(f"prompt + new tokens ({prompt_len + new_tokens}) must fit max_len ({config.max_len})")
+    _check_memory([config.replace(kv_heads=k) for _, k in kv_choices(config)], prompt_len, new_tokens, batch, device)
 
 
 def compare_kv_heads(config: ModelConfig, device: str = "cpu", prompt_len: int = 64, new_tokens: int = 64,
@@ -118,7 +120,7 @@ def compare_kv_heads(config: ModelConfig, device: str = "cpu", prompt_len: int =
     `threads`: torch threads for every model (None: `decode_threads` of the MHA model, chosen for the load now).
     `on_progress(done, total)` counts runs (a warm-up per model, then repeats x models); `should_stop()` is
     polled between tokens and ends early (`cancelled`, the steps timed so far kept)."""
-    check_kv_comparison(config, prompt_len, new_tokens, repeats, batch)
+    check_kv_comparison(config, prompt_len, new_tokens, repeats, batch, device)
     from tui_lab.loading import load_model
 
     variants = [(name, config.replace(kv_heads=k, name=f"{config.name}-{name.lower()}"))
@@ -144,6 +146,21 @@ def compare_kv_heads(config: ModelConfig, device: str = "cpu", prompt_len: int =
     except Cancelled:
         report.cancelled = True
     return report
+
+
+def _check_memory(configs: list[ModelConfig], prompt_len: int, new_tokens: int, batch: int, device: str) -> None:
+    """The models built side by side, each with its cache, scores and one layer of the prompt's pass, must fit
+    what is free: the panel's batch field takes six digits (a 5-digit batch grew the app past the machine's memory
+    and the kernel ended it)."""
+    from tui_lab.analysis.budget import generation_budget
+    from tui_lab.analysis.cost import activation_bytes, memory
+    from tui_lab.devices import check_free
+
+    need = sum(memory(c).weights + generation_budget(c, prompt_len, new_tokens, batch, True, device).bytes
+               + activation_bytes(c, batch, prompt_len, 4) // max(c.layers, 1) for c in configs)
+    tokens = prompt_len + new_tokens
+    check_free(need, device, f"building {len(configs)} models for batch {batch:,} x {tokens:,} tokens",
+               "lower batch, prompt or new")
 
 
 def _kv_per_token(c: ModelConfig, dtype: str) -> int:

@@ -111,6 +111,7 @@ def compare_generation(model: Transformer, prompt_len: int = 16, new_tokens: tup
     config = model.config
     new_tokens = default_lengths(config, prompt_len) if new_tokens is None else tuple(new_tokens)
     device = next(model.parameters()).device
+    _check_memory(config, prompt_len, new_tokens, batch, str(device))
     report = SpeedReport(str(device), prompt_len, batch, repeats, max_len=position_window(config),
                          notes=[note for n in new_tokens if (note := slide_note(config, prompt_len, n))])
     prompt = torch.randint(model.config.vocab, (batch, prompt_len), generator=torch.Generator().manual_seed(seed))
@@ -181,6 +182,18 @@ def _timed(timer: StepTimer, model: Transformer, prompt: Tensor, bos_id: int, ne
 def _per_step(timings: list[_Timing], reduce: Callable[[list[float]], float]) -> list[float]:
     """`reduce` (median, min, max) over the repeats, position by position."""
     return [reduce(list(step)) for step in zip(*(t.step_s for t in timings), strict=True)]
+
+
+def _check_memory(config: Any, prompt_len: int, new_tokens: tuple[int, ...], batch: int, device: str) -> None:
+    """The longest run's cache and scores, or the uncached path's recomputed activations, must fit what is free
+    (Speed's fields take any number)."""
+    from tui_lab.analysis.budget import generation_budget
+    from tui_lab.devices import check_free
+
+    longest = max(new_tokens)
+    need = max(generation_budget(config, prompt_len, longest, batch, cached, device).bytes for cached in (True, False))
+    check_free(need, device, f"measuring {longest:,} new tokens after a {prompt_len:,}-token prompt x batch {batch:,}",
+               "try fewer new tokens, a shorter prompt or a smaller batch")
 
 
 def _check(prompt_len: int, new_tokens: tuple[int, ...] | None, repeats: int, batch: int, bos_id: int,

@@ -88,6 +88,7 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     # reads the load: not timed. NAT's one pass is not a decode step: torch's count stays.
     choice = None if is_nat(model.config) else decode_choice(model, settings.use_cache, rows=settings.beam_size)
     threads = choice.threads if choice is not None else None
+    _check_memory(model.config, len(prompt_ids), settings, str(device))
     with torch_threads(threads), out_of_memory(str(device), "generating", "try fewer new tokens or a smaller beam"):
         start = time.perf_counter()
         if settings.beam_size > 1:
@@ -174,3 +175,16 @@ def _candidates(step: Any) -> list[tuple[int, float]] | None:
         return None
     ids, probs = step.candidates
     return list(zip(ids[0].tolist(), probs[0].tolist(), strict=True))
+
+
+def _check_memory(config: Any, prompt_len: int, settings: GenerationSettings, device: str) -> None:
+    """Refused before anything is allocated when the cache (sized for max_new_tokens up front) and the scores
+    cannot fit: the app's max and beam fields take any number."""
+    from tui_lab.analysis.budget import generation_budget
+    from tui_lab.devices import check_free
+
+    budget = generation_budget(config, prompt_len, settings.max_new_tokens, settings.beam_size, settings.use_cache,
+                               device)
+    beams = f" x {settings.beam_size:,} beams" if settings.beam_size > 1 else ""
+    check_free(budget.bytes, device, f"generating {settings.max_new_tokens:,} new tokens{beams}",
+               "try fewer new tokens or a smaller beam")

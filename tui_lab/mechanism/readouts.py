@@ -45,6 +45,10 @@ def job_threads(model: Any, rows: int = 1) -> Iterator[None]:
 
 def private_copy(model: Any) -> Any:
     """A deep copy of `model` in eval mode, with no hooks attached: what a panel attaches its hooks to."""
+    from tui_lab.devices import check_free
+
+    check_free(sum(t.numel() * t.element_size() for t in model.parameters()), str(_device(model)),
+               "a private copy of the model (a panel's hooks never touch the live one)")
     twin = copy.deepcopy(model)
     twin.hooks = None
     return twin.eval()

@@ -83,3 +83,30 @@ async def test_the_mha_gqa_fields_show_every_digit_they_take_at_80x24():
         await pilot.pause()
         row = next(line for line in screen_lines(app) if "prompt" in line and "batch" in line)
         assert "batch 224214" in row and "Cancel x" in row, row
+
+
+async def test_a_batch_past_free_memory_is_refused_in_one_line_and_the_app_lives(monkeypatch):
+    """The long tier's crawl typed a 5-digit batch here and pressed r: the three models' caches grew the app past
+    the machine's memory and the kernel ended it. The run is refused before a model is built."""
+    import tui_lab.app.views.speed.gqa
+    import tui_lab.devices
+
+    def measured(*args):  # the run started: it would have grown past the memory, so it measures nothing here
+        raise ValueError("the run started")
+
+    monkeypatch.setattr(tui_lab.devices, "free_memory", lambda device: 1 << 30)
+    monkeypatch.setattr(tui_lab.app.views.speed.gqa, "measure_kv", measured)
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_ready(pilot)
+        live = app.live.model
+        await view_mounted(pilot, "speed")
+        await pilot.press("6", "k")
+        app.query_one("#kv-batch", Input).value = "99999"
+        await pilot.press("r")
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert said and said[-1].startswith("not run: building 3 models for batch 99,999 x 128 tokens needs"), said
+        assert "1.0 GiB is free on cpu; lower batch" in said[-1] and "\n" not in said[-1]
+        assert "not run: building 3 models" in "\n".join(screen_lines(app))
+        assert not app.query_one("#sp-kv").running and app.live.model is live

@@ -40,3 +40,26 @@ async def test_killing_the_trainer_process_is_one_line_and_keeps_the_live_model(
 
         saved = load_checkpoint(tmp_path / "runs" / "run-1").model.state_dict()
         assert all(torch.equal(saved[k], v) for k, v in kept.state.items())
+
+
+async def test_a_run_past_free_memory_is_refused_in_one_line_before_its_process_starts(monkeypatch):
+    """The form's batch and seq len take any number; a trainer process past the machine's memory would be ended
+    by the kernel. The run is refused in one line naming both, no process starts, the live model stays."""
+    import tui_lab.devices
+    import tui_lab.train.process
+
+    def started(*args, **kwargs):
+        raise AssertionError("a trainer process was built")
+
+    monkeypatch.setattr(tui_lab.devices, "free_memory", lambda device: 1 << 30)
+    monkeypatch.setattr(tui_lab.train.process, "TrainerProcess", started)
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        live = app.live.model
+        view = await train_view(pilot, batch_size="99999", seq_len="128")
+        view.action_start()
+        await wait_for(pilot, lambda: not view.training and "free" in view.message, 20)
+        assert "training batch 99,999 x seq len 128 needs about" in view.message, view.message
+        assert "1.0 GiB is free on cpu; lower batch or seq len" in view.message and "\n" not in view.message
+        assert view.store.current.status == "failed" and app.live.model is live

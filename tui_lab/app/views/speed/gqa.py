@@ -119,7 +119,8 @@ class KVPanel(JobView):
             from tui_lab.bench.gqa_speed import check_kv_comparison, kv_choices
 
             config = live.model.config
-            check_kv_comparison(config, sizes["prompt"], sizes["new"], sizes["repeats"], sizes["batch"])
+            check_kv_comparison(config, sizes["prompt"], sizes["new"], sizes["repeats"], sizes["batch"],
+                                live.device)
         except ValueError as err:
             # said on the line and as a message: r pressed again with the field unchanged shows the same line,
             # and a press that changes nothing on screen reads as ignored (issue 36's crawler: a dead r)

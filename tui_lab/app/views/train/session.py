@@ -161,6 +161,11 @@ class TrainSession(Controlled):
         from tui_lab.train.process import TrainerProcess, TrainerSpec
 
         live = self.live
+        try:
+            self._check_memory()
+        except ValueError as err:
+            self._fail(one_line(err))
+            return
         state = None
         if live is not None and live.model is not None:
             state = {k: v.detach().to("cpu", copy=True) for k, v in live.model.state_dict().items()}
@@ -224,6 +229,26 @@ class TrainSession(Controlled):
         # The run's own error, when it had one, is what it ended with; its last good weights are `self.model`.
         outcome = Ended("error", self.error, ended.step) if self.error else ended
         self._post(RunSaid(self.run, outcome))
+
+    def _check_memory(self) -> None:
+        """The trainer process's weights, gradients, moments and activations, and the live weights copied to hand
+        over, must fit what is free: the form's batch and seq len take any number, and a process past the
+        machine's memory is ended by the kernel with nothing to say."""
+        from tui_lab.analysis.budget import training_budget
+        from tui_lab.analysis.cost import memory
+        from tui_lab.devices import check_free
+        from tui_lab.train.config import train_config_for
+
+        train, live = self._train, self.live
+        if isinstance(train, tuple):  # the form's (task, fields); a field it refuses is the trainer process's line
+            try:
+                train = train_config_for(train[0], **train[1])
+            except (TypeError, ValueError):
+                return
+        need = training_budget(self.model_config, 0, train.batch_size, train.seq_len).bytes
+        need += memory(live.config).weights if live is not None and live.model is not None else 0
+        check_free(need, self.device, f"training batch {train.batch_size:,} x seq len {train.seq_len:,}",
+                   "lower batch or seq len")
 
     def _fail(self, error: str) -> None:
         self.ended = True
