@@ -288,7 +288,8 @@ class ExperimentsView(JobView):
             columns, rows = draw.table_cells(self.result, name)
             table = self.query_one("#ex-table", DataTable)
             table.clear(columns=True)
-            table.add_columns(*columns)
+            labels, table.header_height = draw.stacked(columns)
+            table.add_columns(*labels)
             table.add_rows(rows)
             switcher.current = "ex-table"
         else:

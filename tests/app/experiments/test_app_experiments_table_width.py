@@ -1,0 +1,41 @@
+"""A results table beside the list at 80x24: every cell whole. The long tier's crawl found a sweep's runs table
+(positions, seed, params, train loss, val loss) wider than its room: "val loss" ran under the scrollbar and 2.329
+read "2.3" with no mark. Headers stack their words, so a column is as wide as its longest word or cell."""
+
+from __future__ import annotations
+
+from app_experiments_support import SMALL, open_view
+from app_support import app_for, screen_lines
+from screen_rules import cut_numbers
+from textual.widgets import Select
+
+from tui_lab.experiments.result import Result, Table
+
+POSITIONS = ["sinusoidal", "learned", "rope", "alibi", "sinusoidal_halves", "none", "relative", "t5"]
+
+
+def _sweep_result() -> Result:
+    """The shape of `experiments/sweep.py`'s runs table, with its widest value."""
+    table = Table("runs", ["positions", "seed", "params", "train loss", "val loss"])
+    table.rows = [[p, 0, 104128 + 16384 * (p == "learned"), 2.1 + i / 7, 2.3291 + i / 9]
+                  for i, p in enumerate(POSITIONS)]
+    return Result("sweep", {}, tables={"runs": table})
+
+
+async def test_a_sweeps_runs_table_shows_every_cell_whole_at_80x24():
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        view = await open_view(pilot)
+        view._show(_sweep_result())
+        view.query_one("#ex-figure", Select).value = "table:runs"
+        await pilot.pause()
+        view.query_one("#ex-figures").scroll_visible(animate=False)
+        await pilot.pause()
+        lines = screen_lines(app)
+        shown = "\n".join(lines)
+        assert not cut_numbers(lines, SMALL[0]), shown
+        rows = [(row, line) for row in _sweep_result().tables["runs"].rows for line in lines
+                if f" {row[0]} " in line and f" {row[2]} " in line]  # the rows the pane has room for
+        assert len(rows) >= 3, shown
+        for row, line in rows:  # each holds its val loss, whole
+            assert f"{row[4]:.4g}" in line, (row, shown)
