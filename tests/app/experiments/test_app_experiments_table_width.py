@@ -39,3 +39,29 @@ async def test_a_sweeps_runs_table_shows_every_cell_whole_at_80x24():
         assert len(rows) >= 3, shown
         for row, line in rows:  # each holds its val loss, whole
             assert f"{row[4]:.4g}" in line, (row, shown)
+
+
+async def test_home_or_page_up_in_the_results_table_brings_the_notes_back_at_80x24():
+    """With the table focused (Tab) its own rows took Home and PageUp, and the run's notes, scrolled off above the
+    figure, were out of the keys' reach (the long tier's walk)."""
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        view = await open_view(pilot)
+        result = _sweep_result()
+        result.notes = ["lowest val loss: positions=alibi (2.1720) after 60 steps"] + [
+            f"note {i}: one toy run per value and seed, so small gaps are noise" for i in range(6)]
+        for key in ("home", "pageup"):
+            view._show(result)
+            # an export's status, five lines at 80x24: the notes' column is shorter by as much
+            view._status("exported sweep-20261203-140154.json and 2 CSV files to /tmp/pytest-of-someone/pytest-566/"
+                         "popen-gw0/exports0")
+            view.query_one("#ex-figure", Select).value = "table:runs"
+            await pilot.pause()
+            view.query_one("#ex-table").focus()
+            await pilot.pause()
+            view.query_one("#ex-scroll").scroll_end(animate=False)
+            await pilot.pause()
+            assert "lowest val loss" not in "\n".join(screen_lines(app)), key
+            await pilot.press(key)
+            await pilot.pause()
+            assert "lowest val loss" in "\n".join(screen_lines(app)), key

@@ -21,12 +21,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
 from textual.widgets import Button, ContentSwitcher, DataTable, Input, Label, OptionList, ProgressBar, Select, Static
 
 from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobProgress, JobView
 from tui_lab.app.guard import guarded
 from tui_lab.app.views.experiments import draw
+from tui_lab.app.views.experiments.notes_keys import ExperimentList, FigureTable, NotesBack
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.heatmap import Heatmap, QuietHeatmap
 from tui_lab.app.widgets.line_plot import LinePlot
@@ -66,23 +66,6 @@ def _no_slot() -> str | None:
             return None
     except ValueError as err:
         return str(err)
-
-
-class ExperimentList(OptionList):
-    """The experiments' list: Home and PageUp at its top bring the notes beside it back too (`f` scrolls them to
-    the figure at 80x24, and the list kept the keys: the long tier's walk found the notes out of reach)."""
-
-    class Top(Message):
-        pass
-
-    def action_first(self) -> None:
-        super().action_first()
-        self.post_message(self.Top())
-
-    def action_page_up(self) -> None:
-        super().action_page_up()
-        if self.highlighted in (None, 0):
-            self.post_message(self.Top())
 
 
 class ExperimentsView(JobView):
@@ -137,7 +120,7 @@ class ExperimentsView(JobView):
                     yield Select([], prompt="no results yet", id="ex-figure", compact=True)
                     with ContentSwitcher(id="ex-figures", initial="ex-plot"):
                         yield LinePlot(id="ex-plot")
-                        yield DataTable(id="ex-table", zebra_stripes=True, cursor_type="row")
+                        yield FigureTable(id="ex-table", zebra_stripes=True, cursor_type="row")
                         yield QuietHeatmap(id="ex-grid", keys_note="z dense · # numbers")  # z, # on its legend
                 with Horizontal(id="ex-state"):
                     yield ProgressBar(total=1, id="ex-progress", show_eta=False)
@@ -162,7 +145,7 @@ class ExperimentsView(JobView):
                 ("Experiments: export the results (JSON, CSV)", "e", self.action_export)]
 
     # -- picking -----------------------------------------------------------------------------------
-    def on_experiment_list_top(self, message: ExperimentList.Top) -> None:
+    def on_notes_back(self, message: NotesBack) -> None:
         self.query_one("#ex-scroll").scroll_home(animate=False)
 
     @on(OptionList.OptionHighlighted, "#ex-list")

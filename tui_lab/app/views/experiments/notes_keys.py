@@ -1,0 +1,46 @@
+"""The keys that bring the Experiments view's notes back into sight. At 80x24 the lesson, the form, the notes and
+the figure do not fit, and `f` (or a focused figure) scrolls to the figure; the list or the table keeps the keys,
+and the long tier's walk found the notes (a run's summary) out of reach. Home, and PageUp at the top, of the list
+and of the results table post `NotesBack`, and the view scrolls its column home.
+"""
+
+from __future__ import annotations
+
+from textual.message import Message
+from textual.widgets import DataTable, OptionList
+
+
+class NotesBack(Message):
+    """Home or PageUp at the top: scroll the notes back into sight."""
+
+
+class ExperimentList(OptionList):
+    """The experiments' list."""
+
+    def action_first(self) -> None:
+        super().action_first()
+        self.post_message(NotesBack())
+
+    def action_page_up(self) -> None:
+        super().action_page_up()
+        if self.highlighted in (None, 0):
+            self.post_message(NotesBack())
+
+
+class FigureTable(DataTable):
+    """A result's table (rows picked whole: Home, which moves a cell cursor to the first column, has nothing to
+    move)."""
+
+    def action_scroll_home(self) -> None:
+        super().action_scroll_home()
+        self.post_message(NotesBack())
+
+    def action_scroll_top(self) -> None:
+        super().action_scroll_top()
+        self.post_message(NotesBack())
+
+    def action_page_up(self) -> None:
+        at_top = self.cursor_row == 0
+        super().action_page_up()
+        if at_top:
+            self.post_message(NotesBack())
