@@ -58,3 +58,12 @@ async def test_r_on_new_text_under_a_grid_the_text_does_not_change_says_so():
         await pilot.press("r")
         await wait_for(pilot, lambda: "does not depend on it" in screen_text(app), 30)
         assert "new" in "".join(attention.src)  # captured all the same: k shows the new text's attention
+        # New text again: the same answer would redraw the line it replaces, and the press showed nothing
+        # (the long tier's HF 80x24 walk, over a mask); said again, it is a message too.
+        notes = len(app._notifications)
+        app.query_one("#att-src", Input).value = "another new sentence"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "another" in "".join(attention.src), 30)
+        await pilot.pause(0.3)
+        said = [n.message for n in list(app._notifications)[notes:]]
+        assert any("does not depend on it" in text for text in said), said
