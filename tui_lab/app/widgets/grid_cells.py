@@ -117,16 +117,15 @@ def legend(lo: float, hi: float, any_masked: bool, width: int | None = None) -> 
 
     Narrower than `width`, it gives up detail before meaning: the masked key goes first (the hatch says
     it on the grid), then swatches, down to two between the min and the max; what still does not fit
-    ends in an ellipsis. A scale that ends in its max keeps the last cell free: "1.00" against the pane's edge
-    (or against the next grid's legend, "1.000.00") reads as a number cut short (issue 36's crawler, the Train
-    view's two alignment grids).
+    ends in an ellipsis. The last cell stays free: "1.00" against the pane's edge (or against the next grid's
+    legend, "1.000.00") reads as a number cut short (issue 36's crawler, the Train view's two alignment grids),
+    and "masked" against it as a word cut (the long tier, Generate's grid at 80x24).
     """
     key = [Segment("  "), Segment(HATCH * 2, MASKED), Segment(" masked")] if any_masked else []
     ends = len(fmt_value(lo)) + len(fmt_value(hi)) + 2
     for swatches, extra in ((SWATCHES, key), (SWATCHES, []), (max(2, (width or 0) - ends - 1), [])):
         parts = _scale(lo, hi, min(swatches, SWATCHES, LEVELS)) + extra
-        gap = 0 if extra else 1
-        if width is None or Segment.get_line_length(parts) + gap <= width:
+        if width is None or Segment.get_line_length(parts) + 1 <= width:
             return parts
     if width <= 1:
         return [Segment("…"[:width])]
