@@ -69,11 +69,13 @@ class Answer:
         self.owner, self.say, self.now, self.seconds = owner, say, now, seconds
         self.text, self.before, self.timer = "", "", None
 
-    def __call__(self, text: str) -> None:
+    def __call__(self, text: str, pressed_on: str | None = None) -> None:
+        """`pressed_on`: the line when the press came, for an answer that comes after work which said something
+        meanwhile (a capture's progress): the very line put back is a press that showed nothing, so it notifies."""
         now = self.now()
-        if now == text:  # said already: the line under it stays the one to come back
+        if text in (now, pressed_on):  # said already: a second press shows something too
             self.owner.notify(text, title="already shown", timeout=self.seconds)
-        else:
+        if now != text:  # (said already, the line under it stays the one to come back)
             if self.timer is None or now != self.text:  # not another answer of this one's showing
                 self.before = now
             self.text = text

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple, Protocol
 
 from tui_lab.app.views.attention import capture as work
 from tui_lab.app.views.attention import jobs
-from tui_lab.app.widgets.drawn_inputs import SAY_S, Answer, DrawnInputs
+from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs
 
 SAME_TEXT = "r: the grids shown are this text's already; edit the text, then r"
 # r on new text over a grid the text does not change (a positions table, a mask of as many tokens)
@@ -53,7 +53,7 @@ class CaptureRuns:
         self.view = view
         self.generation = -1  # the live model's generation the grids on screen were captured from
         self.asked_by_run = False  # the capture under way was r's (a capture nobody can tell from the last says so)
-        self.line_at_press = ""  # the info line when r started it: an answer that puts it back is said again
+        self.line_at_press = ""  # the info line when r started its capture (`Answer`'s pressed_on)
         self.drawn = DrawnInputs()  # `inputs_now()` of the capture under way and of the grids on screen (r)
         self.answer = Answer(view, view.say, view.info_text)
 
@@ -99,10 +99,7 @@ class CaptureRuns:
     def arrived(self, arrival: Arrival, shown: tuple) -> None:
         """The grids are drawn and `shown` is on screen: r whose capture drew the grid that was there says why."""
         if self.asked_by_run and arrival.shown == shown:
-            text = SAME_TEXT if arrival.same_text else TEXT_FREE
-            if text == self.line_at_press:  # the line the press started from, drawn again: nothing moved
-                self.view.notify(text, title="already shown", timeout=SAY_S)
-            self.answer(text)
+            self.answer(SAME_TEXT if arrival.same_text else TEXT_FREE, self.line_at_press)
         self.asked_by_run = False
 
     def failed(self) -> None:
