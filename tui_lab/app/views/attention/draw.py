@@ -34,18 +34,24 @@ class AttentionMap(QuietHeatmap):
 
 
 class GridTitle(Label):
-    """The line above the grid, fitted to a width: whose weights and the kind first, then the numbers."""
+    """The line above the grid: whose weights and the kind first, then the numbers, fitted to its own width
+    whenever it is shown or resized. Fitted to the view's width when handed over, a redraw while the view had
+    no width kept the whole title and the pane cut it with no mark (the long tier's English 80x24 walk)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("", **kwargs)
-        self.whole, self.kind = "", ""  # the whole title and its grid's kind, fitted again on every resize
+        self.whole, self.kind = "", ""  # the whole title and its grid's kind
 
-    def show(self, whole: str, kind: str, width: int) -> None:
+    def show(self, whole: str, kind: str) -> None:
         self.whole, self.kind = whole, kind
-        self.fit(width)
+        self.fit()
 
-    def fit(self, width: int) -> None:
-        self.update(fit_title(self.whole, self.kind, width))
+    def on_resize(self) -> None:
+        self.fit()
+
+    def fit(self) -> None:
+        # its width is the row's (1fr), not the text's: a new text needs no new layout
+        self.update(fit_title(self.whole, self.kind, self.content_size.width), layout=False)
 
 
 def weights_note(kind: str, origin: Any) -> str:

@@ -219,8 +219,7 @@ class AttentionView(LabView):
         spec, (kind, layer, head) = self.current_spec(), self.choice()
         self.query_one(AttentionMap).set_grid(spec.values, spec.rows, spec.cols, lo=spec.lo, hi=spec.hi,
                                               mask=spec.mask, axes=spec.axes, row_notes=spec.row_notes)
-        self.query_one(GridTitle).show(draw.weights_note(kind, self.app.live.origin) + spec.title, kind,
-                                       self.content_size.width)
+        self.query_one(GridTitle).show(draw.weights_note(kind, self.app.live.origin) + spec.title, kind)
         image = self.query_one(PatchImage)
         image.display = self.cap.image is not None
         shown = draw.class_token_image(self.cap, kind, layer, head, self.app.live.config)
@@ -232,7 +231,6 @@ class AttentionView(LabView):
         self.panes.after_redraw()
 
     def on_resize(self, event: Resize) -> None:
-        self.query_one(GridTitle).fit(self.content_size.width)  # the fit depends on the width
         self.refresh_bindings()  # j's place: the footer or the hint line
 
     def point_at(self, query: str, key: str) -> None:
