@@ -59,6 +59,7 @@ from screen_rules import (
     plot_rows,
     shown_widgets,
     squeezed_boxes,
+    table_cells,
     text_problems,
     under_menus,
 )
@@ -744,6 +745,7 @@ class Crawler:
         found += [("edge word", p) for p in edge_words(self.app, lines)]
         found += [("field value", p) for p in input_values(self.app, lines)]
         found += [("plot overrun", p) for p in plot_overruns(self.app, lines)]
+        found += [("table cell", p) for p in table_cells(self.app, lines)]
         found += [("label cut with room", p) for p in cut_with_room(self.app, lines)]
         found += [("empty box", p) for p in squeezed_boxes(lines, least=1)]  # a box drawn with no row inside
         found += [("unbound key named", p) for p in self._named_unbound(lines)]

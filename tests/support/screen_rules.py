@@ -9,6 +9,8 @@
   A drawn widget (a heatmap, the small multiples, a plot) has no text to read against: none of its lines ends
   in two letters touching its right edge (a word cut there; a line too long ends in "…").
 - Nothing overlaps: no two widgets side by side in one container share a cell.
+- A table's cell is whole: every cell of a row on screen shows its whole text on the row's line, unless the table
+  scrolls sideways (its scrollbar is the mark).
 - Every footer keeps `q quit` and the view's own keys; a plot has at least 8 rows to draw in.
 """
 
@@ -346,6 +348,28 @@ def input_values(app, lines: list[str]) -> list[str]:
         cut = shown.endswith(ELLIPSIS) and " " in value and value.startswith(shown[:-1].rstrip() + " ")
         if shown != value and not cut:
             found.append(f"{_name(field)} shows {shown!r} for its value {field.value!r}")
+    return found
+
+
+def table_cells(app, lines: list[str]) -> list[str]:
+    """Every DataTable's rows on screen show each cell's whole text on the row's line: a column drawn narrower than
+    its cells read "withou" for "without" and "4.77e" for 4.77e-05 with no mark (the long tier's English 160x48
+    walk, Experiments' results). A table that scrolls sideways marks its cut with the scrollbar."""
+    from textual.widgets import DataTable
+
+    found = []
+    for table in shown_widgets(app, DataTable):
+        r, _ = _seen_region(table)
+        if not (table.display and r.area) or r.bottom > len(lines) or table.show_horizontal_scrollbar:
+            continue
+        top = table.content_region.y + (table.header_height if table.show_header else 0)
+        y = top - round(table.scroll_y)  # the header stays: rows scrolled above it are hidden under it
+        for index, row in enumerate(table.ordered_rows):
+            if max(r.y, top) <= y < r.bottom:
+                shown = columns(lines[y], r.x, r.right)
+                cut = [str(cell) for cell in table.get_row(row.key) if str(cell).strip() not in shown]
+                found += [f"{_name(table)} row {index} lacks {text!r}: {shown.rstrip()!r}" for text in cut]
+            y += row.height
     return found
 
 

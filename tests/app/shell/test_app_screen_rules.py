@@ -29,6 +29,7 @@ from screen_rules import (
     plot_rows,
     split_words,
     squeezed_boxes,
+    table_cells,
     text_problems,
 )
 from textual.widgets import Input, Select
@@ -84,7 +85,7 @@ class Rules:
             found += overlaps(self.app) + plot_rows(self.app, lines) + text_problems(self.app, lines)
             found += edge_words(self.app, lines)
             found += input_values(self.app, lines)
-            found += plot_overruns(self.app, lines)
+            found += plot_overruns(self.app, lines) + table_cells(self.app, lines)
             text = "\n".join(lines)
             wanted = readouts() if callable(readouts) else readouts
             found += [f"read-out not on screen as written: {r!r}" for r in wanted if r not in text]
