@@ -89,6 +89,8 @@ class ExperimentsView(JobView):
         super().__init__(**kwargs)
         self.queue: deque[tuple[str, dict[str, Any]]] = deque()
         self.result: Any = None
+        self.finished: Any = None  # the last run that ended (self.result may be a run's partial result)
+        self.repeats = 0  # finished runs in a row that drew its numbers (draw.finished_status)
         self.selected = registry.names()[0]
 
     def compose(self) -> ComposeResult:
@@ -227,7 +229,9 @@ class ExperimentsView(JobView):
         elif done.cancelled:
             self._status(f"{name} cancelled; the queue was emptied")
         else:
-            self._status(f"{name} done in {done.result.seconds:.1f} s; e exports it")
+            self.repeats = self.repeats + 1 if draw.same_numbers(done.result, self.finished) else 0
+            self._status(draw.finished_status(done.result, self.finished, self.repeats))
+            self.finished = done.result
             self._show(done.result)
         if self.queue:
             self._start(*self.queue.popleft())
