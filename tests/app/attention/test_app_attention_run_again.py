@@ -67,3 +67,24 @@ async def test_r_on_new_text_under_a_grid_the_text_does_not_change_says_so():
         await pilot.pause(0.3)
         said = [n.message for n in list(app._notifications)[notes:]]
         assert any("does not depend on it" in text for text in said), said
+
+
+async def test_r_on_new_text_under_a_pane_the_text_does_not_change_says_so():
+    """Inside one head open on the mean of heads stands in the grid's place at 80x24 and narrower: new text of as
+    many tokens redrew the grid under it, while the screen (the pane's "pick one head", a title cut before its
+    numbers) stood still and nothing was said (the long tier's HF 80x24 walk). What the view shows is compared."""
+    app = app_for()
+    async with app.run_test(size=(64, 24)) as pilot:
+        attention = await _opened(pilot)
+        while attention.choice()[2] >= 0:  # the head picker to "mean of heads"
+            await pilot.press("h")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: "pick one head" in screen_text(app), 10)
+        app.query_one("#att-src", Input).value = "The streets were empty and wet."  # the 7 tokens, reordered
+        attention.home().focus()
+        await pilot.pause(0.3)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "the pane in the grid's place does not change" in attention.info_text(), 30)
+        await pilot.pause(0.2)
+        assert "r: captured the new text" in screen_text(app)  # drawn
+        assert "empty" in attention.src[3]  # captured all the same: c shows the new text's grid

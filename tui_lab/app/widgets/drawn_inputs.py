@@ -51,6 +51,17 @@ class Owner(Protocol):
     def notify(self, message: str, *, title: str = "", timeout: float | None = None) -> None: ...
 
 
+def shown_text(widget: Any, leaving: tuple = ()) -> list[str]:
+    """The text the screen shows in `widget`'s region now, as composed at its last refresh: what a person sees
+    there, whichever of the widget's children draws it (Textual's compositor; `render_strips` leaves what is
+    due to be drawn next untouched). The rows of the widgets `leaving` are left out (a status line an answer is
+    said on, the fields a press may come before the screen showed the last key typed into)."""
+    region = widget.region
+    strips = widget.screen._compositor.render_strips()  # noqa: SLF001 - no public way to read the screen's cells
+    skipped = {y for w in leaving for y in range(w.region.y, w.region.bottom)}
+    return [strips[y].crop(region.x, region.right).text for y in range(region.y, region.bottom) if y not in skipped]
+
+
 def refuse(owner: Owner, say: Callable[[str], None], shown: str, text: str, title: str) -> None:
     """Say `text` (a refusal, markup allowed) with `say` where `shown` is said now; said again, it notifies as
     well, or the press changed nothing on screen (the crawler's long tier: r on a refused pair, d twice)."""

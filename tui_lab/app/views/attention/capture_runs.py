@@ -3,8 +3,10 @@ starts itself (a new live model, the Tour's g). Each capture runs in a thread wo
 as a `capture.Captured` message, which the view draws.
 
 r on the text whose grids are on screen answers instead of capturing the same grids again, and r whose capture
-drew the very grid on screen says why (the text does not change that grid): a press named on screen that changed
-nothing (issue 36's crawler).
+left the view showing what it showed says why (the text does not change that grid, or the pane in the grid's
+place): a press named on screen that changed nothing (issue 36's crawler). What the view shows is read from the
+screen (`shown_text`) as well as from the grid: a pane in the grid's place (inside one head on the mean of heads)
+shows none of the grid a new text changed.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from typing import Any, NamedTuple, Protocol
 
 from tui_lab.app.views.attention import capture as work
 from tui_lab.app.views.attention import jobs
-from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs
+from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs, shown_text
 
 SAME_TEXT = "r: the grids shown are this text's already; edit the text, then r"
 # r on new text over a grid the text does not change (a positions table, a mask of as many tokens)
 TEXT_FREE = "r: captured the new text; this grid does not depend on it (k: its attention grids)"
+# r on new text with a pane in the grid's place that the text does not change (inside one head, mean of heads)
+PANE_SAME = "r: captured the new text; the pane in the grid's place does not change with it"
 
 
 class RunHost(Protocol):
@@ -26,23 +30,27 @@ class RunHost(Protocol):
     app: Any
     workers: Any
     cap: Any
+    panes: Any
 
     @property
     def inputs(self) -> Any: ...
     def say(self, text: str) -> None: ...
     def refuse(self, text: str) -> None: ...
     def info_text(self) -> str: ...
+    def steady_rows(self) -> tuple: ...
+    def grid_shown(self) -> tuple: ...
     def post_message(self, message: Any) -> bool: ...
+    def call_after_refresh(self, callback: Any, *args: Any) -> bool: ...
     def run_worker(self, work: Any, **kwargs: Any) -> Any: ...
     def set_timer(self, delay: float, callback: Any) -> Any: ...
     def notify(self, message: str, *, title: str = "", timeout: float | None = None) -> None: ...
 
 
 class Arrival(NamedTuple):
-    """What a capture's grids replace: whether they are the same text's, and the grid that was on screen."""
+    """What a capture's grids replace: whether they are the same text's, and the grid drawn."""
 
     same_text: bool
-    shown: tuple | None
+    shown: tuple
 
 
 class CaptureRuns:
@@ -54,6 +62,7 @@ class CaptureRuns:
         self.generation = -1  # the live model's generation the grids on screen were captured from
         self.asked_by_run = False  # the capture under way was r's (a capture nobody can tell from the last says so)
         self.line_at_press = ""  # the info line when r started its capture (`Answer`'s pressed_on)
+        self.screen_at_press: list[str] = []  # what the view showed then, its fields and info line aside
         self.drawn = DrawnInputs()  # `inputs_now()` of the capture under way and of the grids on screen (r)
         self.answer = Answer(view, view.say, view.info_text)
 
@@ -71,6 +80,7 @@ class CaptureRuns:
             self.answer(SAME_TEXT)
         else:
             self.line_at_press = self.view.info_text()
+            self.screen_at_press = shown_text(self.view, self.view.steady_rows())
             self.start()
             self.asked_by_run = True
 
@@ -84,8 +94,8 @@ class CaptureRuns:
         view.say(doing)
         view.run_worker(job, thread=True, exclusive=True, group="attention", exit_on_error=False)
 
-    def arriving(self, message: work.Captured, shown: tuple | None) -> Arrival:
-        """A capture's grids are about to replace `shown` (None: nothing was drawn) and the view's capture."""
+    def arriving(self, message: work.Captured) -> Arrival:
+        """A capture's grids are about to replace the view's capture and the grid drawn."""
         cap = self.view.cap
         # r's capture of the grids already drawn (its record of them lost on some path): the same screen, unsaid
         same_text = (self.generation, cap.src, cap.tgt) == (message.generation, message.src, message.tgt)
@@ -94,13 +104,26 @@ class CaptureRuns:
             self.drawn.drawn()  # r on these inputs now says so
         else:
             self.drawn.forget()
-        return Arrival(same_text, shown)
+        return Arrival(same_text, self.view.grid_shown())
 
-    def arrived(self, arrival: Arrival, shown: tuple) -> None:
-        """The grids are drawn and `shown` is on screen: r whose capture drew the grid that was there says why."""
-        if self.asked_by_run and arrival.shown == shown:
-            self.answer(SAME_TEXT if arrival.same_text else TEXT_FREE, self.line_at_press)
+    def arrived(self, arrival: Arrival) -> None:
+        """The grids are drawn: r whose capture left the view as it was says why, once the screen shows them."""
+        if self.asked_by_run:
+            self.view.call_after_refresh(self._answer_unchanged, arrival)
         self.asked_by_run = False
+
+    def _answer_unchanged(self, arrival: Arrival) -> None:
+        """Said when the grid drawn is the one replaced, or when the view reads as it did (a pane in the grid's
+        place): its rows with text, the fields and the info line aside (the info line's height moves the rest)."""
+        now = shown_text(self.view, self.view.steady_rows())
+        if arrival.shown != self.view.grid_shown() and _with_text(now) != _with_text(self.screen_at_press):
+            return
+        covered = self.view.panes.in_place() is not None
+        self.answer(SAME_TEXT if arrival.same_text else PANE_SAME if covered else TEXT_FREE, self.line_at_press)
 
     def failed(self) -> None:
         self.drawn.forget()  # r tries again
+
+
+def _with_text(rows: list[str]) -> list[str]:
+    return [row.rstrip() for row in rows if any(c.isalnum() for c in row)]

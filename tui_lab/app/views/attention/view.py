@@ -181,7 +181,7 @@ class AttentionView(LabView):
 
     def on_captured(self, message: work.Captured) -> None:
         first = not self.cap.grids
-        arrival = self.runs.arriving(message, None if first else self._grid_shown())
+        arrival = self.runs.arriving(message)
         self.cap = Capture(message.grids, message.entropy, message.src, message.tgt, message.predicted,
                            message.learned, self.encoder_decoder, message.image)
         if message.inputs is not None:
@@ -195,11 +195,7 @@ class AttentionView(LabView):
         if message.guesses:  # BERT: the cursor on the [MASK] row, its guesses under the grid
             self.query_one(AttentionMap).move_cursor(message.guesses[0][0], message.guesses[0][0])
         self.say(message.note(self.hint()))
-        self.runs.arrived(arrival, self._grid_shown())
-
-    def _grid_shown(self) -> tuple:
-        grid = self.query_one(AttentionMap)
-        return grid.values, grid.row_labels, grid.col_labels
+        self.runs.arrived(arrival)
 
     # -- drawing -------------------------------------------------------------------------------------
     @property
@@ -310,6 +306,14 @@ class AttentionView(LabView):
 
     def info_text(self) -> str:
         return self.query_one(hints.InfoLine).text
+
+    def steady_rows(self) -> tuple[Widget, ...]:
+        """What r's answer does not read as the view's change: the fields and the info line it is said on."""
+        return self.inputs, self.query_one(hints.InfoLine)
+
+    def grid_shown(self) -> tuple:
+        grid = self.query_one(AttentionMap)
+        return grid.values, grid.row_labels, grid.col_labels
 
     def refuse(self, text: str) -> None:
         """Why a key does not apply, on the info line, where it stays; said again it notifies too, or the press
