@@ -12,7 +12,8 @@ APP = REPO / "tui_lab" / "app"
 HOME = APP / "textual_private.py"
 # The private methods and state of Textual's classes the app touches (textual_private.py names why).
 PRIVATE_METHODS = {"_handle_exception", "_on_exit_app", "_on_tab_pane_focused", "_sequence_to_key_events", "_display"}
-PRIVATE_STATE = {"_screen_stack", "_running", "_stop_propagation", "_batch_count", "_driver", "_display", "_registry"}
+PRIVATE_STATE = {"_screen_stack", "_running", "_stop_propagation", "_batch_count", "_driver", "_display", "_registry",
+                 "_compositor"}
 
 
 def private_uses(path: Path, root: Path = REPO) -> list[str]:

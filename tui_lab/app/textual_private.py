@@ -17,12 +17,13 @@ from textual._xterm_parser import XTermParser  # the parser Textual's Linux driv
 from textual.app import App
 from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane
 from textual.widgets._tabbed_content import ContentTab, ContentTabs  # the tab bar's widgets: not exported
 
 __all__ = ["ContentTab", "ContentTabs", "EscThenKeyParser", "FocusFollowingTabs", "LabAppBase", "app_running",
-           "install_parser", "key_stopped", "no_screens"]
+           "install_parser", "key_stopped", "no_screens", "screen_strips"]
 
 ESC = "\x1b"
 DRIVER_MODULES = ("textual.drivers.linux_driver", "textual.drivers.linux_inline_driver")
@@ -32,6 +33,13 @@ DRIVER_MODULES = ("textual.drivers.linux_driver", "textual.drivers.linux_inline_
 def no_screens(app: App) -> bool:
     """The app is quitting (its screen stack emptied): `App.screen_stack` raises then, `_screen_stack` does not."""
     return not app._screen_stack
+
+
+def screen_strips(widget: Widget) -> list[Strip]:
+    """The rows of `widget`'s screen as composed at the last refresh: what a person sees now (a press that
+    changed nothing on it is answered). The compositor holds them; `render_strips` leaves what is due to be
+    drawn next untouched (`render_full_update` would clear it)."""
+    return widget.screen._compositor.render_strips()
 
 
 def app_running(app: App) -> bool:

@@ -96,3 +96,20 @@ def test_the_tests_own_shortcuts_fit_this_textual():
     assert Pilot._wait_for_screen.__qualname__ == "_cheaper_pilot_waits.<locals>._wait_for_screen"
     for module in (textual_app, textual_pilot):  # Pilot's press and pause wait on the event loop's thread only
         assert module.wait_for_idle.__qualname__ == "_loop_idle_waits.<locals>.wait_for_idle", module.__name__
+
+
+async def test_the_screen_strips_read_from_the_compositor():
+    """tui_lab/app/textual_private.screen_strips: the screen's compositor and its render_strips, one Strip a row."""
+    from textual.widgets import Label
+
+    from tui_lab.app.textual_private import screen_strips
+
+    class One(App):
+        def compose(self):
+            yield Label("hello there")
+
+    app = One()
+    async with app.run_test(size=(30, 4)) as pilot:
+        await pilot.pause()
+        rows = screen_strips(app.query_one(Label))
+        assert len(rows) == 4 and rows[0].text.startswith("hello there") and rows[0].cell_length == 30

@@ -15,6 +15,8 @@ from typing import Any, Protocol
 
 from rich.text import Text
 
+from tui_lab.app.textual_private import screen_strips
+
 SAY_S = 4.0  # how long the answer stays before the line it replaced comes back
 
 
@@ -53,13 +55,11 @@ class Owner(Protocol):
 
 def shown_text(widget: Any, leaving: tuple = ()) -> list[str]:
     """The text the screen shows in `widget`'s region now, as composed at its last refresh: what a person sees
-    there, whichever of the widget's children draws it (Textual's compositor; `render_strips` leaves what is
-    due to be drawn next untouched). The rows of the widgets `leaving` are left out (a status line an answer is
-    said on, the fields a press may come before the screen showed the last key typed into)."""
-    region = widget.region
-    strips = widget.screen._compositor.render_strips()  # noqa: SLF001 - no public way to read the screen's cells
+    there, whichever of the widget's children draws it. The rows of the widgets `leaving` are left out (a status
+    line an answer is said on, the fields a press may come before the screen showed the last key typed into)."""
+    region, rows = widget.region, screen_strips(widget)
     skipped = {y for w in leaving for y in range(w.region.y, w.region.bottom)}
-    return [strips[y].crop(region.x, region.right).text for y in range(region.y, region.bottom) if y not in skipped]
+    return [rows[y].crop(region.x, region.right).text for y in range(region.y, region.bottom) if y not in skipped]
 
 
 def refuse(owner: Owner, say: Callable[[str], None], shown: str, text: str, title: str) -> None:
