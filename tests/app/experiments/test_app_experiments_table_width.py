@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from app_experiments_support import SMALL, open_view
 from app_support import app_for, screen_lines
-from screen_rules import cut_numbers
+from screen_rules import cut_numbers, table_cells
 from textual.widgets import Select
 
 from tui_lab.experiments.result import Result, Table
@@ -65,3 +65,35 @@ async def test_home_or_page_up_in_the_results_table_brings_the_notes_back_at_80x
             await pilot.press(key)
             await pilot.pause()
             assert "lowest val loss" in "\n".join(screen_lines(app)), key
+
+
+def test_column_widths_are_the_widest_header_line_or_cell():
+    from tui_lab.app.views.experiments.draw import column_widths, stacked
+
+    labels, _ = stacked(["positions", "seed", "val loss"])
+    assert column_widths(labels, [["sinusoidal_halves", "0", "3.121"], ["rope", "12345", "2.3"]]) == [17, 5, 5]
+    assert column_widths(labels, []) == [9, 4, 4]  # no rows: the headers' words
+
+
+async def test_a_table_redrawn_has_its_widths_before_the_app_is_idle():
+    """A sweep's partial results redraw the table as each run ends; on a busy app a frame could come before the
+    table measured its new rows when idle, and the columns kept the headers' widths ("sinusoida", "3.12": the
+    long tier's English 160x48 walk). The widths are given with the columns: right at once, and on screen."""
+    from textual.widgets import DataTable
+
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=(160, 48)) as pilot:
+        view = await open_view(pilot)
+        result = _sweep_result()
+        view._show(result)
+        view.query_one("#ex-figure", Select).value = "table:runs"
+        await pilot.pause()
+        result.tables["runs"].rows.append(["sinusoidal_halves", 0, 104128, 3.1191, 3.1213])
+        view._show(result)  # no pause: nothing idle yet
+        table = view.query_one("#ex-table", DataTable)
+        widths = [column.get_render_width(table) - 2 * table.cell_padding for column in table.ordered_columns]
+        assert widths[0] == len("sinusoidal_halves") and widths[4] >= len("3.121"), widths
+        await pilot.pause()
+        view.query_one("#ex-figures").scroll_visible(animate=False)
+        await pilot.pause()
+        assert table_cells(app, screen_lines(app)) == []

@@ -276,7 +276,8 @@ class ExperimentsView(JobView):
             table = self.query_one("#ex-table", DataTable)
             table.clear(columns=True)
             labels, table.header_height = draw.stacked(columns)
-            table.add_columns(*labels)
+            for label, width in zip(labels, draw.column_widths(labels, rows), strict=True):
+                table.add_column(label, width=width)
             table.add_rows(rows)
             switcher.current = "ex-table"
         else:
