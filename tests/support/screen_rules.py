@@ -247,17 +247,33 @@ def shown_widgets(app, kind) -> list:
 
 
 def under_menus(app, lines: list[str]) -> list[str]:
-    """`lines` with what the open select menus cover blanked (their frame is the mark of what they hide), and the
-    frame of a dialog over the screen: a digit beside either is not a number cut short ("lr 0█" beside the Train
+    """`lines` with what the open select menus cover blanked (their frame is the mark of what they hide), the
+    tables that scroll sideways with their scrollbar on screen (the mark of the columns out of room), and the
+    frame of a dialog over the screen: a digit beside any is not a number cut short ("lr 0█" beside the Train
     view's long-run question, the long tier). The dialog's inside stays, for the rules to read."""
     lines = list(lines)
     for menu in open_menus(app):
         _blank(lines, menu.x, menu.y, menu.width, menu.height)
+    for table in sideways_tables(app, len(lines)):
+        r, _ = _seen_region(table)
+        _blank(lines, r.x, r.y, r.width, r.height)
     for box in dialogs(app):
         for x, y, w, h in ((box.x, box.y, box.width, 1), (box.x, box.bottom - 1, box.width, 1),
                            (box.x, box.y, 1, box.height), (box.right - 1, box.y, 1, box.height)):
             _blank(lines, x, y, w, h)
     return lines
+
+
+def sideways_tables(app, height: int) -> list:
+    """The DataTables on screen wider than their room whose sideways scrollbar (their last row) is seen."""
+    from textual.widgets import DataTable
+
+    found = []
+    for table in shown_widgets(app, DataTable):
+        r, _ = _seen_region(table)
+        if table.show_horizontal_scrollbar and r.area and r.bottom == table.region.bottom <= height:
+            found.append(table)
+    return found
 
 
 def _blank(lines: list[str], x: int, y: int, width: int, height: int) -> None:
@@ -354,13 +370,14 @@ def input_values(app, lines: list[str]) -> list[str]:
 def table_cells(app, lines: list[str]) -> list[str]:
     """Every DataTable's rows on screen show each cell's whole text on the row's line: a column drawn narrower than
     its cells read "withou" for "without" and "4.77e" for 4.77e-05 with no mark (the long tier's English 160x48
-    walk, Experiments' results). A table that scrolls sideways marks its cut with the scrollbar."""
+    walk, Experiments' results). A table that scrolls sideways marks its cut with its scrollbar, when that is seen
+    (a table taller than its pane kept it out of sight under the rows: the long tier's HF 80x24 walk)."""
     from textual.widgets import DataTable
 
-    found = []
+    found, marked = [], sideways_tables(app, len(lines))
     for table in shown_widgets(app, DataTable):
         r, _ = _seen_region(table)
-        if not (table.display and r.area) or r.bottom > len(lines) or table.show_horizontal_scrollbar:
+        if not (table.display and r.area) or r.bottom > len(lines) or table in marked:
             continue
         top = table.content_region.y + (table.header_height if table.show_header else 0)
         y = top - round(table.scroll_y)  # the header stays: rows scrolled above it are hidden under it

@@ -5,7 +5,7 @@ read "2.3" with no mark. Headers stack their words, so a column is as wide as it
 from __future__ import annotations
 
 from app_experiments_support import SMALL, open_view
-from app_support import app_for, screen_lines
+from app_support import app_for, screen_lines, wait_for
 from screen_rules import cut_numbers, table_cells
 from textual.widgets import Select
 
@@ -97,3 +97,31 @@ async def test_a_table_redrawn_has_its_widths_before_the_app_is_idle():
         view.query_one("#ex-figures").scroll_visible(animate=False)
         await pilot.pause()
         assert table_cells(app, screen_lines(app)) == []
+
+
+async def test_a_table_wider_than_its_room_shows_its_sideways_scrollbar_under_its_rows():
+    """order-blindness's tokens table (six columns) is wider than its room beside the list at 80x24: it scrolls
+    sideways, and its scrollbar (the mark) sits under its rows, not below the pane's bottom where the table's
+    full height put it (the long tier's HF 80x24 walk read its last column cut with no mark). (Scrolled to
+    the one line where its last row is the pane's last, the mark is out of sight still: the rule finds that.)"""
+    from screen_rules import sideways_tables, under_menus
+    from textual.widgets import DataTable
+
+    app = app_for()
+    async with app.run_test(size=SMALL) as pilot:
+        view = await open_view(pilot)
+        assert view.selected == "order-blindness"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: view.finished is not None and not view.running, 60)
+        view.query_one("#ex-figure", Select).value = "table:tokens"
+        await pilot.pause()
+        view.query_one("#ex-figures").scroll_visible(animate=False)
+        await pilot.pause()
+        table, pane = view.query_one("#ex-table", DataTable), view.query_one("#ex-scroll")
+        # the notes scrolled so the line under the table's last row is the pane's last: all its rows in sight
+        under_rows = table.region.y + table.header_height + table.row_count + 1
+        pane.scroll_to(y=pane.scroll_y + under_rows - pane.content_region.bottom, animate=False)
+        await pilot.pause()
+        lines = screen_lines(app)
+        assert table.show_horizontal_scrollbar and sideways_tables(app, len(lines)) == [table], "\n".join(lines)
+        assert table_cells(app, lines) == [] and cut_numbers(under_menus(app, lines[:-1]), SMALL[0]) == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 from app_support import screen_lines
 from screen_rules import table_cells
 from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
 from textual.widgets import DataTable
 
 ROWS = [["loss without positions", "4.77e-05"], ["loss with positions", "3.142"], ["gap", "1.6"]]
@@ -54,3 +55,25 @@ async def test_rows_scrolled_under_the_header_are_not_read_from_it():
     assert await _found((None, None), size=(40, 8), rows=rows, scroll=5) == []
     found = await _found((2, None), size=(40, 8), rows=rows, scroll=5)
     assert found and all("'L" in f for f in found) and not any("L0H0" in f or "L4H0" in f for f in found), found
+
+
+class TallTable(OneTable):
+    CSS = "DataTable { height: 40; max-height: 40; }"
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield DataTable()
+
+
+async def test_a_sideways_scrollbar_out_of_sight_is_no_mark():
+    """A table wider than its room, taller than its pane: its sideways scrollbar is below the pane's bottom, so the
+    rows read cut with no mark (Experiments' tokens table at 80x24, the long tier's HF walk), and the rule finds
+    the cells out of room."""
+    rows = [[f"row {i} of the table", f"{i}.123456789"] for i in range(30)]
+    app = TallTable((30, 20), rows)
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        table = app.query_one(DataTable)
+        assert table.show_horizontal_scrollbar
+        found = table_cells(app, screen_lines(app))
+        assert any("1.123456789" in f for f in found), found
