@@ -68,7 +68,8 @@ async def test_home_or_page_up_in_the_results_table_brings_the_notes_back_at_80x
 
 
 def test_column_widths_are_the_widest_header_line_or_cell():
-    from tui_lab.app.views.experiments.draw import column_widths, stacked
+    from tui_lab.app.views.experiments.draw import stacked
+    from tui_lab.app.widgets.table_fill import column_widths
 
     labels, _ = stacked(["positions", "seed", "val loss"])
     assert column_widths(labels, [["sinusoidal_halves", "0", "3.121"], ["rope", "12345", "2.3"]]) == [17, 5, 5]

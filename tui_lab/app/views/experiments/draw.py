@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.cells import cell_len
-
 from tui_lab.app.widgets.line_plot import Line
 from tui_lab.experiments.result import Result
 
@@ -62,15 +60,6 @@ def stacked(columns: list[str]) -> tuple[list[str], int]:
     under the scrollbar, "2.3" of 2.329 with no mark: the long tier's crawl)."""
     labels = [column.replace(" ", "\n") for column in columns]
     return labels, max((label.count("\n") + 1 for label in labels), default=1)
-
-
-def column_widths(labels: list[str], rows: list[list[str]]) -> list[int]:
-    """Each column's width: its widest header line or cell. Given to the table, not measured by it: a DataTable
-    measures new rows when idle, and a sweep's partial results redrawn while the app was busy kept the widths of
-    the headers alone, "sinusoida" for sinusoidal_halves and "3.12" for 3.121 (the long tier's English 160x48
-    walk)."""
-    return [max([cell_len(line) for line in label.split("\n")] + [cell_len(row[i]) for row in rows if i < len(row)])
-            for i, label in enumerate(labels)]
 
 
 def summary_lines(result: Result) -> list[str]:

@@ -31,6 +31,7 @@ from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.heatmap import Heatmap, QuietHeatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.narrow_row import NarrowRow
+from tui_lab.app.widgets.table_fill import fill_table
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.experiments import registry
 from tui_lab.served import ServedPolicy, check_room, exports_folder, output_folder, training_slot
@@ -274,11 +275,8 @@ class ExperimentsView(JobView):
         elif kind == "table":
             columns, rows = draw.table_cells(self.result, name)
             table = self.query_one("#ex-table", DataTable)
-            table.clear(columns=True)
             labels, table.header_height = draw.stacked(columns)
-            for label, width in zip(labels, draw.column_widths(labels, rows), strict=True):
-                table.add_column(label, width=width)
-            table.add_rows(rows)
+            fill_table(table, labels, rows)
             switcher.current = "ex-table"
         else:
             grid = self.result.grids[name]

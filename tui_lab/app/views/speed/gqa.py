@@ -18,6 +18,7 @@ from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 from tui_lab.analysis.format import fmt_bytes
 from tui_lab.app.background_job import JobDone, JobPoster, JobView
 from tui_lab.app.widgets.field_input import FieldInput
+from tui_lab.app.widgets.table_fill import fill_table
 
 COLUMNS = ("attention", "kv heads", "KV/token", "KV cache", "ms/step", "tok/s", "vs MHA")
 FIELDS = (("prompt", "kv-prompt", "64"), ("new", "kv-new", "64"), ("repeats", "kv-repeats", "3"),
@@ -107,7 +108,7 @@ class KVPanel(JobView):
         yield Static("", id="kv-note")
 
     def on_mount(self) -> None:
-        self.query_one("#kv-table", DataTable).add_columns(*COLUMNS)
+        fill_table(self.query_one("#kv-table", DataTable), COLUMNS, [])
 
     def run(self) -> None:
         """Check the fields and the live model (one line on failure, nothing started), then measure."""
@@ -144,10 +145,7 @@ class KVPanel(JobView):
             self._say(f"failed: {done.error}")
             return
         self.report = report = done.result
-        table = self.query_one("#kv-table", DataTable)
-        table.clear()
-        for row in table_rows(report):
-            table.add_row(*row)
+        fill_table(self.query_one("#kv-table", DataTable), COLUMNS, table_rows(report))
         c = report.config
         self._say(f"{report.device}: d_model {c.d_model}, {c.decoder_layers} layers, {c.heads} heads, batch "
                   f"{report.batch}, {report.prompt_len} + {report.new_tokens} tokens, {report.threads or 'default'} "

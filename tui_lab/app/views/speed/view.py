@@ -31,6 +31,7 @@ from tui_lab.app.views.speed.approximate import LINFORMER_LINE, demo_for, perfor
 from tui_lab.app.views.speed.gqa import KVPanel
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.line_plot import LinePlot
+from tui_lab.app.widgets.table_fill import fill_table
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.config import ModelConfig  # torch-free
 from tui_lab.generation.lengths import default_lengths  # torch-free
@@ -147,7 +148,7 @@ class SpeedView(JobView):
             yield DataTable(id="sp-table", zebra_stripes=True, cursor_type="row")
 
     def on_mount(self) -> None:
-        self.query_one("#sp-table", DataTable).add_columns(*COLUMNS)
+        fill_table(self.query_one("#sp-table", DataTable), COLUMNS, [])
         self.query_one(KVPanel).display = False
 
     @property
@@ -253,12 +254,10 @@ class SpeedView(JobView):
         self._show(self.report)
 
     def _show(self, report: Any) -> None:
-        table = self.query_one("#sp-table", DataTable)
-        table.clear()
-        for run in report.runs:
-            table.add_row(run.new_tokens, f"{run.cached_s:.3f}", f"{run.uncached_s:.3f}", f"{run.speedup:.2f}x",
-                          f"{run.tokens_per_s(True, report.batch):.1f}", f"{run.tokens_per_s(False, report.batch):.1f}",
-                          "yes" if run.identical else "NO")
+        rows = [(run.new_tokens, f"{run.cached_s:.3f}", f"{run.uncached_s:.3f}", f"{run.speedup:.2f}x",
+                 f"{run.tokens_per_s(True, report.batch):.1f}", f"{run.tokens_per_s(False, report.batch):.1f}",
+                 "yes" if run.identical else "NO") for run in report.runs]
+        fill_table(self.query_one("#sp-table", DataTable), COLUMNS, rows)
         analysis = self.query_one("#sp-analysis", Static)
         if not report.runs:
             self._summary("cancelled before the first length was measured")
