@@ -53,3 +53,21 @@ async def test_a_narrow_table_shows_only_whole_columns_and_gets_them_back_when_w
         await pilot.resize_terminal(60, 8)
         await pilot.pause()
         assert table.shown == 4 and "131,072,000" in "\n".join(screen_lines(app))
+
+
+async def test_whole_columns_have_their_widths_from_the_first_frame():
+    """The shapes table refilled (a new model, a resize) had its columns at the headers' widths until the table
+    measured its rows when idle, and a frame drawn first read 'tok_em' and '(2,16,' at 160x48 (the long tier's
+    translator walk): the widths are given with the columns."""
+    from screen_rules import table_cells
+
+    rows = [("tok_embed", "(2,16,4096)", "131,072,000", "(2,16)", "embedding"),
+            ("decoder.0", "(2,16,4096)", "202,383,360", "(2,16,4096)", "block")]
+    app = TableApp()
+    async with app.run_test(size=(100, 8)) as pilot:
+        table = app.query_one(WholeColumns)
+        table.set_table(("module", "output", "params", "input", "kind"), rows)
+        widths = [c.get_render_width(table) - 2 * table.cell_padding for c in table.ordered_columns]
+        assert widths == [9, 11, 11, 11, 9]  # before any idle
+        await pilot.pause()
+        assert table_cells(app, screen_lines(app)) == []

@@ -13,6 +13,8 @@ from rich.cells import cell_len
 from textual.events import Resize
 from textual.widgets import DataTable
 
+from tui_lab.app.widgets.table_fill import fill_table
+
 
 class WholeColumns(DataTable):
     def __init__(self, **kwargs) -> None:
@@ -45,9 +47,7 @@ class WholeColumns(DataTable):
         if n == self.shown:
             return
         row = self.cursor_row
-        self.clear(columns=True)
-        self.add_columns(*self.headers[:n])
-        self.add_rows([r[:n] for r in self.rows_text])
+        fill_table(self, self.headers[:n], [r[:n] for r in self.rows_text])  # widths given: whole from the first frame
         self.shown = n
         if self.rows_text:
             self.move_cursor(row=min(row, len(self.rows_text) - 1))
