@@ -199,7 +199,8 @@ def text_problems(app, lines: list[str]) -> list[str]:
 def edge_words(app, lines: list[str]) -> list[str]:
     """The drawn widgets (a heatmap, the small multiples, a plot), whose legends, titles and read-outs are no
     Static: no line ends in a word cut by the widget's right edge (two letters touching it); a line too long
-    ends in "…"."""
+    ends in "…". A plot's title flush with its edge is whole: plotext draws a title whole or not at all (the
+    Train view's narrow "learning rate" plot at 160x48, the long tier)."""
     from tui_lab.app.views.attention.small_multiples import SmallMultiples
     from tui_lab.app.widgets.heatmap import Heatmap
     from tui_lab.app.widgets.line_plot import LinePlot
@@ -213,8 +214,16 @@ def edge_words(app, lines: list[str]) -> list[str]:
             end = columns(lines[y], r.right - 2, r.right) if len(cells(lines[y])) >= r.right else ""
             if len(end) == 2 and all(ch.isalpha() for ch in end):
                 shown = columns(lines[y], r.x, r.right)
+                if whole_title(widget, shown):
+                    continue
                 found.append(f"{_name(widget)} line {y} ends in a word cut at its edge: {shown!r}")
     return found
+
+
+def whole_title(widget, shown: str) -> bool:
+    """Whether `shown` (a line of a plot) holds the plot's whole title and nothing else."""
+    title = getattr(widget, "title", "")
+    return isinstance(title, str) and bool(title) and shown.strip() == title
 
 
 def footer_problems(footer: str, keys: list[str]) -> list[str]:
