@@ -17,6 +17,7 @@ from textual.widgets import Input, Label, Select, Static, TabbedContent, TabPane
 
 from tui_lab.analysis import count_params, shape_trace
 from tui_lab.app.guard import guarded
+from tui_lab.app.textual_private import ContentTabs
 from tui_lab.app.views.architecture.compare import compare_table
 from tui_lab.app.views.architecture.ffn_rank import FFNRankNote
 from tui_lab.app.views.architecture.model_diagram import ModelDiagram
@@ -82,7 +83,14 @@ class ArchitectureResults(Vertical):
             self._draw(self.config)
 
     def show_tab(self, pane_id: str) -> None:
-        self.query_one("#arch-tabs", TabbedContent).active = pane_id
+        """`pane_id` to the front. The focus inside the pane left goes to the tab bar first: hidden, the focused
+        widget passed the focus to its neighbour in the same pane, which brought that pane back, and ^t changed
+        nothing (Compare's picker focused: the long tier's English 160x48 walk)."""
+        tabs = self.query_one("#arch-tabs", TabbedContent)
+        focused = self.app.focused
+        if focused is not None and pane_id != tabs.active and tabs.active_pane in focused.ancestors:
+            tabs.query_one(ContentTabs).focus()
+        tabs.active = pane_id
 
     def _input_texts(self) -> tuple[str, ...]:
         return tuple(self.query_one(f"#shape-{name}", Input).value for name in ("batch", "seq", "src"))
