@@ -33,8 +33,7 @@ def finished_status(result: Result, last: Result | None, repeats: int) -> str:
 
 def same_numbers(result: Result, last: Result | None) -> bool:
     """Whether `result` shows what `last` showed: the same experiment and options, and its scalars and tables the
-    same as drawn (4 digits: a difference of float rounding, 4.77e-07 against 4.81e-07, moves nothing a person
-    reads as a result)."""
+    same as drawn (at the digits shown: a difference of float rounding below them moves nothing a person reads)."""
     def shown(r: Result) -> list:
         return [table_cells(r, key) for key in ["", *r.tables]]
 
