@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.cells import cell_len
 from textual.events import Resize
 from textual.widgets import DataTable
 
-from tui_lab.app.widgets.table_fill import fill_table
+from tui_lab.app.widgets.table_fill import column_widths, fill_table
 
 
 class WholeColumns(DataTable):
@@ -35,9 +34,8 @@ class WholeColumns(DataTable):
         if width <= 0:
             return len(self.headers)
         used = 0
-        for i, header in enumerate(self.headers):
-            cells = [cell_len(header)] + [cell_len(row[i]) for row in self.rows_text]
-            used += max(cells) + 2 * self.cell_padding
+        for i, column in enumerate(column_widths(self.headers, self.rows_text)):
+            used += column + 2 * self.cell_padding
             if used > width:
                 return max(i, 1)
         return len(self.headers)
