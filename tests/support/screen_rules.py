@@ -376,6 +376,11 @@ def input_values(app, lines: list[str]) -> list[str]:
     return found
 
 
+def given_widths(table) -> list[int]:
+    """The widths a DataTable's columns are drawn at, its cell padding aside (what `fill_table` gave them)."""
+    return [column.get_render_width(table) - 2 * table.cell_padding for column in table.ordered_columns]
+
+
 def table_cells(app, lines: list[str]) -> list[str]:
     """Every DataTable's rows on screen show each cell's whole text on the row's line: a column drawn narrower than
     its cells read "withou" for "without" and "4.77e" for 4.77e-05 with no mark (the long tier's English 160x48

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from app_experiments_support import SMALL, open_view
 from app_support import app_for, screen_lines, wait_for
-from screen_rules import cut_numbers, table_cells
+from screen_rules import cut_numbers, given_widths, table_cells
 from textual.widgets import Select
 
 from tui_lab.experiments.result import Result, Table
@@ -92,7 +92,7 @@ async def test_a_table_redrawn_has_its_widths_before_the_app_is_idle():
         result.tables["runs"].rows.append(["sinusoidal_halves", 0, 104128, 3.1191, 3.1213])
         view._show(result)  # no pause: nothing idle yet
         table = view.query_one("#ex-table", DataTable)
-        widths = [column.get_render_width(table) - 2 * table.cell_padding for column in table.ordered_columns]
+        widths = given_widths(table)
         assert widths[0] == len("sinusoidal_halves") and widths[4] >= len("3.121"), widths
         await pilot.pause()
         view.query_one("#ex-figures").scroll_visible(animate=False)

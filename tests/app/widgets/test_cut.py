@@ -36,18 +36,21 @@ def test_cut_keeps_a_whole_number_apart_from_the_ellipsis_and_drops_a_cut_one():
     assert cut("short", 10) == "short"
 
 
+SHAPE_HEADERS = ("module", "output", "params", "input", "kind")
+SHAPE_ROWS = [("tok_embed", "(2,16,4096)", "131,072,000", "(2,16)", "embedding"),
+              ("decoder.0", "(2,16,4096)", "202,383,360", "(2,16,4096)", "block")]
+
+
 class TableApp(App):
     def compose(self):
         yield WholeColumns(id="t")
 
 
 async def test_a_narrow_table_shows_only_whole_columns_and_gets_them_back_when_wider():
-    rows = [("tok_embed", "(2,16,4096)", "131,072,000", "(2,16)", "embedding"),
-            ("decoder.0", "(2,16,4096)", "202,383,360", "(2,16,4096)", "block")]
     app = TableApp()
     async with app.run_test(size=(36, 8)) as pilot:
         table = app.query_one(WholeColumns)
-        table.set_table(("module", "output", "params", "input", "kind"), rows)
+        table.set_table(SHAPE_HEADERS, SHAPE_ROWS)
         await pilot.pause()
         assert table.shown == 2 and not cut_numbers(screen_lines(app), 36)  # params would be cut: left out
         await pilot.resize_terminal(60, 8)
@@ -59,15 +62,12 @@ async def test_whole_columns_have_their_widths_from_the_first_frame():
     """The shapes table refilled (a new model, a resize) had its columns at the headers' widths until the table
     measured its rows when idle, and a frame drawn first read 'tok_em' and '(2,16,' at 160x48 (the long tier's
     translator walk): the widths are given with the columns."""
-    from screen_rules import table_cells
+    from screen_rules import given_widths, table_cells
 
-    rows = [("tok_embed", "(2,16,4096)", "131,072,000", "(2,16)", "embedding"),
-            ("decoder.0", "(2,16,4096)", "202,383,360", "(2,16,4096)", "block")]
     app = TableApp()
     async with app.run_test(size=(100, 8)) as pilot:
         table = app.query_one(WholeColumns)
-        table.set_table(("module", "output", "params", "input", "kind"), rows)
-        widths = [c.get_render_width(table) - 2 * table.cell_padding for c in table.ordered_columns]
-        assert widths == [9, 11, 11, 11, 9]  # before any idle
+        table.set_table(SHAPE_HEADERS, SHAPE_ROWS)
+        assert given_widths(table) == [9, 11, 11, 11, 9]  # before any idle
         await pilot.pause()
         assert table_cells(app, screen_lines(app)) == []
