@@ -94,6 +94,7 @@ async def test_curves_spread_totals_prediction_overhead_note_and_log_axis():
         assert f"per token at L=27: cached {(d2 + ld) / 1e6:.3g} MFLOP (L*d {ld / (d2 + ld):.0%})" in text
         assert "GFLOP/s matmul peak" in text and "FLOPs predict" in text
         assert "mostly per-step overhead at this size" in text  # the toy's steps are overhead
+        assert "the FLOPs floors lie low on a linear axis (l: log)" in " ".join(text.split())
         assert app.query_one("#sp-table", DataTable).row_count == 2
         # log scale: the y ticks go from evenly spaced to evenly spaced ratios
         linear = y_ticks(app)

@@ -95,7 +95,9 @@ def analysis_lines(config: Any, report: Any, run: Any, prediction: Prediction, d
     share = overhead_share(run, prediction)
     if share is not None and share < OVERHEAD_SHARE:
         advice = "longer lengths" if demo else "the demo model (d), gpt2-small or longer lengths"
-        lines.append(f"mostly per-step overhead at this size (compute {share:.0%} of a cached step): try {advice}")
+        # the floors then lie along a linear axis' bottom rows, one over the other: the log axis parts them
+        lines.append(f"mostly per-step overhead at this size (compute {share:.0%} of a cached step): try {advice}; "
+                     "the FLOPs floors lie low on a linear axis (l: log)")
     return lines
 
 
