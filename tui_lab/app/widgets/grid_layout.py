@@ -4,8 +4,10 @@ Pure arithmetic (no Textual), so the rule the eye relies on is written once: col
 column j's cells start at `gutter + j * cell_w` and are `cell_w` characters wide, in both densities.
 Labels that do not fit their slot end in an ellipsis; narrow slots write labels downwards, except numbers
 (positions, dimensions), which are written across as ticks every few columns ("10" downwards reads as "1"
-over "0"), and, for a grid that asks for `numbered` columns (Generate's long context), a ruler line with every
-RULER_EVERY-th position above its column, and key lines under it that map each number to its label.
+over "0"), and labels of one-character columns too long for the lines downwards (a ViT's "[CLS]", "0,0" ...
+"13,13"), written across the same way; and, for a grid that asks for `numbered` columns (Generate's long
+context), a ruler line with every RULER_EVERY-th position above its column, and key lines under it that map
+each number to its label.
 """
 
 from __future__ import annotations
@@ -154,6 +156,16 @@ def tick_step(labels: list[str], cell_w: int) -> int:
     return next((step for step in TICK_STEPS if step * cell_w >= need), TICK_STEPS[-1])
 
 
+def across_step(labels: list[str], cell_w: int, lines: int) -> int:
+    """One-character columns whose labels downwards would be cut to `lines` characters ("0,10" over four lines
+    ends "…", and a line of them read "0123456789…………" as a cut number): every how many columns a label fits
+    written across instead, with a space after it; 0 when they fit downwards or a label has a wide character."""
+    longest = max((len(label) for label in labels), default=0)
+    if cell_w != 1 or longest <= lines or any(cell_len(label) != len(label) for label in labels):
+        return 0
+    return next((step for step in TICK_STEPS if step * cell_w >= longest + 1), TICK_STEPS[-1])
+
+
 def tick_line(labels: list[str], step: int, cell_w: int) -> str:
     """The header line of numeric ticks: every `step`-th label written across from its column's slot."""
     line = [" "] * (len(labels) * cell_w)
@@ -187,6 +199,9 @@ def layout(rows: int, cols: int, row_labels: list[str], col_labels: list[str], w
         longest = max((len(s) for s in col_labels), default=1)
         room = max(2, height // 5) if height else HEADER_MAX
         header = max(1, min(HEADER_MAX, longest, room))
+        ticks = across_step(col_labels, cell_w, header)
+        if ticks:
+            vertical, header = False, 1
     else:
         header = 1
     legend_lines = 0 if 0 < height < FOLD_BELOW else LEGEND_LINES

@@ -36,6 +36,30 @@ def header_line(lay: Layout, col_labels: list[str], cursor_col: int, y: int) -> 
     return Strip(segments, lay.grid_width)
 
 
+def window(line: Strip, start: int, width: int, words: bool) -> Strip:
+    """`width` cells of a header or grid line from `start`. With `words` (ticks or a ruler written across), a
+    label the window's sides would cut is left out whole: "1,5" is never shown as "1," nor "120" as "12"."""
+    cropped = line.crop(start, start + width)
+    if not words:
+        return cropped
+    text = "".join(segment.text for segment in line)
+    keep = [True] * len(text)
+    if 0 < start < len(text) and text[start - 1] != " ":
+        for x in range(start, len(text)):
+            if text[x] == " ":
+                break
+            keep[x] = False
+    end = start + width
+    if 0 < end < len(text) and text[end] != " ":
+        for x in range(end - 1, start - 1, -1):
+            if text[x] == " ":
+                break
+            keep[x] = False
+    chars = [Segment(ch if keep[x] else " ", segment.style) for x, (ch, segment) in
+             enumerate((ch, segment) for segment in line for ch in segment.text)]
+    return Strip(chars).crop(start, start + width).simplify()
+
+
 def key_line(col_labels: list[str], width: int, room: int, cursor_col: int, i: int) -> Strip:
     """Line `i` of the numbered columns' key; the cursor's entry is marked, and a key cut short says so."""
     lines = key_lines(col_labels, width)

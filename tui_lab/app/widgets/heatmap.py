@@ -26,7 +26,7 @@ from tui_lab.app.guard import guarded
 from tui_lab.app.widgets.grid_body import cells_line
 from tui_lab.app.widgets.grid_cells import legend, palette
 from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, layout, printable
-from tui_lab.app.widgets.grid_lines import describe_cell, header_line, key_line, readout_line, row_label
+from tui_lab.app.widgets.grid_lines import describe_cell, header_line, key_line, readout_line, row_label, window
 from tui_lab.app.widgets.scroll_room import room_inside_scrollbars
 
 
@@ -171,12 +171,21 @@ class Heatmap(ScrollView, can_focus=True):
         self._lines.clear()
         lay, inner = self.layout, self.inner
         room = max(1, inner.width - lay.gutter)
-        # A grid wider than its box gets blank room after its last column (the part of a column the view has
-        # over whole columns), so scrolled to its end the view still starts on a column's start.
+        # A grid wider than its box gets blank room after its last column (what the view has over the columns it
+        # shows), so scrolled to its end the view still starts on a column's start and shows the last one.
         whole = self._content_size(lay)
-        pad = room % lay.cell_w if whole.width > inner.width and lay.cell_w else 0
+        pad = room - self._shown_room(room) if whole.width > inner.width else 0
         self.virtual_size = Size(whole.width + pad, whole.height)
         self.refresh()
+
+    def _shown_room(self, room: int) -> int:
+        """The characters of cells a view `room` wide shows: whole columns only when the grid is wider (a column
+        the edge would cut read "0.0" or "0" against it, with no mark), and one-character columns one short of the
+        edge: their labels' first characters ("0,7" "0,9" ... "4,13") ran into it as one long cut number."""
+        lay = self.layout
+        if lay.grid_width <= room or not lay.cell_w:
+            return room
+        return room - room % lay.cell_w - (1 if lay.cell_w == 1 and room > 1 else 0)
 
     def on_resize(self) -> None:
         self._relayout()
@@ -189,7 +198,8 @@ class Heatmap(ScrollView, can_focus=True):
         """Widget coordinates -> (row, col), or None off the grid (dense mode picks the upper row)."""
         lay, (sx, sy) = self.layout, self.scroll_offset
         line = y - lay.top
-        if x < lay.gutter or not 0 <= line < self._view_lines:
+        if x < lay.gutter or not 0 <= line < self._view_lines or \
+                x - lay.gutter >= self._shown_room(max(1, self.inner.width - lay.gutter)):
             return None
         row, col = lay.row_of_line(line + sy), (x - lay.gutter + sx) // lay.cell_w
         rows, cols = self.shape
@@ -243,10 +253,8 @@ class Heatmap(ScrollView, can_focus=True):
                 label = self.row_labels[row] if row < len(self.row_labels) else ""
                 left = row_label(label, lay.gutter, self.cursor[0] // lay.rows_per_line == row // lay.rows_per_line)
         room = max(0, width - lay.gutter)
-        # A grid wider than its view shows whole columns only: a column the view's right edge would cut is left
-        # blank (its number read "0.0" or "0" against the edge, with no mark); the scrollbar says there is more.
-        shown = room - room % lay.cell_w if lay.grid_width > room and lay.cell_w else room
-        body = body.crop(sx, sx + shown).extend_cell_length(room)
+        words = y < lay.top and bool(lay.ticks or lay.numbered)  # a header written across: no label cut
+        body = window(body, sx, self._shown_room(room), words).extend_cell_length(room)  # the scrollbar tells of more
         return Strip.join([left, body]).apply_style(self.rich_style)  # the widget's background under blanks
 
     # -- cursor ------------------------------------------------------------------------------------
@@ -264,7 +272,7 @@ class Heatmap(ScrollView, can_focus=True):
 
     def _scroll_to_cell(self, row: int, col: int) -> None:
         """Scroll the least that shows the cell inside the fixed legend, labels and read-out."""
-        room = max(1, self.inner.width - self.layout.gutter)
+        room = self._shown_room(max(1, self.inner.width - self.layout.gutter))
         x, y = self.layout.scroll_showing(row, col, self.scroll_offset, self._view_lines, room)
         if (x, y) != tuple(self.scroll_offset):
             self.scroll_to(x=x, y=y, animate=False, immediate=True)
