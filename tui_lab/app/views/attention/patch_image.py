@@ -57,10 +57,10 @@ def render(pixels: list[list[float]], attention: list[list[float]] | None) -> Te
 
 
 class PatchImage(Static):
-    """`show(pixels, attention, caption)`: the image and the class token's attention over the patch grid."""
+    """`show(pixels, attention, caption)`: the caption, then the image and the class token's attention over the
+    patch grid."""
 
     def show(self, pixels: list[list[float]], attention: list[list[float]] | None, caption: str) -> None:
-        small = shrink(pixels)
-        text = render(small, attention)
-        text.append(caption)
-        self.update(text)
+        # The caption first: under the image it was the line a short terminal cut off (80x24: the image's 16 rows
+        # filled the room left, and "image 6665: a random image ..." was hidden with no mark)
+        self.update(Text(caption + "\n").append_text(render(shrink(pixels), attention)))
