@@ -86,6 +86,8 @@ class MechanismPanel(JobView):
 
     PREFIX = "mech"
     SAME = "{key}: the result shown is for these inputs already; change them, then {key}"
+    # a run on new inputs (a new live model, say the same checkpoint loaded again) that drew what was drawn
+    AGAIN = "ran again: the same result as before (the live model gives the same numbers)"
     BINDINGS = [Binding("r", "run_job", "run", show=False), Binding("x", "cancel_job", "cancel", show=False)]
     DEFAULT_CSS = """
     MechanismPanel { height: 1fr; display: none; }
@@ -111,6 +113,7 @@ class MechanismPanel(JobView):
         self._waiting = False
         self.drawn = DrawnInputs()  # `inputs_key()` of the run under way and of the result drawn
         self._summary = ""  # the summary line as said last
+        self._before: tuple = ()  # the grid and summary a run started over: a result that redraws them says so
         self.answer = Answer(self, self.say, lambda: self._summary)
 
     @property
@@ -201,6 +204,7 @@ class MechanismPanel(JobView):
         """Run `work(step)` in the background; the summary says `text` meanwhile, then the passes done and the
         time left. The bar pulses until the first count (the work before the passes has none)."""
         self.result = None
+        self._before = self.drawn_now()
         self.drawn.ask(self.inputs_key())
         self.say(f"{text} · x cancels")
         self.start_job(lambda poster: work(stepper(poster, text)), total=total, label=text)
@@ -247,6 +251,17 @@ class MechanismPanel(JobView):
             self.draw(done.result)
             self.grid.focus()  # the arrows walk the new grid at once
             self.describe(*self.grid.cursor)
+            self.tell_if_unchanged()
+
+    def drawn_now(self) -> tuple:
+        """What a run draws (a panel with another kind of grid says its own), to tell one that drew the same."""
+        grid = self.grid
+        return grid.values, grid.row_labels, grid.col_labels, self._summary
+
+    def tell_if_unchanged(self) -> None:
+        """A finished run that drew what was drawn says so: its flash of progress came and went between frames."""
+        if self.drawn_now() == self._before:
+            self.answer(self.AGAIN, self._summary)
 
     def keep(self, result: Any) -> None:
         """The run's result, to be drawn: r on the same inputs now says so."""

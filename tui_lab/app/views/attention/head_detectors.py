@@ -106,6 +106,10 @@ class HeadDetectors(MechanismPanel):
         self.keep(done.result)
         self.draw(done.result)
         self.grid.focus()
+        self.tell_if_unchanged()
+
+    def drawn_now(self) -> tuple:
+        return list(self.rows), self._summary
 
     def draw(self, result: Any) -> None:
         self.say(f"mean attention on {result.batch} rows of {result.seq_len} random tokens repeated · s sort · "
