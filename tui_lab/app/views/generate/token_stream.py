@@ -55,7 +55,9 @@ def common_prefix(a: str, b: str) -> int:
 class TokenStream(Widget, can_focus=True):
     """`start(prompt)`, then `add(token, text so far)` per token; `show_probs` shades them; a cursor picks one."""
 
-    DEFAULT_CSS = "TokenStream { height: auto; }"
+    # One cell short of the box's edge: a random model's run with no space wrapped there, and a digit against the
+    # scrollbar read as a number it cut (the long tier's English 80x24 walk, "…:/6▁▁")
+    DEFAULT_CSS = "TokenStream { height: auto; padding-right: 1; }"
     BINDINGS = [
         Binding("left", "move(-1)", "previous token", show=False),
         Binding("right", "move(1)", "next token", show=False),

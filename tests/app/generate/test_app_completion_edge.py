@@ -1,0 +1,35 @@
+"""The completion's text keeps one cell clear of its box's edge: a random model's sampled run with no space wrapped
+at the edge, and a digit against the scrollbar read as a number it cut (the long tier's English 80x24 walk,
+"…:/6▁▁"). Seeded runs of characters and digits, each long enough to scroll, at two sizes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from app_support import app_for, screen_lines, view_mounted, wait_ready
+from screen_rules import cut_numbers
+
+from tui_lab.app.views.generate.token_stream import Token, TokenStream
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+async def test_no_digit_of_the_completion_touches_its_edge(size):
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=size) as pilot:
+        await wait_ready(pilot)
+        await view_mounted(pilot, "generate")
+        await pilot.press("5")
+        await pilot.pause()
+        stream = app.query_one(TokenStream)
+        rng = random.Random(36)
+        for _ in range(12):
+            stream.start("In the morning")
+            text = "In the morning"
+            for i in range(300):
+                piece = rng.choice("0123456789/:;!'.(&") if rng.random() < 0.9 else " "
+                text += piece
+                stream.add(Token(i, piece, 0.5), text)
+            await pilot.pause()
+            lines = screen_lines(app)
+            assert cut_numbers(lines, size[0]) == [], "\n".join(lines)
