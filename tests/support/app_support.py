@@ -34,6 +34,13 @@ async def wait_ready(pilot, generation: int = 1) -> None:
     await pilot.pause()
 
 
+async def open_view(pilot, view_id: str, key: str) -> None:
+    """The live model ready, the view mounted, then its number key pressed: the view shown as a person opens it."""
+    await wait_ready(pilot)
+    await view_mounted(pilot, view_id)
+    await pilot.press(key)
+
+
 async def attention_grids(pilot):
     """The Attention view opened by its key once the live model is ready, with the live model's grids captured."""
     await wait_ready(pilot)

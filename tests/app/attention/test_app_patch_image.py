@@ -5,7 +5,7 @@ English 80x24 walk, a ViT built from the vit-base-16 preset)."""
 from __future__ import annotations
 
 import pytest
-from app_support import app_for, screen_text, view_mounted, wait_for, wait_ready
+from app_support import app_for, open_view, screen_text, wait_for
 
 from tui_lab.app.views.attention.patch_image import PatchImage
 
@@ -15,9 +15,7 @@ from tui_lab.app.views.attention.patch_image import PatchImage
 async def test_the_image_caption_is_shown_whatever_the_height(size, preset):
     app = app_for("--preset", preset)
     async with app.run_test(size=size) as pilot:
-        await wait_ready(pilot)
-        await view_mounted(pilot, "attention")
-        await pilot.press("2")
+        await open_view(pilot, "attention", "2")
         image = app.query_one(PatchImage)
         await wait_for(pilot, lambda: image.display and "image " in str(image.render()), 60)
         await pilot.pause()

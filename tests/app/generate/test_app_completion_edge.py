@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from app_support import app_for, screen_lines, view_mounted, wait_ready
+from app_support import app_for, open_view, screen_lines
 from screen_rules import cut_numbers
 
 from tui_lab.app.views.generate.token_stream import Token, TokenStream
@@ -17,9 +17,7 @@ from tui_lab.app.views.generate.token_stream import Token, TokenStream
 async def test_no_digit_of_the_completion_touches_its_edge(size):
     app = app_for("--preset", "gpt2-toy")
     async with app.run_test(size=size) as pilot:
-        await wait_ready(pilot)
-        await view_mounted(pilot, "generate")
-        await pilot.press("5")
+        await open_view(pilot, "generate", "5")
         await pilot.pause()
         stream = app.query_one(TokenStream)
         rng = random.Random(36)

@@ -5,7 +5,7 @@ live meanwhile)."""
 
 from __future__ import annotations
 
-from app_support import app_for, screen_text, view_mounted, wait_for, wait_ready
+from app_support import app_for, open_view, screen_text, wait_for, wait_ready
 
 from tui_lab.app.views.generate.lens_panel import LensPanel
 from tui_lab.app.widgets.mechanism_panel import MechanismPanel
@@ -14,9 +14,8 @@ from tui_lab.app.widgets.mechanism_panel import MechanismPanel
 async def test_a_rerun_that_draws_the_same_lens_says_so():
     app = app_for("--preset", "gpt2-toy")
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        await view_mounted(pilot, "generate")
-        await pilot.press("5", "l")
+        await open_view(pilot, "generate", "5")
+        await pilot.press("l")
         panel = app.query_one(LensPanel)
         await wait_for(pilot, lambda: panel.result is not None, 60)
         drawn = panel.grid.values
