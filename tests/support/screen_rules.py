@@ -385,10 +385,14 @@ def table_cells(app, lines: list[str]) -> list[str]:
     """Every DataTable's rows on screen show each cell's whole text on the row's line: a column drawn narrower than
     its cells read "withou" for "without" and "4.77e" for 4.77e-05 with no mark (the long tier's English 160x48
     walk, Experiments' results). A table that scrolls sideways marks its cut with its scrollbar, when that is seen
-    (a table taller than its pane kept it out of sight under the rows: the long tier's HF 80x24 walk)."""
+    (a table taller than its pane kept it out of sight under the rows: the long tier's HF 80x24 walk). A
+    MarkedTable marks every line instead (`›`, `‹`), and shows no column in part."""
     from textual.widgets import DataTable
 
-    found, marked = [], sideways_tables(app, len(lines))
+    from tui_lab.app.widgets.marked_table import MarkedTable
+
+    found = []
+    marked = [table for table in sideways_tables(app, len(lines)) if not isinstance(table, MarkedTable)]
     for table in shown_widgets(app, DataTable):
         r, _ = _seen_region(table)
         if not (table.display and r.area) or r.bottom > len(lines) or table in marked:
@@ -398,10 +402,30 @@ def table_cells(app, lines: list[str]) -> list[str]:
         for index, row in enumerate(table.ordered_rows):
             if max(r.y, top) <= y < r.bottom:
                 shown = columns(lines[y], r.x, r.right)
-                cut = [str(cell) for cell in table.get_row(row.key) if str(cell).strip() not in shown]
+                cut = [str(cell).strip() for cell in table.get_row(row.key) if str(cell).strip() not in shown]
+                if isinstance(table, MarkedTable) and _marked_line(shown):
+                    cut = [text for text in cut if _part_shown(text, shown)]  # hidden whole, and marked
                 found += [f"{_name(table)} row {index} lacks {text!r}: {shown.rstrip()!r}" for text in cut]
             y += row.height
     return found
+
+
+def _marked_line(shown: str) -> bool:
+    """A MarkedTable's line that says columns are hidden: it ends with `›` or holds `‹` (after its fixed columns)."""
+    from tui_lab.app.widgets.marked_table import MORE_LEFT, MORE_RIGHT
+
+    return shown.rstrip().endswith(MORE_RIGHT) or MORE_LEFT in shown
+
+
+def _part_shown(text: str, shown: str) -> bool:
+    """Whether a cell hidden from a marked line shows in part at the mark: the word before `›` or after `‹` is a
+    piece of it ("0.23" of 0.2326)."""
+    from tui_lab.app.widgets.marked_table import MORE_LEFT, MORE_RIGHT
+
+    words = shown.replace(MORE_LEFT, f" {MORE_LEFT} ").replace(MORE_RIGHT, f" {MORE_RIGHT} ").split()
+    edges = [words[i - 1] for i, w in enumerate(words) if w == MORE_RIGHT and i > 0]
+    edges += [words[i + 1] for i, w in enumerate(words) if w == MORE_LEFT and i + 1 < len(words)]
+    return any(edge != text and (text.startswith(edge) or text.endswith(edge)) for edge in edges)
 
 
 def plot_overruns(app, lines: list[str]) -> list[str]:

@@ -126,3 +126,40 @@ async def test_a_table_wider_than_its_room_shows_its_sideways_scrollbar_under_it
         lines = screen_lines(app)
         assert table.show_horizontal_scrollbar and sideways_tables(app, len(lines)) == [table], "\n".join(lines)
         assert table_cells(app, lines) == [] and cut_numbers(under_menus(app, lines[:-1]), SMALL[0]) == []
+
+
+async def test_the_tokens_table_marks_its_hidden_columns_with_the_notes_in_sight_at_80x24():
+    """Right after a run the notes fill the pane and the tokens table's first rows show under them: its sideways
+    scrollbar lies below the pane, and the sixth column read cut ("0.23" of 0.2326) with no mark (the long tier's
+    translator 80x24 walk). Each line now shows whole columns and ends with `›`; → on the table brings the hidden
+    columns whole, with `‹` for those it passed."""
+    from textual.widgets import DataTable
+
+    from tui_lab.app.widgets.marked_table import MORE_LEFT, MORE_RIGHT
+
+    app = app_for()
+    async with app.run_test(size=SMALL) as pilot:
+        view = await open_view(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: view.finished is not None and not view.running, 60)
+        view.query_one("#ex-figure", Select).value = "table:tokens"
+        await pilot.pause()
+        table = view.query_one("#ex-table", DataTable)
+        view.query_one("#ex-scroll").scroll_home(animate=False)
+        await pilot.pause()
+        lines = screen_lines(app)
+        shown, r = "\n".join(lines), table.region
+        assert r.y < len(lines) - 3 < r.bottom, shown  # its header and first rows show, its scrollbar does not
+        assert table_cells(app, lines) == [] and not cut_numbers(lines, SMALL[0]), shown
+        assert all(line[r.x:r.right].rstrip().endswith(MORE_RIGHT) for line in lines[r.y:len(lines) - 3]), shown
+        table.focus()
+        last = str(table.get_row_at(0)[-1])
+        for _ in range(len(table.columns)):
+            await pilot.press("right")
+        await pilot.pause()
+        view.query_one("#ex-figures").scroll_visible(animate=False)
+        await pilot.pause()
+        lines = screen_lines(app)
+        shown = "\n".join(lines)
+        assert table_cells(app, lines) == [] and MORE_LEFT in shown, shown
+        assert any(f" {last} " in line for line in lines), (last, shown)

@@ -23,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Label, ProgressBar, Static
 
 from tui_lab.analysis.format import fmt_bytes
+from tui_lab.app.widgets.marked_table import MarkedTable
 from tui_lab.errors import one_line
 from tui_lab.hf.hub import DownloadCancelled, DownloadPlan, Progress, fetch, hub_logs_to, plan_download
 
@@ -80,7 +81,7 @@ class DownloadModal(ModalScreen[DownloadOutcome]):
         with Vertical():
             yield Label(f"Open {self.repo_id} from the Hugging Face Hub", id="hub-title")
             yield Static("asking the Hub which files it has (nothing is downloaded yet)...", id="hub-summary")
-            yield DataTable(id="hub-files", show_cursor=False, zebra_stripes=True)
+            yield MarkedTable(id="hub-files", show_cursor=False, zebra_stripes=True)
             yield ProgressBar(id="hub-bar", show_eta=False)
             yield Static("", id="hub-progress")
             with Horizontal():

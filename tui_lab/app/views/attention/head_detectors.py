@@ -20,6 +20,7 @@ from textual.widgets import DataTable
 
 from tui_lab.analysis.head_scores import SCORES, TITLES
 from tui_lab.app.background_job import JobDone
+from tui_lab.app.widgets.marked_table import MarkedTable
 from tui_lab.app.widgets.mechanism_panel import MechanismPanel, PanelMap
 
 ORDERS = ("layer", *SCORES)  # what `s` steps through: layer and head, then each score highest first
@@ -40,7 +41,7 @@ def sorted_rows(rows: list[dict[str, Any]], order: str) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: -r[order])
 
 
-class HeadTable(DataTable):
+class HeadTable(MarkedTable):
     """The heads, a row each: Enter opens the head, Escape hands the keys back (s, the panel's, sorts)."""
 
     BINDINGS = [Binding("escape", "leave", "back", show=False)]
@@ -76,7 +77,7 @@ class HeadDetectors(MechanismPanel):
 
     def compose(self) -> ComposeResult:
         for widget in super().compose():
-            yield HeadTable(id="detect-table", cursor_type="row", zebra_stripes=True) \
+            yield HeadTable(id="detect-table", cursor_type="row", zebra_stripes=True, fixed_columns=1) \
                 if isinstance(widget, PanelMap) else widget
 
     @property

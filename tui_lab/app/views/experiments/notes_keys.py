@@ -7,7 +7,9 @@ and of the results table post `NotesBack`, and the view scrolls its column home.
 from __future__ import annotations
 
 from textual.message import Message
-from textual.widgets import DataTable, OptionList
+from textual.widgets import OptionList
+
+from tui_lab.app.widgets.marked_table import MarkedTable
 
 
 class NotesBack(Message):
@@ -27,9 +29,9 @@ class ExperimentList(OptionList):
             self.post_message(NotesBack())
 
 
-class FigureTable(DataTable):
+class FigureTable(MarkedTable):
     """A result's table (rows picked whole: Home, which moves a cell cursor to the first column, has nothing to
-    move)."""
+    move). Wider than its room, it shows whole columns and marks the side where more are (MarkedTable)."""
 
     def action_scroll_home(self) -> None:
         super().action_scroll_home()

@@ -123,7 +123,7 @@ class ExperimentsView(JobView):
                     yield Select([], prompt="no results yet", id="ex-figure", compact=True)
                     with ContentSwitcher(id="ex-figures", initial="ex-plot"):
                         yield LinePlot(id="ex-plot")
-                        yield FigureTable(id="ex-table", zebra_stripes=True, cursor_type="row")
+                        yield FigureTable(id="ex-table", zebra_stripes=True, cursor_type="row", fixed_columns=1)
                         yield QuietHeatmap(id="ex-grid", keys_note="z dense · # numbers")  # z, # on its legend
                 with Horizontal(id="ex-state"):
                     yield ProgressBar(total=1, id="ex-progress", show_eta=False)

@@ -18,6 +18,7 @@ from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 from tui_lab.analysis.format import fmt_bytes
 from tui_lab.app.background_job import JobDone, JobPoster, JobView
 from tui_lab.app.widgets.field_input import FieldInput
+from tui_lab.app.widgets.marked_table import MarkedTable
 from tui_lab.app.widgets.table_fill import fill_table
 
 COLUMNS = ("attention", "kv heads", "KV/token", "KV cache", "ms/step", "tok/s", "vs MHA")
@@ -104,7 +105,7 @@ class KVPanel(JobView):
         yield ProgressBar(total=1, id="kv-progress", show_eta=True)
         yield Static("MHA vs GQA vs MQA: the live model's width built 3 times, cached generation: press r",
                      id="kv-summary")
-        yield DataTable(id="kv-table", zebra_stripes=True, cursor_type="row")
+        yield MarkedTable(id="kv-table", zebra_stripes=True, cursor_type="row")
         yield Static("", id="kv-note")
 
     def on_mount(self) -> None:

@@ -31,6 +31,7 @@ from tui_lab.app.views.speed.approximate import LINFORMER_LINE, demo_for, perfor
 from tui_lab.app.views.speed.gqa import KVPanel
 from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.line_plot import LinePlot
+from tui_lab.app.widgets.marked_table import MarkedTable
 from tui_lab.app.widgets.table_fill import fill_table
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.config import ModelConfig  # torch-free
@@ -145,7 +146,7 @@ class SpeedView(JobView):
         with VerticalScroll(id="sp-results", can_focus=False):
             yield LinePlot("seconds spent vs tokens generated", "tokens generated", "seconds", id="sp-plot")
             yield Static("", id="sp-analysis")
-            yield DataTable(id="sp-table", zebra_stripes=True, cursor_type="row")
+            yield MarkedTable(id="sp-table", zebra_stripes=True, cursor_type="row")
 
     def on_mount(self) -> None:
         fill_table(self.query_one("#sp-table", DataTable), COLUMNS, [])
