@@ -14,10 +14,13 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.content import Content
 from textual.message import Message
+from textual.visual import Visual
 from textual.widget import Widget
 
 from tui_lab.app.widgets.grid_cells import CURSOR_INK, ink, level, palette
+from tui_lab.app.widgets.model_text import Folded
 
 LEGEND_STOPS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
@@ -55,9 +58,7 @@ def common_prefix(a: str, b: str) -> int:
 class TokenStream(Widget, can_focus=True):
     """`start(prompt)`, then `add(token, text so far)` per token; `show_probs` shades them; a cursor picks one."""
 
-    # One cell short of the box's edge: a random model's run with no space wrapped there, and a digit against the
-    # scrollbar read as a number it cut (the long tier's English 80x24 walk, "…:/6▁▁")
-    DEFAULT_CSS = "TokenStream { height: auto; padding-right: 1; }"
+    DEFAULT_CSS = "TokenStream { height: auto; }"
     BINDINGS = [
         Binding("left", "move(-1)", "previous token", show=False),
         Binding("right", "move(1)", "next token", show=False),
@@ -178,8 +179,11 @@ class TokenStream(Widget, can_focus=True):
             out.append("\n" + self.note, style="dim")
         return out
 
-    def render(self) -> Text:
-        return self.render_text()
+    def render(self) -> Visual:
+        # Folded as the compare boxes are: one cell short of the box's edge (a digit against the scrollbar read as a
+        # number it cut: the long tier's English 80x24 walk, "…:/6▁▁"), and a run with no space wider than a line
+        # (a random model's characters) breaks with the fold mark, as the boxes' do
+        return Folded(Content.from_rich_text(self.render_text()))
 
     def redraw(self) -> None:
         """Marks the text stale: Textual draws it once per frame, however many tokens arrived in between
