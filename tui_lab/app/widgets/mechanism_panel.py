@@ -256,7 +256,12 @@ class MechanismPanel(JobView):
     def drawn_now(self) -> tuple:
         """What a run draws (a panel with another kind of grid says its own), to tell one that drew the same."""
         grid = self.grid
-        return grid.values, grid.row_labels, grid.col_labels, self._summary
+        return grid.values, grid.row_labels, grid.col_labels, self.summary
+
+    @property
+    def summary(self) -> str:
+        """The summary line as said last."""
+        return self._summary
 
     def tell_if_unchanged(self) -> None:
         """A finished run that drew what was drawn says so: its flash of progress came and went between frames."""

@@ -110,7 +110,7 @@ class HeadDetectors(MechanismPanel):
         self.tell_if_unchanged()
 
     def drawn_now(self) -> tuple:
-        return list(self.rows), self._summary
+        return list(self.rows), self.summary
 
     def draw(self, result: Any) -> None:
         self.say(f"mean attention on {result.batch} rows of {result.seq_len} random tokens repeated · s sort · "
