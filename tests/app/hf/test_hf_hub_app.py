@@ -12,6 +12,7 @@ import threading
 import hub_fixtures
 import pytest
 from app_support import app_for, wait_for, wait_ready
+from screen_rules import given_widths
 from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from tui_lab.analysis.format import fmt_bytes
@@ -67,6 +68,8 @@ async def test_confirm_then_download_shows_progress_and_installs_the_model(hub, 
         rows = [table.get_row_at(i) for i in range(table.row_count)]
         plan = hub_module.plan_download(ID)
         assert rows == [list(row) for row in plan.rows()] + [["total", fmt_bytes(plan.total_bytes)]]
+        # the widths come with the rows: a frame before the table measured them drew "file" wide, names cut
+        assert given_widths(table) == [max(len(str(row[i])) for row in rows + [["file", "size"]]) for i in (0, 1)]
         assert "5 files" in str(modal.query_one("#hub-summary", Static).render())
         assert hub.fetched() == []  # nothing moves before the person says yes
         await wait_ready(pilot)  # meanwhile the default preset (the shipped English toy) is live

@@ -24,6 +24,7 @@ from textual.widgets import Button, DataTable, Label, ProgressBar, Static
 
 from tui_lab.analysis.format import fmt_bytes
 from tui_lab.app.widgets.marked_table import MarkedTable
+from tui_lab.app.widgets.table_fill import fill_table
 from tui_lab.errors import one_line
 from tui_lab.hf.hub import DownloadCancelled, DownloadPlan, Progress, fetch, hub_logs_to, plan_download
 
@@ -91,7 +92,7 @@ class DownloadModal(ModalScreen[DownloadOutcome]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_column("file")
-        table.add_column("size", key="size")
+        table.add_column("size")
         self.query_one(ProgressBar).display = False
         self.run_worker(self._plan, name=f"plan {self.repo_id}", group="hub-download", thread=True,
                         exit_on_error=False)
@@ -126,9 +127,8 @@ class DownloadModal(ModalScreen[DownloadOutcome]):
     def _show_plan(self, message: Planned) -> None:
         self.plan = plan = message.plan
         self.query_one("#hub-summary", Static).update(plan.summary())
-        table = self.query_one(DataTable)
-        table.add_rows(plan.rows())
-        table.add_row("total", fmt_bytes(plan.total_bytes))
+        # widths given with the rows: a frame before the table measured them cut none (table_fill)
+        fill_table(self.query_one(DataTable), ["file", "size"], [*plan.rows(), ("total", fmt_bytes(plan.total_bytes))])
         if self._stop.is_set():
             return
         self.query_one("#hub-download", Button).disabled = False

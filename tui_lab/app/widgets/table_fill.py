@@ -16,14 +16,17 @@ from textual.widgets import DataTable
 
 def column_widths(labels: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[int]:
     """Each column's width: its widest header line or cell (as the cell's text)."""
-    return [max([cell_len(line) for line in label.split("\n")]
+    return [max([cell_len(line) for line in str(label).split("\n")]
                 + [cell_len(str(row[i])) for row in rows if i < len(row)])
             for i, label in enumerate(labels)]
 
 
-def fill_table(table: DataTable, labels: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """`table` cleared and given `labels` as its columns, each as wide as `column_widths` says, and `rows`."""
+def fill_table(table: DataTable, labels: Sequence[Any], rows: Sequence[Sequence[Any]],
+               keys: Sequence[str | None] | None = None) -> None:
+    """`table` cleared and given `labels` as its columns (keyed by `keys` when given), each as wide as
+    `column_widths` says, and `rows`."""
     table.clear(columns=True)
-    for label, width in zip(labels, column_widths(labels, rows), strict=True):
-        table.add_column(label, width=width)
+    widths = column_widths(labels, rows)
+    for label, width, key in zip(labels, widths, keys or [None] * len(labels), strict=True):
+        table.add_column(label, width=width, key=key)
     table.add_rows(rows)

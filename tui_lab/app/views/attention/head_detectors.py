@@ -22,6 +22,7 @@ from tui_lab.analysis.head_scores import SCORES, TITLES
 from tui_lab.app.background_job import JobDone
 from tui_lab.app.widgets.marked_table import MarkedTable
 from tui_lab.app.widgets.mechanism_panel import MechanismPanel, PanelMap
+from tui_lab.app.widgets.table_fill import fill_table
 
 ORDERS = ("layer", *SCORES)  # what `s` steps through: layer and head, then each score highest first
 
@@ -138,13 +139,13 @@ class HeadDetectors(MechanismPanel):
         # stood on opened another head when the refill put the cursor back on the top row
         row = table.cursor_row
         at = (self.rows[row]["layer"], self.rows[row]["head"]) if keep_head and 0 <= row < len(self.rows) else None
-        table.clear(columns=True)
-        table.add_column(Text("head ▲" if self.order == "layer" else "head"), key="layer")
-        for name in SCORES:
-            table.add_column(Text(TITLES[name] + (" ▼" if self.order == name else ""), justify="right"), key=name)
+        labels = [Text("head ▲" if self.order == "layer" else "head")]
+        labels += [Text(TITLES[name] + (" ▼" if self.order == name else ""), justify="right") for name in SCORES]
         self.rows = sorted_rows(self.result.to_dict()["heads"], self.order)
-        for r in self.rows:
-            table.add_row(f"L{r['layer']}H{r['head']}", *(Text(f"{r[n]:.3f}", justify="right") for n in SCORES))
+        cells = [[f"L{r['layer']}H{r['head']}", *(Text(f"{r[n]:.3f}", justify="right") for n in SCORES)]
+                 for r in self.rows]
+        # widths given with the columns: a frame before the table measured its rows cut none (table_fill)
+        fill_table(table, labels, cells, keys=["layer", *SCORES])
         keep = next((i for i, r in enumerate(self.rows) if (r["layer"], r["head"]) == at), 0)
         table.move_cursor(row=keep)
         self.describe(keep, 0)
