@@ -25,7 +25,7 @@ def _table(rng: random.Random) -> tuple[list[str], list[list[str]]]:
 
 
 class OneTable(App):
-    CSS = "MarkedTable { height: auto; width: 40; }"
+    CSS = "MarkedTable { width: 40; }"
 
     def compose(self) -> ComposeResult:
         yield MarkedTable(cursor_type="row", zebra_stripes=True)
@@ -59,6 +59,8 @@ def _check_state(table: MarkedTable, rows: list[list[str]], lines: list[str], se
     drawn = lines[:table.header_height + len(rows)]  # the header's lines and the rows' (not the scrollbar)
     assert all(line.rstrip().endswith(MORE_RIGHT) == more_right for line in drawn), lines
     assert all((MORE_LEFT in line) == more_left for line in drawn), lines
+    under = lines[len(drawn):]  # a table taller than its rows: the blank under them carries no mark
+    assert not any(MORE_RIGHT in line or MORE_LEFT in line for line in under), lines
 
 
 async def test_seeded_tables_show_whole_columns_and_mark_the_hidden_side():
@@ -71,6 +73,7 @@ async def test_seeded_tables_show_whole_columns_and_mark_the_hidden_side():
             labels, rows = _table(rng)
             table.fixed_columns = rng.choice([0, 1])
             table.styles.width = rng.randint(20, 80)
+            table.styles.height = rng.choice(["auto", 14])
             fill_table(table, labels, rows)
             table.scroll_to(x=0, animate=False)
             await pilot.pause()

@@ -20,41 +20,41 @@ MORE_RIGHT, MORE_LEFT = "›", "‹"
 
 
 class MarkedTable(DataTable):
-    def _starts(self) -> tuple[int, list[int]]:
-        """The fixed columns' width, and where each scrollable column starts and the last ends (line cells)."""
+    def _edges(self) -> tuple[int, list[int]]:
+        """The fixed columns' width, and each column's left edge on the whole line, then the last one's right."""
         widths = [column.get_render_width(self) for column in self.ordered_columns]
-        fixed = sum(widths[: self.fixed_columns])
         edges = [0]
         for width in widths:
             edges.append(edges[-1] + width)
-        return fixed, edges
+        return sum(widths[: self.fixed_columns]), edges
 
-    def _window(self) -> tuple[int, int, int]:
-        """The fixed width and the scrollable line's cells [left, right) on screen."""
-        fixed, _ = self._starts()
-        left = round(self.scroll_x) + fixed
-        return fixed, left, round(self.scroll_x) + self.size.width
+    def _window(self, fixed: int) -> tuple[int, int]:
+        """The cells [left, right) of the whole line that show beside the fixed columns."""
+        x = round(self.scroll_x)
+        return x + fixed, x + self.size.width
 
     def hidden_sides(self) -> tuple[bool, bool]:
-        """Whether whole columns lie left of and right of what shows."""
-        fixed, edges = self._starts()
-        _, left, right = self._window()
+        """Whether columns lie left of and right of what shows (beside the fixed ones)."""
+        fixed, edges = self._edges()
+        left, right = self._window(fixed)
         scrollable = edges[self.fixed_columns:]
         return (len(scrollable) > 1 and left > scrollable[0]), (len(scrollable) > 1 and right < scrollable[-1])
 
+    def _drawn_line(self, y: int) -> bool:
+        """Whether screen line `y` holds the header or a row (not the blank under the last row)."""
+        header = self.header_height if self.show_header else 0
+        return (y if y < header else y + round(self.scroll_y)) < self.virtual_size.height
+
     def render_line(self, y: int) -> Strip:
         strip = super().render_line(y)
-        fixed, edges = self._starts()
-        _, left, right = self._window()
-        if edges[-1] <= self.size.width or self.size.width <= fixed + 2:
-            return strip  # every column fits (or no room to mark anything)
-        cuts = []
+        fixed, edges = self._edges()
+        if edges[-1] <= self.size.width or self.size.width <= fixed + 2 or not self._drawn_line(y):
+            return strip  # every column fits, no room to mark anything, or no row here
+        left, right = self._window(fixed)
         for start, end in zip(edges[self.fixed_columns:], edges[self.fixed_columns + 1:], strict=False):
-            whole = left <= start and end <= right
-            if not whole and start < right and end > left and end - start <= right - left:
-                cuts.append((max(start, left) - left + fixed, min(end, right) - left + fixed))
-        for a, b in cuts:
-            strip = _blanked(strip, a, b)
+            cut = start < right and end > left and not (left <= start and end <= right)
+            if cut and end - start <= right - left:  # a column wider than the room shows cut (the mark says so)
+                strip = _blanked(strip, max(start, left) - left + fixed, min(end, right) - left + fixed)
         more_left, more_right = self.hidden_sides()
         if more_right:
             strip = _marked(strip, self.size.width - 1, MORE_RIGHT)
@@ -62,7 +62,7 @@ class MarkedTable(DataTable):
             strip = _marked(strip, fixed, MORE_LEFT)
         return strip
 
-    # ←/→ (and the sideways wheel) move a whole column: the edges fall between columns.
+    # ←/→ move a whole column: the pane's edges fall between columns.
     def action_scroll_right(self) -> None:
         self._to_column(+1)
 
@@ -82,7 +82,7 @@ class MarkedTable(DataTable):
             self._to_column(-1)
 
     def _to_column(self, step: int) -> None:
-        fixed, edges = self._starts()
+        fixed, edges = self._edges()
         starts = [edge - fixed for edge in edges[self.fixed_columns:-1]]  # scroll_x that puts each column first
         x = round(self.scroll_x)
         if step > 0:
