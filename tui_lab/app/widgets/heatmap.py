@@ -74,6 +74,7 @@ class Heatmap(ScrollView, can_focus=True):
         self._palette: tuple | None = None  # the colours the cached lines were drawn in (read at the first line:
         # the scale is computed once, ~0.1 s, and a grid mounted empty never needs it before its data comes)
         self._layout: tuple[tuple, Layout, Size] | None = None
+        self.empty_note = ""  # said on the first line while there is no grid
 
     # -- data --------------------------------------------------------------------------------------
     @property
@@ -231,7 +232,8 @@ class Heatmap(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         lay, (sx, sy), (width, height) = self.layout, self.scroll_offset, self.inner
         if not self.values or y >= height:  # under the horizontal scrollbar: nothing of the grid's
-            return Strip.blank(self.size.width).apply_style(self.rich_style)
+            said = self.empty_note if not self.values and y == 0 else ""  # an empty box read as a broken grid
+            return Strip([Segment(said)]).crop_extend(0, self.size.width, None).apply_style(self.rich_style)
         if y < lay.legend_lines:
             return Strip(self.legend_text(self.key_width)).crop_extend(0, width, None).apply_style(self.rich_style)
         if y >= height - READOUT_LINES:
@@ -284,6 +286,7 @@ class Heatmap(ScrollView, can_focus=True):
     def action_toggle_density(self) -> None:
         self.dense = not self.dense
         self._relayout()
+        self._say_if_empty(f"z: {'dense' if self.dense else 'full'}")
 
     def action_toggle_numbers(self) -> None:
         """Numbers need cells at least NUMBER_W wide: full mode widens them (the grid may scroll)."""
@@ -291,6 +294,12 @@ class Heatmap(ScrollView, can_focus=True):
         if self.numbers and self.dense:
             self.dense = False
         self._relayout()
+        self._say_if_empty(f"#: numbers {'on' if self.numbers else 'off'}")
+
+    def _say_if_empty(self, done: str) -> None:
+        """A toggle with no grid drawn changes nothing on screen: it says what it set, for the grid to come."""
+        if not self.values:
+            self.notify(f"{done} for the grid to come ({self.empty_note or 'no grid yet'})", timeout=4)
 
     @guarded
     def on_mouse_move(self, event: MouseMove) -> None:

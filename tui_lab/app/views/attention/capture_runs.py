@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, Protocol
 from tui_lab.app.views.attention import capture as work
 from tui_lab.app.views.attention import jobs
 from tui_lab.app.widgets.drawn_inputs import Answer, DrawnInputs, shown_text
+from tui_lab.errors import one_line
 
 SAME_TEXT = "r: the grids shown are this text's already; edit the text, then r"
 # r on new text over a grid the text does not change (a positions table, a mask of as many tokens)
@@ -89,8 +90,12 @@ class CaptureRuns:
         if not live.ready:
             view.refuse(f"the live model is not ready yet ({live.status})")
             return
+        try:
+            job, doing = jobs.capture_job(live, view.inputs, view.post_message)
+        except ValueError as err:  # an empty sentence: said where the grid's keys are named, and it stays there
+            view.refuse(one_line(err))
+            return
         self.drawn.ask(self.inputs_now())
-        job, doing = jobs.capture_job(live, view.inputs, view.post_message)
         view.say(doing)
         view.run_worker(job, thread=True, exclusive=True, group="attention", exit_on_error=False)
 

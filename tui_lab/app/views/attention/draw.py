@@ -27,6 +27,9 @@ Tiles = list[list[tuple[list[list[float]], float]]]  # per layer, per head: (wei
 class AttentionMap(QuietHeatmap):
     """The view's grid: its # and z are on the hint line under it, so the footer keeps the view's keys."""
 
+    def on_mount(self) -> None:
+        self.empty_note = "no grids yet: a sentence above, then r (Run) captures them"
+
     def point_at(self, query: str, key: str) -> None:
         """Move the cursor to the first cell whose row/column labels are `query`/`key` (when both are there)."""
         if query in self.row_labels and key in self.col_labels:
