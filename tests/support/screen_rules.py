@@ -401,8 +401,10 @@ def table_cells(app, lines: list[str]) -> list[str]:
         y = top - round(table.scroll_y)  # the header stays: rows scrolled above it are hidden under it
         for index, row in enumerate(table.ordered_rows):
             if max(r.y, top) <= y < r.bottom:
-                shown = columns(lines[y], r.x, r.right)
-                cut = [str(cell).strip() for cell in table.get_row(row.key) if str(cell).strip() not in shown]
+                # a row of several lines (a folded path): each line of a cell on one of the row's lines
+                shown = "\n".join(columns(line, r.x, r.right) for line in lines[y:min(y + row.height, r.bottom)])
+                cut = [str(cell).strip() for cell in table.get_row(row.key)
+                       if any(part.strip() not in shown for part in str(cell).strip().split("\n"))]
                 if isinstance(table, MarkedTable) and _marked_line(shown):
                     cut = [text for text in cut if _part_shown(text, shown)]  # hidden whole, and marked
                 found += [f"{_name(table)} row {index} lacks {text!r}: {shown.rstrip()!r}" for text in cut]
@@ -414,7 +416,7 @@ def _marked_line(shown: str) -> bool:
     """A MarkedTable's line that says columns are hidden: it ends with `›` or holds `‹` (after its fixed columns)."""
     from tui_lab.app.widgets.marked_table import MORE_LEFT, MORE_RIGHT
 
-    return shown.rstrip().endswith(MORE_RIGHT) or MORE_LEFT in shown
+    return any(line.rstrip().endswith(MORE_RIGHT) for line in shown.split("\n")) or MORE_LEFT in shown
 
 
 def _part_shown(text: str, shown: str) -> bool:

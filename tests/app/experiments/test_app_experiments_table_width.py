@@ -163,3 +163,32 @@ async def test_the_tokens_table_marks_its_hidden_columns_with_the_notes_in_sight
         shown = "\n".join(lines)
         assert table_cells(app, lines) == [] and MORE_LEFT in shown, shown
         assert any(f" {last} " in line for line in lines), (last, shown)
+
+
+async def test_a_path_wider_than_the_room_folds_at_its_slashes_at_80x24():
+    """LoRA's results name the merged checkpoint's folder: at 80x24 the path was wider than the table's room by
+    itself, and showed cut at the pane's edge with only the mark (the long tier's HF 80x24 walk). It folds after
+    its slashes into lines of its row, read back whole, and unfolds when the terminal is wide."""
+    from textual.widgets import DataTable
+
+    path = "/tmp/pytest-of-someone/pytest-167/exports0/lora-merged-20261204-002321"
+    result = Result("lora", {}, scalars={"merged_max_diff": 3.1e-07, "checkpoint": path, "rank": 4})
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        view = await open_view(pilot)
+        view._show(result)
+        await pilot.pause()
+        view.query_one("#ex-figures").scroll_visible(animate=False)
+        await pilot.pause()
+        table, lines = view.query_one("#ex-table", DataTable), screen_lines(app)
+        shown = "\n".join(lines)
+        assert table_cells(app, lines) == [] and not cut_numbers(lines, SMALL[0]), shown
+        r = table.region
+        rows = [line[r.x:r.right] for line in lines[r.y:r.bottom]]
+        start = next(i for i, line in enumerate(rows) if "checkpoint" in line)
+        pieces = [line.split("checkpoint", 1)[-1].strip() for line in rows[start:start + 4]]
+        assert "".join(pieces).startswith(path) and len(pieces[0]) < len(path), shown
+        await pilot.resize_terminal(160, 40)
+        await pilot.pause()
+        await pilot.pause()
+        assert any(path in line for line in screen_lines(app)), "\n".join(screen_lines(app))

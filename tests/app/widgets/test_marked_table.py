@@ -89,3 +89,4 @@ async def test_seeded_tables_show_whole_columns_and_mark_the_hidden_side():
             assert round(table.scroll_x) == 0, seed
             if max(column.get_render_width(table) for column in table.ordered_columns) <= _room(table):
                 assert seen >= {(i, cell) for row in rows for i, cell in enumerate(row)}, (seed, labels, rows)
+

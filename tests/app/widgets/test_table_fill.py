@@ -43,3 +43,19 @@ async def test_every_cell_whole_from_the_first_frame_over_seeds():
             assert given_widths(table) == column_widths(LABELS, rows), seed  # before any idle: given, not measured
             await pilot.pause()
             assert table_cells(app, screen_lines(app)) == [], seed
+
+
+def test_a_folded_cell_reads_back_whole_in_lines_that_fit():
+    """fold_cell over seeded paths and names: every line fits, the lines read back the value, and a path breaks
+    after a slash wherever one falls in a line's last two thirds."""
+    from tui_lab.app.widgets.table_fill import fold_cell
+
+    rng = random.Random(7)
+    for _ in range(300):
+        parts = ["".join(rng.choice("abcdef0123_-.") for _ in range(rng.randint(1, 14))) for _ in range(8)]
+        text, width = rng.choice(["/", ""]) + rng.choice(["/", "_", " "]).join(parts), rng.randint(8, 40)
+        lines = fold_cell(text, width).split("\n")
+        assert "".join(lines) == text and all(len(line) <= width for line in lines), (text, width, lines)
+        for line in lines[:-1]:
+            slash = line.rfind("/")
+            assert line.endswith("/") or slash < width // 3 or "/" not in text, (text, width, lines)

@@ -21,7 +21,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, ContentSwitcher, DataTable, Input, Label, OptionList, ProgressBar, Select, Static
+from textual.widgets import Button, ContentSwitcher, Input, Label, OptionList, ProgressBar, Select, Static
 
 from tui_lab.app.background_job import JobCancelled, JobDone, JobPoster, JobProgress, JobView
 from tui_lab.app.guard import guarded
@@ -31,7 +31,6 @@ from tui_lab.app.widgets.field_input import FieldInput
 from tui_lab.app.widgets.heatmap import Heatmap, QuietHeatmap
 from tui_lab.app.widgets.line_plot import LinePlot
 from tui_lab.app.widgets.narrow_row import NarrowRow
-from tui_lab.app.widgets.table_fill import fill_table
 from tui_lab.app.widgets.toggle import OnOffCheckbox
 from tui_lab.experiments import registry
 from tui_lab.served import ServedPolicy, check_room, exports_folder, output_folder, training_slot
@@ -274,9 +273,9 @@ class ExperimentsView(JobView):
             switcher.current = "ex-plot"
         elif kind == "table":
             columns, rows = draw.table_cells(self.result, name)
-            table = self.query_one("#ex-table", DataTable)
+            table = self.query_one("#ex-table", FigureTable)
             labels, table.header_height = draw.stacked(columns)
-            fill_table(table, labels, rows)
+            table.set_table(labels, rows)
             switcher.current = "ex-table"
         else:
             grid = self.result.grids[name]
