@@ -391,7 +391,7 @@ def table_cells(app, lines: list[str]) -> list[str]:
 
     from tui_lab.app.widgets.marked_table import MarkedTable
 
-    found = []
+    found, menus = [], open_menus(app)
     marked = [table for table in sideways_tables(app, len(lines)) if not isinstance(table, MarkedTable)]
     for table in shown_widgets(app, DataTable):
         r, _ = _seen_region(table)
@@ -401,10 +401,15 @@ def table_cells(app, lines: list[str]) -> list[str]:
         y = top - round(table.scroll_y)  # the header stays: rows scrolled above it are hidden under it
         for index, row in enumerate(table.ordered_rows):
             if max(r.y, top) <= y < r.bottom:
-                # a row of several lines (a folded path): each line of a cell on one of the row's lines
-                shown = "\n".join(columns(line, r.x, r.right) for line in lines[y:min(y + row.height, r.bottom)])
+                if any(menu.contains(r.x, y) or menu.contains(r.right - 1, y) for menu in menus):
+                    y += row.height
+                    continue  # under an open select's framed menu (the frame is the mark)
+                # a row of several lines (a folded path): each line of a cell on one of the row's lines, those
+                # the pane's bottom leaves in sight
+                seen = min(y + row.height, r.bottom) - y
+                shown = "\n".join(columns(line, r.x, r.right) for line in lines[y:y + seen])
                 cut = [str(cell).strip() for cell in table.get_row(row.key)
-                       if any(part.strip() not in shown for part in str(cell).strip().split("\n"))]
+                       if any(part.strip() not in shown for part in str(cell).strip().split("\n")[:seen])]
                 if isinstance(table, MarkedTable) and _marked_line(shown):
                     cut = [text for text in cut if _part_shown(text, shown)]  # hidden whole, and marked
                 found += [f"{_name(table)} row {index} lacks {text!r}: {shown.rstrip()!r}" for text in cut]
