@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from tui_lab.config.axes import SHORTCUTS
-from tui_lab.config.rules import KIND_NAMES, check, check_type, validate
+from tui_lab.config.rules import KIND_NAMES, check, check_type, types_and_defaults, validate
 
 
 @dataclass(frozen=True)
@@ -133,8 +133,7 @@ def field_names() -> tuple[str, ...]:
 
 
 def field_types() -> dict[str, type]:
-    hints = {"str": str, "int": int, "float": float, "bool": bool}
-    return {f.name: hints[str(f.type)] for f in fields(ModelConfig)}
+    return dict(types_and_defaults(ModelConfig)[0])  # a copy: parse_value adds the shortcuts to it
 
 
 def parse_value(name: str, text: str) -> Any:

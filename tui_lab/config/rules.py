@@ -18,7 +18,7 @@ ModelConfig = Any
 
 
 @cache
-def _types_and_defaults(cls: type) -> tuple[dict[str, type], dict[str, Any]]:
+def types_and_defaults(cls: type) -> tuple[dict[str, type], dict[str, Any]]:
     """The config class's field types and defaults."""
     hints = {"str": str, "int": int, "float": float, "bool": bool}
     return {f.name: hints[str(f.type)] for f in fields(cls)}, {f.name: f.default for f in fields(cls)}
@@ -36,7 +36,7 @@ def check(ok: bool, message: str) -> None:
 
 def validate(c: ModelConfig) -> None:
     """Raise a one-line ValueError naming the field and the rule `c` breaks, if it breaks one."""
-    types, _ = _types_and_defaults(type(c))  # once per class: per field it was rebuilt ~11k times at start (0.5 s)
+    types, _ = types_and_defaults(type(c))  # once per class: per field it was rebuilt ~11k times at start (0.5 s)
     for f in fields(c):
         check_type(f.name, getattr(c, f.name), types[f.name])
     for name, axis in AXES.items():
@@ -147,7 +147,7 @@ def _validate_axis(c: ModelConfig, name: str, axis: Axis) -> None:
     value = getattr(c, name)
     if axis.is_choice:
         check(value in axis.values, f"{name} ({value!r}) must be one of: {', '.join(axis.values)}")
-    if c.family not in axis.families and value != _types_and_defaults(type(c))[1][name]:
+    if c.family not in axis.families and value != types_and_defaults(type(c))[1][name]:
         where = " or ".join(axis.families)
         check(False, f"{name} ({value!r}) applies to {where} models only; this one is {c.family}")
 

@@ -36,7 +36,9 @@ class MarkedTable(DataTable):
     def hidden_sides(self) -> tuple[bool, bool]:
         """Whether columns lie left of and right of what shows (beside the fixed ones)."""
         fixed, edges = self._edges()
-        left, right = self._window(fixed)
+        return self._sides(edges, *self._window(fixed))
+
+    def _sides(self, edges: list[int], left: int, right: int) -> tuple[bool, bool]:
         scrollable = edges[self.fixed_columns:]
         return (len(scrollable) > 1 and left > scrollable[0]), (len(scrollable) > 1 and right < scrollable[-1])
 
@@ -55,7 +57,7 @@ class MarkedTable(DataTable):
             cut = start < right and end > left and not (left <= start and end <= right)
             if cut and end - start <= right - left:  # a column wider than the room shows cut (the mark says so)
                 strip = _blanked(strip, max(start, left) - left + fixed, min(end, right) - left + fixed)
-        more_left, more_right = self.hidden_sides()
+        more_left, more_right = self._sides(edges, left, right)  # the edges once per line, not again
         if more_right:
             strip = _marked(strip, self.size.width - 1, MORE_RIGHT)
         if more_left:
