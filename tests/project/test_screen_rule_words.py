@@ -25,6 +25,14 @@ def test_a_word_folded_where_a_space_could_have_broken_is_split():
     assert folded_words(["the encoder-de", "coder stack         "], "the encoder-decoder stack") != []
 
 
+def test_a_newline_the_text_holds_is_no_split():
+    """A random byte model samples newlines: "s" ending a line and "e" starting the next are not one word when the
+    text breaks there (the long tier's HF 160x48 walk read 'se' as split, the text holding a 'se' elsewhere)."""
+    text = "B\ufffd\ufffds\ne\ufffd{U\ufffdx 9\ufffdse"
+    assert folded_words(["B\ufffd\ufffds      ", "e\ufffd{U\ufffdx 9\ufffdse"], text) == []
+    assert folded_words(["B\ufffd\ufffds      ", "e\ufffd{U\ufffdx 9\ufffdse"], text.replace("\n", "")) != []
+
+
 def test_a_run_folded_with_the_mark_is_seen_and_one_folded_without_it_is_not():
     text = "the 2194892411 x0a9 done"
     assert hidden_words([f"the 21948{FOLD}", "92411 x0a9 done"], text) == []

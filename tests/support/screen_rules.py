@@ -132,6 +132,11 @@ def folded_words(shown: list[str], text: str) -> list[str]:
         if not (tail and head):
             continue
         joined = tail.group() + head.group()
+        # The line's last run and the next's first, joined, are in the text only if the break is a fold: a line
+        # break the text holds (a model's sampled newline) puts one between them.
+        before, after = shown[y].rstrip().rsplit(" ", 1)[-1], shown[y + 1].lstrip().split(" ", 1)[0]
+        if before + after not in text:
+            continue
         # A run of text with no space wider than the widget (a random model's sampled characters, a path) can
         # only show folded: it is seen, not split.
         if any(joined in word and len(word) >= width for word in text.split()):
