@@ -192,3 +192,34 @@ async def test_a_path_wider_than_the_room_folds_at_its_slashes_at_80x24():
         await pilot.pause()
         await pilot.pause()
         assert any(path in line for line in screen_lines(app)), "\n".join(screen_lines(app))
+
+
+async def test_arrows_from_the_list_turn_a_wide_table_a_column_at_80x24():
+    """The table sits many Tabs from the list; its › mark points right, and → (focus in the list, where arrows
+    sideways did nothing) brings the hidden columns, ← takes them back. The experiment picked stays."""
+    from textual.widgets import DataTable
+
+    from tui_lab.app.widgets.marked_table import MORE_LEFT
+
+    table = Table("wide", ["value"] + [f"column {i}" for i in range(9)])
+    table.rows = [[f"row {r}"] + [round(0.1 + r + i / 7, 4) for i in range(9)] for r in range(4)]
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL) as pilot:
+        view = await open_view(pilot)
+        picked = view.selected
+        view._show(Result("wide", {}, tables={"wide": table}))
+        view.query_one("#ex-figure", Select).value = "table:wide"
+        await pilot.pause()
+        view.home().focus()
+        shown = view.query_one("#ex-table", DataTable)
+        assert shown.hidden_sides() == (False, True)
+        await pilot.press("right")
+        await pilot.pause()
+        assert shown.scroll_x > 0 and view.selected == picked
+        view.query_one("#ex-figures").scroll_visible(animate=False)
+        await pilot.pause()
+        lines = screen_lines(app)
+        assert table_cells(app, lines) == [] and MORE_LEFT in "\n".join(lines), "\n".join(lines)
+        await pilot.press("left")
+        await pilot.pause()
+        assert shown.scroll_x == 0 and shown.hidden_sides() == (False, True)

@@ -73,7 +73,10 @@ class ExperimentsView(JobView):
     # them) so that f1..f7 and q fit at 80 columns.
     BINDINGS = [Binding("r", "run", "run/queue"), Binding("x", "cancel", "cancel", show=False),
                 Binding("e", "export", "export", show=False), Binding("f", "next_figure", "figure"),
-                Binding("k", "quick", "quick", show=False)]
+                Binding("k", "quick", "quick", show=False),
+                # ←/→ from the list turn a table wider than its room a column (its › and ‹ marks point there):
+                # the table itself sits many Tabs away. In a field they move the text cursor, as ever.
+                Binding("left", "figure_side(-1)", show=False), Binding("right", "figure_side(1)", show=False)]
     # Not exclusive: `r` while one runs queues the next (`running` holds the name of the one running).
     JOB_GROUP, JOB_EXCLUSIVE, JOB_PROGRESS = "experiments", False, "#ex-progress"
     JOB_BUTTONS = {"ex-run": "action_run", "ex-cancel": "action_cancel"}
@@ -83,6 +86,8 @@ class ExperimentsView(JobView):
         """f dimmed until a result has a second figure to turn to; x while a run goes (JobView)."""
         if action == "next_figure":
             return True if self.result is not None and len(draw.figures(self.result)) > 1 else None
+        if action == "figure_side":
+            return self._shown_table() is not None
         return super().check_action(action, parameters)
 
     def __init__(self, **kwargs: Any) -> None:
@@ -91,6 +96,7 @@ class ExperimentsView(JobView):
         self.result: Any = None
         self.finished: Any = None  # the last run that ended (self.result may be a run's partial result)
         self.repeats = 0  # finished runs in a row that drew its numbers (draw.finished_status)
+        self.done_status = ""  # the status line the last finished run left
         self.selected = registry.names()[0]
 
     def compose(self) -> ComposeResult:
@@ -146,6 +152,16 @@ class ExperimentsView(JobView):
                 ("Experiments: cancel the run and the queue", "x", self.action_cancel),
                 ("Experiments: export the results (JSON, CSV)", "e", self.action_export)]
 
+    def _shown_table(self) -> FigureTable | None:
+        """The figure's table when it shows and columns lie beside what fits."""
+        table = self.query_one("#ex-table", FigureTable)
+        shown = self.query_one("#ex-figures", ContentSwitcher).current == "ex-table" and table.display
+        return table if shown and any(table.hidden_sides()) else None
+
+    def action_figure_side(self, step: int) -> None:
+        if table := self._shown_table():
+            table.action_scroll_right() if step > 0 else table.action_scroll_left()
+
     # -- picking -----------------------------------------------------------------------------------
     def on_notes_back(self, message: NotesBack) -> None:
         self.query_one("#ex-scroll").scroll_home(animate=False)
@@ -166,6 +182,9 @@ class ExperimentsView(JobView):
         which = "quick options" if quick and exp.quick else "options"
         self.query_one("#ex-lesson", Static).update(f"[b]{exp.title}[/b]  {exp.lesson}\n[dim]{which}: {options}[/dim]")
         self.query_one("#ex-sweep").display = name == "sweep"
+        if self.finished is not None and not self.running:  # the figures stay the last run's: say whose
+            ran = self.finished.experiment
+            self._status(self.done_status if ran == name else f"figures from {ran}; r runs {name}")
 
     @on(OnOffCheckbox.Changed, "#ex-quick")
     def _quick_changed(self, event: OnOffCheckbox.Changed) -> None:
@@ -230,7 +249,8 @@ class ExperimentsView(JobView):
             self._status(f"{name} cancelled; the queue was emptied")
         else:
             self.repeats = self.repeats + 1 if draw.same_numbers(done.result, self.finished) else 0
-            self._status(draw.finished_status(done.result, self.finished, self.repeats))
+            self.done_status = draw.finished_status(done.result, self.finished, self.repeats)
+            self._status(self.done_status)
             self.finished = done.result
             self._show(done.result)
         if self.queue:
