@@ -18,11 +18,12 @@ from tui_lab.model.guided_cross import make_cross
 from tui_lab.model.hooks import HookScope
 from tui_lab.model.moe import SparseMoE
 from tui_lab.model.norm_hooks import hooked_norm
+from tui_lab.model.rms_norm import RMSNorm
 from tui_lab.model.scaled_dot import dropout
 
 NORMS: dict[str, Callable[..., nn.Module]] = {
     "layernorm": lambda c: nn.LayerNorm(c.d_model, eps=c.norm_eps, bias=c.bias),
-    "rmsnorm": lambda c: nn.RMSNorm(c.d_model, eps=c.norm_eps),
+    "rmsnorm": lambda c: RMSNorm(c.d_model, eps=c.norm_eps),  # nn.RMSNorm, a cheaper backward (rms_norm.py)
     "batchnorm": lambda c: MaskedBatchNorm(c.d_model, eps=c.norm_eps, bias=c.bias),  # padding left out (batchnorm.py)
 }
 

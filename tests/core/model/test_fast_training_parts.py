@@ -74,3 +74,33 @@ def test_a_llama_shaped_training_pass_is_unchanged_by_the_slab_path():
     with attached(model, Hooks([("blocks.0.attn.hook_q", lambda x, _: x)])):
         hooked = model(ids)
     assert torch.allclose(plain, hooked, atol=1e-6)
+
+
+def test_rms_norm_is_torchs_forward_bit_for_bit_and_autograds_gradients():
+    """The closed-form backward (model/rms_norm.py) against autograd through nn.RMSNorm, on seeded shapes and
+    weights; no-grad and half-precision passes are torch's own."""
+    from torch import nn
+
+    from tui_lab.model.rms_norm import RMSNorm
+
+    for seed in range(12):
+        gen = torch.Generator().manual_seed(seed)
+        size = int(torch.randint(1, 96, (1,), generator=gen))
+        shape = (int(torch.randint(1, 4, (1,), generator=gen)), int(torch.randint(1, 9, (1,), generator=gen)), size)
+        eps = [None, 1e-6, 1e-5][seed % 3]
+        ours, theirs = RMSNorm(size, eps=eps), nn.RMSNorm(size, eps=eps)
+        with torch.no_grad():
+            ours.weight.copy_(torch.randn(size, generator=gen) * 3)
+            theirs.weight.copy_(ours.weight)
+        x = (torch.randn(*shape, generator=gen) * 10 ** float(torch.rand(1, generator=gen) * 4 - 2)).requires_grad_()
+        grad = torch.randn(*shape, generator=gen)
+        expected = theirs(x)
+        expected.backward(grad)
+        x_grad, x.grad = x.grad, None
+        out = ours(x)
+        out.backward(grad)
+        assert torch.equal(out, expected), seed
+        assert torch.allclose(x.grad, x_grad, rtol=1e-4, atol=1e-5 * x_grad.abs().max()), seed
+        assert torch.allclose(ours.weight.grad, theirs.weight.grad, rtol=1e-4, atol=1e-5), seed
+        with torch.no_grad():
+            assert torch.equal(ours(x), theirs(x))
