@@ -45,3 +45,14 @@ def test_a_line_is_read_by_its_cells():
     assert columns(line, 9, 11) == "x9"
     assert cut_numbers([line], 12) == [f"line 0: digits touch the pane's edge at column 7: {line!r}"]
     assert cut_numbers(["│ab 12 │"], 7) == []
+
+
+def test_a_cell_whole_beside_the_mark_is_not_a_hidden_cells_piece():
+    """Experiments' tokens table scrolled a column: "2" after `‹` is the "shuffled to" cell, whole; the hidden
+    0.1792 (right of `›`) is hidden whole, not shown in part (the long tier's HF 80x24 walk read it cut)."""
+    from screen_rules import _part_shown
+
+    line = " like    ‹2         2.4e-07    1.775            ›"
+    cells = ["like", "1", "2", "2.4e-07", "1.775", "0.1792"]
+    assert not _part_shown("0.1792", line, cells)
+    assert _part_shown("0.2326", " I  ‹3   1.2e-07   0.23›", ["I", "0", "3", "1.2e-07", "0.2326"])

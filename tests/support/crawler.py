@@ -224,7 +224,9 @@ def _naming(line: str, key: str, binding) -> list[int]:
     low = line.lower()
     if not any(w in low for w in _key_words(binding)):
         return []
-    return [m.start() for m in re.finditer(rf"(?<![\w^+-]){re.escape(key)}(?![\w+-])", line)]
+    # (a letter after a number is its unit, not a key: "about 4 s left" beside "next-token" named `s` (sort next)
+    # on a head-ablation run's progress line, the long tier's HF 160x48 walk)
+    return [m.start() for m in re.finditer(rf"(?<![\w^+-])(?<!\d ){re.escape(key)}(?![\w+-])", line)]
 
 
 def _key_words(binding) -> list[str]:

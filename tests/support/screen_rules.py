@@ -413,10 +413,11 @@ def table_cells(app, lines: list[str]) -> list[str]:
                 # the pane's bottom leaves in sight
                 seen = min(y + row.height, r.bottom) - y
                 shown = "\n".join(columns(line, r.x, r.right) for line in lines[y:y + seen])
-                cut = [str(cell).strip() for cell in table.get_row(row.key)
-                       if any(part.strip() not in shown for part in str(cell).strip().split("\n")[:seen])]
+                cells = [str(cell).strip() for cell in table.get_row(row.key)]
+                cut = [text for text in cells
+                       if any(part.strip() not in shown for part in text.split("\n")[:seen])]
                 if isinstance(table, MarkedTable) and _marked_line(shown):
-                    cut = [text for text in cut if _part_shown(text, shown)]  # hidden whole, and marked
+                    cut = [text for text in cut if _part_shown(text, shown, cells)]  # hidden whole, and marked
                 found += [f"{_name(table)} row {index} lacks {text!r}: {shown.rstrip()!r}" for text in cut]
             y += row.height
     return found
@@ -429,15 +430,17 @@ def _marked_line(shown: str) -> bool:
     return any(line.rstrip().endswith(MORE_RIGHT) for line in shown.split("\n")) or MORE_LEFT in shown
 
 
-def _part_shown(text: str, shown: str) -> bool:
+def _part_shown(text: str, shown: str, cells: list[str]) -> bool:
     """Whether a cell hidden from a marked line shows in part at the mark: the word before `›` or after `‹` is a
-    piece of it ("0.23" of 0.2326)."""
+    piece of it ("0.23" of 0.2326), not another of the row's cells whole (a "2" beside `‹` is the "shuffled to"
+    column's, not the start of a hidden 0.1792: the long tier's HF 80x24 walk)."""
     from tui_lab.app.widgets.marked_table import MORE_LEFT, MORE_RIGHT
 
     words = shown.replace(MORE_LEFT, f" {MORE_LEFT} ").replace(MORE_RIGHT, f" {MORE_RIGHT} ").split()
     edges = [words[i - 1] for i, w in enumerate(words) if w == MORE_RIGHT and i > 0]
     edges += [words[i + 1] for i, w in enumerate(words) if w == MORE_LEFT and i + 1 < len(words)]
-    return any(edge != text and (text.startswith(edge) or text.endswith(edge)) for edge in edges)
+    return any(edge != text and edge not in cells and (text.startswith(edge) or text.endswith(edge))
+               for edge in edges)
 
 
 def plot_overruns(app, lines: list[str]) -> list[str]:

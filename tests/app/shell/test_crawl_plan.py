@@ -36,3 +36,13 @@ def test_a_skipped_action_is_missing_from_the_plan(monkeypatch):
     action = declared(view_id)[next(iter(declared(view_id)))]
     monkeypatch.setattr(crawler, "SKIP_ACTIONS", SKIP_ACTIONS | {action})
     assert next(iter(declared(view_id))) not in crawler.plan(CI_DEPTH)[view_id]
+
+
+def test_a_letter_after_a_number_is_its_unit_not_a_key():
+    """"about 4 s left" on a run's progress line names no `s` (sort next), though "next-token" is beside it."""
+    from crawler import _naming
+    from textual.binding import Binding
+
+    sort = Binding("s", "sort_next", "sort", show=False)
+    assert _naming("mean ablation: next-token loss change per head... 43/276 · about 4 s left", "s", sort) == []
+    assert _naming("heads by score · s sort next", "s", sort) == [17]
