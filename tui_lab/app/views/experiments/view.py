@@ -96,7 +96,8 @@ class ExperimentsView(JobView):
         self.result: Any = None
         self.finished: Any = None  # the last run that ended (self.result may be a run's partial result)
         self.repeats = 0  # finished runs in a row that drew its numbers (draw.finished_status)
-        self.done_status = ""  # the status line the last finished run left
+        self.shown_status = ""  # the line of the run whose figures are shown (a cancelled sweep's partial too)
+        self.partial_job = 0  # the run whose partial result is shown (a sweep draws each finished part)
         self.selected = registry.names()[0]
 
     def compose(self) -> ComposeResult:
@@ -182,9 +183,10 @@ class ExperimentsView(JobView):
         which = "quick options" if quick and exp.quick else "options"
         self.query_one("#ex-lesson", Static).update(f"[b]{exp.title}[/b]  {exp.lesson}\n[dim]{which}: {options}[/dim]")
         self.query_one("#ex-sweep").display = name == "sweep"
-        if self.finished is not None and not self.running:  # the figures stay the last run's: say whose
-            ran = self.finished.experiment
-            self._status(self.done_status if ran == name else f"figures from {ran}; r runs {name}")
+        if self.result is not None and not self.running:  # the figures stay the last run's: say whose
+            ran = self.result.experiment
+            unfinished = "" if self.result is self.finished else " (unfinished)"
+            self._status(self.shown_status if ran == name else f"figures from {ran}{unfinished}; r runs {name}")
 
     @on(OnOffCheckbox.Changed, "#ex-quick")
     def _quick_changed(self, event: OnOffCheckbox.Changed) -> None:
@@ -239,18 +241,21 @@ class ExperimentsView(JobView):
         waiting = f" ({len(self.queue)} queued)" if self.queue else ""
         self._status(f"{self.running}: {message.text}{waiting}")
         if message.partial is not None and message.done < 1.0:
+            self.partial_job = self.job
             self._show(message.partial)
 
     def job_finished(self, done: JobDone, name: Any) -> None:
-        if done.error:
-            self._status(f"{name} failed: {done.error}")
-            self.notify(done.error, title=name, severity="error")
-        elif done.cancelled:
-            self._status(f"{name} cancelled; the queue was emptied")
+        if done.error or done.cancelled:
+            line = f"{name} failed: {done.error}" if done.error else f"{name} cancelled; the queue was emptied"
+            self._status(line)
+            if done.error:
+                self.notify(done.error, title=name, severity="error")
+            if self.partial_job == self.job:  # its partial figures stay shown: this line is theirs
+                self.shown_status = line
         else:
             self.repeats = self.repeats + 1 if draw.same_numbers(done.result, self.finished) else 0
-            self.done_status = draw.finished_status(done.result, self.finished, self.repeats)
-            self._status(self.done_status)
+            self.shown_status = draw.finished_status(done.result, self.finished, self.repeats)
+            self._status(self.shown_status)
             self.finished = done.result
             self._show(done.result)
         if self.queue:
