@@ -125,6 +125,24 @@ async def test_a_bad_option_is_one_line_and_nothing_runs():
         assert any("seed must be a whole number, got 'many'" in str(n.message) for n in app._notifications)
 
 
+async def test_enter_in_a_field_runs_or_says_why_not_on_the_screen():
+    """Enter in the options field did nothing (no run, no message); it runs, as Generate's fields do, and a bad
+    value's one line shows as the toast a person reads."""
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        view = await open_view(pilot)
+        field = app.query_one("#ex-options", Input)
+        field.focus()
+        await pilot.press(*"seed=many", "enter")
+        await pilot.pause()
+        assert view.running is None and view.job == 0
+        await wait_for(pilot, lambda: "seed must be a whole number" in screen_text(app), 10)
+        field.value = ""
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: view.job == 1, 10)
+        assert app.focused is field  # the field keeps the focus: the next Enter queues
+
+
 def test_sets_parse_with_semicolons_and_refuse_a_bare_word():
     assert draw.parse_sets("values=a,b; seeds=0,1 ;") == {"values": "a,b", "seeds": "0,1"}
     try:

@@ -192,6 +192,13 @@ class ExperimentsView(JobView):
     def _quick_changed(self, event: OnOffCheckbox.Changed) -> None:
         self._select(self.selected)
 
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        """Enter in a field runs with what it holds, as in Generate (it did nothing: a person typed options, pressed
+        Enter and saw no run and no message)."""
+        event.stop()
+        self.action_run()
+
     @on(Select.Changed, "#ex-field")
     def _field_changed(self, event: Select.Changed) -> None:
         self.query_one("#ex-values", Input).value = draw.sweep_values(str(event.value))
