@@ -56,7 +56,7 @@ async def test_r_on_new_text_under_a_grid_the_text_does_not_change_says_so():
         await pilot.pause(0.3)
         app.query_one("#att-src", Input).value = "a new sentence"
         await pilot.press("r")
-        await wait_for(pilot, lambda: "does not depend on it" in screen_text(app), 30)
+        await wait_for(pilot, lambda: "does not use it" in screen_text(app), 30)
         assert "new" in "".join(attention.src)  # captured all the same: k shows the new text's attention
         # New text again: the same answer would redraw the line it replaces, and the press showed nothing
         # (the long tier's HF 80x24 walk, over a mask); said again, it is a message too.
@@ -66,7 +66,7 @@ async def test_r_on_new_text_under_a_grid_the_text_does_not_change_says_so():
         await wait_for(pilot, lambda: "another" in "".join(attention.src), 30)
         await pilot.pause(0.3)
         said = [n.message for n in list(app._notifications)[notes:]]
-        assert any("does not depend on it" in text for text in said), said
+        assert any("does not use it" in text for text in said), said
 
 
 async def test_r_on_new_text_under_a_pane_the_text_does_not_change_says_so():
@@ -84,7 +84,17 @@ async def test_r_on_new_text_under_a_pane_the_text_does_not_change_says_so():
         attention.home().focus()
         await pilot.pause(0.3)
         await pilot.press("r")
-        await wait_for(pilot, lambda: "the pane in the grid's place does not change" in attention.info_text(), 30)
+        await wait_for(pilot, lambda: "the pane over the grid does not change" in attention.info_text(), 30)
         await pilot.pause(0.2)
         assert "r: captured the new text" in screen_text(app)  # drawn
         assert "empty" in attention.src[3]  # captured all the same: c shows the new text's grid
+
+
+def test_each_answer_fits_the_info_line_at_80_columns():
+    """r's answers are one row at 80 columns (the info line's 76 inside its padding): on two rows the long tier
+    read one cut after "with", drawn before the line took its new height."""
+    from tui_lab.app.views.attention import capture_runs
+
+    answers = [value for name, value in vars(capture_runs).items() if name.isupper() and isinstance(value, str)]
+    assert len(answers) == 3
+    assert all(len(text) <= 76 for text in answers), [(len(text), text) for text in answers]

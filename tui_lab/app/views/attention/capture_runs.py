@@ -20,9 +20,11 @@ from tui_lab.errors import one_line
 
 SAME_TEXT = "r: the grids shown are this text's already; edit the text, then r"
 # r on new text over a grid the text does not change (a positions table, a mask of as many tokens)
-TEXT_FREE = "r: captured the new text; this grid does not depend on it (k: its attention grids)"
-# r on new text with a pane in the grid's place that the text does not change (inside one head, mean of heads)
-PANE_SAME = "r: captured the new text; the pane in the grid's place does not change with it"
+TEXT_FREE = "r: captured the new text; this grid does not use it (k: its attention grids)"
+# r on new text with a pane in the grid's place that the text does not change (inside one head, mean of heads).
+# Each answer fits the info line's 76 columns at 80: PANE_SAME on two rows was read cut after "with" (the long
+# tier's HF 80x24 walk at e1bf919: the row shown before the line's new height).
+PANE_SAME = "r: captured the new text; the pane over the grid does not change with it"
 
 
 class RunHost(Protocol):
