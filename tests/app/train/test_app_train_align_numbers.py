@@ -82,3 +82,29 @@ async def _numbers_clear(pilot, size: tuple[int, int]) -> None:
     # the read-out keeps its value (it lost it, "[0] 'ein' -> [0]…", in a half-panel 34 wide)
     value = app.query_one("#tr-align", Heatmap).describe_cursor().split(":")[-1].strip()
     assert any(value in line for line in lines), f"{size}\n{screen_text(app)}"
+
+
+async def test_the_footer_keeps_the_views_keys_and_q_quit_with_a_grid_focused_at_80x24():
+    """Focus on the alignment grid put its z and # on the footer beside the view's g and p: at 80x24 they ran
+    together and pushed q quit off ('... f7 vie▏^p palette', the long tier's translator 80x24 walk at 74677e7).
+    The grid's keys act all the same."""
+    app = app_for("--preset", "transformer-2017-toy-numbers-de")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await view_mounted(pilot, "train")
+        app.show_view("train")
+        await pilot.pause()
+        view = app.view("train")
+        await one_step_run(pilot, view)
+        for _ in range(5):
+            if app.query_one("#tr-align-box").region.area:
+                break
+            await pilot.press("l")
+            await pilot.pause()
+        grid = app.query_one("#tr-align", Heatmap)
+        grid.focus()
+        await pilot.pause(0.3)
+        footer = screen_lines(app)[-1]
+        assert "q quit" in footer and "views" in footer and "g start" in footer, footer
+        numbers = grid.numbers
+        await pilot.press("number_sign")
+        assert grid.numbers != numbers

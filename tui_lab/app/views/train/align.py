@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
 from tui_lab.app.runs import Run
-from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.heatmap import Heatmap, QuietHeatmap
 
 
 @dataclass
@@ -45,6 +45,9 @@ def method_label(train: dict, model: dict | None = None) -> str:
     return ", ".join(parts)
 
 
+GRID_KEYS = "z dense · # numbers"
+
+
 class AlignmentPanel(Vertical):
     """Hidden until a run of a task starts; then this run's grid on the left, the last run's on the right."""
 
@@ -59,10 +62,12 @@ class AlignmentPanel(Vertical):
         with Horizontal(id="tr-align-pair"):
             with Vertical(id="tr-align-now"):
                 yield Static("", id="tr-align-now-title", classes="tr-align-sub")
-                yield Heatmap(id="tr-align")
+                # z and # named on the legend where it has room, not on the footer: at 80x24 they pushed the
+                # Train view's keys and q quit off it (the long tier's translator 80x24 walk at 74677e7)
+                yield QuietHeatmap(id="tr-align", keys_note=GRID_KEYS)
             with Vertical(id="tr-align-prev"):
                 yield Static("", id="tr-align-prev-title", classes="tr-align-sub")
-                yield Heatmap(id="tr-align-before")
+                yield QuietHeatmap(id="tr-align-before", keys_note=GRID_KEYS)
 
     def on_mount(self) -> None:
         self.add_class("-none")  # until a run of a task starts

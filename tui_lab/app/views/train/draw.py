@@ -29,11 +29,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, ProgressBar, Static
 
 from tui_lab.app.runs import Run, downsample
-from tui_lab.app.views.train.align import AlignmentPanel
+from tui_lab.app.views.train.align import GRID_KEYS, AlignmentPanel
 from tui_lab.app.views.train.experts import draw_expert_load
 from tui_lab.app.views.train.grad_norms import GradNorms
 from tui_lab.app.views.train.state import RunState
-from tui_lab.app.widgets.heatmap import Heatmap
+from tui_lab.app.widgets.heatmap import Heatmap, QuietHeatmap
 from tui_lab.app.widgets.line_plot import Line, LinePlot
 
 REDRAW_HZ = 1  # each plotext redraw holds the UI thread (and the GIL) ~30 ms: 2 Hz cost training ~5%
@@ -86,7 +86,7 @@ class TrainMonitor(Vertical):
             yield AlignmentPanel(id="tr-align-box", classes="tr-panel")
             with Vertical(id="tr-experts-box", classes="tr-panel"):
                 yield Static("expert load (mixture-of-experts models)", id="tr-experts-title")
-                yield Heatmap(id="tr-experts")
+                yield QuietHeatmap(id="tr-experts", keys_note=GRID_KEYS)  # as the alignment's
 
     def on_mount(self) -> None:
         self.set_interval(1 / REDRAW_HZ, self._tick)
