@@ -33,6 +33,15 @@ def test_a_newline_the_text_holds_is_no_split():
     assert folded_words(["B\ufffd\ufffds      ", "e\ufffd{U\ufffdx 9\ufffdse"], text.replace("\n", "")) != []
 
 
+def test_a_wrap_at_a_space_is_no_split_when_the_join_is_a_word_elsewhere():
+    """A barely trained char model's greedy text: "t" ends a line at a space and "the" starts the next; "tthe" is
+    a word further on, yet this break is a wrap (the long tier's English 100x30 walk read 'tthe' as split)."""
+    text = "t t t the ttthe tt t the tthe the t t t tthe tt"
+    shown = ["t t t the ttthe tt t  ", "the tthe the t t t    ", "tthe tt               "]
+    assert folded_words(shown, text) == []
+    assert folded_words(["t t t the ttthe tt t", "the tthe"], text.replace("t the tthe", "tthe tthe")) != []
+
+
 def test_a_run_folded_with_the_mark_is_seen_and_one_folded_without_it_is_not():
     text = "the 2194892411 x0a9 done"
     assert hidden_words([f"the 21948{FOLD}", "92411 x0a9 done"], text) == []
