@@ -100,3 +100,22 @@ async def test_cross_and_encoder_self_attention_read_the_source():
         app.query_one("#att-kind", Select).value = "encoder-self"
         await wait_for(pilot, lambda: panel.steps is not None and panel.steps.kind == "encoder-self")
         assert "encoder self-attention" in screen_text(app) and panel.steps.weight_error < 1e-5
+
+
+async def test_a_cursor_past_the_captured_text_is_said_not_a_crash():
+    """The long tier's English 160x48 walk (seed 459744770) ended the app: a pane hidden put the inside-head panel
+    back, pointed at the grid's cursor from before a shorter text's capture, and its key indexed past the trace's
+    weights (IndexError in check_lines). The panel says so instead."""
+    from tui_lab.app.views.attention.inside_head import Pointer
+
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=(160, 48)) as pilot:
+        panel = await opened(pilot)
+        p = panel.pointer
+        keys = len(panel.steps.weights)
+        panel.point(Pointer(p.kind, p.layer, p.head, p.query, keys + 5, p.rows, p.cols))
+        await pilot.pause()
+        assert f"the cursor's key {keys + 5} is past this text's {keys} keys" in screen_text(app)
+        panel.point(p)  # the grid's own cursor again: drawn as before
+        await pilot.pause()
+        assert "= grid" in screen_text(app)

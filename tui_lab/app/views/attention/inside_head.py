@@ -243,8 +243,12 @@ class InsideHead(Static, can_focus=True):
         if self.trace is None:
             return "tracing the pass: q, k and v of every head..."
         try:
-            self.steps = self.trace.steps(p.kind, p.layer, p.head, p.query)
+            steps = self.trace.steps(p.kind, p.layer, p.head, p.query)
         except ValueError as err:
             return f"inside one head: {err}"
+        if not 0 <= p.key < len(steps.weights):  # a cursor of the grid drawn before this capture (a longer text)
+            return f"inside one head: the cursor's key {p.key} is past this text's {len(steps.weights)} keys; " \
+                   "move it (arrows)"
+        self.steps = steps
         self.border_title = title(self.steps)
         return panel_text(self.steps, p, self.content_size.width or 80)
