@@ -133,7 +133,7 @@ def folded_words(shown: list[str], text: str) -> list[str]:
         if not (tail and head):
             continue
         if ends[y] is not None and (ends[y] >= len(text) or not text[ends[y]].isalnum()):
-            continue  # the line ends where the text has a space or a newline: a wrap, wherever else the join is a word
+            continue  # where the line ends, the text goes on with no letter or digit (a space, a newline): a wrap
         joined = tail.group() + head.group()
         # The line's last run and the next's first, joined, are in the text only if the break is a fold: a line
         # break the text holds (a model's sampled newline) puts one between them.
