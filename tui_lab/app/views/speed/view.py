@@ -23,6 +23,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 
+from tui_lab.analysis.format import fmt_bytes
 from tui_lab.app.background_job import JobDone, JobPoster, JobView
 from tui_lab.app.guard import guarded
 from tui_lab.app.view_contract import TrainingNews
@@ -47,6 +48,8 @@ COLUMNS = ("tokens", "cached s", "uncached s", "speedup", "cached tok/s", "uncac
 DEMO = ModelConfig(name="speed-demo", d_model=128, heads=4, d_ff=512, decoder_layers=2, vocab=256, max_len=1024,
                    dropout=0.0)
 DEMO_LENGTHS = (512,)
+FIELD_DIGITS = 5  # what a 6-cell field shows whole beside its cursor
+LENGTHS_TYPED = r"(?:\D|(?<!\d{6})\d)*"  # any text (a typo is named at r), no number past six digits
 
 
 class Measured(NamedTuple):
@@ -127,11 +130,13 @@ class SpeedView(JobView):
     def _compose_cache(self) -> ComposeResult:
         with Horizontal(id="sp-inputs"):
             yield Label("prompt", classes="sp-name")
-            yield FieldInput("16", id="sp-prompt", classes="sp-field", compact=True)
+            # Each field takes what it can show whole (the long tier typed 57745774 repeats: the field read "…"):
+            # five digits in the short ones, numbers of six digits in the lengths; larger is refused as typed.
+            yield FieldInput("16", id="sp-prompt", classes="sp-field", compact=True, max_length=FIELD_DIGITS)
             yield Label("new tokens", classes="sp-name")
-            yield FieldInput("", placeholder="fit max_len", id="sp-lengths", compact=True)
+            yield FieldInput("", placeholder="fit max_len", id="sp-lengths", compact=True, restrict=LENGTHS_TYPED)
             yield Label("repeats", classes="sp-name")
-            yield FieldInput("3", id="sp-repeats", classes="sp-field", compact=True)
+            yield FieldInput("3", id="sp-repeats", classes="sp-field", compact=True, max_length=FIELD_DIGITS)
             yield Button("Run r", id="sp-run", variant="primary", compact=True)
             yield Button("Cancel x", id="sp-cancel", variant="error", compact=True)
         with Horizontal(id="sp-options"):
@@ -230,6 +235,7 @@ class SpeedView(JobView):
         # Empty: the demo's length, or the core's lengths that fit the model's max_len after the prompt.
         lengths = parse_lengths(text) if text.strip() else DEMO_LENGTHS if demo else default_lengths(
             config, prompt_len, 128)
+        check_budget(config, live.device, prompt_len, lengths, repeats)
         self.report = None
         busy = " - training is running too, so both share the CPU" if self.training_elsewhere else ""
         what = (f"the demo model (d_model {DEMO.d_model}, {DEMO.decoder_layers} layers, random weights; the live "
@@ -280,6 +286,24 @@ class SpeedView(JobView):
 
     def _summary(self, text: str) -> None:
         self.query_one("#sp-summary", Static).update(text)
+
+
+def check_budget(config: Any, device: str, prompt_len: int, lengths: tuple[int, ...], repeats: int) -> None:
+    """Refuse, before anything runs, a measurement that cannot end soon or fit in memory (the floor the CLI's
+    `bench generate` refuses on): each length runs cached and uncached, a warm-up and `repeats` timed runs."""
+    from tui_lab.analysis.budget import GENERATION_LIMIT_S, Budget, fmt_seconds, generation_budget
+    from tui_lab.devices import free_memory
+
+    runs = [generation_budget(config, prompt_len, n, 1, cached, device) for n in lengths for cached in (True, False)]
+    total = Budget(sum(b.seconds for b in runs) * (repeats + 1), max(b.bytes for b in runs))
+    what = f"{repeats} repeats of new tokens {' '.join(map(str, lengths))} after a {prompt_len}-token prompt"
+    free = free_memory(device)
+    if free is not None and total.bytes > free:
+        raise ValueError(f"not run: {what} need {fmt_bytes(total.bytes)} of memory, {fmt_bytes(free)} is free; "
+                         "lower new tokens or prompt")
+    if total.seconds > GENERATION_LIMIT_S:
+        raise ValueError(f"not run: {what} take at least {fmt_seconds(total.seconds)} (the limit is "
+                         f"{fmt_seconds(GENERATION_LIMIT_S)}); lower repeats, new tokens or prompt")
 
 
 def _positive(name: str, text: str) -> int:
