@@ -31,7 +31,7 @@ def layouts(monkeypatch):
 
 
 class Form(App):
-    CSS = "Input { width: 20; }"
+    CSS = "Input { width: 1fr; max-width: 20; }"  # grows with the screen: takes words of any length
     fields_blink = True  # what a FieldInput asks of its app (view_contract.LabServices)
 
     def __init__(self, field: type[Input]) -> None:
@@ -99,7 +99,7 @@ async def test_a_field_mounted_while_a_run_trains_keeps_its_cursor_still():
 
 
 class Two(App):
-    CSS = "FieldInput { width: 20; }"
+    CSS = "FieldInput { width: 1fr; max-width: 20; }"
     fields_blink = True
 
     def compose(self):
@@ -121,6 +121,27 @@ async def test_a_field_left_shows_its_value_from_the_start_or_says_it_is_cut(typ
         app.query_one("#box").focus()
         await pilot.press(*typed)
         await pilot.pause()
+        app.query_one("#other").focus()
+        await pilot.pause()
+        assert screen_lines(app)[0].rstrip() == shown
+
+
+class Fixed(Two):
+    CSS = "FieldInput { width: 20; }"
+
+
+@pytest.mark.parametrize("typed, kept, shown", [
+    ("123456789012345678901234", "1234567890123456789", "1234567890123456789"),  # a word: one cell for the cursor
+    ("0 1 2 3 4 5 6 7 8 9 10 11", "0 1 2 3 4 5 6 7 8 9 10 11", "0 1 2 3 4 5 6 7 8 …"),  # a list runs on
+])
+async def test_a_fixed_width_field_takes_no_word_longer_than_it_shows(typed, kept, shown):
+    """The long tier typed 57745774 into a 6-cell field and it read "…": a field a fixed number of cells wide
+    refuses the key that would make a word longer than it shows; a list of short words still runs on."""
+    app = Fixed()
+    async with app.run_test(size=(40, 5)) as pilot:
+        app.query_one("#box").focus()
+        await pilot.press(*("space" if c == " " else c for c in typed))
+        assert app.query_one("#box", Input).value == kept
         app.query_one("#other").focus()
         await pilot.pause()
         assert screen_lines(app)[0].rstrip() == shown

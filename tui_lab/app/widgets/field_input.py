@@ -7,14 +7,18 @@ training run sharing the cores (benchmarks/interface/ui_latency.py). Our fields 
 never changes the layout: declaring the reactive without `layout` halves the cost per key (~6 ms). A field
 sized `width: auto` still lays out on each change, because Input asks for that itself.
 
-A field not being typed in shows its value from the start (issue 25: a form never hides a value's head).
+A field not being typed in shows its value from the start (issue 25: a form never hides a value's head), and a
+field a fixed number of cells wide takes no word longer than it shows beside its cursor (issue 36: the long tier
+typed 57745774 into a 6-cell field, which read "…"; a number is never cut). Free text ends in "…" after whole
+words, in any field.
 """
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from rich.text import Text
+from textual.css.scalar import Unit
 from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.strip import Strip
@@ -29,11 +33,23 @@ class FieldInput(Input):
 
     virtual_size = Reactive(Size(0, 0), repaint=True, layout=False)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.own_restrict = bool(kwargs.get("restrict"))  # a field's own rule stands; else its width rules
+
     def on_mount(self) -> None:
         # A run training when this field mounts keeps its cursor still, as it did every field on screen then:
         # the App declares `fields_blink` in the contract (view_contract.LabServices), the Train view's monitor
         # sets it. An app of other making that mounts a FieldInput declares it too.
         self.cursor_blink = cast(LabServices, self.app).fields_blink
+
+    def on_resize(self) -> None:
+        width = self.styles.width
+        if width is None or width.unit != Unit.CELLS or self.content_region.width < 2 or self.own_restrict:
+            return
+        # One cell for the cursor, so a word shows whole while typed too; a key that would make a word longer
+        # is refused. Words, not the value: a list ("0 1 2 3") may run on and end in "…" after a whole one.
+        self.restrict = rf"(?:\s|(?<!\S{{{self.content_region.width - 1}}})\S)*"
 
     def render_line(self, y: int) -> Strip:
         """Not being typed in, the field shows its value from the first character (Input keeps the scroll of

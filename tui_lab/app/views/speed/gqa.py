@@ -76,7 +76,7 @@ class KVPanel(JobView):
     KVPanel { height: 1fr; }
     KVPanel #kv-inputs { height: 1; }
     KVPanel .kv-name { padding: 0 1; color: $text-muted; }
-    KVPanel Input { width: 7; }  /* six digits and the cursor: more are refused as typed (max_length) */
+    KVPanel Input { width: 7; }  /* six digits and the cursor: more are refused as typed (FieldInput) */
     KVPanel Button { margin-left: 1; width: auto; min-width: 8; }
     KVPanel #kv-progress { height: 1; }
     KVPanel #kv-progress Bar { width: 1fr; }
@@ -99,7 +99,7 @@ class KVPanel(JobView):
         with Horizontal(id="kv-inputs"):
             for title, wid, value in FIELDS:
                 yield Label(title, classes="kv-name")
-                yield FieldInput(value, id=wid, compact=True, max_length=6)  # an 8-digit batch read "…"
+                yield FieldInput(value, id=wid, compact=True)  # an 8-digit batch read "…": it takes six (FieldInput)
             yield Button("Run r", id="kv-run", variant="primary", compact=True)
             yield Button("Cancel x", id="kv-cancel", variant="error", compact=True)
         yield ProgressBar(total=1, id="kv-progress", show_eta=True)

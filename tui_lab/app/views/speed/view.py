@@ -48,7 +48,6 @@ COLUMNS = ("tokens", "cached s", "uncached s", "speedup", "cached tok/s", "uncac
 DEMO = ModelConfig(name="speed-demo", d_model=128, heads=4, d_ff=512, decoder_layers=2, vocab=256, max_len=1024,
                    dropout=0.0)
 DEMO_LENGTHS = (512,)
-FIELD_DIGITS = 5  # what a 6-cell field shows whole beside its cursor
 LENGTHS_TYPED = r"(?:\D|(?<!\d{6})\d)*"  # any text (a typo is named at r), no number past six digits
 
 
@@ -130,13 +129,13 @@ class SpeedView(JobView):
     def _compose_cache(self) -> ComposeResult:
         with Horizontal(id="sp-inputs"):
             yield Label("prompt", classes="sp-name")
-            # Each field takes what it can show whole (the long tier typed 57745774 repeats: the field read "…"):
-            # five digits in the short ones, numbers of six digits in the lengths; larger is refused as typed.
-            yield FieldInput("16", id="sp-prompt", classes="sp-field", compact=True, max_length=FIELD_DIGITS)
+            # The lengths field grows with the screen: no number in it past six digits, so each shows whole (the
+            # short fields take what they show: FieldInput).
+            yield FieldInput("16", id="sp-prompt", classes="sp-field", compact=True)
             yield Label("new tokens", classes="sp-name")
             yield FieldInput("", placeholder="fit max_len", id="sp-lengths", compact=True, restrict=LENGTHS_TYPED)
             yield Label("repeats", classes="sp-name")
-            yield FieldInput("3", id="sp-repeats", classes="sp-field", compact=True, max_length=FIELD_DIGITS)
+            yield FieldInput("3", id="sp-repeats", classes="sp-field", compact=True)
             yield Button("Run r", id="sp-run", variant="primary", compact=True)
             yield Button("Cancel x", id="sp-cancel", variant="error", compact=True)
         with Horizontal(id="sp-options"):
