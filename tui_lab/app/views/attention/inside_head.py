@@ -247,7 +247,8 @@ class InsideHead(Static, can_focus=True):
         except ValueError as err:
             return f"inside one head: {err}"
         if not 0 <= p.key < len(steps.weights):  # a cursor of the grid drawn before this capture (a longer text)
-            return f"inside one head: the cursor's key {p.key} is past this text's {len(steps.weights)} keys; " \
+            keys = len(steps.weights)
+            return f"inside one head: the cursor's key {p.key} is past this text's {keys} key{'s' * (keys != 1)}; " \
                    "move it (arrows)"
         self.steps = steps
         self.border_title = title(self.steps)
