@@ -5,11 +5,13 @@ sliding window, Qwen2, Mixtral, Marian, T5), saved as a folder and opened with `
 Generation: batch 1, `--new-tokens` greedy tokens with a KV cache on both sides, eos banned on ours and held off by
 `min_new_tokens` on theirs (the same -inf), interleaved repeats, median kept; prints tokens/s of each, the ratio
 (target >= 2x) and whether the ids are identical. Training (`--train`): one AdamW step (forward, backward, update)
-on the same batch, ours and theirs alternately, on a GPT-2 and a Llama shape (target >= 1.2x). `--mfu`: a
+on the same batch, ours and theirs alternately, on a GPT-2 and a Llama shape (target >= 1.2x), with the AdamW both
+trainers build by default: fused (transformers' TrainingArguments for torch >= 2.8, `optim="adamw_torch_fused"`;
+ours, train/setup.py `make_optimizer`); `--optim foreach` gives both torch's default AdamW instead. `--mfu`: a
 gpt2-small-shaped training step (batch 8 x 256) of ours, its FLOPs (analysis.cost) over the measured matmul peak.
 Every line carries the load average; one thread unless `--threads`. Last line: JSON.
 
-    python benchmarks/agreement/families_vs_hf.py [--new-tokens 240] [--repeats 3] [--train] [--mfu]
+    python benchmarks/agreement/families_vs_hf.py [--new-tokens 240] [--repeats 3] [--train] [--optim O] [--mfu]
 """
 
 from __future__ import annotations
@@ -138,8 +140,7 @@ def train_row(name: str, args: argparse.Namespace) -> None:
     x = torch.randint(ours.config.vocab, (args.train_batch, args.train_len + 1),
                       generator=torch.Generator().manual_seed(2))
     inputs, targets = x[:, :-1], x[:, 1:]
-    opt_ours = torch.optim.AdamW(ours.parameters(), lr=3e-4)
-    opt_theirs = torch.optim.AdamW(theirs.parameters(), lr=3e-4)
+    opt_ours, opt_theirs = adamw(ours, args.optim), adamw(theirs, args.optim)
 
     def step(model, opt, logits_of):
         def run():
@@ -153,10 +154,17 @@ def train_row(name: str, args: argparse.Namespace) -> None:
                                          step(theirs, opt_theirs, lambda m: m(input_ids=inputs).logits),
                                          args.repeats * 3)
     ratio = theirs_s / ours_s
-    RESULTS[f"train {name}"] = {"ours_s": ours_s, "theirs_s": theirs_s, "ratio": ratio, "load": os.getloadavg()[0]}
-    print(f"train {name:10s} batch {args.train_batch} x {args.train_len}: ours {ours_s * 1e3:7.1f} ms  transformers "
-          f"{theirs_s * 1e3:7.1f} ms  ratio {ratio:5.2f}x {'ok' if ratio >= 1.2 else 'UNDER 1.2x'}  "
+    RESULTS[f"train {name}"] = {"ours_s": ours_s, "theirs_s": theirs_s, "ratio": ratio, "optim": args.optim,
+                                "load": os.getloadavg()[0]}
+    print(f"train {name:10s} batch {args.train_batch} x {args.train_len}, {args.optim} AdamW: ours "
+          f"{ours_s * 1e3:7.1f} ms  transformers {theirs_s * 1e3:7.1f} ms  ratio {ratio:5.2f}x "
+          f"{'ok' if ratio >= 1.2 else 'UNDER 1.2x'}  "
           f"(load {load_text()})", flush=True)
+
+
+def adamw(model: torch.nn.Module, kind: str) -> torch.optim.AdamW:
+    """The same AdamW for both sides: fused (each trainer's default) or torch's default (foreach)."""
+    return torch.optim.AdamW(model.parameters(), lr=3e-4, fused=kind == "fused")
 
 
 def matmul_peak(size: int = 1024, repeats: int = 10) -> float:
@@ -174,7 +182,7 @@ def mfu_row(args: argparse.Namespace) -> None:
     """A gpt2-small-shaped training step (batch 8 x 256) of ours: FLOPs per second over the matmul peak."""
     config = load_preset("gpt2-small", dropout=0.0)
     model = build_model(config).train()
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    opt = adamw(model, args.optim)
     batch, length = 8, 256
     x = torch.randint(config.vocab, (batch, length + 1), generator=torch.Generator().manual_seed(3))
     times = []
@@ -205,6 +213,8 @@ def main() -> None:
     parser.add_argument("--train", action="store_true", help="training-step ratio on the GPT-2 and Llama shapes")
     parser.add_argument("--train-batch", type=int, default=8)
     parser.add_argument("--train-len", type=int, default=128)
+    parser.add_argument("--optim", choices=("fused", "foreach"), default="fused",
+                        help="the AdamW of both training steps (default: fused, as both trainers build it)")
     parser.add_argument("--mfu", action="store_true", help="MFU of a gpt2-small-shaped step (slow on a CPU)")
     parser.add_argument("--mfu-steps", type=int, default=2)
     args = parser.parse_args()
