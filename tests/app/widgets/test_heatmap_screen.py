@@ -198,3 +198,17 @@ async def test_a_legend_never_reads_negative_zero():
         text = "\n".join(screen_lines(app))
         legend = next(line for line in screen_lines(app) if "0.62" in line)
         assert legend.split()[0] == "0.00" and not re.search(r"-0\.00(?!\d)", text), text  # the read-out: -0.0004
+
+
+@pytest.mark.parametrize("label", ["3757415741522", "x3757415741522", "45 3757415741522", "3.14159265358979"])
+async def test_a_long_number_label_is_never_cut_to_its_head(label):
+    """The long tier (HF 160x48, seed 758975829) captured a one-token text whose token was 13 digits: the grid's
+    labels read "3757415741…" and "37574157415…", a number cut short. A label's cut never ends in a digit."""
+    from screen_rules import cut_numbers
+
+    app = One([[1.0]], [label], [label])
+    async with app.run_test(size=(160, 20)) as pilot:
+        await pilot.pause()
+        lines = screen_lines(app)
+        assert not cut_numbers(lines, 160), cut_numbers(lines, 160)
+        assert any("…" in line for line in lines), "\n".join(lines)  # cut, and marked

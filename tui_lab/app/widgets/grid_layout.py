@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 
 ELLIPSIS = "…"
+NUMBER = set("0123456789.,")  # what reads as part of a number next to an ellipsis
 GUTTER_MAX = 12  # row labels longer than this end in an ellipsis
 HEADER_MAX = 6  # lines of vertical column labels at most
 CELL_W_MAX = 12  # a small grid widens its cells up to this to use a large terminal...
@@ -44,6 +45,8 @@ def fit_label(text: str, width: int, align: str = "right") -> str:
             if used + cell_len(ch) > width - 1:
                 break
             out, used = out + ch, used + cell_len(ch)
+        while out and out[-1] in NUMBER:
+            out = out[:-1]  # no digit beside the mark: "3757415741…" read as a number cut short; the readout names it
         text = out + ELLIPSIS
     pad = " " * (width - cell_len(text))
     return pad + text if align == "right" else text + pad

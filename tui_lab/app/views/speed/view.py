@@ -129,10 +129,10 @@ class SpeedView(JobView):
     def _compose_cache(self) -> ComposeResult:
         with Horizontal(id="sp-inputs"):
             yield Label("prompt", classes="sp-name")
-            # The lengths field grows with the screen: no number in it past six digits, so each shows whole (the
-            # short fields take what they show: FieldInput).
             yield FieldInput("16", id="sp-prompt", classes="sp-field", compact=True)
             yield Label("new tokens", classes="sp-name")
+            # The lengths field grows with the screen: no number in it past six digits, so each shows whole (the
+            # short fields take what they show: FieldInput).
             yield FieldInput("", placeholder="fit max_len", id="sp-lengths", compact=True, restrict=LENGTHS_TYPED)
             yield Label("repeats", classes="sp-name")
             yield FieldInput("3", id="sp-repeats", classes="sp-field", compact=True)
