@@ -50,3 +50,27 @@ async def test_nothing_of_the_tiles_is_drawn_under_the_scrollbars():
     last = next((line for line in inside[2:] if line.startswith(f"L{LAYERS - 1} ")), None)
     assert last is not None, "the last layer is under the horizontal scrollbar:\n" + text
     assert last[x:x + view.tile_w].strip() and len(last[x:x + view.tile_w]) == view.tile_w, text
+
+
+class Deep(App):
+    """A model with layers past 99, shown from layer 420 (the long tier's HF 100x30 walk, seed 129661246, edited
+    hf-gpt2 to hundreds of layers: "L423" ran into its tiles, "L423▀▀▀▀")."""
+
+    def compose(self) -> ComposeResult:
+        yield SmallMultiples()
+
+    def on_mount(self) -> None:
+        grid = [[1.0 if r == c else 0.0 for c in range(6)] for r in range(6)]
+        self.query_one(SmallMultiples).set_tiles([[(grid, 0.5)] * 2 for _ in range(12)], list(range(420, 432)))
+
+
+async def test_a_layer_name_past_99_keeps_a_space_before_its_tiles():
+    from screen_rules import cut_numbers
+
+    app = Deep()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        lines = screen_lines(app)
+    named = [line for line in lines if line.startswith("L42")]
+    assert named and all(line[:5] in {f"L{n} " for n in range(420, 432)} for line in named), "\n".join(lines)
+    assert not cut_numbers(lines, 100), cut_numbers(lines, 100)

@@ -22,7 +22,7 @@ from tui_lab.app.widgets.cut import cut
 from tui_lab.app.widgets.grid_cells import MARK, dense_cell, legend, level, palette
 from tui_lab.app.widgets.scroll_room import room_inside_scrollbars
 
-GUTTER = 4  # "L11 "
+GUTTER = 4  # "L11 ": the least; a deeper model's names take their room and a space (`names_w`)
 TILE_W = (4, 16)  # characters per tile, least and most
 GAP = 1
 
@@ -67,7 +67,7 @@ class SmallMultiples(ScrollView, can_focus=True):
     @property
     def inner(self) -> Size:
         """The box the tiles are drawn in: the widget less the scrollbars their layout makes Textual show."""
-        key = (self.size, len(self.tiles), self.heads)
+        key = (self.size, len(self.tiles), self.heads, self.names_w)
         if self._inner is None or self._inner[0] != key:
             self._inner = (key, self._fit())
         return self._inner[1]
@@ -78,7 +78,7 @@ class SmallMultiples(ScrollView, can_focus=True):
                                       self.styles.scrollbar_size_horizontal, self._virtual)
 
     def _tile_w(self, width: int) -> int:
-        room = (width - GUTTER) // max(1, self.heads) - GAP
+        room = (width - self.names_w) // max(1, self.heads) - GAP
         return max(TILE_W[0], min(TILE_W[1], room))
 
     def _captions(self, height: int) -> bool:
@@ -103,7 +103,13 @@ class SmallMultiples(ScrollView, can_focus=True):
     def _virtual(self, width: int, height: int) -> Size:
         """The size of every tile laid out in a box of `width` x `height`."""
         stride = self._tile_h(width, height) + self._captions(height)
-        return Size(GUTTER + self.heads * (self._tile_w(width) + GAP), 2 + len(self.tiles) * stride)
+        return Size(self.names_w + self.heads * (self._tile_w(width) + GAP), 2 + len(self.tiles) * stride)
+
+    @property
+    def names_w(self) -> int:
+        """The layer names' column: "L423" and a space (the long tier's HF 100x30 walk met a 400-layer model whose
+        names ran into the tiles: "L423▀▀▀")."""
+        return max(GUTTER, len(f"L{max(self.layer_ids, default=0)}") + 1)
 
     @property
     def tile_w(self) -> int:
@@ -134,8 +140,8 @@ class SmallMultiples(ScrollView, can_focus=True):
 
     def tile_at(self, x: int, y: int) -> tuple[int, int] | None:
         sx, sy = self.scroll_offset
-        layer, head = (y + sy - 2) // self.stride, (x + sx - GUTTER) // (self.tile_w + GAP)
-        if x < GUTTER or y < 2 or not (0 <= layer < len(self.tiles) and 0 <= head < self.heads):
+        layer, head = (y + sy - 2) // self.stride, (x + sx - self.names_w) // (self.tile_w + GAP)
+        if x < self.names_w or y < 2 or not (0 <= layer < len(self.tiles) and 0 <= head < self.heads):
             return None
         return layer, head
 
@@ -166,7 +172,7 @@ class SmallMultiples(ScrollView, can_focus=True):
             segments = [Segment(f"H{h}".ljust(self.tile_w + GAP), MARK if h == self.cursor[1] else Style())
                         for h in range(self.heads)]
             body = Strip(segments)
-            left = Strip.blank(GUTTER)
+            left = Strip.blank(self.names_w)
         else:
             layer, within = divmod(y + sy - 2, self.stride)
             if layer >= len(self.tiles):
@@ -181,8 +187,9 @@ class SmallMultiples(ScrollView, can_focus=True):
                 segments.append(Segment(" " * GAP))
             body = Strip(segments)
             name = f"L{self.layer_ids[layer]}" if within == 0 else ""
-            left = Strip([Segment(name.ljust(GUTTER), MARK if within == 0 and layer == self.cursor[0] else Style())])
-        room = max(0, width - GUTTER)
+            marked = within == 0 and layer == self.cursor[0]
+            left = Strip([Segment(name.ljust(self.names_w), MARK if marked else Style())])
+        room = max(0, width - self.names_w)
         return Strip.join([left, body.crop(sx, sx + room).extend_cell_length(room)]).apply_style(self.rich_style)
 
     def legend_segments(self) -> list[Segment]:
@@ -208,7 +215,7 @@ class SmallMultiples(ScrollView, can_focus=True):
         th, sx, sy = self.stride, *self.scroll_offset
         top, lines = layer * th, max(1, self.inner.height - 2)
         new_y = top + th - lines if top + th > sy + lines else min(sy, top)
-        left, room = head * (self.tile_w + GAP), max(1, self.inner.width - GUTTER)
+        left, room = head * (self.tile_w + GAP), max(1, self.inner.width - self.names_w)
         new_x = left + self.tile_w - room if left + self.tile_w > sx + room else min(sx, left)
         self.scroll_to(x=max(0, new_x), y=max(0, new_y), animate=False, immediate=True)
         self.refresh()
