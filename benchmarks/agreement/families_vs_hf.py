@@ -5,9 +5,9 @@ sliding window, Qwen2, Mixtral, Marian, T5), saved as a folder and opened with `
 Generation: batch 1, `--new-tokens` greedy tokens with a KV cache on both sides, eos banned on ours and held off by
 `min_new_tokens` on theirs (the same -inf), interleaved repeats, median kept; prints tokens/s of each, the ratio
 (target >= 2x) and whether the ids are identical. Training (`--train`): one AdamW step (forward, backward, update)
-on the same batch, ours and theirs alternately, on a GPT-2 and a Llama shape (target >= 1.2x), with the AdamW both
-trainers build by default: fused (transformers' TrainingArguments for torch >= 2.8, `optim="adamw_torch_fused"`;
-ours, train/setup.py `make_optimizer`); `--optim foreach` gives both torch's default AdamW instead. `--mfu`: a
+on the same batch, ours and theirs alternately, on a GPT-2 and a Llama shape (target >= 1.2x), with torch's default
+AdamW on both (foreach); `--optim fused` gives both the AdamW both trainers build by default (transformers'
+TrainingArguments for torch >= 2.8, `optim="adamw_torch_fused"`; ours, train/setup.py `make_optimizer`). `--mfu`: a
 gpt2-small-shaped training step (batch 8 x 256) of ours, its FLOPs (analysis.cost) over the measured matmul peak.
 Every line carries the load average; one thread unless `--threads`. Last line: JSON.
 
@@ -213,8 +213,8 @@ def main() -> None:
     parser.add_argument("--train", action="store_true", help="training-step ratio on the GPT-2 and Llama shapes")
     parser.add_argument("--train-batch", type=int, default=8)
     parser.add_argument("--train-len", type=int, default=128)
-    parser.add_argument("--optim", choices=("fused", "foreach"), default="fused",
-                        help="the AdamW of both training steps (default: fused, as both trainers build it)")
+    parser.add_argument("--optim", choices=("foreach", "fused"), default="foreach",
+                        help="the AdamW of both training steps (fused: as both trainers build it)")
     parser.add_argument("--mfu", action="store_true", help="MFU of a gpt2-small-shaped step (slow on a CPU)")
     parser.add_argument("--mfu-steps", type=int, default=2)
     args = parser.parse_args()
