@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.cells import cell_len, set_cell_size
 
 ELLIPSIS = "…"
-_NUMBER = set("0123456789.,")
+NUMBER = set("0123456789.,")  # what reads as part of a number next to an ellipsis
 
 
 def _head(text: str, width: int) -> int:
@@ -23,7 +23,7 @@ def _head(text: str, width: int) -> int:
     space = head.rfind(" ")
     if space > 0:
         return len(head[:space].rstrip())
-    while keep and head[keep - 1] in _NUMBER and text[keep] in _NUMBER:
+    while keep and head[keep - 1] in NUMBER and text[keep] in NUMBER:
         keep -= 1  # one long word: never end on part of a number
     return keep
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len
 
+from tui_lab.app.widgets.cut import NUMBER
+
 ELLIPSIS = "…"
-NUMBER = set("0123456789.,")  # what reads as part of a number next to an ellipsis
 GUTTER_MAX = 12  # row labels longer than this end in an ellipsis
 HEADER_MAX = 6  # lines of vertical column labels at most
 CELL_W_MAX = 12  # a small grid widens its cells up to this to use a large terminal...
