@@ -227,6 +227,7 @@ class HeadPanes(Widget):
         self.view.query_one(AttentionMap).display = True
         self.view.query_one(AttentionMap).focus()
         self.view.say(self.view.hint())
+        self.view.refresh_bindings()  # k goes round every kind again
 
     # -- inside one head (c) --------------------------------------------------------------------------------
     def inside(self) -> None:
@@ -251,6 +252,7 @@ class HeadPanes(Widget):
         self.view.query_one(AttentionMap).display = not crowded and not self.view.query_one(SmallMultiples).display
         if crowded:
             self.view.query_one(PatchImage).display = False
+        self.view.refresh_bindings()  # k goes round the attention kinds only while the gallery shows
 
     def point_inside(self) -> None:
         """The inside-head pane follows the grid's cursor and the picked kind, layer and head."""

@@ -94,15 +94,17 @@ def j_binding(config: Any, app_width: int) -> str:
 
 
 def allows(action: str, parameters: tuple[object, ...], config: Any, app_width: int, pickers: Any,
-           menu_open: bool) -> bool | None:
+           menu_open: bool, gallery: bool = False) -> bool | None:
     """The view's check_action: which of j's three bindings is the live one (see KEYS); l and h dimmed (None)
-    while they would change nothing (`pickers` None while the view still composes), and the pickers' keys off the
-    footer under an open menu."""
+    while they would change nothing (`pickers` None while the view still composes), k too over the model view
+    (`gallery`) of a model with one attention kind (it goes round the attention kinds there: the model view draws
+    no mask), and the pickers' keys off the footer under an open menu."""
     if action == "cycle":
         if menu_open:
             return False
-        if parameters != ("kind",):
-            return True if pickers is not None and pickers.can_cycle(str(parameters[0])) else None
+        if parameters != ("kind",) or gallery:
+            which = str(parameters[0])
+            return True if pickers is not None and pickers.can_cycle(which, attention_only=gallery) else None
     if not action.startswith("head_detectors"):
         return True
     return action == j_binding(config, app_width)

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import Select
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.views.attention.grids import KIND_TITLES, MASKS, Capture
+from tui_lab.app.views.attention.grids import ATTENTION_KINDS, KIND_TITLES, MASKS, Capture
 
 SELECTS = {"kind": "#att-kind", "layer": "#att-layer", "head": "#att-head"}
 
@@ -121,18 +121,23 @@ class AttentionPickers(Horizontal):
             self.query_one("#att-kind", Select).value = kind
             self._fill_layers()
 
-    def can_cycle(self, which: str) -> bool:
-        """Whether cycling `which` changes the pick: a mask has no layer or head, one layer no other."""
-        return len(self._choices.get(SELECTS[which], [])) > 1
+    def can_cycle(self, which: str, attention_only: bool = False) -> bool:
+        """Whether cycling `which` changes the pick: a mask has no layer or head, one layer no other; with
+        `attention_only` (the model view, which draws no mask) a model with one attention kind has no other."""
+        return len(self._values(which, attention_only)) > 1
 
-    def cycle(self, which: str) -> None:
-        """The next value of the kind, layer or head select (after the last, the first)."""
-        sid = SELECTS[which]
-        select = self.query_one(sid, Select)
-        values = self._choices.get(sid, [])
+    def cycle(self, which: str, attention_only: bool = False) -> None:
+        """The next value of the kind, layer or head select (after the last, the first); `can_cycle`'s
+        `attention_only` skips the masks and tables."""
+        select = self.query_one(SELECTS[which], Select)
+        values = self._values(which, attention_only)
         if values:
             i = values.index(select.value) if select.value in values else -1
             select.value = values[(i + 1) % len(values)]
+
+    def _values(self, which: str, attention_only: bool) -> list:
+        values = self._choices.get(SELECTS[which], [])
+        return [v for v in values if v in ATTENTION_KINDS] if attention_only and which == "kind" else values
 
     @guarded
     def on_select_changed(self, event: Select.Changed) -> None:

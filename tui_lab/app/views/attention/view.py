@@ -32,7 +32,7 @@ from tui_lab.app.views.attention import draw, hints
 from tui_lab.app.views.attention.capture_runs import CaptureRuns
 from tui_lab.app.views.attention.draw import AttentionMap, GridTitle
 from tui_lab.app.views.attention.effects_panes import HeadPanes
-from tui_lab.app.views.attention.grids import MASKS, Capture, Pattern, grid_spec, has_attention
+from tui_lab.app.views.attention.grids import ATTENTION_KINDS, MASKS, Capture, Pattern, grid_spec, has_attention
 from tui_lab.app.views.attention.head_detectors import applies
 from tui_lab.app.views.attention.inputs import AttentionInputs, learned_head
 from tui_lab.app.views.attention.patch_image import PatchImage
@@ -123,10 +123,17 @@ class AttentionView(LabView):
             grid.action_toggle_numbers()
 
     def action_cycle(self, which: str) -> None:
-        self.pickers.cycle(which)
+        self.pickers.cycle(which, attention_only=self.gallery_shown)  # the model view draws no mask
+
+    @property
+    def gallery_shown(self) -> bool:
+        galleries = self.query(SmallMultiples)  # none while the view still composes
+        return bool(galleries) and galleries.first().display
 
     @guarded
     def on_attention_pickers_changed(self, message: AttentionPickers.Changed) -> None:
+        if self.gallery_shown and self.choice()[0] not in ATTENTION_KINDS:  # a mask picked with the mouse
+            self.panes.gallery_chosen()  # its grid, in the model view's place (it drew an empty box)
         self.redraw()
         self.refresh_bindings()  # l and h dim while the grid has no other layer or head (a mask has neither)
 
@@ -271,7 +278,7 @@ class AttentionView(LabView):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         pickers = self.query(AttentionPickers)  # none while the view still composes
         return hints.allows(action, parameters, self.app.live.config, self.app.size.width,
-                            pickers.first() if pickers else None, menu_open(self.app))
+                            pickers.first() if pickers else None, menu_open(self.app), self.gallery_shown)
 
     @guarded
     def on_head_panes_chosen(self, message: HeadPanes.Chosen) -> None:
