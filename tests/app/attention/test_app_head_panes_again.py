@@ -242,3 +242,25 @@ async def test_the_grids_z_and_hash_act_with_the_focus_off_the_grid():
         assert grid.dense != dense
         await pilot.press("number_sign")
         assert grid.numbers != numbers
+
+
+async def test_a_as_its_answer_runs_out_shows_something_on_the_screen():
+    """The long tier's English 100x30 walk at f80c0fe (seed 223875204): `a` on the ablation drawn came as the
+    answer's four seconds ran out, before the screen had shown the line back; the answer said again left every
+    row as it was and no notification came."""
+    app = app_for()
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await _attention(pilot)
+        await pilot.press("a")
+        effects = app.query_one(HeadEffects)
+        await wait_for(pilot, lambda: effects.result is not None and _idle(app), 60)
+        await pilot.press("a")
+        said = "a: the ablation shown is this text's already"
+        await wait_for(pilot, lambda: _line_with(app, said) is not None, 10)
+        before = screen_lines(app)
+        effects.answer.timer.stop()
+        effects.answer._back()  # the answer's time is up, and the key comes before the screen showed it
+        await pilot.press("a")
+        await pilot.pause(0.3)
+        assert screen_lines(app) != before
+        assert any("already shown" in line for line in screen_lines(app))

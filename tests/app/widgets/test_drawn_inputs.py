@@ -75,3 +75,20 @@ def test_a_line_said_meanwhile_is_not_replaced():
     owner.say("capturing...")
     owner.fire()
     assert owner.line == "capturing..."
+
+
+def test_said_again_as_the_line_comes_back_it_notifies():
+    """The long tier's English 100x30 walk at f80c0fe (seed 223875204): the answer's seconds ran out as `a` came,
+    before the screen showed the line back, so the answer said again left the screen as it was: a dead press."""
+    owner = Owner()
+    answer = Answer(owner, owner.say, lambda: owner.line)
+    answer("a: drawn already")
+    owner.fire()  # its time is up: the line it replaced comes back
+    assert owner.line == "before" and owner.notes == []
+    answer("a: drawn already")
+    assert owner.line == "a: drawn already" and owner.notes == ["a: drawn already"]
+    answer.back_at -= 5  # long after the line came back: the answer's return shows by itself
+    owner.fire()
+    answer.back_at -= 5
+    answer("a: drawn already")
+    assert owner.notes == ["a: drawn already"]

@@ -10,6 +10,7 @@ that stays.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -18,6 +19,10 @@ from rich.text import Text
 from tui_lab.app.textual_private import screen_strips
 
 SAY_S = 4.0  # how long the answer stays before the line it replaced comes back
+# A press this soon after the line came back may have come before the screen showed it back: the answer said again
+# then looks like nothing happened (the long tier's English 100x30 walk at f80c0fe, seed 223875204: a second `a` on
+# the ablation drawn, as its answer's four seconds ran out on a busy machine), so it notifies as well.
+BACK_S = 1.0
 
 
 class DrawnInputs:
@@ -79,12 +84,14 @@ class Answer:
                  seconds: float = SAY_S) -> None:
         self.owner, self.say, self.now, self.seconds = owner, say, now, seconds
         self.text, self.before, self.timer = "", "", None
+        self.back_at = float("-inf")  # when the line the answer replaced came back
 
     def __call__(self, text: str, pressed_on: str | None = None) -> None:
         """`pressed_on`: the line when the press came, for an answer that comes after work which said something
         meanwhile (a capture's progress): the very line put back is a press that showed nothing, so it notifies."""
         now = self.now()
-        if text in (now, pressed_on):  # said already: a second press shows something too
+        just_back = text == self.text and time.monotonic() - self.back_at < BACK_S
+        if text in (now, pressed_on) or just_back:  # said already: a second press shows something too
             self.owner.notify(text, title="already shown", timeout=self.seconds)
         if now != text:  # (said already, the line under it stays the one to come back)
             if self.timer is None or now != self.text:  # not another answer of this one's showing
@@ -99,3 +106,4 @@ class Answer:
         self.timer = None
         if self.now() == self.text:
             self.say(self.before)
+            self.back_at = time.monotonic()
