@@ -218,6 +218,15 @@ class OutOfTime(Exception):
     """The crawl's time budget is spent: what it reached is reported, the rest named as cut short."""
 
 
+def footer_shows(footer: str, display: str) -> bool:
+    """Whether the footer row drawn shows a key (as the footer prints it: "esc", "^s"). A key the footer shows is
+    named by the frame read before the press, not by the bindings of that moment: a focus moved after the last
+    frame (a field's `esc leave` enabled while the frame still had the list's footer and `q quit`) named a key the
+    person never saw, and its press changed nothing on that frame (the long tier's translator 80x24 walk at
+    d10fea8, seed 839854392, Experiments `i escape`)."""
+    return display in footer.replace("\u258f", " ").split()
+
+
 def _naming(line: str, key: str, binding) -> list[int]:
     """The columns where `line` names the letter `key` as a word, when it also prints a word of its description
     ("log scale l"); [] when it does not name it."""
@@ -342,7 +351,8 @@ class Crawler:
             if binding.action in SKIP_ACTIONS or binding.action.startswith("show_view(") or not active.enabled:
                 continue
             if binding.show:
-                named.add(key)
+                if footer_shows(lines[-1] if lines else "", self.app.get_key_display(binding)):
+                    named.add(key)
             elif len(key) == 1 and key.isalpha() and any(_naming(line, key, binding) for line in lines[:-1]):
                 named.add(key)
         return named
