@@ -87,8 +87,7 @@ def test_said_again_as_the_line_comes_back_it_notifies():
     assert owner.line == "before" and owner.notes == []
     answer("a: drawn already")
     assert owner.line == "a: drawn already" and owner.notes == ["a: drawn already"]
-    answer.back_at -= 5  # long after the line came back: the answer's return shows by itself
     owner.fire()
-    answer.back_at -= 5
+    answer.back_at -= 5  # long after the line came back: the answer's return shows by itself
     answer("a: drawn already")
     assert owner.notes == ["a: drawn already"]
