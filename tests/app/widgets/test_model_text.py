@@ -104,3 +104,39 @@ async def test_a_box_draws_the_folds_and_copying_gives_the_text_without_their_ma
         assert [line[:12] for line in screen_lines(app)[1:4]] == ["│ab x↵     │", "│123456789↵│", "│y45 cd    │"]
         text, _ = app.query_one(ModelText).get_selection(Selection(None, None))
         assert text == "ab x123456789y45 cd"
+
+
+async def test_a_box_grown_after_its_text_was_drawn_shows_every_line_of_it():
+    """Both lines drawn once the box is two rows high, even when the lines were rendered while it was one row and
+    the layout that grew it marked nothing to draw (the state is set by hand: Textual reaches it rarely, by the
+    order of a worker's result, a render and a layout; the long tier saw the side by side's detail row blank)."""
+    from app_support import screen_lines
+    from textual.app import App, ComposeResult
+    from textual.containers import VerticalScroll
+    from textual.geometry import Size
+    from textual.widget import Widget
+
+    from tui_lab.app.widgets.model_text import ModelText
+
+    class Box(App):
+        CSS = "ModelText { width: 1fr; }"
+
+        def compose(self) -> ComposeResult:
+            with VerticalScroll():
+                yield ModelText("...")
+
+    app = Box()
+    async with app.run_test(size=(30, 6)) as pilot:
+        await pilot.pause()
+        text = app.query_one(ModelText)
+        text.update(Content.from_markup("vier hundert\n[dim]6 decoder passes[/]"))
+        text._render_content()  # rendered at the height it had (one row): one line
+        assert text.size.height == 1 and len(text._render_cache.lines) == 1
+        # the size the layout will give, already the widget's own (as from its last layout, before its panel was
+        # hidden): the layout finds no resize to mark it dirty
+        grown = Size(text.size.width, 2)
+        text._size = grown
+        text.set_reactive(Widget.virtual_size, grown)
+        await pilot.pause()
+        assert text.size.height == 2
+        assert [line.rstrip() for line in screen_lines(app)[:2]] == ["vier hundert", "6 decoder passes"]

@@ -184,6 +184,15 @@ class ModelText(Static):
         visual = self.visual
         return Folded(visual) if isinstance(visual, Content) else visual
 
+    def render_line(self, y: int) -> Strip:
+        # Textual draws a row from the lines rendered last, again only once the widget is marked dirty; a render
+        # made at an old height (the result in, its layout not yet) and a layout that grows the box without
+        # marking it leave the new rows blank (the long tier's translator 80x24 walk at d10fea8, seed 839854392:
+        # the side by side's live box drew its text and a blank row for "6 decoder passes, 6.0 ms").
+        if self._render_cache.size != self.size:
+            self._render_content()
+        return super().render_line(y)
+
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         visual = self._render()
         if not isinstance(visual, Folded):
