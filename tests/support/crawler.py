@@ -43,6 +43,7 @@ import hashlib
 import os
 import random
 import re
+import sys
 import time
 import traceback
 from collections.abc import Sequence
@@ -254,8 +255,12 @@ class Crawler:
         seed: int | None = None,
         known: Sequence[tuple[str, str, str]] = (),
         budget_s: float | None = None,
+        progress_s: float | None = None,
     ) -> None:
         self.argv, self.size, self.depth, self.walk_keys = list(argv), size, depth, walk_keys
+        # every progress_s seconds a line of counts, and each failure as found, go to the terminal past pytest's
+        # capture: a case killed by its timeout has printed what it reached and found (the long tier)
+        self.progress_s, self._progress_at = progress_s, time.monotonic()
         self.budget_s = budget_s  # wall time for the keys (the app's start not counted); None: no limit
         self._until = float("inf")
         self.seed = seed if seed is not None else random.randrange(1 << 30)
@@ -601,6 +606,11 @@ class Crawler:
         where = " ".join([*(path or []), key]) + (f"  [{label}]" if label else "")
         self._path = where
         self.report.keys += 1
+        if self.progress_s is not None and time.monotonic() - self._progress_at >= self.progress_s:
+            self._progress_at = time.monotonic()
+            self._say(f"crawl {self.report.label} (seed {self.seed}): {len(self.report.states)} states, "
+                      f"{self.report.keys} keys, random walk {self.report.walked}, {len(self.report.failures)} "
+                      f"failures so far, at {where!r}")
         self.report.distinct_keys.add(key)
         if self._crawling is not None and view == self._crawling:
             self._covered[self._crawling].add(key)
@@ -785,6 +795,12 @@ class Crawler:
                 self.report.known.append(failure)
                 return
         self.report.failures.append(failure)
+        if self.progress_s is not None:
+            self._say(f"crawl {self.report.label} (seed {self.seed}) found:\n{failure}")
+
+    @staticmethod
+    def _say(text: str) -> None:
+        print(text, file=sys.__stderr__, flush=True)
 
 
 def typed_into(old: str, new: str, key: str) -> bool:

@@ -4,7 +4,8 @@ named on the screen is dead or typed into a field, nothing raises.
 CI tier (the default): the English toy that bare `tui-lab` opens, at 80x24, every view x every key two deep and a
 random walk of 300 keys. Long tier (TUI_LAB_CRAWL=long): three keys deep, the English toy, the encoder-decoder
 toy and a random Hugging Face folder, at 80x24, 100x30 and 160x48, 3000 random keys each. TUI_LAB_CRAWL_SEED
-replays a walk (each run prints its seed).
+replays a walk (each run prints its seed). A long case prints its counts every five minutes and each failure as it
+is found, to the terminal past pytest's capture, so a case killed by a timeout has said how far it got.
 
 A finding too big to fix in its issue may be listed in KNOWN (the rule, a pattern of its detail, the reason and
 the issue item): it is printed, not failed on. Keep the list short.
@@ -30,6 +31,9 @@ CI_BUDGET_S = 170
 # The long tier has no budget unless TUI_LAB_CRAWL_BUDGET gives one (seconds of keys per case, the app's start not
 # counted): the summary then names what it cut short.
 LONG_BUDGET_S = float(os.environ["TUI_LAB_CRAWL_BUDGET"]) if os.environ.get("TUI_LAB_CRAWL_BUDGET") else None
+# The long tier prints its counts this often, and each failure as found, past pytest's capture (a case its
+# timeout kills has said what it reached).
+PROGRESS_S = 300.0
 # Found by the crawler in issue 36 (none of them in its list of 24) and not fixed by its deadline: each is reported
 # on every run, not failed on. Remove an entry with its fix.
 KNOWN: list[tuple[str, str, str]] = []
@@ -75,6 +79,7 @@ async def test_crawl(model, size, tmp_path, monkeypatch):
         seed=seed,
         known=KNOWN,
         budget_s=LONG_BUDGET_S if LONG else CI_BUDGET_S,
+        progress_s=PROGRESS_S if LONG else None,
     )
     report = await crawler.run()
     print(report.summary())
