@@ -28,11 +28,15 @@ class GradNorms(Static):
         self.norms: dict[str, float] = {}
 
     def show(self, norms: dict[str, float], total: float | None = None) -> None:
-        # A relayout of the screen holds the UI thread (and the GIL the trainer needs): only when the
-        # number of lines changes.
-        same_lines = len(norms) == len(self.norms)
+        # A relayout of the screen holds the UI thread (and the GIL the trainer needs): only when the rows the
+        # text takes at this width are not the rows laid out. Counting the groups was not enough: the total's
+        # line wraps as its digits grow (the long tier's translator 160x48 walk at 3c7da5b, seed 463652001:
+        # "total 0.00873 (before clipping)" took a second row and decoder.1's bar went under the box's edge).
         self.norms = dict(norms)
-        self.update(self.render_norms(total), layout=not same_lines)
+        text = self.render_norms(total)
+        width = self.content_region.width
+        rows = len(text.wrap(self.app.console, width)) if width else self.size.height
+        self.update(text, layout=rows != self.size.height)
 
     def render_norms(self, total: float | None = None) -> Text:
         if not self.norms:
