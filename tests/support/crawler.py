@@ -258,8 +258,8 @@ class Crawler:
         progress_s: float | None = None,
     ) -> None:
         self.argv, self.size, self.depth, self.walk_keys = list(argv), size, depth, walk_keys
-        # every progress_s seconds a line of counts, and each failure as found, go to the terminal past pytest's
-        # capture: a case killed by its timeout has printed what it reached and found (the long tier)
+        # every progress_s seconds a line of counts, and each failure as found, go to sys.__stderr__ (pytest -s or
+        # --capture=sys lets them through at once): a case killed by its timeout has printed what it reached
         self.progress_s, self._progress_at = progress_s, time.monotonic()
         self.budget_s = budget_s  # wall time for the keys (the app's start not counted); None: no limit
         self._until = float("inf")

@@ -5,7 +5,8 @@ CI tier (the default): the English toy that bare `tui-lab` opens, at 80x24, ever
 random walk of 300 keys. Long tier (TUI_LAB_CRAWL=long): three keys deep, the English toy, the encoder-decoder
 toy and a random Hugging Face folder, at 80x24, 100x30 and 160x48, 3000 random keys each. TUI_LAB_CRAWL_SEED
 replays a walk (each run prints its seed). A long case prints its counts every five minutes and each failure as it
-is found, to the terminal past pytest's capture, so a case killed by a timeout has said how far it got.
+is found, on the process's own stderr: run the long tier with `-s` (or `--capture=sys`), so a case killed by a
+timeout has said how far it got (pytest's default fd capture holds them until the test ends).
 
 A finding too big to fix in its issue may be listed in KNOWN (the rule, a pattern of its detail, the reason and
 the issue item): it is printed, not failed on. Keep the list short.
@@ -31,7 +32,7 @@ CI_BUDGET_S = 170
 # The long tier has no budget unless TUI_LAB_CRAWL_BUDGET gives one (seconds of keys per case, the app's start not
 # counted): the summary then names what it cut short.
 LONG_BUDGET_S = float(os.environ["TUI_LAB_CRAWL_BUDGET"]) if os.environ.get("TUI_LAB_CRAWL_BUDGET") else None
-# The long tier prints its counts this often, and each failure as found, past pytest's capture (a case its
+# The long tier prints its counts this often, and each failure as found, on sys.__stderr__ (with -s, a case its
 # timeout kills has said what it reached).
 PROGRESS_S = 300.0
 # Found by the crawler in issue 36 (none of them in its list of 24) and not fixed by its deadline: each is reported

@@ -1,5 +1,5 @@
-"""The long tier's cases say what they found as they find it, past pytest's capture: a case killed by its timeout
-printed nothing before (the English 100x30 case at d10fea8)."""
+"""The long tier's cases say what they found as they find it, on the process's stderr (run with -s): a case killed
+by its timeout printed nothing before (the English 100x30 case at d10fea8)."""
 
 from __future__ import annotations
 
