@@ -49,3 +49,29 @@ async def test_stop_and_cancel_only_while_running(monkeypatch):
         await wait_for(pilot, lambda: not cancel.disabled and enabled(app, "x") is True, 30)
         await pilot.press("x")
         await wait_for(pilot, lambda: cancel.disabled and enabled(app, "x") is False, 60)
+
+
+def waiting_compare(poster, job, *args, **kwargs):
+    """A comparison that goes until stopped."""
+    worker = get_current_worker()
+    while not worker.is_cancelled:
+        time.sleep(0.05)
+
+
+async def test_a_panel_that_takes_the_room_stops_the_comparison_it_puts_away(monkeypatch):
+    """`m`, then `l` while the comparison runs: the lens takes the room, the boxes go, and their job stops with them;
+    Stop s is dimmed over the lens (the long tier, English 100x30, seed 782230373: s stayed lit for a comparison
+    nobody could see, and pressing it changed nothing drawn)."""
+    monkeypatch.setattr(jobs, "compare_job", waiting_compare)
+    app = app_for()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("5")
+        view = app.view("generate")
+        stop = app.query_one("#gen-stop", Button)
+        await pilot.press("m")
+        await wait_for(pilot, lambda: view.running and not stop.disabled and enabled(app, "s") is True, 30)
+        await pilot.press("l")
+        await wait_for(pilot, lambda: app.query_one("#gen-lens").has_class("-shown"), 30)
+        await wait_for(pilot, lambda: not view.running and stop.disabled and enabled(app, "s") is False, 30)
+        await wait_for(pilot, lambda: not any(w.group == "generate" and not w.is_finished for w in app.workers), 30)

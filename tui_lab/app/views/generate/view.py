@@ -196,10 +196,21 @@ class GenerateView(LabView):
         self.run_worker(work, thread=True, group="generate", exclusive=True, exit_on_error=False)
 
     def action_stop(self) -> None:
-        self.workers.cancel_group(self, "generate")
-        self.running = False
+        self._stop_generation()
         for panel in self.query(MechanismPanel):
             panel.cancel()
+
+    def _stop_generation(self) -> None:
+        self.workers.cancel_group(self, "generate")
+        self.running = False
+
+    def _show_panel(self, panel: MechanismPanel) -> None:
+        """A mechanism panel in the room: the stream, comparison or side by side it puts away is stopped (its
+        output could not be seen again, and Stop s stayed lit over the panel for a job nobody could see: the long
+        tier's English 100x30 walk at 51361c5, seed 782230373, `5 m`, then `l`, then `s` changed nothing drawn)."""
+        if self.running:
+            self._stop_generation()
+        self.room.show_panel(panel)
 
     def action_probs(self) -> None:
         self.query_one(Completion).toggle_probs()
@@ -240,14 +251,14 @@ class GenerateView(LabView):
     @guarded
     def action_lens(self) -> None:
         panel = self.query_one(LensPanel)
-        self.room.show_panel(panel)
+        self._show_panel(panel)
         panel.prompt = self.prompt.text
         if not panel.answered("l"):  # on the prompt whose lens is drawn, it shows it and says so (no silent rerun)
             panel.run()
 
     def action_patch(self) -> None:
         panel = self.query_one(PatchPanel)
-        self.room.show_panel(panel)
+        self._show_panel(panel)
         panel.open_with(self.prompt.text)
 
     @on(MechanismPanel.Hidden)
