@@ -13,11 +13,16 @@ from textual.worker import get_current_worker
 from tui_lab.app.views.generate import jobs
 
 
-def waiting_stream(poster, job, *args, **kwargs):
-    """A stream that waits for Stop, then says it was stopped."""
+def until_stopped() -> None:
+    """The job's worker waits here until Stop cancels it."""
     worker = get_current_worker()
     while not worker.is_cancelled:
         time.sleep(0.05)
+
+
+def waiting_stream(poster, job, *args, **kwargs):
+    """A stream that waits for Stop, then says it was stopped."""
+    until_stopped()
     poster.post_message(jobs.Finished(job, "", 0, 0.0, True))
 
 
@@ -53,9 +58,7 @@ async def test_stop_and_cancel_only_while_running(monkeypatch):
 
 def waiting_compare(poster, job, *args, **kwargs):
     """A comparison that goes until stopped."""
-    worker = get_current_worker()
-    while not worker.is_cancelled:
-        time.sleep(0.05)
+    until_stopped()
 
 
 async def test_a_panel_that_takes_the_room_stops_the_comparison_it_puts_away(monkeypatch):
