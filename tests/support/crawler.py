@@ -598,11 +598,12 @@ class Crawler:
         notes = len(self._added)
         active = self.app.active_bindings.get(key)
         live = active is None or active.enabled  # a dimmed key is pressed too; it counts as live once enabled
+        focus = (self.app.focused, self.app.screen, self._keys_published())
         await self.pilot.press(key)
         if path is None:  # a key on the way back to a state: drawn, not checked
-            await self._settle(before, notes, False, limit=0.05)
+            await self._settle(before, notes, False, limit=0.05, focus=focus)
             return
-        after = await self._settle(before, notes, key in named)
+        after = await self._settle(before, notes, key in named, focus=focus)
         where = " ".join([*(path or []), key]) + (f"  [{label}]" if label else "")
         self._path = where
         self.report.keys += 1
@@ -616,7 +617,7 @@ class Crawler:
             self._covered[self._crawling].add(key)
             if live:
                 self._live[self._crawling].add(key)
-        changed = after != before or len(self._added) != notes
+        changed = after != before or len(self._added) != notes or self.app.focused is not focus[0]
         if key in named and not changed and view == self._view_id():
             self._dead.add((view, key))  # not waited on again for 5 s: once found, reported once
             focus = self.app.focused
@@ -640,11 +641,22 @@ class Crawler:
             await self._status_reach(view, where)
 
     async def _settle(
-        self, before: list[str], notes: int, named: bool, quiet: float = QUIET_S, limit: float | None = None
+        self,
+        before: list[str],
+        notes: int,
+        named: bool,
+        quiet: float = QUIET_S,
+        limit: float | None = None,
+        focus: tuple[object, object, int] | None = None,
     ) -> list[str]:
         """The screen once the key's effect is drawn: it changed and then held still (its volatile parts masked)
         with no work pending, or (nothing changed) the wait ran out: at once for an unnamed key, longer for a
-        named one, and up to NAMED_WAIT_S while work is pending (its effect may come from a worker)."""
+        named one, and up to NAMED_WAIT_S while work is pending (its effect may come from a worker).
+        `focus`: (the focused widget, the screen, `_keys_published()`) before the press. A focus moved is an effect
+        (a person sees the field's colour go), and the screen is not read as settled until it has published its
+        keys since and run what waited for a frame (up to NAMED_WAIT_S): a focus change reaches the footer frames
+        later (the long tier's translator 160x48 walk at 51361c5, nine cases at once, seed 708064202, read Esc that
+        had left a field as changing nothing: the footer still said `esc leave`)."""
         start = time.monotonic()
         limit = limit if limit is not None else NAMED_IDLE_WAIT_S if named else UNNAMED_WAIT_S
         last, still_since, changed = masked(before), start, False
@@ -654,8 +666,11 @@ class Crawler:
             look = masked(lines)
             if look != last:
                 last, still_since = look, now
-            changed = changed or lines != before or len(self._added) != notes
+            moved = focus is not None and self.app.focused is not focus[0]
+            changed = changed or lines != before or len(self._added) != notes or moved
             pending = self._pending()
+            if moved and now - start < NAMED_WAIT_S and (self._unpublished(focus) or self._after_frame()):
+                continue  # the footer has not followed the focus yet
             if changed and now - still_since >= (BUSY_QUIET_S if pending else quiet) and await self._drawn():
                 return lines
             if not changed and not pending and now - start >= limit and await self._drawn():
@@ -674,6 +689,29 @@ class Crawler:
         await self.pilot._wait_for_screen()
         self.app.screen._on_timer_update()  # what is dirty drawn now, not at the next frame
         return self._paints == paints
+
+    def _keys_published(self) -> int:
+        """How many times the current screen has told its footer that its keys changed (Screen.refresh_bindings
+        publishes on its bindings_updated_signal; counted from the first ask)."""
+        signal = self.app.screen.bindings_updated_signal
+        if not hasattr(signal, "crawl_count"):
+            publish = signal.publish
+
+            def counted(data) -> None:
+                signal.crawl_count += 1
+                publish(data)
+
+            signal.crawl_count, signal.publish = 0, counted
+        return signal.crawl_count
+
+    def _unpublished(self, focus: tuple[object, object, int]) -> bool:
+        """The screen of the press has not told its footer of its keys since (a new screen composes its own)."""
+        return self.app.screen is focus[1] and self._keys_published() == focus[2]
+
+    def _after_frame(self) -> bool:
+        """Callbacks wait for the screen's next frame (call_after_refresh: the footer recomposes so once told its
+        keys changed)."""
+        return bool(self.app.screen._callbacks)
 
     def _pending(self) -> bool:
         """The app has work under way: a key in flight or held, a view's parts mounting, a worker running."""
