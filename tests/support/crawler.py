@@ -287,11 +287,7 @@ class Crawler:
         try:
             with _no_idle_waits():
                 async with app.run_test(size=self.size) as pilot:
-                    self.pilot, self.app = pilot, app
-                    self._count_paints()
-                    self._count_notes()
-                    await wait_ready(pilot)
-                    await self._all_mounted()
+                    await self.attach(pilot, app)
                     views = self._view_keys()
                     began, cpu = time.monotonic(), time.process_time()
                     budget = self.budget_s if self.budget_s is not None else float("inf")
@@ -316,6 +312,14 @@ class Crawler:
             self._fail("traceback", f"{type(err).__name__}: {err}", getattr(self, "_path", ""), traceback.format_exc())
         self.report.seconds = time.monotonic() - start
         return self.report
+
+    async def attach(self, pilot, app) -> None:
+        """Watch `app` (its frames, its notifications) and wait until its views are up."""
+        self.pilot, self.app = pilot, app
+        self._count_paints()
+        self._count_notes()
+        await wait_ready(pilot)
+        await self._all_mounted()
 
     async def _all_mounted(self, timeout: float = 90.0) -> None:
         """Until the views the app mounts in the background are in (a mount between two keys moves the screen)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from app_support import app_for, wait_ready
+from app_support import app_for
 from crawler import Crawler, _no_idle_waits
 from textual.screen import Screen
 
@@ -19,11 +19,7 @@ def test_esc_that_leaves_a_field_before_the_footer_follows_is_not_a_dead_press(m
         app = app_for(*crawler.argv)
         with _no_idle_waits():
             async with app.run_test(size=crawler.size) as pilot:
-                crawler.pilot, crawler.app = pilot, app
-                crawler._count_paints()
-                crawler._count_notes()
-                await wait_ready(pilot)
-                await crawler._all_mounted()
+                await crawler.attach(pilot, app)
                 for key in ("1", "i"):  # Architecture, its first field
                     await crawler._press(key, None)
                 assert in_field(app.focused), app.focused
