@@ -16,7 +16,14 @@ from tui_lab.model.attention_hooks import by_position_hook, head_output, hook_he
 from tui_lab.model.efficient import LinformerProjection, approximate_attention, linformer_attend, performer_attend
 from tui_lab.model.hooks import HookScope
 from tui_lab.model.masks import combine, local_mask
-from tui_lab.model.positions import alibi_bias, apply_rope, apply_rope_full, rope_angles, rope_full_tables
+from tui_lab.model.positions import (
+    alibi_bias,
+    apply_rope,
+    apply_rope_full,
+    rope_angles,
+    rope_full_tables,
+    rope_turns,
+)
 from tui_lab.model.relative import RELATIVE, ShawRelative
 from tui_lab.model.scaled_dot import attend, merge_heads, score_scale, split_heads
 
@@ -52,7 +59,7 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(e, sum(self.split), bias=config.bias or config.qkv_bias)
         self.out = nn.Linear(e, e, bias=config.bias)
         self._rope: tuple[Tensor, Tensor] | None = None  # cos/sin table, grown on demand (not a parameter)
-        self._rope_full_cache: tuple | None = None  # (the table it came from, cos2, sin2): `_rope_full`
+        self._rope_full_cache: tuple | None = None  # (the table it came from, cos2, sin2, turns): `_rope_full`
         # positions 'relative': this layer's tables; 't5': the first layer's table (relative.share_t5_bias)
         self.shaw = ShawRelative(config) if config.positions == "relative" else None
         self.t5_bias, self.shared_t5 = None, []
@@ -116,18 +123,19 @@ class SelfAttention(nn.Module):
         # split, not slices: split's backward is one cat, a slice's a zero-filled copy of the whole
         qk, v = qkv.split((self.split[0] + self.split[1], self.split[2]), dim=-1)
         qk = qk.unflatten(-1, (self.heads + self.kv_heads, -1))  # (N, L, H + K, D)
-        cos2, sin2 = self._rope_full(end, qk)
-        q, k = apply_rope_full(qk, cos2[start:end, None], sin2[start:end, None]).split(
+        cos2, sin2, turns = self._rope_full(end, qk)
+        q, k = apply_rope_full(qk, cos2[start:end, None], sin2[start:end, None], turns[start:end, None]).split(
             (self.heads, self.kv_heads), dim=2)
         return q.transpose(1, 2), k.transpose(1, 2), split_heads(v, self.kv_heads)
 
-    def _rope_full(self, length: int, like: Tensor) -> tuple[Tensor, Tensor]:
-        """`_rope_table` laid out per feature (positions.rope_full_tables), kept beside it."""
+    def _rope_full(self, length: int, like: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """`_rope_table` laid out per feature (positions.rope_full_tables) and as complex turns
+        (positions.rope_turns), kept beside it."""
         table = self._rope_table(length, like)
         if self._rope_full_cache is None or self._rope_full_cache[0] is not table:
             with torch.inference_mode(False), torch.no_grad():
-                self._rope_full_cache = (table, *rope_full_tables(*table))
-        return self._rope_full_cache[1], self._rope_full_cache[2]
+                self._rope_full_cache = (table, *rope_full_tables(*table), rope_turns(*table))
+        return self._rope_full_cache[1:]
 
     def _position_bias(self, start: int, end: int, k_pos: Tensor | None, rolled: bool) -> Tensor | None:
         """(H, L, S) added to the scores: ALiBi's distance penalty or T5's bucket bias; None for the rest."""

@@ -4,12 +4,13 @@ dropout (its own path) is SDPA's when nothing is dropped."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
 
 from tui_lab import build_model, load_preset
 from tui_lab.model.feed_forward import silu_gate
-from tui_lab.model.positions import apply_rope, apply_rope_full, rope_angles, rope_full_tables
+from tui_lab.model.positions import apply_rope, apply_rope_full, rope_angles, rope_full_tables, rope_turns
 from tui_lab.model.scaled_dot import attend, dropout
 
 
@@ -27,21 +28,29 @@ def test_silu_gate_is_autograds_silu_times_up_bit_for_bit():
     assert torch.equal(expected[0], gate.grad) and torch.equal(expected[1], up.grad)
 
 
-def test_rope_on_the_slab_is_apply_rope_bit_for_bit_with_gradients():
-    gen = torch.Generator().manual_seed(1)
-    cos, sin = rope_angles(16, torch.arange(9))
+@pytest.mark.parametrize("d_head", [16, 10, 32, 64, 128])
+@pytest.mark.parametrize("complex_turns", [False, True])
+def test_rope_on_the_slab_is_apply_rope_bit_for_bit_with_gradients(d_head, complex_turns):
+    """The real form, and the complex one where the pairs fill whole vectors (10: a tail, the real form again),
+    on a strided slab as the projection gives it (q|k of a q|k|v row)."""
+    gen = torch.Generator().manual_seed(d_head)
+    length, start = 9, 5
+    cos, sin = rope_angles(d_head, torch.arange(start + length))
     cos2, sin2 = rope_full_tables(cos, sin)
-    x = torch.randn(2, 9, 6, 16, generator=gen, requires_grad=True)  # (N, L, heads, D)
-    weight = torch.randn(2, 9, 6, 16, generator=gen)
+    turns = rope_turns(cos, sin)[start:, None] if complex_turns else None
+    cos, sin, cos2, sin2 = cos[start:], sin[start:], cos2[start:], sin2[start:]
+    row = torch.randn(2, length, 8 * d_head, generator=gen, requires_grad=True)  # (N, L, (H + K + K) * D)
+    x = row[..., : 6 * d_head].unflatten(-1, (6, d_head))  # (N, L, H + K, D)
+    weight = torch.randn(2, length, 6, d_head, generator=gen)
     pairs = apply_rope(x.transpose(1, 2), cos, sin).transpose(1, 2)
     (pairs * weight).sum().backward()
-    expected = x.grad.clone()
-    x.grad = None
-    full = apply_rope_full(x, cos2[:, None], sin2[:, None])
+    expected = row.grad.clone()
+    row.grad = None
+    full = apply_rope_full(x, cos2[:, None], sin2[:, None], turns)
     (full * weight).sum().backward()
-    assert torch.equal(pairs, full) and torch.equal(expected, x.grad)
+    assert torch.equal(pairs, full) and torch.equal(expected, row.grad)
     with torch.no_grad():
-        assert torch.equal(apply_rope_full(x, cos2[:, None], sin2[:, None]), full)
+        assert torch.equal(apply_rope_full(x, cos2[:, None], sin2[:, None], turns), full)
 
 
 def test_dropout_keeps_one_minus_p_scaled():
