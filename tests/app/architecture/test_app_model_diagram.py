@@ -133,3 +133,22 @@ async def test_the_family_and_every_select_are_whole_at_80x24():
             row = next(line for line in lines if line.split()[:1] == [name])
             value = str(app.query_one(f"#f-{name}").value)
             assert f"{value} " in row[:width] and "▼" in row[:width], name
+
+
+async def test_an_encoder_reads_the_length_typed_and_grouped_query_heads_draw():
+    """The long tier's translator 100x30 walk (seed 22111683): kv_heads typed on the form, then the Model tab,
+    and the app died (the diagram read grouped-query attention's note as the scores' shape). And an encoder-only
+    model drew the hidden source field's length, not the length L typed above the tabs."""
+    app = app_for("--preset", "bert-toy", build=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        _model_tab(app, length="20", source="12")  # the source field is hidden for one stack
+        await pilot.pause()
+        await pilot.pause()
+        text = await _scrolled_text(app, pilot)
+        assert "L length 20" in text and "(N, L, E) = (2, 20, 128)" in text and "(2, 12" not in text
+        app.query_one("#f-kv_heads", Input).value = "2"
+        await pilot.pause()
+        await pilot.pause()
+        text = await _scrolled_text(app, pilot)
+        assert app.is_running and "K kv heads 2" in text and "(N,H,L,L) = (2,4,20,20)" in text

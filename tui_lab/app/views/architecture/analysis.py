@@ -95,16 +95,18 @@ class ArchitectureResults(Vertical):
     def _input_texts(self) -> tuple[str, ...]:
         return tuple(self.query_one(f"#shape-{name}", Input).value for name in ("batch", "seq", "src"))
 
-    def shape_inputs(self) -> tuple[int, int, int]:
-        """Batch, target length and source length from the Shapes inputs (ValueError if not positive)."""
+    def shape_inputs(self, two_stacks: bool = True) -> tuple[int, int, int]:
+        """Batch, target length and source length from the Shapes inputs (ValueError if not positive). A single
+        stack has one length L, and its source field is hidden: an encoder's source length is L too (the trace
+        reads an encoder's length from the source)."""
         out = []
-        for name in ("batch", "seq", "src"):
+        for name in ("batch", "seq", "src") if two_stacks else ("batch", "seq"):
             text = self.query_one(f"#shape-{name}", Input).value.strip()
             if not text.isdigit() or int(text) <= 0 or int(text) > 1_000_000:
                 label = self.query_one(f"#shape-{name}-label", Label).render()  # the name the person sees
                 raise ValueError(f"{label} must be a positive integer (up to 1,000,000), got {text!r}")
             out.append(int(text))
-        return out[0], out[1], out[2]
+        return out[0], out[1], out[-1] if two_stacks else out[1]
 
     def show(self, config: ModelConfig | None, fallback: ModelConfig | None = None) -> None:
         """The summary follows every keystroke; the other tabs redraw only while shown (they cost more). The same
@@ -143,7 +145,7 @@ class ArchitectureResults(Vertical):
         self._name_lengths(config)
         error = self.query_one("#shape-error", Label)
         try:
-            batch, seq, src = self.shape_inputs()
+            batch, seq, src = self.shape_inputs(config.family == "encoder-decoder")
         except ValueError as err:
             error.update(str(err))
             error.display = True
@@ -200,7 +202,7 @@ class ArchitectureResults(Vertical):
             configs.append((str(name), config))
         (na, a), (nb, b) = configs
         try:
-            context = self.shape_inputs()[1]  # FLOPs per token at the length L above the tabs
+            context = self.shape_inputs(two_stacks=False)[1]  # FLOPs per token at the length L above the tabs
         except ValueError:
             context = DEFAULT_LENGTH  # the field shows its own error
         self.query_one("#compare-table", Static).update(compare_table(a, b, na, nb, context))

@@ -5,11 +5,14 @@ batch and lengths: `(N, L, E) = (2, 16, 128)`. The numbers are read from `analys
 the Shapes tab lists), never computed here. For the 2017 encoder-decoder the encoder's output, the memory
 (N, S, E), runs along a double line into every decoder layer's cross-attention: beside the decoder when the
 panel is wide, down a rail on the right when it is narrow (80x24), where the view scrolls instead of cutting.
-Dimension legend: N batch, L length (S source, T target), E d_model, F d_ff, H heads, V vocab.
+Dimension legend: N batch, L length (S source, T target), E d_model, F d_ff, H heads, V vocab; where the model has
+them, K kv heads (grouped-query), k Linformer's projected keys, m Performer's features.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -27,7 +30,7 @@ GAP = 8  # columns between the encoder and the decoder when they stand side by s
 NORM_NAMES = {"layernorm": ("LN", "LayerNorm"), "rmsnorm": ("RMS", "RMSNorm"), "batchnorm": ("BN", "BatchNorm")}
 
 
-def shape_text(letters: str, shape: tuple[int, ...], compact: bool = False) -> str:
+def shape_text(letters: str | Sequence[str], shape: tuple[int, ...], compact: bool = False) -> str:
     """"(N, L, E) = (2, 16, 128)": the letters say what each axis is, the numbers what it holds. Inside a box
     `compact` drops the spaces ("(N,H,L,L) = (2,4,16,16)") so a block stays within the 80x24 panel."""
     if len(letters) != len(shape):  # a trace that changed its rank must not be mislabelled
@@ -47,7 +50,7 @@ class Column:
     def add(self, *lines: str) -> None:
         self.lines.extend(lines)
 
-    def arrow(self, letters: str, shape: tuple[int, ...]) -> None:
+    def arrow(self, letters: str | Sequence[str], shape: tuple[int, ...]) -> None:
         self.add(f"  │ {shape_text(letters, shape)}", "  ▼")
 
     def box(self, title: str, body: list[str], mark: tuple[str, int] | None = None, params: int = 0,
@@ -86,7 +89,7 @@ def _stack(c: ModelConfig, col: Column, rows: list[ShapeRow], stack: str, length
                 cross_line = len(body)
             body.append(_sublayer(c, row.kind, row.kind == "cross-attention"))
             keys = memory if row.kind == "cross-attention" else length
-            body.append(f"  scores {_scores(row, length, keys)}")
+            body.append(f"  {_scores(row, length, keys)}")
         elif row.path.endswith("ffn.router"):  # a mixture of experts: scores for X experts, then K of them
             body.append(_sublayer(c, "MoE FFN", False))
             body.append(f"  router {shape_text('N' + length + 'X', row.output_shape, True)}, {row.note}")
@@ -100,15 +103,31 @@ def _stack(c: ModelConfig, col: Column, rows: list[ShapeRow], stack: str, length
     col.arrow("N" + length + "E", blocks[-1].output_shape)
 
 
+# The trace's note on an attention row names what its weights are first, "scores (N, H, L, L) = (2, 4, 16, 16)"
+# (cross-attention: "scores target x source = (...)"), and may go on: grouped-query's "K = 2 kv heads", Linformer's
+# projections. The first "= (numbers)" is the weights' shape; its axes, when named, say what the last one is.
+_WEIGHTS = re.compile(r"(?:\((?P<axes>[A-Za-z, ]+)\) )?= \((?P<numbers>\d+(?:, \d+)*)\)")
+
+
 def _scores(row: ShapeRow, length: str, keys: str) -> str:
-    """The attention weights' shape, from the trace's note ("... = (N, H, L, L)" as numbers)."""
-    numbers = row.note.rpartition("= ")[2].strip("()")
-    shape = tuple(int(n) for n in numbers.split(","))
-    return shape_text("NH" + length + keys, shape, True)
+    """"scores (N,H,T,S) = (...)": the attention weights' shape, from the trace's note. Linformer's scores end in
+    its k projected keys; Performer has no scores, its features (N, H, L, m) stand there. A note in another form
+    is shown as it is."""
+    found = _WEIGHTS.search(row.note)
+    if found is None:
+        return row.note
+    shape = tuple(int(n) for n in found["numbers"].split(", "))
+    axes = (found["axes"] or "").replace(", ", "")
+    last = axes[-1] if axes and axes[-1] != "L" else keys
+    label = "features" if row.note.startswith("features") else "scores"
+    return f"{label} {shape_text('NH' + length + last, shape, True)}"
 
 
 def _embedding(c: ModelConfig, col: Column, rows: list[ShapeRow], length: str, ids_name: str) -> None:
     tok = rows[0]
+    if tok.path == "patch_embed":
+        _patches(c, col, rows, length)
+        return
     col.add(f"{ids_name} ids")
     col.arrow("N" + length, tok.input_shape)
     if tok.kind == "embedding (shared)":
@@ -128,6 +147,45 @@ def _embedding(c: ModelConfig, col: Column, rows: list[ShapeRow], length: str, i
     col.arrow("N" + length + "E", tok.output_shape)
 
 
+def _patches(c: ModelConfig, col: Column, rows: list[ShapeRow], length: str) -> None:
+    """A ViT's input: the image cut into patches by a strided conv, the class token put first, positions added."""
+    patch = rows[0]
+    col.add("image")
+    col.arrow(["N", "channels", "height", "width"], patch.input_shape)
+    p = c.patch_size
+    body = [f"patch embedding {c.channels}x{p}x{p} -> {c.d_model}", f"  {patch.note}"]
+    pos = next((r for r in rows if r.path == "pos_embed"), None)
+    if pos is not None:
+        body += [f"+ {c.positions} positions", f"  {shape_text(length + 'E', pos.output_shape, True)}"]
+    col.box("embeddings", body, params=sum(r.params for r in rows if r.path in ("patch_embed", "pos_embed")))
+    col.arrow("N" + length + "E", patch.output_shape)
+
+
+def _head(c: ModelConfig, col: Column, rows: list[ShapeRow], length: str) -> bool:
+    """The output end: BERT's MLM transform before the vocabulary, an lm_head, or a classifier's label per
+    sequence; False when the stack has none (an encoder whose output is the memory)."""
+    by_path = {r.path: r for r in rows}
+    if "head.dense" in by_path:
+        dense, norm = by_path["head.dense"], by_path["head.norm"]
+        col.box("MLM transform", [f"linear {c.d_model} -> {c.d_model}, {dense.note}", NORM_NAMES[c.norm][1]],
+                params=dense.params + norm.params)
+        col.arrow("N" + length + "E", norm.output_shape)
+    if "head.out" in by_path:
+        out = by_path["head.out"]
+        col.box("classifier", [f"{out.note}: (N, E)", f"linear {c.d_model} -> {c.classes}"], params=out.params)
+        col.arrow(["N", "classes"], out.output_shape)
+        col.add("logits: a score per class")
+        return True
+    head = by_path.get("lm_head")
+    if head is None:
+        return False
+    tied = "tied to the embedding" if c.tie_embeddings else f"{head.params:,} params"
+    col.box("lm_head", [f"linear {c.d_model} -> {c.vocab:,}", tied], params=head.params)
+    col.arrow("N" + length + "V", head.output_shape)
+    col.add("logits: a score per vocabulary entry")
+    return True
+
+
 def _column(c: ModelConfig, rows: list[ShapeRow], stack: str, length: str, memory: str = "",
             params: bool = False) -> Column:
     """One stack from ids to its output (the memory, or the logits when the head follows it)."""
@@ -138,15 +196,9 @@ def _column(c: ModelConfig, rows: list[ShapeRow], stack: str, length: str, memor
     if norm is not None:
         col.box("final norm", [NORM_NAMES[c.norm][1]], params=norm.params)
         col.arrow("N" + length + "E", norm.output_shape)
-    head = next((r for r in rows if r.path == "lm_head"), None)
-    if head is None:
+    if not _head(c, col, rows, length):
         col.marks["memory"] = len(col.lines)
         col.add("memory, read by every decoder block")
-        return col
-    tied = "tied to the embedding" if c.tie_embeddings else f"{head.params:,} params"
-    col.box("lm_head", [f"linear {c.d_model} -> {c.vocab:,}", tied], params=head.params)
-    col.arrow("N" + length + "V", head.output_shape)
-    col.add("logits: a score per vocabulary entry")
     return col
 
 
@@ -205,7 +257,8 @@ def model_diagram(c: ModelConfig, batch: int, length: int, source: int, width: i
         stack = "decoder" if c.has_decoder else "encoder"
         cols = [_column(c, rows, stack, "L", params=p) for p in (True, False)]
         layouts = [_opened(c, cols[0])] + [col.lines for col in cols]
-        return _legend(c, batch, {"L": length}, width) + _first_fit(layouts, width)
+        # the trace's own length: an encoder reads the source length, a ViT its patches and class token
+        return _legend(c, batch, {"L": rows[0].output_shape[1]}, width) + _first_fit(layouts, width)
     enc_rows, dec_rows = _split(c, rows)
     layouts = []
     for arrange in (_side_by_side, _stacked):  # the memory runs sideways when there is room, else down a rail
@@ -224,7 +277,14 @@ def _legend(c: ModelConfig, batch: int, lengths: dict[str, int], width: int) -> 
     """What each letter stands for and holds, wrapped to the panel (at least the diagram's own width)."""
     names = {"L": "length", "S": "source", "T": "target"}
     parts = [f"N batch {batch}"] + [f"{k} {names[k]} {v}" for k, v in lengths.items()]
-    parts += [f"E d_model {c.d_model}", f"H heads {c.heads}", f"F d_ff {c.d_ff}", f"V vocab {c.vocab:,}"]
+    parts += [f"E d_model {c.d_model}", f"H heads {c.heads}", f"F d_ff {c.d_ff}"]
+    parts += [f"V vocab {c.vocab:,}"] if c.vocab else []  # an image model has patches, not a vocabulary
+    if c.n_kv_heads != c.heads:
+        parts.append(f"K kv heads {c.n_kv_heads}")
+    if c.self_attention == "linformer" and "L" in lengths:  # (only an encoder-only model may have it)
+        parts.append(f"k projected keys {min(c.linformer_rows, lengths['L'])}")
+    if c.self_attention == "performer":
+        parts.append(f"m features {c.n_features}")
     lines = [parts[0]]
     for part in parts[1:]:
         if len(lines[-1]) + 3 + len(part) <= max(width, 36):
