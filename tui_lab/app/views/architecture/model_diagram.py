@@ -151,9 +151,10 @@ def _patches(c: ModelConfig, col: Column, rows: list[ShapeRow], length: str) -> 
     """A ViT's input: the image cut into patches by a strided conv, the class token put first, positions added."""
     patch = rows[0]
     col.add("image")
-    col.arrow(["N", "channels", "height", "width"], patch.input_shape)
+    col.arrow(["N", "C", "h", "w"], patch.input_shape)
     p = c.patch_size
-    body = [f"patch embedding {c.channels}x{p}x{p} -> {c.d_model}", f"  {patch.note}"]
+    body = [f"patch embedding {c.channels}x{p}x{p} -> {c.d_model}", f"  conv {p}x{p} stride {p}",
+            "+ a class token, first"]
     pos = next((r for r in rows if r.path == "pos_embed"), None)
     if pos is not None:
         body += [f"+ {c.positions} positions", f"  {shape_text(length + 'E', pos.output_shape, True)}"]
@@ -279,6 +280,8 @@ def _legend(c: ModelConfig, batch: int, lengths: dict[str, int], width: int) -> 
     parts = [f"N batch {batch}"] + [f"{k} {names[k]} {v}" for k, v in lengths.items()]
     parts += [f"E d_model {c.d_model}", f"H heads {c.heads}", f"F d_ff {c.d_ff}"]
     parts += [f"V vocab {c.vocab:,}"] if c.vocab else []  # an image model has patches, not a vocabulary
+    if c.input == "patches":
+        parts.append(f"C channels {c.channels} · h x w pixels {c.image_size} x {c.image_size}")
     if c.n_kv_heads != c.heads:
         parts.append(f"K kv heads {c.n_kv_heads}")
     if c.self_attention == "linformer" and "L" in lengths:  # (only an encoder-only model may have it)
