@@ -61,3 +61,20 @@ def test_every_config_draws_its_whole_path_with_the_traces_shapes(width):
         assert width > 40 or max(map(len, text.splitlines())) <= 44 or config.family == "encoder-decoder", label
         if config.head == "classifier":
             assert "logits: a score per class" in text and "memory" not in text, label
+
+
+def test_every_config_fills_the_other_tabs():
+    """Summary, KV table, the paper's note, the Layer diagram and Compare (against gpt2-toy) for the same configs:
+    each gives its text (none of them may take the app down on a config the form accepts)."""
+    from tui_lab.analysis import count_params
+    from tui_lab.app.views.architecture.compare import compare_table
+    from tui_lab.app.views.architecture.tables import kv_table, paper_note, summary_text
+    from tui_lab.app.widgets.block_diagram import layer_diagram
+
+    reference = load_preset("gpt2-toy")
+    for label, config in configs():
+        paper_note(config)  # empty for a model no paper describes
+        texts = [summary_text(config, 2, 9), layer_diagram(config), compare_table(config, reference, "current",
+                 "gpt2-toy", 9), kv_table(config) if config.has_decoder else "no decoder: no KV cache"]
+        assert all(str(t) for t in texts), label
+        assert sum(count_params(config).components().values()) == count_params(config).total, label
