@@ -35,3 +35,31 @@ async def test_run_keys_apply_only_while_they_act(monkeypatch):
         await wait_for(pilot, lambda: not view.training, 120)
         await footer_says(pilot, "pause", False)
         assert pause.disabled and stop.disabled
+
+
+async def test_x_is_dimmed_once_a_stop_is_asked_for(monkeypatch):
+    """The long tier's translator 100x30 walk at 7119a48 (seed 880794063): `g x x` while the trainer was built,
+    and the second x, named by the Stop button, changed nothing. Once a stop is asked for, x and Stop are dimmed
+    until the run ends; the palette's stop says it is already stopping."""
+    monkeypatch.setenv("TUI_LAB_TRAIN_THREADS", "1")
+    app = app_for()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await wait_ready(pilot)
+        view = await train_view(pilot)
+        await pilot.press("4")
+        stop = app.query_one("#tf-stop", Button)
+        await pilot.press("g")
+        await wait_for(pilot, lambda: view.training, 10)
+        await pilot.press("x")
+        await pilot.pause()
+        assert view.training and view.session.control.stopped  # the trainer is still being built: the run goes on a while
+        assert stop.disabled and enabled(app, "x") is not True
+        view.action_stop()  # as the command palette's stop does
+        await pilot.pause()
+        assert any("already stopping" in n.message for n in app._notifications)
+        await wait_for(pilot, lambda: not view.training, 120)
+        await pilot.press("g")  # a new run: x is live again
+        await wait_for(pilot, lambda: view.training, 10)
+        assert not stop.disabled and enabled(app, "x") is True
+        await pilot.press("x")
+        await wait_for(pilot, lambda: not view.training, 120)

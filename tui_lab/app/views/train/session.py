@@ -89,6 +89,11 @@ class TrainSession(Controlled):
         return self.control.paused
 
     @property
+    def stopping(self) -> bool:
+        """A stop was asked for: the run ends after the step it is on."""
+        return self.control.stopped
+
+    @property
     def active(self) -> bool:
         return not self.ended
 

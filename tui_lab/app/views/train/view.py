@@ -192,8 +192,8 @@ class TrainView(LabView):
     def label_pause(self) -> None:
         """The Pause button's word, and the keys that act on a run only while one goes (check_action)."""
         self.query_one("#tf-pause", Button).label = "Resume p" if self.state.held_paused else "Pause p"
-        for button in (self.query_one("#tf-pause", Button), self.query_one("#tf-stop", Button)):
-            disable(button, not self.training, self.home())
+        disable(self.query_one("#tf-pause", Button), not self.training, self.home())
+        disable(self.query_one("#tf-stop", Button), not self.training or self.session.stopping, self.home())
         disable(self.query_one("#tf-step", Button), not self.can_step, self.home())
         self.refresh_bindings()
 
@@ -204,13 +204,14 @@ class TrainView(LabView):
         return self.training and self.state.hold is None and session.ready and session.paused
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Dimmed while they do not apply (issue 36): p and x with no run, g while one goes unpaused, n unless a
-        built run is paused (the crawler's long tier met n named by its button and changing nothing)."""
+        """Dimmed while they do not apply (issue 36): p and x with no run, x once a stop was asked for, g while one
+        goes unpaused, n unless a built run is paused (the crawler's long tier met n, and a second x, named by
+        their buttons and changing nothing)."""
         if action in ("pause", "resume"):  # one of the two on the footer: the word the Pause button shows
             shown = (action == "resume") == self.state.held_paused
             return (True if self.training else None) if shown else False
         if action == "stop":
-            return True if self.training else None
+            return True if self.training and not self.session.stopping else None
         if action == "start":
             return None if self.training and not self.state.held_paused else True
         if action == "step":
@@ -225,9 +226,12 @@ class TrainView(LabView):
             self.notify("the trainer is still being built", severity="warning")
 
     def action_stop(self) -> None:
-        if self.training:
+        if self.training and self.session.stopping:  # the palette's stop comes here while x is dimmed
+            self.notify("already stopping: the run ends after the step it is on", severity="warning")
+        elif self.training:
             self.session.stop()
             self._say("stopping after this step...", "bold")
+            self.label_pause()
 
     @guarded
     def action_save(self) -> None:
