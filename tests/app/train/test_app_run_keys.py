@@ -52,7 +52,7 @@ async def test_x_is_dimmed_once_a_stop_is_asked_for(monkeypatch):
         await wait_for(pilot, lambda: view.training, 10)
         await pilot.press("x")
         await pilot.pause()
-        assert view.training and view.session.control.stopped  # the trainer is still being built: the run goes on a while
+        assert view.training and view.session.control.stopped  # the trainer is still being built: it goes on
         assert stop.disabled and enabled(app, "x") is not True
         view.action_stop()  # as the command palette's stop does
         await pilot.pause()
