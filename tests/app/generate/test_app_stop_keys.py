@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from app_support import app_for, wait_for, wait_ready
+from app_support import app_for, screen_text, wait_for, wait_ready
 from footer_support import enabled
 from textual.widgets import Button
 from textual.worker import get_current_worker
@@ -78,3 +78,28 @@ async def test_a_panel_that_takes_the_room_stops_the_comparison_it_puts_away(mon
         await wait_for(pilot, lambda: app.query_one("#gen-lens").has_class("-shown"), 30)
         await wait_for(pilot, lambda: not view.running and stop.disabled and enabled(app, "s") is False, 30)
         await wait_for(pilot, lambda: not any(w.group == "generate" and not w.is_finished for w in app.workers), 30)
+
+
+def slow_first_pass_stream(poster, job, *args, **kwargs):
+    """A stream whose first pass takes a while and only then sees the stop (a large model's first decoder pass)."""
+    time.sleep(1.5)
+    poster.post_message(jobs.Finished(job, "", 0, 1.5, get_current_worker().is_cancelled, "0 tokens in 1.50 s"))
+
+
+async def test_stop_says_so_at_once_while_the_pass_under_way_ends(monkeypatch):
+    """The long tier's translator 160x48 walk at 7119a48 (seed 789767901): on a model its walk had made large,
+    `g` then `s` before the first token: the screen kept "no tokens yet" and only Stop's colour changed. The
+    status line says it is stopping at once, then that the run was stopped."""
+    monkeypatch.setattr(jobs, "stream_job", slow_first_pass_stream)
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("5")
+        view = app.view("generate")
+        await wait_for(pilot, lambda: app.query_one("#gen-stop", Button).disabled, 30)
+        await pilot.press("g")
+        await wait_for(pilot, lambda: view.running, 30)
+        await pilot.press("s")
+        await pilot.pause()
+        assert "stopping after the pass under" in screen_text(app)  # (it wraps at 80 columns)
+        await wait_for(pilot, lambda: "stopped" in screen_text(app) and "stopping" not in screen_text(app), 30)

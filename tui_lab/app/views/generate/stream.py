@@ -65,6 +65,11 @@ class Completion(Vertical):
             self._describe()
             self.query_one("#gen-out-scroll").scroll_end(animate=False)
 
+    def stopping(self) -> None:
+        """Stop was pressed: said at once, since the pass under way ends first (a large model's first pass can
+        take seconds, and the stream showed "no tokens yet" with nothing but Stop's colour changed)."""
+        self.stream.finish(self.stream.text, "stopping after the pass under way...")
+
     def finish(self, text: str, note: str, cancelled: bool) -> None:
         """The whole completion, and the status line: the job's note, the seed, and whether Stop cut it."""
         seed = f"; {self.seed}" if self.seed else ""

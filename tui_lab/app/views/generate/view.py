@@ -196,6 +196,8 @@ class GenerateView(LabView):
         self.run_worker(work, thread=True, group="generate", exclusive=True, exit_on_error=False)
 
     def action_stop(self) -> None:
+        if self.running and self.query_one("#gen-body").display:  # a stream (compare and side by side fold the
+            self.query_one(Completion).stopping()  # body away): its status says so until its pass has ended
         self._stop_generation()
         for panel in self.query(MechanismPanel):
             panel.cancel()
