@@ -193,7 +193,7 @@ class TrainView(LabView):
         """The Pause button's word, and the keys that act on a run only while one goes (check_action)."""
         self.query_one("#tf-pause", Button).label = "Resume p" if self.state.held_paused else "Pause p"
         disable(self.query_one("#tf-pause", Button), not self.training, self.home())
-        disable(self.query_one("#tf-stop", Button), not self.training or self.session.stopping, self.home())
+        disable(self.query_one("#tf-stop", Button), not self.can_stop, self.home())
         disable(self.query_one("#tf-step", Button), not self.can_step, self.home())
         self.refresh_bindings()
 
@@ -203,6 +203,11 @@ class TrainView(LabView):
         session = self.session
         return self.training and self.state.hold is None and session.ready and session.paused
 
+    @property
+    def can_stop(self) -> bool:
+        """x stops once: a run goes and no stop was asked for yet."""
+        return self.training and not self.session.stopping
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Dimmed while they do not apply (issue 36): p and x with no run, x once a stop was asked for, g while one
         goes unpaused, n unless a built run is paused (the crawler's long tier met n, and a second x, named by
@@ -211,7 +216,7 @@ class TrainView(LabView):
             shown = (action == "resume") == self.state.held_paused
             return (True if self.training else None) if shown else False
         if action == "stop":
-            return True if self.training and not self.session.stopping else None
+            return True if self.can_stop else None
         if action == "start":
             return None if self.training and not self.state.held_paused else True
         if action == "step":
@@ -226,12 +231,12 @@ class TrainView(LabView):
             self.notify("the trainer is still being built", severity="warning")
 
     def action_stop(self) -> None:
-        if self.training and self.session.stopping:  # the palette's stop comes here while x is dimmed
-            self.notify("already stopping: the run ends after the step it is on", severity="warning")
-        elif self.training:
+        if self.can_stop:
             self.session.stop()
             self._say("stopping after this step...", "bold")
             self.label_pause()
+        elif self.training:  # the palette's stop comes here while x is dimmed
+            self.notify("already stopping: the run ends after the step it is on", severity="warning")
 
     @guarded
     def action_save(self) -> None:
