@@ -26,14 +26,18 @@ def waiting_stream(poster, job, *args, **kwargs):
     poster.post_message(jobs.Finished(job, "", 0, 0.0, True))
 
 
+async def generate_view(app, pilot):
+    """The app ready, the Generate view open: (the view, its Stop button)."""
+    await wait_ready(pilot)
+    await pilot.press("5")
+    return app.view("generate"), app.query_one("#gen-stop", Button)
+
+
 async def test_stop_and_cancel_only_while_running(monkeypatch):
     monkeypatch.setattr(jobs, "stream_job", waiting_stream)
     app = app_for()
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        await pilot.press("5")
-        view = app.view("generate")
-        stop = app.query_one("#gen-stop", Button)
+        view, stop = await generate_view(app, pilot)
         await wait_for(pilot, lambda: stop.disabled and enabled(app, "s") is False, 30)
         await pilot.press("g")
         await wait_for(pilot, lambda: view.running and not stop.disabled and enabled(app, "s") is True, 30)
@@ -68,10 +72,7 @@ async def test_a_panel_that_takes_the_room_stops_the_comparison_it_puts_away(mon
     monkeypatch.setattr(jobs, "compare_job", waiting_compare)
     app = app_for()
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_ready(pilot)
-        await pilot.press("5")
-        view = app.view("generate")
-        stop = app.query_one("#gen-stop", Button)
+        view, stop = await generate_view(app, pilot)
         await pilot.press("m")
         await wait_for(pilot, lambda: view.running and not stop.disabled and enabled(app, "s") is True, 30)
         await pilot.press("l")
@@ -93,10 +94,8 @@ async def test_stop_says_so_at_once_while_the_pass_under_way_ends(monkeypatch):
     monkeypatch.setattr(jobs, "stream_job", slow_first_pass_stream)
     app = app_for()
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        await pilot.press("5")
-        view = app.view("generate")
-        await wait_for(pilot, lambda: app.query_one("#gen-stop", Button).disabled, 30)
+        view, stop = await generate_view(app, pilot)
+        await wait_for(pilot, lambda: stop.disabled, 30)
         await pilot.press("g")
         await wait_for(pilot, lambda: view.running, 30)
         await pilot.press("s")
