@@ -6,7 +6,7 @@ import pytest
 from app_support import SIZE, app_for, screen_lines, screen_text, wait_ready
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from tui_lab.analysis import count_params
+from tui_lab.analysis import count_params, flops_per_token
 from tui_lab.app.views.architecture.compare import compare_rows
 from tui_lab.app.views.architecture.config_form import TEXT_FIELDS, ConfigForm, adjust_stacks, field_of_error
 from tui_lab.app.widgets.block_diagram import layer_diagram
@@ -193,3 +193,26 @@ async def test_at_80x24_every_tab_shows_its_key_numbers_whole():
 def test_layer_diagram_of_an_attention_only_model_has_no_ffn():
     text = layer_diagram(load_preset("gpt2-toy", ffn="none"))
     assert "masked self-attn" in text and "FFN" not in text
+
+
+async def test_an_images_length_is_its_patches_and_class_token_in_every_number():
+    """A ViT's sequence is fixed by its image (vit-toy: 4x4 patches and the class token, 17): the length field is
+    not asked for, its label says 17, and the summary counts FLOPs and activations at 17, as the Shapes trace does
+    (it once counted them at the 16 typed above the tabs)."""
+    config = load_preset("vit-toy")
+    app = app_for("--preset", "vit-toy", build=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.query_one("#shape-seq", Input).value = "x"  # the hidden field's text is not read for an image
+        await pilot.pause()
+        panel = app.query_one("#arch-results").region
+        text = _column(screen_lines(app), panel.x, panel.right)  # the panel's wrapped lines read whole
+        assert f"length L {config.max_len} (image)" in text and not app.query_one("#shape-seq", Input).display
+        assert f"context {config.max_len}" in text and f"batch 2 x {config.max_len} tokens" in text
+        assert f"{flops_per_token(config, config.max_len):,}" in text
+        assert "must be a positive integer" not in text
+        app.query_one("#preset", Select).value = "gpt2-toy"  # text again: the field is back and read
+        await pilot.pause()
+        await pilot.pause()
+        text = _column(screen_lines(app), panel.x, panel.right)
+        assert app.query_one("#shape-seq", Input).display and "length L must be a positive integer" in text

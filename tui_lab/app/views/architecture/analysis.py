@@ -95,17 +95,21 @@ class ArchitectureResults(Vertical):
     def _input_texts(self) -> tuple[str, ...]:
         return tuple(self.query_one(f"#shape-{name}", Input).value for name in ("batch", "seq", "src"))
 
-    def shape_inputs(self, two_stacks: bool = True) -> tuple[int, int, int]:
+    def shape_inputs(self, two_stacks: bool = True, image_length: int | None = None) -> tuple[int, int, int]:
         """Batch, target length and source length from the Shapes inputs (ValueError if not positive). A single
         stack has one length L, and its source field is hidden: an encoder's source length is L too (the trace
-        reads an encoder's length from the source)."""
+        reads an encoder's length from the source). An image's length is its patches and the class token
+        (`image_length`), whatever the hidden length field holds."""
         out = []
-        for name in ("batch", "seq", "src") if two_stacks else ("batch", "seq"):
+        names = ("batch",) if image_length else ("batch", "seq", "src") if two_stacks else ("batch", "seq")
+        for name in names:
             text = self.query_one(f"#shape-{name}", Input).value.strip()
             if not text.isdigit() or int(text) <= 0 or int(text) > 1_000_000:
                 label = self.query_one(f"#shape-{name}-label", Label).render()  # the name the person sees
                 raise ValueError(f"{label} must be a positive integer (up to 1,000,000), got {text!r}")
             out.append(int(text))
+        if image_length:
+            return out[0], image_length, image_length
         return out[0], out[1], out[-1] if two_stacks else out[1]
 
     def show(self, config: ModelConfig | None, fallback: ModelConfig | None = None) -> None:
@@ -145,7 +149,7 @@ class ArchitectureResults(Vertical):
         self._name_lengths(config)
         error = self.query_one("#shape-error", Label)
         try:
-            batch, seq, src = self.shape_inputs(config.family == "encoder-decoder")
+            batch, seq, src = self.shape_inputs(config.family == "encoder-decoder", _image_length(config))
         except ValueError as err:
             error.update(str(err))
             error.display = True
@@ -179,9 +183,13 @@ class ArchitectureResults(Vertical):
             self.query_one(ModelDiagram).show(config, batch, seq, src)
 
     def _name_lengths(self, config: ModelConfig) -> None:
-        """Seed 003's letters: one length L for a single stack; target T and source S for the 2017 model."""
-        two = config.family == "encoder-decoder"
-        self.query_one("#shape-seq-label", Label).update("target T" if two else "length L")
+        """Seed 003's letters: one length L for a single stack; target T and source S for the 2017 model. An
+        image's length is fixed by its patches: shown, not asked for (the summary once counted a ViT's FLOPs and
+        activations at the 16 typed while its trace had 17 tokens)."""
+        two, image = config.family == "encoder-decoder", _image_length(config)
+        label = f"length L {image} (image)" if image else "target T" if two else "length L"
+        self.query_one("#shape-seq-label", Label).update(label)
+        self.query_one("#shape-seq").display = not image
         for sid in ("#shape-src-label", "#shape-src"):
             self.query_one(sid).display = two
 
@@ -245,6 +253,11 @@ def _tab_contents(pane_id: str) -> list[Widget]:
                          id="compare-pick")
         return [pick, VerticalScroll(Static("", id="compare-table"))]
     return [VerticalScroll(BlockDiagram(id="diagram"), FFNRankNote(id="ffn-rank"))]
+
+
+def _image_length(config: ModelConfig) -> int | None:
+    """The tokens of an image input (its patches and the class token), None for text."""
+    return config.max_len if config.input == "patches" else None
 
 
 def _default(name: str) -> str:
