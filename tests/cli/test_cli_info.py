@@ -31,6 +31,12 @@ def test_info_human_output_shows_the_count_and_the_trace():
     assert "(1, 7, 512)" in out.stdout
 
 
+def test_an_encoders_memory_names_no_kv_cache_and_a_decoders_does():
+    encoder = tui_lab("info", "--preset", "bert-toy").stdout
+    assert "no KV cache" in " ".join(encoder.split()) and "B/token" not in encoder
+    assert "B/token" in " ".join(tui_lab("info", "--preset", "gpt2-toy").stdout.split())
+
+
 def test_bad_input_is_one_line_and_exit_2():
     cases = [
         (["--preset", "nope"], "known presets"),
@@ -39,6 +45,7 @@ def test_bad_input_is_one_line_and_exit_2():
         (["--heads", "x"], "--heads"),
         (["--set", "colour=blue"], "unknown field 'colour'"),
         (["--set", "dropout=lots"], "dropout must be a number"),
+        (["--preset", "vit-toy", "--seq-len", "40"], "--seq-len (40) must be 17 for input 'patches'"),
     ]
     for args, message in cases:
         out = tui_lab("info", *args)

@@ -84,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
         value = args.batch if name == "batch" else seq_len
         if value <= 0:
             raise ValueError(f"--{name.replace('_', '-')} ({value}) must be a positive integer")
+    if config.input == "patches" and seq_len != config.max_len:  # the trace would use the image's length anyway
+        raise ValueError(f"--seq-len ({seq_len}) must be {config.max_len} for input 'patches' (an image is "
+                         f"(image_size/patch_size)^2 patches plus the class token)")
     data = report(config, args.batch, seq_len)
     if tokenizer is not None:
         data["tokenizer"], used = tokenizer
@@ -119,10 +122,10 @@ def _print(config: ModelConfig, data: dict) -> None:
     mem = data["memory"]
     say(console, f"forward FLOPs per token at context {data['seq_len']}: {fmt_count(data['flops_per_token'])}",
         indent=2)
+    kv = (f"KV cache {fmt_bytes(mem['kv_cache_per_token'])}/token ({fmt_bytes(mem['kv_cache_full'])} at max_len "
+          f"{config.max_len})") if config.has_decoder else "no KV cache (an encoder reads its input in one pass)"
     say(console, f"memory (fp32): weights {fmt_bytes(mem['weights'])}, training with AdamW "
-                 f"{fmt_bytes(mem['training'])}, activations {fmt_bytes(mem['activations'])}, KV cache "
-                 f"{fmt_bytes(mem['kv_cache_per_token'])}/token ({fmt_bytes(mem['kv_cache_full'])} at max_len "
-                 f"{config.max_len})", indent=2)
+                 f"{fmt_bytes(mem['training'])}, activations {fmt_bytes(mem['activations'])}, {kv}", indent=2)
     if "tokenizer" in data:
         say(console, f"tokenizer: {data['tokenizer']}", indent=2)
     if "tokenizer_used" in data:

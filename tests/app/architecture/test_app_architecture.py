@@ -211,8 +211,12 @@ async def test_an_images_length_is_its_patches_and_class_token_in_every_number()
         assert f"context {config.max_len}" in text and f"batch 2 x {config.max_len} tokens" in text
         assert f"{flops_per_token(config, config.max_len):,}" in text
         assert "must be a positive integer" not in text
+        assert "KV cache none" in text and "KV / token" not in text  # an encoder caches nothing
         app.query_one("#preset", Select).value = "gpt2-toy"  # text again: the field is back and read
         await pilot.pause()
         await pilot.pause()
         text = _column(screen_lines(app), panel.x, panel.right)
         assert app.query_one("#shape-seq", Input).display and "length L must be a positive integer" in text
+        app.query_one("#shape-seq", Input).value = "16"
+        await pilot.pause()
+        assert "KV / token" in _column(screen_lines(app), panel.x, panel.right)

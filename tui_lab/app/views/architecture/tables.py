@@ -48,6 +48,9 @@ def summary_text(config: ModelConfig, batch: int, seq_len: int) -> Table:
     table.add_row("weights", fmt_bytes(mem.weights), "fp32")
     table.add_row("training", fmt_bytes(mem.training), "AdamW: weights + grads + 2 moments")
     table.add_row("activations", fmt_bytes(mem.activations), f"batch {batch} x {seq_len} tokens")
+    if not config.has_decoder:  # nothing is decoded token by token: "0 B" would read as a cache of nothing
+        table.add_row("KV cache", "none", "an encoder reads its whole input in one pass")
+        return table
     table.add_row("KV / token", fmt_bytes(mem.kv_cache_per_token), "2 x layers x kv heads x d_head x 4 B")
     table.add_row("KV cache full", fmt_bytes(mem.kv_cache_full), f"{config.max_len:,} tokens, one sequence")
     return table
