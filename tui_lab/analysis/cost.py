@@ -59,14 +59,17 @@ class Memory:
         return dict(self.__dict__)
 
 
-def memory(c: ModelConfig, batch: int = 1, seq_len: int = 128, dtype: str = "float32") -> Memory:
+def memory(c: ModelConfig, batch: int = 1, seq_len: int = 128, dtype: str = "float32",
+           source: int | None = None) -> Memory:
+    """Bytes at `dtype` for a batch of `seq_len` tokens (an encoder-decoder's target; its source `source`,
+    else as long as the target)."""
     b = DTYPE_BYTES[dtype]
     params = count_params(c).total
     kv_token = kv_bytes_per_token(c, dtype)
     return Memory(
         weights=params * b,
         training=params * (b + b + 8),  # fp32 moments, as torch's AdamW keeps them in the param dtype
-        activations=activation_bytes(c, batch, seq_len, b),
+        activations=activation_bytes(c, batch, seq_len, b, source),
         kv_cache_per_token=kv_token,
         kv_cache_full=kv_cache_bytes(c, c.max_len, dtype=dtype),
     )
@@ -94,13 +97,21 @@ def kv_cache_bytes(c: ModelConfig, tokens: int, batch: int = 1, dtype: str = "fl
     return kv_bytes_per_token(c, dtype) * batch * kv_cache_tokens(c, tokens)
 
 
-def activation_bytes(c: ModelConfig, batch: int, seq_len: int, b: int) -> int:
-    """Tensors autograd keeps per layer (Korthikanti et al. 2022, without the dropout masks' savings)."""
-    e, f, h, tokens = c.d_model, c.d_ff * max(1, c.experts_per_token), c.heads, batch * seq_len  # k experts' hidden
-    per_layer = tokens * (10 * e + 2 * f) + batch * h * seq_len * score_columns(c, seq_len) * 2
-    cross = (tokens * 4 * e + batch * h * seq_len * seq_len * 2) if c.family == "encoder-decoder" else 0
-    logits = tokens * c.vocab * 2
-    return b * (c.layers * per_layer + c.decoder_layers * cross + logits)
+def activation_bytes(c: ModelConfig, batch: int, seq_len: int, b: int, source: int | None = None) -> int:
+    """Tensors autograd keeps per layer (Korthikanti et al. 2022, without the dropout masks' savings); an
+    encoder-decoder's encoder layers at the source length (`source`, else `seq_len`), its decoder layers at the
+    target's, and cross-attention's scores target x source."""
+    e, f, h = c.d_model, c.d_ff * max(1, c.experts_per_token), c.heads  # k experts' hidden
+
+    def layer(length: int) -> int:
+        return batch * length * (10 * e + 2 * f) + batch * h * length * score_columns(c, length) * 2
+
+    two = c.family == "encoder-decoder"
+    s = source if two and source is not None else seq_len
+    encoder = c.encoder_layers * layer(s)
+    cross = (batch * seq_len * 4 * e + batch * h * seq_len * s * 2) if two else 0
+    logits = batch * seq_len * c.vocab * 2
+    return b * (encoder + c.decoder_layers * (layer(seq_len) + cross) + logits)
 
 
 # --- Decoding one token, cached and uncached (seed 003) -------------------------------------------

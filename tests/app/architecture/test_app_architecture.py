@@ -6,7 +6,8 @@ import pytest
 from app_support import SIZE, app_for, screen_lines, screen_text, wait_ready
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from tui_lab.analysis import count_params, flops_per_token
+from tui_lab.analysis import count_params, flops_per_token, memory
+from tui_lab.analysis.format import fmt_bytes
 from tui_lab.app.views.architecture.compare import compare_rows
 from tui_lab.app.views.architecture.config_form import TEXT_FIELDS, ConfigForm, adjust_stacks, field_of_error
 from tui_lab.app.widgets.block_diagram import layer_diagram
@@ -220,3 +221,21 @@ async def test_an_images_length_is_its_patches_and_class_token_in_every_number()
         app.query_one("#shape-seq", Input).value = "16"
         await pilot.pause()
         assert "KV / token" in _column(screen_lines(app), panel.x, panel.right)
+
+
+async def test_an_encoder_decoders_activations_follow_the_source_length_too():
+    """Typing a longer source S grows the activations (the encoder's layers and cross-attention's target x source
+    scores); they once followed only the target T. The FLOPs row says the length it is counted at."""
+    config = load_preset("transformer-2017-toy")
+    app = app_for("--preset", "transformer-2017-toy", build=False)
+    async with app.run_test(size=(80, 40)) as pilot:  # 80 wide: the words wrap; tall: all in view
+        await pilot.pause()
+        panel = app.query_one("#arch-results").region
+        for source in ("16", "40"):
+            app.query_one("#shape-src", Input).value = source
+            await pilot.pause()
+            text = _column(screen_lines(app), panel.x, panel.right)
+            expected = fmt_bytes(memory(config, 2, 16, source=int(source)).activations)
+            assert f"activations {expected} batch 2 x (16 target + {source} source) tokens" in text, source
+            assert "forward, per target token, S = T = 16" in text
+        assert memory(config, 2, 16, source=40).activations > memory(config, 2, 16).activations

@@ -156,7 +156,7 @@ class ArchitectureResults(Vertical):
             return
         error.update("")
         error.display = False
-        self.query_one("#arch-cost", Static).update(summary_text(config, batch, seq))
+        self.query_one("#arch-cost", Static).update(summary_text(config, batch, seq, src))
         self.query_one("#arch-kv", Static).update(kv_table(config) if config.has_decoder else "")
         self._refresh_tab(config, batch, seq, src)
 

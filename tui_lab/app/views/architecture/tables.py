@@ -35,19 +35,24 @@ def paper_note(config: ModelConfig) -> str:
             f"37,000-token embedding and every bias: {count_params(config).total:,}.")
 
 
-def summary_text(config: ModelConfig, batch: int, seq_len: int) -> Table:
+def summary_text(config: ModelConfig, batch: int, seq_len: int, source: int | None = None) -> Table:
     """FLOPs and memory as a grid; the third column explains, and wraps when narrow (a cut there once hid
-    the end of the exact FLOPs count: a number is whole or absent)."""
-    mem = memory(config, batch=batch, seq_len=seq_len)
+    the end of the exact FLOPs count: a number is whole or absent). An encoder-decoder's activations count its
+    source (`source`) and target lengths; its FLOPs per target token take the source as long as the target."""
+    two = config.family == "encoder-decoder"
+    source = seq_len if source is None or not two else source
+    mem = memory(config, batch=batch, seq_len=seq_len, source=source)
     flops = flops_per_token(config, seq_len)
     table = Table.grid(padding=(0, 1), expand=True)
     table.add_column(no_wrap=True, min_width=13)
     table.add_column(justify="right", no_wrap=True, min_width=10)
     table.add_column(style="dim", overflow="fold", ratio=1)
-    table.add_row("FLOPs / token", f"{fmt_count(flops)}", ExactCount(flops, f"forward, context {seq_len}"))
+    context = f"per target token, S = T = {seq_len}" if two else f"context {seq_len}"
+    table.add_row("FLOPs / token", f"{fmt_count(flops)}", ExactCount(flops, f"forward, {context}"))
     table.add_row("weights", fmt_bytes(mem.weights), "fp32")
     table.add_row("training", fmt_bytes(mem.training), "AdamW: weights + grads + 2 moments")
-    table.add_row("activations", fmt_bytes(mem.activations), f"batch {batch} x {seq_len} tokens")
+    tokens = f"({seq_len} target + {source} source) tokens" if two else f"{seq_len} tokens"
+    table.add_row("activations", fmt_bytes(mem.activations), f"batch {batch} x {tokens}")
     if not config.has_decoder:  # nothing is decoded token by token: "0 B" would read as a cache of nothing
         table.add_row("KV cache", "none", "an encoder reads its whole input in one pass")
         return table
