@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 from app_support import app_for, screen_lines, wait_for
+from rich.console import Console
 from textual.widgets import Input, Select
 
 from tui_lab.analysis import count_params, flops_per_token, memory
 from tui_lab.analysis.format import fmt_bytes, fmt_count
-from tui_lab.app.views.architecture.compare import attention_kind, cost_rows, field_rows
+from tui_lab.app.views.architecture.compare import attention_kind, compare_table, cost_rows, field_rows
 from tui_lab.presets import load_preset
 
 PANE = 36  # the form's width at 80 columns: the Compare pane starts right of it (wider from 120 columns)
@@ -89,3 +90,15 @@ def test_cost_rows_follow_kv_heads_and_the_active_experts():
 def test_an_encoder_has_no_kv_cache(preset):
     rows = {r.key: r for r in cost_rows(load_preset("gpt2-small"), load_preset(preset), 16)}
     assert rows["kv"].b == "no cache"
+
+
+def test_an_images_flops_are_counted_at_its_own_length():
+    """vit-toy is always 17 tokens (4x4 patches and the class token), whatever context the text model is at."""
+    vit, gpt = load_preset("vit-toy"), load_preset("gpt2-toy")
+    for context in (16, 128):
+        rows = {r.key: r for r in cost_rows(gpt, vit, context)}
+        assert rows["flops"].a == fmt_count(flops_per_token(gpt, context))
+        assert rows["flops"].b == fmt_count(flops_per_token(vit, vit.max_len)) != fmt_count(flops_per_token(vit, 16))
+    console = Console(width=60, record=True)
+    console.print(compare_table(gpt, vit, "gpt2-toy", "vit-toy", 16))
+    assert "context 16 (image 17)" in console.export_text()

@@ -61,7 +61,7 @@ def cost_rows(a: ModelConfig, b: ModelConfig, context: int) -> list[CostRow]:
     """What each config costs, from the analysis: parameters, active per token, KV cache, FLOPs per token."""
     ca, cb = count_params(a), count_params(b)
     ka, kb = _kv(a), _kv(b)
-    fa, fb = flops_per_token(a, context), flops_per_token(b, context)
+    fa, fb = flops_per_token(a, _length(a, context)), flops_per_token(b, _length(b, context))
     return [
         CostRow("parameters", "params", "parameters", f"{ca.total:,}", f"{cb.total:,}", _ratio(ca.total, cb.total)),
         CostRow("active", "active", "active / token", f"{ca.active:,}", f"{cb.active:,}",
@@ -70,6 +70,11 @@ def cost_rows(a: ModelConfig, b: ModelConfig, context: int) -> list[CostRow]:
         CostRow("attention", "attention", "attention", _heads(a), _heads(b), ""),
         CostRow("flops", "FLOPs/tok", "FLOPs / token", fmt_count(fa), fmt_count(fb), _ratio(fa, fb)),
     ]
+
+
+def _length(c: ModelConfig, context: int) -> int:
+    """The length a config's FLOPs are counted at: the context asked, or an image's own (patches + class token)."""
+    return c.max_len if c.input == "patches" else context
 
 
 def _kv(c: ModelConfig) -> int:
@@ -113,8 +118,10 @@ class CompareTable:
         yield Group(self._costs(wide), *self._notes(), Text(""), *changes)
 
     def _costs(self, wide: bool) -> Table:
-        title = f"what it costs (FLOPs: forward, per token at context {self.context})" if wide else \
-            f"what it costs, context {self.context}"
+        images = [c.max_len for c in (self.a, self.b) if c.input == "patches"]  # at their own length (`_length`)
+        context = f"{self.context} (image {images[0]})" if images else f"{self.context}"
+        title = f"what it costs (FLOPs: forward, per token at context {context})" if wide else \
+            f"what it costs, context {context}"
         table = _table(title, wide)
         table.add_column("", no_wrap=True)
         # Narrow: the pickers above already name A and B; a long name must not take the numbers' room.
