@@ -75,3 +75,24 @@ async def test_each_field_shows_whole_what_it_takes_and_a_run_that_cannot_end_so
         await wait_for(pilot, lambda: view.running or view.report is not None)
         await pilot.press("x")
         await wait_for(pilot, lambda: not view.running)
+
+
+async def test_enter_in_a_field_runs_as_r_does():
+    """A person types repeats and presses Enter: the run starts (or its refusal shows), as r would; Enter did nothing
+    and a typing field's footer offers no r."""
+    app = app_for("--preset", "gpt2-toy")
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await wait_ready(pilot)
+        await view_mounted(pilot, "speed")
+        await pilot.press("6")
+        view = app.view("speed")
+        field = app.query_one("#sp-repeats", Input)
+        field.focus()
+        field.value = ""
+        await pilot.press("0", "enter")
+        await wait_for(pilot, lambda: "repeats (0) must be >= 1" in toast_text(app))
+        assert not view.running and app.focused is field  # refused in one line; the typist stays in the field
+        await pilot.press("backspace", "1", "enter")
+        await wait_for(pilot, lambda: view.running or view.report is not None)
+        await pilot.press("escape", "x")
+        await wait_for(pilot, lambda: not view.running)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from app_support import app_for, screen_lines, wait_for, wait_ready
 from app_train_support import train_view
 from footer_support import enabled, footer_says
-from textual.widgets import Button
+from textual.widgets import Button, Input
 
 
 async def test_run_keys_apply_only_while_they_act(monkeypatch):
@@ -62,4 +62,26 @@ async def test_x_is_dimmed_once_a_stop_is_asked_for(monkeypatch):
         await wait_for(pilot, lambda: view.training, 10)
         assert not stop.disabled and enabled(app, "x") is True
         await pilot.press("x")
+        await wait_for(pilot, lambda: not view.training, 120)
+
+
+async def test_enter_in_a_form_field_starts_as_g_does_and_the_folder_field_starts_nothing(monkeypatch):
+    """A person types the steps and presses Enter: the run starts, as g would (Enter did nothing, and a typing
+    field's footer offers no g). Enter in the checkpoint folder (Save's and Load's) starts nothing."""
+    monkeypatch.setenv("TUI_LAB_TRAIN_THREADS", "1")
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot)
+        view = await train_view(pilot)
+        await pilot.press("4")
+        app.query_one("#tf-folder", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert not view.training
+        steps = app.query_one("#tf-steps", Input)
+        steps.focus()
+        steps.value = ""
+        await pilot.press("2", "0", "enter")
+        await wait_for(pilot, lambda: view.training, 10)
+        await pilot.press("escape", "x")
         await wait_for(pilot, lambda: not view.training, 120)

@@ -204,6 +204,13 @@ class SpeedView(JobView):
         self.query_one("#sp-demo", OnOffCheckbox).value = on
         self.query_one("#sp-lengths", Input).placeholder = " ".join(map(str, DEMO_LENGTHS)) if on else "fit max_len"
 
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        """Enter in a field runs with what the fields hold, as r does (and as Enter does in Generate and Experiments):
+        it did nothing, and a typing field's footer offers no r, so a person saw no run and no message."""
+        event.stop()
+        self.action_run()
+
     @on(OnOffCheckbox.Changed, "#sp-log")
     def _log_changed(self, event: OnOffCheckbox.Changed) -> None:
         self.query_one("#sp-plot", LinePlot).set_log(event.value)

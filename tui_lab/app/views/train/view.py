@@ -26,7 +26,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.events import Resize
-from textual.widgets import Button
+from textual.widgets import Button, Input
 
 from tui_lab.app.background_job import disable
 from tui_lab.app.guard import guarded
@@ -256,6 +256,14 @@ class TrainView(LabView):
 
     def action_next_panel(self) -> None:
         self.monitor.next_panel()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        """Enter in a field of the run's form starts the run, as g does (it did nothing, and a typing field's footer
+        offers no g). The checkpoint folder is Save's and Load's: Enter there picks neither."""
+        event.stop()
+        if event.input.id != "tf-folder":
+            self.action_start()
 
     @on(Button.Pressed)
     def _button(self, event: Button.Pressed) -> None:
