@@ -7,7 +7,7 @@ import time
 
 from app_support import app_for, screen_text, wait_for, wait_ready
 from footer_support import enabled
-from textual.widgets import Button
+from textual.widgets import Button, Input
 from textual.worker import get_current_worker
 
 from tui_lab.app.views.generate import jobs
@@ -102,3 +102,20 @@ async def test_stop_says_so_at_once_while_the_pass_under_way_ends(monkeypatch):
         await pilot.pause()
         assert "stopping after the pass under" in screen_text(app)  # (it wraps at 80 columns)
         await wait_for(pilot, lambda: "stopped" in screen_text(app) and "stopping" not in screen_text(app), 30)
+
+
+async def test_enter_in_a_sampling_field_generates_as_in_the_prompt(monkeypatch):
+    """A person sets the temperature and presses Enter: a stream starts, as Enter in the prompt starts one (it did
+    nothing, and a typing field's footer names no g)."""
+    monkeypatch.setattr(jobs, "stream_job", waiting_stream)
+    app = app_for()
+    async with app.run_test(size=(80, 24)) as pilot:
+        view, stop = await generate_view(app, pilot)
+        field = app.query_one("#gen-temperature", Input)
+        field.focus()
+        field.value = ""
+        await pilot.press("0", ".", "5", "enter")
+        await wait_for(pilot, lambda: view.running and not stop.disabled, 30)
+        assert field.value == "0.5"
+        await pilot.press("escape", "s")
+        await wait_for(pilot, lambda: not view.running, 30)

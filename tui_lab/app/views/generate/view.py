@@ -273,6 +273,12 @@ class GenerateView(LabView):
     def _submitted(self) -> None:
         self.action_generate()
 
+    @on(Input.Submitted, ".gen-field")
+    def _field_submitted(self) -> None:
+        """Enter in a sampling field (temperature, top-k, seed...) generates with it, as Enter in the prompt does:
+        it did nothing, and a typing field's footer names no g."""
+        self.action_generate()
+
     @on(Input.Submitted, "#gen-vs")
     def _versus_submitted(self) -> None:
         self.action_versus()
