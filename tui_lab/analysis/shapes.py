@@ -143,12 +143,17 @@ def _stack_rows(c: ModelConfig, stack: str, layers: int, n: int, length: int, cr
     return rows
 
 
+def image_length(c: ModelConfig) -> int | None:
+    """An image input's length, fixed by its patches: the whole grid plus the class token (max_len, as the config
+    rules require); None for text, whose length is asked for."""
+    return c.max_len if c.input == "patches" else None
+
+
 def shape_trace(c: ModelConfig, batch: int = 1, seq_len: int = 16, src_len: int | None = None) -> list[ShapeRow]:
     """Rows in forward order for a batch of `batch` sequences of `seq_len` tokens (source `src_len`)."""
     n, t = batch, seq_len
     s = seq_len if src_len is None else src_len
-    if c.input == "patches":
-        s = c.max_len  # an image is always the whole grid plus the class token
+    s = image_length(c) or s
     rows: list[ShapeRow] = []
     if c.has_encoder:
         rows += _embed_rows(c, n, s)

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from tui_lab.analysis import count_params, flops_per_token, memory, shape_trace
 from tui_lab.analysis.format import fmt_bytes, fmt_count
+from tui_lab.analysis.shapes import image_length
 from tui_lab.cli.config_args import add_config_arguments, config_from_args, overrides_from_args
 from tui_lab.cli.layout import say
 from tui_lab.cli.model_args import FROM_HF_HELP, add_hub_arguments, check_hub_arguments, hub_options
@@ -84,8 +85,9 @@ def run(args: argparse.Namespace) -> int:
         value = args.batch if name == "batch" else seq_len
         if value <= 0:
             raise ValueError(f"--{name.replace('_', '-')} ({value}) must be a positive integer")
-    if config.input == "patches" and seq_len != config.max_len:  # the trace would use the image's length anyway
-        raise ValueError(f"--seq-len ({seq_len}) must be {config.max_len} for input 'patches' (an image is "
+    image = image_length(config)
+    if image and seq_len != image:  # the trace would use the image's length anyway
+        raise ValueError(f"--seq-len ({seq_len}) must be {image} for input 'patches' (an image is "
                          f"(image_size/patch_size)^2 patches plus the class token)")
     data = report(config, args.batch, seq_len)
     if tokenizer is not None:

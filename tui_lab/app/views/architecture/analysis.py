@@ -16,6 +16,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, TabbedContent, TabPane
 
 from tui_lab.analysis import count_params, shape_trace
+from tui_lab.analysis.shapes import image_length
 from tui_lab.app.guard import guarded
 from tui_lab.app.textual_private import ContentTabs
 from tui_lab.app.views.architecture.compare import compare_table
@@ -149,7 +150,7 @@ class ArchitectureResults(Vertical):
         self._name_lengths(config)
         error = self.query_one("#shape-error", Label)
         try:
-            batch, seq, src = self.shape_inputs(config.family == "encoder-decoder", _image_length(config))
+            batch, seq, src = self.shape_inputs(config.family == "encoder-decoder", image_length(config))
         except ValueError as err:
             error.update(str(err))
             error.display = True
@@ -186,7 +187,7 @@ class ArchitectureResults(Vertical):
         """Seed 003's letters: one length L for a single stack; target T and source S for the 2017 model. An
         image's length is fixed by its patches: shown, not asked for (the summary once counted a ViT's FLOPs and
         activations at the 16 typed while its trace had 17 tokens)."""
-        two, image = config.family == "encoder-decoder", _image_length(config)
+        two, image = config.family == "encoder-decoder", image_length(config)
         label = f"length L {image} (image)" if image else "target T" if two else "length L"
         self.query_one("#shape-seq-label", Label).update(label)
         self.query_one("#shape-seq").display = not image
@@ -253,11 +254,6 @@ def _tab_contents(pane_id: str) -> list[Widget]:
                          id="compare-pick")
         return [pick, VerticalScroll(Static("", id="compare-table"))]
     return [VerticalScroll(BlockDiagram(id="diagram"), FFNRankNote(id="ffn-rank"))]
-
-
-def _image_length(config: ModelConfig) -> int | None:
-    """The tokens of an image input (its patches and the class token), None for text."""
-    return config.max_len if config.input == "patches" else None
 
 
 def _default(name: str) -> str:

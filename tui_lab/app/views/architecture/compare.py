@@ -23,6 +23,7 @@ from rich.text import Text
 from tui_lab.analysis import count_params, flops_per_token
 from tui_lab.analysis.cost import kv_bytes_per_token
 from tui_lab.analysis.format import fmt_bytes, fmt_count
+from tui_lab.analysis.shapes import image_length
 from tui_lab.config import ModelConfig, field_names
 
 SKIP = ("name", "source")  # labels, not architecture
@@ -61,7 +62,8 @@ def cost_rows(a: ModelConfig, b: ModelConfig, context: int) -> list[CostRow]:
     """What each config costs, from the analysis: parameters, active per token, KV cache, FLOPs per token."""
     ca, cb = count_params(a), count_params(b)
     ka, kb = _kv(a), _kv(b)
-    fa, fb = flops_per_token(a, _length(a, context)), flops_per_token(b, _length(b, context))
+    # An image's FLOPs at its own length (its patches and the class token), whatever context text is at.
+    fa, fb = flops_per_token(a, image_length(a) or context), flops_per_token(b, image_length(b) or context)
     return [
         CostRow("parameters", "params", "parameters", f"{ca.total:,}", f"{cb.total:,}", _ratio(ca.total, cb.total)),
         CostRow("active", "active", "active / token", f"{ca.active:,}", f"{cb.active:,}",
@@ -70,11 +72,6 @@ def cost_rows(a: ModelConfig, b: ModelConfig, context: int) -> list[CostRow]:
         CostRow("attention", "attention", "attention", _heads(a), _heads(b), ""),
         CostRow("flops", "FLOPs/tok", "FLOPs / token", fmt_count(fa), fmt_count(fb), _ratio(fa, fb)),
     ]
-
-
-def _length(c: ModelConfig, context: int) -> int:
-    """The length a config's FLOPs are counted at: the context asked, or an image's own (patches + class token)."""
-    return c.max_len if c.input == "patches" else context
 
 
 def _kv(c: ModelConfig) -> int:
@@ -118,7 +115,7 @@ class CompareTable:
         yield Group(self._costs(wide), *self._notes(), Text(""), *changes)
 
     def _costs(self, wide: bool) -> Table:
-        images = [c.max_len for c in (self.a, self.b) if c.input == "patches"]  # at their own length (`_length`)
+        images = [image_length(c) for c in (self.a, self.b) if image_length(c)]  # counted at their own length
         context = f"{self.context} (image {images[0]})" if images else f"{self.context}"
         title = f"what it costs (FLOPs: forward, per token at context {context})" if wide else \
             f"what it costs, context {context}"
