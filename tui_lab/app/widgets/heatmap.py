@@ -238,7 +238,11 @@ class Heatmap(ScrollView, can_focus=True):
             return Strip(self.legend_text(self.key_width)).crop_extend(0, width, None).apply_style(self.rich_style)
         if y >= height - READOUT_LINES:
             folded = [] if lay.legend_lines else [*self.legend_text(), Segment("  ")]
-            room = width - sum(seg.cell_length for seg in folded)
+            # The read-out ends in a number: it is fitted to the room Textual's own scrollbars leave, should they
+            # differ from the layout's (the long tier's English 80x24 walk once caught a value against a scrollbar
+            # the layout had not foreseen, after a theme toggle; not reproduced since).
+            shown = min(width, self.scrollable_content_region.width)
+            room = shown - sum(seg.cell_length for seg in folded)
             return readout_line(folded, self.describe_cursor(room), width).apply_style(self.rich_style)
         left = Strip.blank(lay.gutter)
         if lay.numbered and lay.legend_lines < y < lay.top:  # the key stays put while the grid scrolls

@@ -1,0 +1,45 @@
+"""The read-out under a heatmap ends in a number: it keeps a free cell before the scrollbar Textual shows, even
+where the layout's forecast of its scrollbars was wrong (the long tier's English 80x24 walk at db2fb17, seed
+378077703: "layer [2] '2_pre' -> position [1] '␣the': 0.5566" against the logit lens grid's scrollbar)."""
+
+from __future__ import annotations
+
+from app_support import screen_lines
+from screen_rules import cut_numbers
+from textual.app import App, ComposeResult
+from textual.containers import Vertical
+from textual.geometry import Size
+
+from tui_lab.app.widgets import heatmap
+from tui_lab.app.widgets.heatmap import Heatmap
+
+ROWS = ["0_pre", "1_pre", "2_pre", "3_pre", "final"]
+COLS = ["In", "␣the", "␣morning", ",", "␣Anna", "␣walked", "␣to"]
+
+
+class Box(App):
+    CSS = "#box { width: 78; height: 6; }"
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Heatmap(id="map")
+
+    def on_mount(self) -> None:
+        values = [[(r * 7 + c) / 35 for c in range(7)] for r in range(5)]
+        self.query_one(Heatmap).set_grid(values, ROWS, COLS, axes=("layer", "position"), lo=0.0, hi=1.0)
+
+
+async def test_a_scrollbar_the_layout_did_not_foresee_leaves_the_value_whole(monkeypatch):
+    # The forecast made blind to scrollbars: the grid needs more lines than the box, so Textual shows one anyway.
+    monkeypatch.setattr(heatmap, "room_inside_scrollbars", lambda box, bar_w, bar_h, content: Size(*box))
+    app = Box()
+    async with app.run_test(size=(80, 8)) as pilot:
+        grid = app.query_one(Heatmap)
+        await pilot.pause()
+        grid.move_cursor(2, 1)
+        await pilot.pause()
+        assert grid.show_vertical_scrollbar and grid.inner.width == 78  # the forecast and Textual disagree
+        lines = screen_lines(app)
+        readout = next(line for line in lines if "->" in line)
+        assert "0." in readout, lines
+        assert not cut_numbers([line[:76] for line in lines], 76), "\n".join(lines)
