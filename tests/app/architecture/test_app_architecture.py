@@ -236,6 +236,6 @@ async def test_an_encoder_decoders_activations_follow_the_source_length_too():
             await pilot.pause()
             text = _column(screen_lines(app), panel.x, panel.right)
             expected = fmt_bytes(memory(config, 2, 16, source=int(source)).activations)
-            assert f"activations {expected} batch 2 x (16 target + {source} source) tokens" in text, source
-            assert "forward, per target token, S = T = 16" in text
+            assert f"activations {expected} batch 2 x (T 16 + S {source})" in text, source
+            assert "forward, S = T = 16" in text
         assert memory(config, 2, 16, source=40).activations > memory(config, 2, 16).activations

@@ -38,7 +38,8 @@ def paper_note(config: ModelConfig) -> str:
 def summary_text(config: ModelConfig, batch: int, seq_len: int, source: int | None = None) -> Table:
     """FLOPs and memory as a grid; the third column explains, and wraps when narrow (a cut there once hid
     the end of the exact FLOPs count: a number is whole or absent). An encoder-decoder's activations count its
-    source (`source`) and target lengths; its FLOPs per target token take the source as long as the target."""
+    source (`source`) and target lengths; its FLOPs per target token take the source as long as the target (S = T).
+    At 80x24 the KV rows must stay above the fold: the words are as short as the lines they replaced."""
     two = config.family == "encoder-decoder"
     source = seq_len if source is None or not two else source
     mem = memory(config, batch=batch, seq_len=seq_len, source=source)
@@ -47,11 +48,11 @@ def summary_text(config: ModelConfig, batch: int, seq_len: int, source: int | No
     table.add_column(no_wrap=True, min_width=13)
     table.add_column(justify="right", no_wrap=True, min_width=10)
     table.add_column(style="dim", overflow="fold", ratio=1)
-    context = f"per target token, S = T = {seq_len}" if two else f"context {seq_len}"
+    context = f"S = T = {seq_len}" if two else f"context {seq_len}"  # as short as the line it replaced (80x24)
     table.add_row("FLOPs / token", f"{fmt_count(flops)}", ExactCount(flops, f"forward, {context}"))
     table.add_row("weights", fmt_bytes(mem.weights), "fp32")
     table.add_row("training", fmt_bytes(mem.training), "AdamW: weights + grads + 2 moments")
-    tokens = f"({seq_len} target + {source} source) tokens" if two else f"{seq_len} tokens"
+    tokens = f"(T {seq_len} + S {source})" if two else f"{seq_len} tokens"  # the letters of the inputs above
     table.add_row("activations", fmt_bytes(mem.activations), f"batch {batch} x {tokens}")
     if not config.has_decoder:  # nothing is decoded token by token: "0 B" would read as a cache of nothing
         table.add_row("KV cache", "none", "an encoder reads its whole input in one pass")
