@@ -9,13 +9,19 @@ from footer_support import enabled, footer_says
 from textual.widgets import Button, Input
 
 
+async def train_open(pilot):
+    """The app ready, the Train view open by its key: the view."""
+    await wait_ready(pilot)
+    view = await train_view(pilot)
+    await pilot.press("4")
+    return view
+
+
 async def test_run_keys_apply_only_while_they_act(monkeypatch):
     monkeypatch.setenv("TUI_LAB_TRAIN_THREADS", "1")
     app = app_for()
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        view = await train_view(pilot)
-        await pilot.press("4")
+        view = await train_open(pilot)
         pause, stop = app.query_one("#tf-pause", Button), app.query_one("#tf-stop", Button)
         await footer_says(pilot, "pause", False)
         await footer_says(pilot, "start", True)
@@ -44,9 +50,7 @@ async def test_x_is_dimmed_once_a_stop_is_asked_for(monkeypatch):
     monkeypatch.setenv("TUI_LAB_TRAIN_THREADS", "1")
     app = app_for()
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
-        await wait_ready(pilot)
-        view = await train_view(pilot)
-        await pilot.press("4")
+        view = await train_open(pilot)
         stop = app.query_one("#tf-stop", Button)
         await pilot.press("g")
         await wait_for(pilot, lambda: view.training, 10)
@@ -71,9 +75,7 @@ async def test_enter_in_a_form_field_starts_as_g_does_and_the_folder_field_start
     monkeypatch.setenv("TUI_LAB_TRAIN_THREADS", "1")
     app = app_for()
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_ready(pilot)
-        view = await train_view(pilot)
-        await pilot.press("4")
+        view = await train_open(pilot)
         app.query_one("#tf-folder", Input).focus()
         await pilot.press("enter")
         await pilot.pause(0.3)
