@@ -125,12 +125,13 @@ class Generation:
               need_candidates: int | None = None) -> Iterator[GenerationStep]:
         """Generate, yielding after each new token; stops at the limit or when every row is finished."""
         for index in range(self.max_new_tokens):
-            logits, attentions = self.state.logits(self.sequence, need_attention)  # (N, V)
-            tokens = self.sampler.choose(logits, self.sequence)  # (N,)
+            seq = self.sequence
+            logits, attentions = self.state.logits(seq, need_attention)  # (N, V)
+            tokens = self.sampler.choose(logits, seq)  # (N,)
             if self.eos is not None:
                 tokens = tokens.masked_fill(self.finished, self.fill_id)  # finished rows pad (pad, else eos)
                 self.finished = self.finished | torch.isin(tokens, self.eos)
-            top = self.sampler.top(logits, need_candidates, self.sequence) if need_candidates else None
+            top = self.sampler.top(logits, need_candidates, seq) if need_candidates else None
             self.buffer[:, self.length] = tokens
             self.length += 1
             probs = chosen_probs(logits, tokens, self.sampler.temperature) if want_probs else None

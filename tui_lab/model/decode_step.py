@@ -3,9 +3,12 @@
 On small models a cached step is bound by per-call overhead, not arithmetic (issue 39: a toy's step does ~1% of
 an uncached step's FLOPs yet took a third of its time). `Transformer.decode` with a cache, one new position, no
 hooks and no weights asked for comes here: each layer's weights are read once into a plan when the generation
-starts (the same tensors, nothing copied), and the step calls `F.linear`, `F.layer_norm` and
-`F.scaled_dot_product_attention` on (N, E) rows with no module dispatch, no closures, no per-step mask for full
-attention and no (N, 1, E) reshapes. The maths is the module path's, op for op, so the ids are identical
+starts (the same tensors, nothing copied), and the step calls ATen on rows with no module dispatch, no closures,
+no per-step mask for full attention and no (N, 1, E) reshapes. One row (a batch of 1, what the lab's generation
+runs) is carried as an (E,) vector, so each projection is ATen's matrix-vector product (`addmv`, a one-row
+`linear`'s numbers on the CPUs measured, at less per call, which at a toy's size is most of what a call costs),
+and constant factors are 0-d tensors (a Python float is wrapped and converted on every multiply). The maths is
+the module path's, op for op, so the ids are identical and the logits agree to float rounding
 (tests/core/model/test_decode_step.py). A model this plan does not cover (Shaw's relative positions,
 Linformer/Performer, guided cross-attention, copy, batchnorm, BERT's segments) keeps the module path; a
 mixture-of-experts FFN runs its one row through the experts it picks (more rows, or any other FFN: its module).
@@ -16,6 +19,7 @@ Dimension legend: N batch, E d_model, H heads, K kv heads, D d_head, S keys, V v
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -42,23 +46,25 @@ def flat_step_fits(model: nn.Module) -> bool:
 
 
 def _norm(module: nn.Module | None):
-    """A norm as (kind, weight, bias, eps), read once; None for no norm."""
+    """A norm as a call on rows with its weights bound, read once (ATen's own, as F.layer_norm / F.rms_norm call
+    it, without their Python checks); None for no norm."""
     if module is None:
         return None
     if isinstance(module, nn.LayerNorm):
-        return ("layer", module.normalized_shape, module.weight, module.bias, module.eps)
-    return ("rms", module.normalized_shape, module.weight, None, module.eps)
-
-
-def _apply_norm(norm, x: Tensor) -> Tensor:
-    kind, shape, weight, bias, eps = norm
-    if kind == "layer":
-        return F.layer_norm(x, shape, weight, bias, eps)
-    return F.rms_norm(x, shape, weight, eps)
+        return partial(torch.layer_norm, normalized_shape=module.normalized_shape, weight=module.weight,
+                       bias=module.bias, eps=module.eps)
+    return partial(torch.rms_norm, normalized_shape=module.normalized_shape, weight=module.weight, eps=module.eps)
 
 
 def _linear(layer: nn.Linear) -> tuple[Tensor, Tensor | None]:
     return layer.weight, layer.bias
+
+
+def _project(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """F.linear on (N, E) rows; one (E,) row as a matrix-vector product."""
+    if x.dim() > 1:
+        return F.linear(x, weight, bias)
+    return torch.mv(weight, x) if bias is None else torch.addmv(bias, weight, x)
 
 
 class _Layer:
@@ -69,7 +75,8 @@ class _Layer:
         self.pre = block.residual.__name__ == "pre_norm"
         self.attn_norm, self.ffn_norm = _norm(block.attn_norm), _norm(block.ffn_norm)
         self.cross_norm = _norm(getattr(block, "cross_norm", None))
-        self.qkv, self.out, self.split = _linear(attn.qkv), _linear(attn.out), attn.split
+        self.qkv, self.out, self.split = _linear(attn.qkv), _linear(attn.out), list(attn.split)
+        self.d_head = attn.split[0] // attn.heads
         self.heads, self.kv_heads, self.scale, self.attn = attn.heads, attn.kv_heads, attn.scale, attn
         self.rope, self.window = attn.positions == "rope", attn.window
         self.biased = attn.positions in BIASED  # ALiBi's distances or T5's buckets, added to the scores
@@ -84,19 +91,18 @@ class _Layer:
     def sublayer(self, x: Tensor, norm, f, *args) -> Tensor:
         """Pre-norm x + f(norm(x)) or post-norm norm(x + f(x)) (blocks.pre_norm / post_norm)."""
         if self.pre:
-            return x + f(_apply_norm(norm, x), *args)
-        return _apply_norm(norm, x + f(x, *args))
+            return x + f(norm(x), *args)
+        return norm(x + f(x, *args))
 
     def self_attention(self, h: Tensor, start: int, layer_cache) -> Tensor:
-        """(N, E) -> (N, E): this position's q, k, v; k and v written into the cache in place."""
-        n = h.shape[0]
-        q, k, v = F.linear(h, *self.qkv).split(self.split, dim=-1)
-        d = q.shape[-1] // self.heads
-        q, k, v = q.view(n, self.heads, 1, d), k.view(n, self.kv_heads, 1, d), v.view(n, self.kv_heads, 1, d)
+        """(N, E) or (E,) -> the same: this position's q, k, v; k and v written into the cache in place."""
+        q, k, v = _project(h, *self.qkv).split_with_sizes(self.split, -1)
+        d = self.d_head
+        q, k, v = q.view(-1, self.heads, 1, d), k.view(-1, self.kv_heads, 1, d), v.view(-1, self.kv_heads, 1, d)
         if self.rope:
             cos, sin = self.attn._rope_table(start + 1, q)
-            q, k = apply_rope(q, cos[start:start + 1], sin[start:start + 1]), \
-                apply_rope(k, cos[start:start + 1], sin[start:start + 1])
+            cos, sin = cos[start:start + 1], sin[start:start + 1]
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         keys, values, positions = layer_cache.append(k, v, start)
         mask = None
         if self.window or self.biased:  # masks and biases by absolute key position, as the module path
@@ -106,35 +112,41 @@ class _Layer:
             mask = sdpa_mask(allowed, bias, q.dtype)
         out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=self.scale,
                                              enable_gqa=self.kv_heads != self.heads)
-        return F.linear(out.reshape(n, self.heads * d), *self.out)
+        return _project(out.view(*h.shape[:-1], self.heads * d), *self.out)
 
     def cross_attention(self, h: Tensor, memory_kv: tuple[Tensor, Tensor], allowed: Tensor | None) -> Tensor:
         (q_w, q_b), out, heads, scale = self.cross
-        n = h.shape[0]
-        q = F.linear(h, q_w, q_b).view(n, heads, 1, q_w.shape[0] // heads)
+        q = _project(h, q_w, q_b).view(-1, heads, 1, q_w.shape[0] // heads)
         keys, values = memory_kv
         out_heads = F.scaled_dot_product_attention(q, keys, values, attn_mask=allowed, scale=scale,
                                                    enable_gqa=keys.shape[1] != heads)
-        return F.linear(out_heads.reshape(n, q_w.shape[0]), *out)
+        return _project(out_heads.view(*h.shape[:-1], q_w.shape[0]), *out)
 
     def feed_forward(self, h: Tensor) -> Tensor:
-        if self.experts is not None and h.shape[0] == 1:
+        if self.experts is not None and h.dim() == 1:
             return self._one_row_experts(h)
         if self.ffn_module is not None:
             return self.ffn_module(h)  # a mixture of experts routes (T, E) rows as they come
         return _dense_ffn(self.ffn, h)
 
     def _one_row_experts(self, h: Tensor) -> Tensor:
-        """One row through its K experts, summed in SparseMoE's order (ascending expert), without its per-expert
-        searches: the same numbers as the module."""
+        """One (E,) row through its K experts, summed in SparseMoE's order (ascending expert), without its
+        per-expert searches: the same numbers as the module."""
         router, top_k, experts = self.experts
-        weights, chosen = route(F.linear(h, router), top_k)  # (1, K) each
-        picked = chosen[0].tolist()
+        weights, chosen = route(F.linear(h[None], router), top_k)  # (1, K) each
+        picked, weights = chosen[0].tolist(), weights[0].to(h.dtype)
         out = None
         for i in sorted(picked):
-            mixed = _dense_ffn(experts[i], h) * weights[:, picked.index(i), None].to(h.dtype)
+            mixed = _dense_ffn(experts[i], h) * weights[picked.index(i)]
             out = mixed if out is None else out + mixed
         return out
+
+
+def _factor(value: float, like: Tensor) -> Tensor | None:
+    """A constant factor as a 0-d tensor of the weights' dtype (None for 1): a Python float is wrapped into a
+    fresh tensor and converted on every multiply, which costs more than the multiply on one row; the product is
+    the same, the factor being rounded to the dtype either way."""
+    return None if value == 1.0 else torch.tensor(value, dtype=like.dtype, device=like.device)
 
 
 def _dense(ffn: FeedForward):
@@ -142,10 +154,10 @@ def _dense(ffn: FeedForward):
 
 
 def _dense_ffn(weights, h: Tensor) -> Tensor:
-    """FeedForward.forward on (N, E) rows."""
+    """FeedForward.forward on (N, E) rows or one (E,) row."""
     up, gate, down, act = weights
-    hidden = act(F.linear(h, *gate)) * F.linear(h, *up) if gate is not None else act(F.linear(h, *up))
-    return F.linear(hidden, *down)
+    hidden = act(_project(h, *gate)) * _project(h, *up) if gate is not None else act(_project(h, *up))
+    return _project(hidden, *down)
 
 
 class DecodeStep:
@@ -153,21 +165,24 @@ class DecodeStep:
     weight was replaced, rather than changed in place, would use the old one)."""
 
     def __init__(self, model: nn.Module) -> None:
-        self.embed_weight, self.scale = model.tok_embed.weight, model.scale
+        self.embed_weight = weight = model.tok_embed.weight
+        self.scale, self.out_scale = _factor(model.scale, weight), _factor(model.out_scale, weight)
         self.pos_embed, self.embed_norm = model.pos_embed, _norm(model.embed_norm)
+        self.pos_table = self._pos_table()
         self.layers = [_Layer(block) for block in model.decoder]
-        self.final_norm, self.out_scale = _norm(model.decoder_norm), model.out_scale
+        self.final_norm = _norm(model.decoder_norm)
         self.head = _linear(model.lm_head)
 
     def __call__(self, ids: Tensor, start: int, cache, memory_kv, memory_allowed) -> Tensor:
         """ids (N, 1) at position `start` -> logits (N, V); the cache holds every earlier position."""
-        x = F.embedding(ids[:, 0], self.embed_weight)
-        if self.scale != 1.0:
+        rows = ids.shape[0]
+        x = self._embed(ids, rows)
+        if self.scale is not None:
             x = x * self.scale
         if self.pos_embed is not None:
-            x = x + self.pos_embed.forward(start, 1)
+            x = x + self._position(start)
         if self.embed_norm is not None:
-            x = _apply_norm(self.embed_norm, x)
+            x = self.embed_norm(x)
         for i, layer in enumerate(self.layers):
             x = layer.sublayer(x, layer.attn_norm, layer.self_attention, start, cache.layers[i])
             if layer.cross is not None:
@@ -175,10 +190,33 @@ class DecodeStep:
             if layer.ffn is not None or layer.ffn_module is not None:
                 x = layer.sublayer(x, layer.ffn_norm, layer.feed_forward)
         if self.final_norm is not None:
-            x = _apply_norm(self.final_norm, x)
-        if self.out_scale != 1.0:
+            x = self.final_norm(x)
+        if self.out_scale is not None:
             x = x * self.out_scale
-        return F.linear(x, *self.head)
+        return _project(x, *self.head).view(rows, self.head[0].shape[0])
+
+
+    def _embed(self, ids: Tensor, rows: int) -> Tensor:
+        """(N, E) rows of the embedding, or one (E,) row; on a CPU one row is read as a view of its table row
+        (a third of an embedding call's cost there; on an accelerator reading the id would wait for it)."""
+        if rows != 1 or ids.device.type != "cpu":
+            return torch.embedding(self.embed_weight, ids.view(-1) if rows != 1 else ids.view(()))
+        return self.embed_weight[int(ids)]
+
+    def _pos_table(self) -> Tensor | None:
+        """The additive positions' rows as they are now (a sinusoidal table grows on demand; learned: its weight)."""
+        if self.pos_embed is None:
+            return None
+        return getattr(self.pos_embed, "table", None) if hasattr(self.pos_embed, "table") else self.pos_embed.weight
+
+    def _position(self, start: int) -> Tensor:
+        """(E,) the position `start`'s vector: a row of the table, or the module's own answer past its end (a
+        sinusoidal table grows; learned positions refuse, as on the module path)."""
+        if start < self.pos_table.shape[0]:
+            return self.pos_table[start]
+        row = self.pos_embed.forward(start, 1)[0]
+        self.pos_table = self._pos_table()
+        return row
 
 
 def decode_step(model: nn.Module, cache) -> DecodeStep | None:

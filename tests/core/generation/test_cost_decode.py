@@ -10,6 +10,18 @@ from torch.utils.flop_counter import FlopCounterMode
 from tui_lab import ModelConfig, build_model
 from tui_lab.analysis.cost import decode_flops_per_token, decode_step_flops, encoder_flops, flops_per_token
 
+
+def _matrix_vector(matrix, vector, *args, out_shape=None, **kwargs) -> int:
+    return 2 * matrix[0] * matrix[1]
+
+
+def _matrix_vector_plus(bias, matrix, vector, *args, out_shape=None, **kwargs) -> int:
+    return 2 * matrix[0] * matrix[1]
+
+
+# torch's counter has no formula for a matrix-vector product, which a one-row cached step uses (decode_step.py)
+MATRIX_VECTOR = {torch.ops.aten.mv: _matrix_vector, torch.ops.aten.addmv: _matrix_vector_plus}
+
 # E=4, one layer, d_ff 8, vocab 10, biases: attention 4*(16+4)=80, FFN (32+8)+(32+4)=76, head 10*4=40.
 TINY = ModelConfig(d_model=4, heads=2, d_ff=8, vocab=10, max_len=64, decoder_layers=1)
 
@@ -53,9 +65,9 @@ def test_d2_part_matches_torch_flop_counter(family):
         memory = model.encode(torch.randint(20, (1, source))) if source else None
         cache = model.new_cache(1, 32)
         model.decode(torch.randint(20, (1, 7)), memory, cache=cache)  # 7 tokens cached, the 8th is new
-        with FlopCounterMode(display=False) as one_new:
+        with FlopCounterMode(display=False, custom_mapping=MATRIX_VECTOR) as one_new:
             model.decode(torch.randint(20, (1, 1)), cache=cache)
-        with FlopCounterMode(display=False) as recompute:
+        with FlopCounterMode(display=False, custom_mapping=MATRIX_VECTOR) as recompute:
             model.decode(torch.randint(20, (1, 8)), memory)
     assert one_new.get_total_flops() == decode_flops_per_token(config, 8, True, source)[0]
     assert recompute.get_total_flops() == decode_flops_per_token(config, 8, False, source)[0]
