@@ -41,12 +41,13 @@ def both_paths(monkeypatch, model, prompt, **kw) -> tuple[torch.Tensor, torch.Te
     return flat, module, generate(model, prompt, 20, temperature=0, use_cache=False, **kw)
 
 
+@pytest.mark.parametrize("rows", [1, 2])  # one row is carried as a vector, more as (N, E) rows
 @pytest.mark.parametrize("changes", KINDS)
-def test_flat_step_gives_the_module_paths_ids(monkeypatch, changes):
+def test_flat_step_gives_the_module_paths_ids(monkeypatch, changes, rows):
     torch.manual_seed(0)
     model = build_model(tiny(**changes)).eval()
     assert flat_step_fits(model)
-    prompt = torch.randint(40, (2, 7))
+    prompt = torch.randint(40, (rows, 7))
     kw = {"bos_id": 1} if model.config.family == "encoder-decoder" else {}
     flat, module, uncached = both_paths(monkeypatch, model, prompt, **kw)
     assert torch.equal(flat, module) and torch.equal(flat, uncached)
@@ -65,6 +66,18 @@ def test_toy_presets_step_logits_match_the_module_path(monkeypatch, preset):
         with torch.inference_mode():
             rows.append(torch.cat([model.decode(ids[:, i:i + 1], memory, cache=cache) for i in range(12)], 1))
     torch.testing.assert_close(rows[0], rows[1], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("changes", KINDS)
+def test_one_row_steps_as_that_row_of_a_batch(changes):
+    """A batch of one (carried as a vector) and the same row inside a batch of three give the same logits."""
+    torch.manual_seed(0)
+    model = build_model(tiny(**changes)).eval()
+    prompt = torch.randint(40, (3, 7))
+    kw = {"bos_id": 1} if model.config.family == "encoder-decoder" else {}
+    alone = generate(model, prompt[1:2], 12, temperature=0, **kw)
+    batch = generate(model, prompt, 12, temperature=0, **kw)
+    assert torch.equal(alone[0], batch[1])
 
 
 def test_one_row_through_the_mixture_equals_the_module(monkeypatch):
