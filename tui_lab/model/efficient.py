@@ -110,6 +110,7 @@ class PerformerState:
     def __init__(self, batch: int, heads: int, features: int, d_head: int, device, dtype) -> None:
         self.k = torch.zeros((batch, heads, features, d_head), device=device, dtype=dtype)
         self.v = torch.zeros((batch, heads, features, 1), device=device, dtype=dtype)
+        self.cross_state: Tensor | None = None  # none beside it; KVCache.reorder reads it on every layer's cache
 
 
 def performer_attend(phi: PerformerFeatures, q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None,
