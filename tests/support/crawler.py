@@ -54,6 +54,7 @@ from screen_rules import (
     ELLIPSIS,
     cut_numbers,
     edge_words,
+    forecast_rooms,
     input_values,
     overlaps,
     plot_overruns,
@@ -812,6 +813,7 @@ class Crawler:
         found += [("table cell", p) for p in table_cells(self.app, lines)]
         found += [("label cut with room", p) for p in cut_with_room(self.app, lines)]
         found += [("empty box", p) for p in squeezed_boxes(lines, least=1)]  # a box drawn with no row inside
+        found += [("scrollbar forecast", p) for p in forecast_rooms(self.app)]
         found += [("unbound key named", p) for p in self._named_unbound(lines)]
         from tui_lab.app.shell.view_focus import in_field
 

@@ -282,6 +282,24 @@ def shown_widgets(app, kind) -> list:
     return [w for w in app.screen.walk_children() if w in visible and isinstance(w, kind)]
 
 
+def forecast_rooms(app) -> list[str]:
+    """Widgets that lay themselves out in the room their own scrollbars will leave (tui_lab/app/widgets/
+    scroll_room.py: the Heatmap, the attention's small multiples) where Textual's scrollbars leave another: what
+    is drawn to the forecast's edge then lies under a scrollbar, or stops a cell or two short of one. The long
+    tier's English 80x24 walk at db2fb17 saw the lens read-out's value against a scrollbar the layout had not
+    foreseen, after a theme toggle; this names the widget and both rooms wherever it happens again."""
+    from tui_lab.app.views.attention.small_multiples import SmallMultiples
+    from tui_lab.app.widgets.heatmap import Heatmap
+
+    found = []
+    for widget in shown_widgets(app, Heatmap) + shown_widgets(app, SmallMultiples):
+        forecast, textual = widget.inner, widget.scrollable_content_region.size
+        if widget.size.area and forecast != textual:
+            found.append(f"{_name(widget)} laid out in {forecast.width}x{forecast.height}, its scrollbars leave "
+                         f"{textual.width}x{textual.height}")
+    return found
+
+
 def under_menus(app, lines: list[str]) -> list[str]:
     """`lines` with what the open select menus cover blanked (their frame is the mark of what they hide), the
     tables that scroll sideways with their scrollbar on screen (the mark of the columns out of room), and the

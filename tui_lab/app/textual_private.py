@@ -23,7 +23,7 @@ from textual.widgets import TabbedContent, TabPane
 from textual.widgets._tabbed_content import ContentTab, ContentTabs  # the tab bar's widgets: not exported
 
 __all__ = ["ContentTab", "ContentTabs", "EscThenKeyParser", "FocusFollowingTabs", "LabAppBase", "app_running",
-           "install_parser", "key_stopped", "no_screens", "screen_strips"]
+           "install_parser", "key_stopped", "no_screens", "refresh_scrollbars", "screen_strips"]
 
 ESC = "\x1b"
 DRIVER_MODULES = ("textual.drivers.linux_driver", "textual.drivers.linux_inline_driver")
@@ -50,6 +50,15 @@ def app_running(app: App) -> bool:
 def key_stopped(key: events.Key) -> bool:
     """A widget used the key (it stopped it): Message has no public reader of that flag."""
     return key._stop_propagation
+
+
+# -- calls of private methods -------------------------------------------------------------------------------
+def refresh_scrollbars(widget: Widget) -> None:
+    """Have a ScrollView decide its scrollbars again for the virtual size it holds now. Textual decides them when
+    a layout changes the widget's size, before the widget's Resize handler runs; a virtual size set there (a
+    grid laid out anew for its new box) is not followed by another decision, so a scrollbar the old layout
+    needed stays beside content that now fits (the crawler's scrollbar-forecast rule: the logit lens at 80x22)."""
+    widget._refresh_scrollbars()
 
 
 # -- the App's private hooks, offered as public ones -----------------------------------------------------------

@@ -22,6 +22,7 @@ from screen_rules import (
     cut_numbers,
     edge_words,
     footer_problems,
+    forecast_rooms,
     input_values,
     missing_words,
     overlaps,
@@ -86,6 +87,7 @@ class Rules:
             found += edge_words(self.app, lines)
             found += input_values(self.app, lines)
             found += plot_overruns(self.app, lines) + table_cells(self.app, lines)
+            found += forecast_rooms(self.app)
             text = "\n".join(lines)
             wanted = readouts() if callable(readouts) else readouts
             found += [f"read-out not on screen as written: {r!r}" for r in wanted if r not in text]

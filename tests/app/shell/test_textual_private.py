@@ -28,6 +28,13 @@ def test_the_xterm_parser_and_the_drivers_that_build_it():
         assert hasattr(importlib.import_module(name), "XTermParser"), f"{name} no longer names XTermParser"
 
 
+def test_the_scrollbar_decision_it_asks_for_again():
+    from textual.widget import Widget
+
+    assert _parameters(Widget._refresh_scrollbars) == ["self"]
+    assert "self.virtual_size.height > height" in inspect.getsource(Widget._refresh_scrollbars)
+
+
 def test_the_app_hooks_it_overrides():
     assert _parameters(App._handle_exception) == ["self", "error"]
     assert inspect.iscoroutinefunction(App._on_exit_app) and _parameters(App._on_exit_app) == ["self"]

@@ -5,7 +5,7 @@ where the layout's forecast of its scrollbars was wrong (the long tier's English
 from __future__ import annotations
 
 from app_support import screen_lines
-from screen_rules import cut_numbers
+from screen_rules import cut_numbers, forecast_rooms
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Size
@@ -43,3 +43,32 @@ async def test_a_scrollbar_the_layout_did_not_foresee_leaves_the_value_whole(mon
         readout = next(line for line in lines if "->" in line)
         assert "0." in readout, lines
         assert not cut_numbers([line[:76] for line in lines], 76), "\n".join(lines)
+
+
+async def test_the_screen_rule_names_a_forecast_textual_disagrees_with(monkeypatch):
+    app = Box()
+    async with app.run_test(size=(80, 8)) as pilot:
+        await pilot.pause()
+        assert forecast_rooms(app) == []  # the forecast as built: Textual's own room
+    monkeypatch.setattr(heatmap, "room_inside_scrollbars", lambda box, bar_w, bar_h, content: Size(*box))
+    app = Box()
+    async with app.run_test(size=(80, 8)) as pilot:
+        await pilot.pause()
+        assert forecast_rooms(app) == ["Heatmap#map laid out in 78x6, its scrollbars leave 76x6"]
+
+
+async def test_a_grid_that_fits_once_its_box_shrinks_shows_no_scrollbar():
+    """Shrunk from 8 lines to 7, the grid folds its legend into the read-out line and fits: no scrollbar (Textual
+    had decided the scrollbars for the old layout, 8 lines in 7, before the grid laid itself out anew; the crawler
+    met it as the logit lens at 80x22, its read-out beside a scrollbar nobody needed)."""
+    app = Box()
+    async with app.run_test(size=(80, 12)) as pilot:
+        box, grid = app.query_one("#box"), app.query_one(Heatmap)
+        box.styles.height = 8
+        await pilot.pause()
+        assert grid.virtual_size.height == 8 and not grid.show_vertical_scrollbar  # legend on its own line
+        box.styles.height = 7
+        await pilot.pause()
+        await pilot.pause()
+        assert grid.virtual_size.height == 7, grid.virtual_size  # the legend folded: the grid fits
+        assert not grid.show_vertical_scrollbar and forecast_rooms(app) == []

@@ -18,6 +18,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
+from tui_lab.app.textual_private import refresh_scrollbars
 from tui_lab.app.widgets.cut import cut
 from tui_lab.app.widgets.grid_cells import MARK, dense_cell, legend, level, palette
 from tui_lab.app.widgets.scroll_room import room_inside_scrollbars
@@ -133,6 +134,7 @@ class SmallMultiples(ScrollView, can_focus=True):
 
     def _relayout(self) -> None:
         self.virtual_size = self._virtual(*self.inner)
+        refresh_scrollbars(self)  # for this layout, not the one before the resize (as the Heatmap's)
         self.refresh()
 
     def on_resize(self) -> None:
