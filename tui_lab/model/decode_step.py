@@ -5,8 +5,8 @@ an uncached step's FLOPs yet took a third of its time). `Transformer.decode` wit
 hooks and no weights asked for comes here: each layer's weights are read once into a plan when the generation
 starts (the same tensors, nothing copied), and the step calls ATen on rows with no module dispatch, no closures,
 no per-step mask for full attention and no (N, 1, E) reshapes. One row (a batch of 1, what the lab's generation
-runs) is carried as an (E,) vector, so each projection is ATen's matrix-vector product (`addmv`, a one-row
-`linear`'s numbers on the CPUs measured, at less per call, which at a toy's size is most of what a call costs),
+runs) is carried as an (E,) vector, so each projection is ATen's matrix-vector product (`addmv`: a one-row
+`linear`'s numbers where measured, an Intel Xeon's MKL, at less per call, which at a toy's size is most of it),
 and constant factors are 0-d tensors (a Python float is wrapped and converted on every multiply). The maths is
 the module path's, op for op, so the ids are identical and the logits agree to float rounding
 (tests/core/model/test_decode_step.py). A model this plan does not cover (Shaw's relative positions,
@@ -195,7 +195,6 @@ class DecodeStep:
             x = x * self.out_scale
         return _project(x, *self.head).view(rows, self.head[0].shape[0])
 
-
     def _embed(self, ids: Tensor, rows: int) -> Tensor:
         """(N, E) rows of the embedding, or one (E,) row; on a CPU one row is read as a view of its table row
         (a third of an embedding call's cost there; on an accelerator reading the id would wait for it)."""
@@ -207,7 +206,7 @@ class DecodeStep:
         """The additive positions' rows as they are now (a sinusoidal table grows on demand; learned: its weight)."""
         if self.pos_embed is None:
             return None
-        return getattr(self.pos_embed, "table", None) if hasattr(self.pos_embed, "table") else self.pos_embed.weight
+        return self.pos_embed.table if hasattr(self.pos_embed, "table") else self.pos_embed.weight
 
     def _position(self, start: int) -> Tensor:
         """(E,) the position `start`'s vector: a row of the table, or the module's own answer past its end (a
