@@ -11,16 +11,14 @@ from tui_lab import ModelConfig, build_model
 from tui_lab.analysis.cost import decode_flops_per_token, decode_step_flops, encoder_flops, flops_per_token
 
 
-def _matrix_vector(matrix, vector, *args, out_shape=None, **kwargs) -> int:
-    return 2 * matrix[0] * matrix[1]
-
-
-def _matrix_vector_plus(bias, matrix, vector, *args, out_shape=None, **kwargs) -> int:
-    return 2 * matrix[0] * matrix[1]
+def _matrix_vector(*shapes, out_shape=None, **kwargs) -> int:
+    """FLOPs of mv(matrix, vector) and addmv(bias, matrix, vector): the matrix is the shape before the last."""
+    rows, columns = shapes[-2]
+    return 2 * rows * columns
 
 
 # torch's counter has no formula for a matrix-vector product, which a one-row cached step uses (decode_step.py)
-MATRIX_VECTOR = {torch.ops.aten.mv: _matrix_vector, torch.ops.aten.addmv: _matrix_vector_plus}
+MATRIX_VECTOR = {torch.ops.aten.mv: _matrix_vector, torch.ops.aten.addmv: _matrix_vector}
 
 # E=4, one layer, d_ff 8, vocab 10, biases: attention 4*(16+4)=80, FFN (32+8)+(32+4)=76, head 10*4=40.
 TINY = ModelConfig(d_model=4, heads=2, d_ff=8, vocab=10, max_len=64, decoder_layers=1)
