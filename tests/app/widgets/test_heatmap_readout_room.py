@@ -10,6 +10,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Size
 
+from tui_lab.app.textual_private import refresh_scrollbars
 from tui_lab.app.widgets import heatmap
 from tui_lab.app.widgets.heatmap import Heatmap
 
@@ -29,9 +30,15 @@ class Box(App):
         self.query_one(Heatmap).set_grid(values, ROWS, COLS, axes=("layer", "position"), lo=0.0, hi=1.0)
 
 
-async def test_a_scrollbar_the_layout_did_not_foresee_leaves_the_value_whole(monkeypatch):
-    # The forecast made blind to scrollbars: the grid needs more lines than the box, so Textual shows one anyway.
+def blind_forecast(monkeypatch) -> None:
+    """The forecast made blind to scrollbars, and Textual left to its own rule (`overflow: auto`): the grid needs
+    more lines than the box, so Textual shows a scrollbar the layout did not foresee."""
     monkeypatch.setattr(heatmap, "room_inside_scrollbars", lambda box, bar_w, bar_h, content: Size(*box))
+    monkeypatch.setattr(heatmap, "show_forecast", lambda widget, inner: refresh_scrollbars(widget))
+
+
+async def test_a_scrollbar_the_layout_did_not_foresee_leaves_the_value_whole(monkeypatch):
+    blind_forecast(monkeypatch)
     app = Box()
     async with app.run_test(size=(80, 8)) as pilot:
         grid = app.query_one(Heatmap)
@@ -50,7 +57,7 @@ async def test_the_screen_rule_names_a_forecast_textual_disagrees_with(monkeypat
     async with app.run_test(size=(80, 8)) as pilot:
         await pilot.pause()
         assert forecast_rooms(app) == []  # the forecast as built: Textual's own room
-    monkeypatch.setattr(heatmap, "room_inside_scrollbars", lambda box, bar_w, bar_h, content: Size(*box))
+    blind_forecast(monkeypatch)
     app = Box()
     async with app.run_test(size=(80, 8)) as pilot:
         await pilot.pause()
@@ -72,3 +79,24 @@ async def test_a_grid_that_fits_once_its_box_shrinks_shows_no_scrollbar():
         await pilot.pause()
         assert grid.virtual_size.height == 7, grid.virtual_size  # the legend folded: the grid fits
         assert not grid.show_vertical_scrollbar and forecast_rooms(app) == []
+
+
+class StyledBox(Box):
+    CSS = Box.CSS + " Heatmap { overflow-y: scroll; }"
+
+
+async def test_the_scrollbars_shown_are_the_forecasts_whatever_textual_would_decide():
+    """Textual shows the scrollbars the grid laid itself out inside, not ones its own rules would pick (here a
+    stylesheet's `overflow-y: scroll`; in the long tier's walks, a vertical scrollbar kept beside the DLA map,
+    the Tour's grid and the alignment map, by a path not reproduced): the forecast decides them, so what the grid
+    draws to its room's edge never lies under one."""
+    app = StyledBox()
+    async with app.run_test(size=(80, 12)) as pilot:
+        box, grid = app.query_one("#box"), app.query_one(Heatmap)
+        box.styles.height = 9
+        await pilot.pause()
+        assert grid.inner == grid.size and not grid.show_vertical_scrollbar, (grid.inner, grid.size)
+        assert forecast_rooms(app) == []
+        box.styles.height = 5  # too short: the forecast takes a scrollbar's room, and Textual shows it
+        await pilot.pause()
+        assert grid.inner.width == 76 and grid.show_vertical_scrollbar and forecast_rooms(app) == []

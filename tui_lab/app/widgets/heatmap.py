@@ -23,12 +23,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.textual_private import refresh_scrollbars
 from tui_lab.app.widgets.grid_body import cells_line
 from tui_lab.app.widgets.grid_cells import legend, palette
 from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, layout, printable
 from tui_lab.app.widgets.grid_lines import describe_cell, header_line, key_line, readout_line, row_label, window
-from tui_lab.app.widgets.scroll_room import room_inside_scrollbars
+from tui_lab.app.widgets.scroll_room import room_inside_scrollbars, show_forecast
 
 
 class Heatmap(ScrollView, can_focus=True):
@@ -178,7 +177,7 @@ class Heatmap(ScrollView, can_focus=True):
         whole = self._content_size(lay)
         pad = room - self._shown_room(room) if whole.width > inner.width else 0
         self.virtual_size = Size(whole.width + pad, whole.height)
-        refresh_scrollbars(self)  # for this layout, not the one before the resize
+        show_forecast(self, inner)
         self.refresh()
 
     def _shown_room(self, room: int) -> int:

@@ -18,10 +18,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
-from tui_lab.app.textual_private import refresh_scrollbars
 from tui_lab.app.widgets.cut import cut
 from tui_lab.app.widgets.grid_cells import MARK, dense_cell, legend, level, palette
-from tui_lab.app.widgets.scroll_room import room_inside_scrollbars
+from tui_lab.app.widgets.scroll_room import room_inside_scrollbars, show_forecast
 
 GUTTER = 4  # "L11 ": the least; a deeper model's names take their room and a space (`names_w`)
 TILE_W = (4, 16)  # characters per tile, least and most
@@ -133,8 +132,9 @@ class SmallMultiples(ScrollView, can_focus=True):
         return self.tile_h + self.captions
 
     def _relayout(self) -> None:
-        self.virtual_size = self._virtual(*self.inner)
-        refresh_scrollbars(self)  # for this layout, not the one before the resize (as the Heatmap's)
+        inner = self.inner
+        self.virtual_size = self._virtual(*inner)
+        show_forecast(self, inner)
         self.refresh()
 
     def on_resize(self) -> None:
