@@ -9,10 +9,13 @@ each condition every thread count (1, 2, 4, ... up to the cores) runs in interle
 another order (the orders of the counts in turn) and after a short pause (a previous count's OpenMP workers
 spin for a moment after their last op: the count run next would pay for it), so load that comes and goes
 weighs on all alike. At the start of each repeat the library chooses, as `complete` and the trainer do at a
-call (the load read then, nothing of the benchmark running); that repeat's time for the chosen count is the
-chosen time. (A separate "chosen" arm running the same count as another arm differed from it by up to 1.3x at
-load 16-19: the noise of a shared machine, not the choice; so the chosen time is read from the counts' own runs.
-A chosen count that is not among them, 3 of 4 cores, runs as one more arm in that repeat.)
+call (the load read then, nothing of the benchmark running). Training: that repeat's time for the chosen count
+is the chosen time. (A separate "chosen" arm running the same count as another arm differed from it by up to
+1.3x at load 16-19: the noise of a shared machine, not the choice; so the chosen time is read from the counts'
+own runs. A chosen count that is not among them, 3 of 4 cores, runs as one more arm in that repeat.)
+Generation: the library's plan (`threads.decode_plan`: the prefill's count, and the steps' count, tried over the
+first steps of each run where the rule cannot tell from the op sizes) is not one count, so it runs as its own
+arm, in the rotation with the counts, each generation with its own trial as a person's call has.
 
 The checks compare within a repeat, where the counts ran a moment apart under the same load: each repeat gives a
 paired ratio (the chosen count's time over each count's), and the check reads the median of those ratios over
@@ -49,7 +52,7 @@ import torch
 from tui_lab import build_model
 from tui_lab.cpu_threads import ceiling_threads, choose, load_now, op_grain
 from tui_lab.generation import generate
-from tui_lab.generation.threads import decode_choice, torch_threads
+from tui_lab.generation.threads import DecodePlan, decode_plan, torch_threads
 from tui_lab.presets import load_preset
 
 BUSY = ("import sys, torch\ntorch.set_num_threads(1)\na = torch.randn(256, 256)\nprint('ready', flush=True)\n"
@@ -74,21 +77,36 @@ class Busy:
             proc.wait()
 
 
-def generation_workload(new_tokens: int) -> tuple[Callable[[], None], Callable[[], object]]:
-    """(run once, choose now) for cached greedy decoding of the English toy's shape."""
+class Workload:
+    """`run()` once on torch's count; `choose()` the library's choice now; `run_chosen(choice)`, where a choice is
+    not one count (a generation's plan), runs once on it and says the count its steps settled on, else None."""
+
+    def __init__(self, run: Callable[[], None], choose: Callable[[], object],
+                 run_chosen: Callable[[object], int] | None = None) -> None:
+        self.run, self.choose, self.run_chosen = run, choose, run_chosen
+
+
+def generation_workload(new_tokens: int) -> Workload:
+    """Cached greedy decoding of the English toy's shape, chosen as `complete` does (a 16-token prompt)."""
     torch.manual_seed(0)
     model = build_model(load_preset("gpt2-toy-english")).eval()
     prompt = torch.randint(model.config.vocab, (1, 16), generator=torch.Generator().manual_seed(0))
 
-    def run() -> None:
+    def run(plan: DecodePlan | None = None) -> None:
         with torch.inference_mode():
-            generate(model, prompt, new_tokens, temperature=0.0)
+            generate(model, prompt, new_tokens, temperature=0.0, plan=plan)
 
-    return run, lambda: decode_choice(model, use_cache=True)
+    def run_chosen(plan: object) -> int:
+        assert isinstance(plan, DecodePlan)
+        fresh = DecodePlan(plan.prefill, plan.steps)  # its own trial, as each call of `complete` has
+        run(fresh)
+        return fresh.threads
+
+    return Workload(run, lambda: decode_plan(model, use_cache=True, prompt_tokens=prompt.shape[1]), run_chosen)
 
 
-def training_workload(batch: int, seq_len: int) -> tuple[Callable[[], None], Callable[[], object]]:
-    """(run once, choose now) for one training step of gpt2-toy's shape, chosen as `TrainThreads` does."""
+def training_workload(batch: int, seq_len: int) -> Workload:
+    """One training step of gpt2-toy's shape, chosen as `TrainThreads` does."""
     torch.manual_seed(0)
     config = load_preset("gpt2-toy")
     model = build_model(config).train()
@@ -104,7 +122,7 @@ def training_workload(batch: int, seq_len: int) -> tuple[Callable[[], None], Cal
         loss.backward()
         optimizer.step()
 
-    return run, lambda: choose(op_grain(config, batch * seq_len), ceiling, "TUI_LAB_TRAIN_THREADS")
+    return Workload(run, lambda: choose(op_grain(config, batch * seq_len), ceiling, "TUI_LAB_TRAIN_THREADS"))
 
 
 def counts(ceiling: int) -> list[int]:
@@ -115,39 +133,50 @@ def counts(ceiling: int) -> list[int]:
     return out + [ceiling]
 
 
-def measure(run: Callable[[], None], chooser: Callable[[], object], repeats: int, ceiling: int,
-            min_timed_s: float) -> dict:
-    """Interleaved repeats of each count (every order of the counts in turn); the library's choice at the start
-    of each repeat picks that repeat's chosen time; the checks read the median of the per-repeat ratios."""
+CHOSEN = 0  # the arm key of a chosen plan run as its own arm (counts are 1 and up)
+
+
+def measure(work: Workload, repeats: int, ceiling: int, min_timed_s: float) -> dict:
+    """Interleaved repeats of each count (every order of the arms in turn); the library's choice at the start
+    of each repeat picks that repeat's chosen time (or runs as its own arm); the checks read the median of the
+    per-repeat ratios."""
     arms = counts(ceiling)
     for n in arms:  # a warm-up per count: first-call allocation and thread start are not timed
         with torch_threads(n):
-            run()
+            work.run()
+    if work.run_chosen is not None:
+        work.run_chosen(work.choose())
     with torch_threads(1):
         start = time.perf_counter()
-        run()
+        work.run()
         inner = max(1, math.ceil(min_timed_s / (time.perf_counter() - start)))  # runs per timed region
-    per_repeat: list[dict[int, float]] = []  # each repeat's seconds per workload run, by count
-    chosen: list[int] = []
-    orders = list(itertools.permutations(arms))
+    per_repeat: list[dict[int, float]] = []  # each repeat's seconds per workload run, by count (CHOSEN: the plan)
+    chosen: list[int] = []  # the count chosen (a plan: the count its last run's steps settled on)
+    orders = list(itertools.permutations(arms + ([CHOSEN] if work.run_chosen is not None else [])))
     for r in range(repeats):
-        chosen.append(min(chooser().threads, ceiling))  # read before any clock, as the library's callers do
-        extra = () if chosen[-1] in arms else (chosen[-1],)
+        choice = work.choose()  # read before any clock, as the library's callers do
+        count = min(choice.threads, ceiling)
+        extra = () if work.run_chosen is not None or count in arms else (count,)
         seconds: dict[int, float] = {}
-        for count in orders[r % len(orders)] + extra:
-            with torch_threads(count):
+        for arm in orders[r % len(orders)] + extra:
+            with torch_threads(arm or None):
                 time.sleep(SETTLE_S)
                 start = time.perf_counter()
                 for _ in range(inner):
-                    run()
-                seconds[count] = (time.perf_counter() - start) / inner
+                    settled = work.run_chosen(choice) if arm == CHOSEN else work.run()
+                seconds[arm] = (time.perf_counter() - start) / inner
+            if arm == CHOSEN:
+                count = settled
+        chosen.append(count)
         per_repeat.append(seconds)
-    times = {str(a): [s[a] for s in per_repeat if a in s] for a in sorted({a for s in per_repeat for a in s})}
-    chosen_s = [s[c] for s, c in zip(per_repeat, chosen, strict=True)]
+    names = {CHOSEN: "plan"}
+    times = {names.get(a, str(a)): [s[a] for s in per_repeat if a in s]
+             for a in sorted({a for s in per_repeat for a in s})}
+    chosen_s = [s[CHOSEN if work.run_chosen is not None else c] for s, c in zip(per_repeat, chosen, strict=True)]
     medians = {arm: statistics.median(t) for arm, t in times.items()}
     medians["chosen"] = statistics.median(chosen_s)
     # paired: chosen / count within each repeat, then the median over repeats
-    paired = {str(a): statistics.median(s[c] / s[a] for s, c in zip(per_repeat, chosen, strict=True)) for a in arms}
+    paired = {str(a): statistics.median(c / s[a] for s, c in zip(per_repeat, chosen_s, strict=True)) for a in arms}
     best = max(paired, key=paired.get)  # the count the chosen one is slowest against (the best one)
     speed_vs_one = 1 / paired["1"]
     return {"median_s": medians, "times_s": times, "chosen_counts": chosen, "runs_per_timed_region": inner,
@@ -157,7 +186,7 @@ def measure(run: Callable[[], None], chooser: Callable[[], object], repeats: int
 
 
 def line(condition: str, workload: str, result: dict, loads: tuple) -> str:
-    per = ", ".join(f"{a}{' thread(s)' if a != 'chosen' else ''} {s:.4f} s" for a, s in result["median_s"].items())
+    per = ", ".join(f"{a}{' thread(s)' if a.isdigit() else ''} {s:.4f} s" for a, s in result["median_s"].items())
     pairs = ", ".join(f"/{a}: {r:.2f}" for a, r in result["paired_chosen_over_count"].items())
     ok = result["within_10pct"] and result["at_least_08x_one"]
     return (f"{'PASS' if ok else 'FAIL'} {condition:6s} {workload:8s} load {loads[0]:.2f} -> {loads[1]:.2f}: {per} "
@@ -186,9 +215,9 @@ def main() -> int:
     for condition in args.conditions:
         busy = Busy({"quiet": 0, "busy1": 1, "busy2": 2}[condition])
         try:
-            for name, (run, chooser) in workloads.items():
+            for name, work in workloads.items():
                 before = os.getloadavg()[0]
-                result = measure(run, chooser, args.repeats, ceiling, args.min_timed_s)
+                result = measure(work, args.repeats, ceiling, args.min_timed_s)
                 result["load_before_after"] = (before, os.getloadavg()[0])
                 report[f"{condition}/{name}"] = result
                 failed |= not (result["within_10pct"] and result["at_least_08x_one"])

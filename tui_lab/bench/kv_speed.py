@@ -6,9 +6,10 @@ median over repeats, with the fastest and slowest run's latency at each position
 app can plot how the uncached path slows as the sequence grows. The same function serves
 `tui-lab bench generate`, the app's speed panel and `benchmarks/speed/generate_speed.py`.
 
-Each path runs on its own thread count (`threads.decode_choice`: its op size and the load, read before the
-first timed run; `thread_choice` says why), so the ratio is never won by slowing one side; torch's count
-comes back after.
+Each path runs on its own thread counts (`threads.decode_plan`: its op sizes and the load, read before the
+first timed run, and each run's trial of counts where its steps are too small for the rule, as every
+generation a person starts has; `threads` is the count the last timed run's steps settled on, `thread_choice`
+says why), so the ratio is never won by slowing one side; torch's count comes back after.
 The warm-up before each length's timed runs decodes the same length on the same thread count, for both
 paths: the first timed run then meets no shape, cache size or OpenMP thread team for the first time.
 (Issue 10 saw gpt2-toy's 64 tokens take 0.18 s where 128 took 0.25 s after an 8-token warm-up on torch's
@@ -32,7 +33,7 @@ from tui_lab.bench.timer import Cancelled, StepTimer, intervals
 from tui_lab.devices import out_of_memory
 from tui_lab.generation.lengths import BASE_LENGTHS, default_lengths, position_window, slid_steps, slide_note
 from tui_lab.generation.loop import Generation, Sampler, eval_mode
-from tui_lab.generation.threads import decode_choice, torch_threads
+from tui_lab.generation.threads import DecodePlan, decode_plan
 from tui_lab.model import Transformer
 
 GREEDY = Sampler(temperature=0.0)
@@ -118,32 +119,38 @@ def compare_generation(model: Transformer, prompt_len: int = 16, new_tokens: tup
     prompt = prompt.to(device)
     timer = StepTimer(device, len(new_tokens) * 2 * (repeats + 1), should_stop, on_progress)
 
-    def run(n: int, use_cache: bool) -> _Timing:
-        return _timed(timer, model, prompt, bos_id, n, use_cache)
+    # Chosen before anything is timed (reading the load takes ~15 ms; see cpu_threads.py); each run gets a
+    # fresh copy (its own trial), the last timed run's says what the report shows.
+    plans = {True: decode_plan(model, True, batch, prompt_len), False: decode_plan(model, False, batch, prompt_len)}
 
-    # Chosen before anything is timed (reading the load takes ~15 ms; see cpu_threads.py).
-    choices = {"cached": decode_choice(model, True, batch), "uncached": decode_choice(model, False, batch)}
-    report.threads = {path: c.threads if c is not None else None for path, c in choices.items()}
-    report.thread_choice = {path: c.to_dict() if c is not None else None for path, c in choices.items()}
+    def run(n: int, use_cache: bool) -> _Timing:
+        plan = plans[use_cache]
+        plan = DecodePlan(plan.prefill, plan.steps) if plan is not None else None
+        timing = _timed(timer, model, prompt, bos_id, n, use_cache, plan)
+        if plan is not None:
+            path = "cached" if use_cache else "uncached"
+            report.threads[path], report.thread_choice[path] = plan.threads, plan.to_dict()
+        return timing
+
+    report.threads = {"cached": None, "uncached": None}
+    report.thread_choice = {"cached": None, "uncached": None}
     try:
         with out_of_memory(str(device), "measuring generation speed", "try fewer new tokens or a smaller batch"), \
                 eval_mode(model), torch.inference_mode():
             for n in new_tokens:
-                report.runs.append(_measure(run, n, repeats, report.threads, slid_steps(config, prompt_len, n)))
+                report.runs.append(_measure(run, n, repeats, slid_steps(config, prompt_len, n)))
     except Cancelled:  # `should_stop()` said yes; the report keeps the lengths already measured
         report.cancelled = True
     return report
 
 
-def _measure(run: Callable[[int, bool], _Timing], new_tokens: int, repeats: int, threads: dict[str, int | None],
-             slid: int) -> SpeedRun:
+def _measure(run: Callable[[int, bool], _Timing], new_tokens: int, repeats: int, slid: int) -> SpeedRun:
     results: dict[bool, list[_Timing]] = {True: [], False: []}
     # Warm-ups first, then the timed runs alternate between the paths: a shared machine's load, which
     # comes and goes, then weighs on both alike.
     for timed in [False] + [True] * repeats:
         for use_cache in (True, False):
-            with torch_threads(threads["cached" if use_cache else "uncached"]):
-                timing = run(new_tokens, use_cache)  # the warm-up: this length, this count, not kept
+            timing = run(new_tokens, use_cache)  # the warm-up: this length, these counts, not kept
             if timed:
                 results[use_cache].append(timing)
     cached, uncached = results[True], results[False]
@@ -172,9 +179,9 @@ class _Timing:
 
 
 def _timed(timer: StepTimer, model: Transformer, prompt: Tensor, bos_id: int, new_tokens: int,
-           use_cache: bool) -> _Timing:
+           use_cache: bool, plan: DecodePlan | None) -> _Timing:
     """One greedy generation, timed token by token."""
-    run = Generation(model, prompt, new_tokens, GREEDY, use_cache, bos_id=bos_id)
+    run = Generation(model, prompt, new_tokens, GREEDY, use_cache, bos_id=bos_id, plan=plan)
     marks = timer.marks(run.steps(want_probs=False))
     return _Timing(marks[-1] - marks[0], intervals(marks), run.sequence.clone(), run.state.slid)
 

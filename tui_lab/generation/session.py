@@ -3,9 +3,9 @@
 The CLI prints each token as it comes and the app posts it to the UI; both call `complete`. Sampling is
 seeded by `settings.seed` (beam sample too); beam search is deterministic and hands its tokens over once it has
 chosen.
-Decoding runs on the thread count chosen for this call (`threads.decode_choice`: the model's op size and
-the load now, read before the clock starts; `Completion.threads` says it and why) and torch's count comes
-back afterwards. A Hugging Face folder's rules
+Decoding runs on the thread counts chosen for this call (`threads.decode_plan`: the model's op sizes and
+the load now, read before the clock starts, the prefill's count and the steps', tried where the rule cannot
+tell; `Completion.threads` says them and why) and torch's count comes back afterwards. A Hugging Face folder's rules
 (`model.folder_generation`: its eos list, repetition penalty, forced eos...) apply to every run.
 """
 
@@ -45,7 +45,7 @@ class Completion:
     decoder_passes: int = 0  # decoder forward passes that made it: AT one per new token, NAT 1
     nat_begins: int | None = None  # NAT: the positions (BEGINs) decoded; None for AT
     predicted_length: int | None = None  # NAT length classifier: its length (even when nat_length overrode it)
-    threads: dict[str, Any] | None = None  # the thread count chosen and why (cpu_threads.Choice); None: torch's
+    threads: dict[str, Any] | None = None  # the counts chosen and why (threads.DecodePlan.to_dict); None: torch's
 
     @property
     def tokens_per_s(self) -> float:
@@ -76,7 +76,7 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     of its step (none for beam search).
     """
     from tui_lab.generation.decoder_state import position_window
-    from tui_lab.generation.threads import decode_choice, torch_threads
+    from tui_lab.generation.threads import decode_plan, torch_threads
 
     device = next(model.parameters()).device
     x = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
@@ -86,17 +86,18 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
              "bos_id": folder.start_id if folder is not None and folder.start_id is not None else codec.bos_id}
     start_len = len(prompt_ids) if model.config.family == "decoder-only" else 1  # a target starts at bos
     # reads the load: not timed. NAT's one pass is not a decode step: torch's count stays.
-    choice = None if is_nat(model.config) else decode_choice(model, settings.use_cache, rows=settings.beam_size)
-    threads = choice.threads if choice is not None else None
+    plan = None if is_nat(model.config) else decode_plan(model, settings.use_cache, settings.beam_size, len(prompt_ids))
+    beams = settings.beam_size > 1  # beam search runs on the steps' rule, untried
     _check_memory(model.config, len(prompt_ids), settings, str(device))
-    with torch_threads(threads), out_of_memory(str(device), "generating", "try fewer new tokens or a smaller beam"):
+    with torch_threads(plan.steps.threads if beams and plan is not None else None), \
+            out_of_memory(str(device), "generating", "try fewer new tokens or a smaller beam"):
         start = time.perf_counter()
-        if settings.beam_size > 1:
+        if beams:
             new, cancelled = _beam(model, codec, x, start_len, settings, extra), False
             info = _Info(passes=len(new))  # one batched pass over the beams per new token
         else:
             new, cancelled, info = _sample(model, codec, x, settings, on_token, should_stop, need_attention,
-                                           need_candidates, extra)
+                                           need_candidates, {**extra, "plan": plan})
         seconds = time.perf_counter() - start
     if settings.beam_size > 1:
         for i, token in enumerate(new):  # the winner is known only at the end
@@ -106,7 +107,14 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     return Completion(new, seconds, slid=window is not None and start_len + len(new) - 1 > window,
                       cropped=window is not None and start_len > window, cancelled=cancelled,
                       decoder_passes=info.passes, nat_begins=info.begins, predicted_length=info.predicted,
-                      threads=choice.to_dict() if choice is not None else None)
+                      threads=_threads_said(plan, beams))
+
+
+def _threads_said(plan: Any, beams: bool) -> dict[str, Any] | None:
+    """What `Completion.threads` says: the plan (beam search runs every pass on the steps' rule, untried)."""
+    if plan is None:
+        return None
+    return {**plan.steps.to_dict(), "trial": ()} if beams else plan.to_dict()
 
 
 @dataclass

@@ -11,6 +11,7 @@ from generate_support import ids, model_for, tiny
 from tui_lab import cpu_threads
 from tui_lab.bench.kv_speed import compare_generation
 from tui_lab.generation import generate, threads
+from tui_lab.generation.decoder_state import DecoderState
 from tui_lab.generation.session import complete
 from tui_lab.generation.settings import GenerationSettings
 from tui_lab.presets import load_preset
@@ -47,13 +48,65 @@ def test_torch_threads_restores_the_count_even_after_an_error():
         assert inside == before
 
 
-def test_the_english_toy_decodes_on_one_thread_whatever_the_load(monkeypatch):
+def test_the_english_toy_decodes_on_one_thread_when_busy_and_tries_two_when_idle(monkeypatch):
+    """Its cached steps are too small for the rule to tell: beside busy processes 1 thread, untried; on idle cores
+    the first steps try 1 and 2 (2 threads gained on an Intel Xeon and lost on an AMD EPYC)."""
     toy = model_for(load_preset("gpt2-toy-english"))
-    for others in (0.0, 4.0):
-        fake_load(monkeypatch, 2, others)
-        with threads.torch_threads(2):
-            choice = threads.decode_choice(toy, use_cache=True)
-        assert choice.threads == 1 and "too small" in choice.why and choice.grain < cpu_threads.SPLIT_MACS
+    fake_load(monkeypatch, 2, 4.0)
+    with threads.torch_threads(2):
+        plan = threads.decode_plan(toy, use_cache=True, prompt_tokens=16)
+    assert plan.steps.threads == 1 and plan.steps.trial == () and "too small" in plan.steps.why
+    assert plan.steps.grain < cpu_threads.SPLIT_MACS and plan.prefill.threads == 1  # no core free for the prompt
+    fake_load(monkeypatch, 2, 0.0)
+    with threads.torch_threads(2):
+        plan = threads.decode_plan(toy, use_cache=True, prompt_tokens=16)
+        assert plan.steps.trial == (1, 2) and "try 1 and 2" in plan.steps.why
+        assert plan.prefill.threads == 2  # 16 prompt tokens x 128 x 1024: worth sharing
+        assert threads.decode_plan(toy, use_cache=True, prompt_tokens=1).prefill.threads == 1
+        assert threads.decode_plan(toy, use_cache=False).steps.trial == ()  # uncached passes: the rule knows
+    with threads.torch_threads(1):  # a one-thread ceiling: nothing to try
+        assert threads.decode_plan(toy, use_cache=True).steps.trial == ()
+
+
+def test_a_plan_tries_each_count_then_runs_its_steps_on_the_faster(monkeypatch):
+    """TRIAL_BLOCK steps on each count, the first of each block untimed (the pool wakes), then the faster one."""
+    clock = [0.0]
+    monkeypatch.setattr(threads.time, "perf_counter", lambda: clock[0])
+    step_s = {1: 3e-4, 2: 2e-4}
+
+    def step() -> int:
+        clock[0] += step_s[torch.get_num_threads()]
+        return torch.get_num_threads()
+
+    choice = cpu_threads.Choice(1, "test", 0, 2, None, trial=(1, 2))
+    with threads.torch_threads(2):
+        plan = threads.DecodePlan(cpu_threads.Choice(2, "test", 0, 2, None), choice)
+        ran = [plan.run(i, step) for i in range(1 + 2 * threads.TRIAL_BLOCK + 3)]
+    block = threads.TRIAL_BLOCK
+    assert ran == [2] + [1] * block + [2] * block + [2] * 3  # prefill, trial of 1, trial of 2, settled on 2
+    assert plan.tried_s == pytest.approx({1: 3e-4, 2: 2e-4}) and plan.threads == plan.settled == 2
+    assert plan.to_dict()["tried_ms"] == pytest.approx({"1": 0.3, "2": 0.2}) and plan.to_dict()["threads"] == 2
+    step_s[2] = 5e-4  # where 2 threads lose (an AMD EPYC's toy steps): the rest on 1
+    with threads.torch_threads(2):
+        plan = threads.DecodePlan(cpu_threads.Choice(2, "test", 0, 2, None), choice)
+        ran = [plan.run(i, step) for i in range(1 + 2 * block + 3)]
+    assert ran[-3:] == [1, 1, 1] and plan.settled == 1
+
+
+@pytest.mark.parametrize("family", ["decoder-only", "encoder-decoder"])
+def test_a_run_whose_trial_switches_counts_gives_the_same_tokens_and_the_count_back(family):
+    model = model_for(tiny(family, dropout=0.0))
+    prompt = ids(1, 6)
+    bos = {} if family == "decoder-only" else {"bos_id": 1}
+    plain = generate(model, prompt, 2 * threads.TRIAL_BLOCK + 6, temperature=0.0, **bos)
+    before = torch.get_num_threads()
+    for trial in ((1, 2), (2, 1)):
+        choice = cpu_threads.Choice(1, "test", 0, 2, None, trial=trial)
+        plan = threads.DecodePlan(cpu_threads.Choice(2, "test", 0, 2, None), choice)
+        tried = generate(model, prompt, 2 * threads.TRIAL_BLOCK + 6, temperature=0.0, plan=plan, **bos)
+        assert torch.equal(tried, plain) and set(plan.tried_s) == {1, 2} and torch.get_num_threads() == before
+    uncached = generate(model, prompt, 2 * threads.TRIAL_BLOCK + 6, temperature=0.0, use_cache=False, **bos)
+    assert torch.equal(uncached, plain)
 
 
 def test_a_big_op_takes_every_core_on_an_idle_machine_and_fewer_beside_busy_ones(monkeypatch):
@@ -124,10 +177,11 @@ def test_the_real_load_reading_gives_a_count_and_says_why():
 def test_cached_equals_uncached_when_the_paths_run_on_different_counts(monkeypatch, family):
     counts = {True: 1, False: 2}
 
-    def policy(model, use_cache, rows=1):
-        return cpu_threads.Choice(counts[use_cache], "test", 0, 2, None)
+    def policy(model, use_cache, rows=1, prompt_tokens=1):
+        choice = cpu_threads.Choice(counts[use_cache], "test", 0, 2, None)
+        return threads.DecodePlan(choice, choice)
 
-    monkeypatch.setattr("tui_lab.bench.kv_speed.decode_choice", policy)
+    monkeypatch.setattr("tui_lab.bench.kv_speed.decode_plan", policy)
     before = torch.get_num_threads()
     report = compare_generation(model_for(tiny(family)), prompt_len=5, new_tokens=(3, 12), repeats=1)
     assert all(run.identical for run in report.runs) and report.threads == {"cached": 1, "uncached": 2}
@@ -137,19 +191,35 @@ def test_cached_equals_uncached_when_the_paths_run_on_different_counts(monkeypat
 def test_complete_runs_on_the_choice_says_it_and_gives_the_count_back(monkeypatch):
     model = model_for(tiny(dropout=0.0))
     used = []
-    real = threads.torch_threads
+    real = DecoderState.logits
 
-    def spy(count):
-        used.append(count)
-        return real(count)
+    def spy(self, *args, **kwargs):
+        used.append(torch.get_num_threads())  # the count each pass runs on
+        return real(self, *args, **kwargs)
 
+    monkeypatch.setattr(DecoderState, "logits", spy)
     monkeypatch.setenv("TUI_LAB_DECODE_THREADS", "2")
-    monkeypatch.setattr(threads, "torch_threads", spy)
-    before = torch.get_num_threads()
+    before = 1 if torch.get_num_threads() != 1 else 3
     prompt = ids(1, 6)
     settings = [GenerationSettings(20, temperature=0.0, use_cache=cache) for cache in (True, False)]
-    cached, uncached = (complete(model, NoSpecials(), prompt[0].tolist(), s) for s in settings)
-    assert used == [2, 2] and torch.get_num_threads() == before
+    with threads.torch_threads(before):
+        cached, uncached = (complete(model, NoSpecials(), prompt[0].tolist(), s) for s in settings)
+        assert used == [2] * 40 and torch.get_num_threads() == before
     assert cached.threads["threads"] == 2 and cached.threads["why"] == "forced by TUI_LAB_DECODE_THREADS"
+    assert cached.threads["prefill"]["threads"] == 2 and cached.threads["tried_ms"] == {}
     expected = generate(model, prompt, 20, temperature=0.0)[0, 6:].tolist()
     assert cached.ids == uncached.ids == expected
+
+
+def test_complete_says_the_trial_it_ran_and_beam_search_runs_untried(monkeypatch):
+    fake_load(monkeypatch, 2, 0.0)
+    model = model_for(load_preset("gpt2-toy-english"))
+    prompt = ids(1, 16)[0].tolist()
+    with threads.torch_threads(2):
+        done = complete(model, NoSpecials(), prompt, GenerationSettings(2 * threads.TRIAL_BLOCK + 2, temperature=0.0))
+        beams = complete(model, NoSpecials(), prompt, GenerationSettings(4, temperature=0.0, beam_size=2))
+        assert torch.get_num_threads() == 2
+    said = done.threads
+    assert tuple(said["trial"]) == (1, 2) and set(said["tried_ms"]) == {"1", "2"} and said["threads"] in (1, 2)
+    assert said["threads"] == min((1, 2), key=lambda n: said["tried_ms"][str(n)]) and said["prefill"]["threads"] == 2
+    assert beams.threads["trial"] == () and beams.threads["threads"] == 1 and "prefill" not in beams.threads
