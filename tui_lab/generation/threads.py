@@ -69,7 +69,6 @@ def decode_grain(config, use_cache: bool, rows: int = 1) -> int:
     return op_grain(config, rows * tokens)
 
 
-
 def decode_plan(model: Transformer, use_cache: bool, rows: int = 1, prompt_tokens: int = 1) -> DecodePlan | None:
     """The thread counts of one generation of `rows` rows after a `prompt_tokens` prompt (the source, for an
     encoder-decoder); None off the CPU. The load is read at most once, here, before any clock starts."""
