@@ -9,9 +9,11 @@ person set with OMP_NUM_THREADS or torch.set_num_threads stays the ceiling). `TU
 forces N (for measuring). Devices other than the CPU keep torch's setting.
 
 A generation (`DecodePlan`) chooses twice: for its prefill (the prompt, or the source through the encoder: a
-pass over every prompt token) and for its steps. Steps too small for the rule, with cores free, are tried: the
-first TRIAL_BLOCK steps on each count, the rest on the faster (on idle cores, 2 threads gained 5-13% a step on an
-Intel Xeon and lost 13% on an AMD EPYC; a toy's 16-token prefill gained on both).
+pass over every prompt token) and for its steps. Steps too small for the rule, with cores free, are tried:
+TRIAL_BLOCK steps on each count, then the faster until the next trial, at step TRIAL_AGAIN and each doubling
+after it (64, 128, 256...: the context grows, the load moves). On idle cores 2 threads gained 5-13% a toy step on
+an Intel Xeon in one measurement and lost 15% in another at 240 tokens, and lost 13% on an AMD EPYC; a toy's
+16-token prefill gained on both.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from tui_lab.model import Transformer
 UNCACHED_CONTEXT = 128  # the tokens an uncached pass is sized at (its passes grow; this is a typical one)
 FORCED_BY = "TUI_LAB_DECODE_THREADS"
 TRIAL_BLOCK = 5  # steps each tried count runs; the first after a switch is not timed (the pool wakes)
+TRIAL_AGAIN = 64  # the step of the second trial; each later one at twice the step of the one before
 T = TypeVar("T")
 
 
@@ -83,38 +86,47 @@ def decode_plan(model: Transformer, use_cache: bool, rows: int = 1, prompt_token
 @dataclass
 class DecodePlan:
     """A generation's thread counts: the prefill's (step 0, and the encoder before it) and the steps' (tried,
-    where `steps.trial` names counts: each runs TRIAL_BLOCK steps, the rest run on the faster)."""
+    where `steps.trial` names counts: from step 1, TRIAL_AGAIN and its doublings, each count runs TRIAL_BLOCK
+    steps, and the steps up to the next trial run on the faster)."""
 
     prefill: Choice
     steps: Choice
-    tried_s: dict[int, float] = field(default_factory=dict)  # median seconds of a tried count's timed steps
-    settled: int | None = None  # the count the steps run on after the trial
+    tried_s: dict[int, float] = field(default_factory=dict)  # the last trial: median seconds of a timed step
+    settled: int | None = None  # the count the last trial chose
+    trials: int = 0  # trials finished
+    _start: int = 1  # the step the current (or next) trial starts at
     _times: dict[int, list[float]] = field(default_factory=dict, repr=False)
 
     def count(self, index: int) -> int:
         """The thread count of step `index` (0: the prefill)."""
         if index == 0:
             return self.prefill.threads
-        block = (index - 1) // TRIAL_BLOCK
-        if self.settled is None and block < len(self.steps.trial):
-            return self.steps.trial[block]
-        return self.settled or self.steps.threads
+        position = index - self._start
+        if 0 <= position < TRIAL_BLOCK * len(self.steps.trial):
+            return self.steps.trial[position // TRIAL_BLOCK]
+        return self.threads
 
     def run(self, index: int, work: Callable[[], T]) -> T:
         """`work()` (step `index`'s forward) on its count, timed while its count is on trial."""
         count = self.count(index)
         if torch.get_num_threads() != count:
             torch.set_num_threads(count)
-        position = index - 1  # within the trial
-        if self.settled is not None or not self.steps.trial or index == 0 or position % TRIAL_BLOCK == 0:
+        position, span = index - self._start, TRIAL_BLOCK * len(self.steps.trial)
+        if index == 0 or not 0 <= position < span or position % TRIAL_BLOCK == 0:
             return work()
         start = time.perf_counter()
         out = work()
         self._times.setdefault(count, []).append(time.perf_counter() - start)
-        if position == TRIAL_BLOCK * len(self.steps.trial) - 1:
-            self.tried_s = {n: statistics.median(t) for n, t in self._times.items()}
-            self.settled = min(self.tried_s, key=self.tried_s.get)
+        if position == span - 1:
+            self._settle()
         return out
+
+    def _settle(self) -> None:
+        self.tried_s = {n: statistics.median(t) for n, t in self._times.items()}
+        self.settled = min(self.tried_s, key=self.tried_s.get)
+        self._times.clear()
+        self.trials += 1
+        self._start = max(TRIAL_AGAIN, 2 * self._start)
 
     @contextmanager
     def prefilling(self) -> Iterator[None]:
@@ -124,10 +136,11 @@ class DecodePlan:
 
     @property
     def threads(self) -> int:
-        """The count the steps ran on (the trial's winner once settled)."""
+        """The count the steps run on between trials (the last trial's winner once one has finished)."""
         return self.settled or self.steps.threads
 
     def to_dict(self) -> dict[str, Any]:
-        """The steps' choice (`threads`: the count they settled on), the prefill's, and what the trial timed."""
+        """The steps' choice (`threads`: the count the last trial settled on), the prefill's, and what the last
+        trial timed."""
         return {**self.steps.to_dict(), "threads": self.threads, "prefill": self.prefill.to_dict(),
-                "tried_ms": {str(n): round(s * 1e3, 4) for n, s in self.tried_s.items()}}
+                "trials": self.trials, "tried_ms": {str(n): round(s * 1e3, 4) for n, s in self.tried_s.items()}}

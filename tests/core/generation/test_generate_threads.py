@@ -93,6 +93,29 @@ def test_a_plan_tries_each_count_then_runs_its_steps_on_the_faster(monkeypatch):
     assert ran[-3:] == [1, 1, 1] and plan.settled == 1
 
 
+def test_a_long_run_tries_again_as_its_context_grows_and_follows_the_change(monkeypatch):
+    """Trials at step 1, TRIAL_AGAIN and its doublings: 2 threads faster at first, slower from step 64 on (a
+    longer context, or another process started): the run moves to 1 thread after the second trial."""
+    clock = [0.0]
+    monkeypatch.setattr(threads.time, "perf_counter", lambda: clock[0])
+    block, again = threads.TRIAL_BLOCK, threads.TRIAL_AGAIN
+
+    def step(index: int) -> int:
+        n = torch.get_num_threads()
+        clock[0] += {1: 3e-4, 2: 2e-4 if index < again else 6e-4}[n]
+        return n
+
+    choice = cpu_threads.Choice(1, "test", 0, 2, None, trial=(1, 2))
+    with threads.torch_threads(2):
+        plan = threads.DecodePlan(cpu_threads.Choice(2, "test", 0, 2, None), choice)
+        ran = [plan.run(i, lambda i=i: step(i)) for i in range(2 * again + 2 * block + 2)]
+    assert ran[1 + 2 * block:again] == [2] * (again - 1 - 2 * block)  # the first trial's winner
+    assert ran[again:again + 2 * block] == [1] * block + [2] * block  # tried again at step 64
+    assert ran[again + 2 * block:2 * again] == [1] * (again - 2 * block) and plan.settled == 1
+    assert ran[2 * again:2 * again + 2 * block] == [1] * block + [2] * block and plan.trials == 3
+    assert plan.to_dict()["trials"] == 3
+
+
 @pytest.mark.parametrize("family", ["decoder-only", "encoder-decoder"])
 def test_a_run_whose_trial_switches_counts_gives_the_same_tokens_and_the_count_back(family):
     model = model_for(tiny(family, dropout=0.0))
