@@ -52,12 +52,14 @@ def test_events_round_trip_through_to_dict():
 
 
 def test_snapshots_while_running_equal_a_headless_trainer_at_their_step(tmp_path):
-    proc = started(steps=12)
+    proc = started(steps=12, paused=True)
     try:
         snapshots, seen = [], []
-        until(proc, "event", seen)
-        proc.pause()  # one snapshot surely mid-run (a loaded machine can run all 12 tiny steps before a request)
-        snapshots.append(proc.fetch_snapshot())
+        until(proc, "ready", seen)
+        for _ in range(2):  # two snapshots surely mid-run: a loaded machine (load 8, beside five long-tier crawlers)
+            proc.step()  # ran all 12 tiny steps between the first step event and a pause request
+            until(proc, "event", seen)
+            snapshots.append(proc.fetch_snapshot())
         proc.resume()
         while proc.alive and not proc.finished:
             snapshots.append(proc.fetch_snapshot())  # while the child trains: taken between two steps
