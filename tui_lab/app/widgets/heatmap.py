@@ -287,11 +287,13 @@ class Heatmap(ScrollView, can_focus=True):
     @guarded
     def action_move(self, d_row: int, d_col: int) -> None:
         self.move_cursor(self.cursor[0] + d_row, self.cursor[1] + d_col)
+        self._into_view()
 
     def action_toggle_density(self) -> None:
         self.dense = not self.dense
         self._relayout()
         self._say_if_empty(f"z: {'dense' if self.dense else 'full'}")
+        self._into_view()
 
     def action_toggle_numbers(self) -> None:
         """Numbers need cells at least NUMBER_W wide: full mode widens them (the grid may scroll)."""
@@ -300,6 +302,13 @@ class Heatmap(ScrollView, can_focus=True):
             self.dense = False
         self._relayout()
         self._say_if_empty(f"#: numbers {'on' if self.numbers else 'off'}")
+        self._into_view()
+
+    def _into_view(self) -> None:
+        """A key that acts on the grid scrolls the panes around it to show it: a grid in a scrolled pane with only
+        its legend line in sight changed nothing a person could see on `z` (the long tier's translator 80x24 walk:
+        the Experiments view's figure grid below the fold of its pane)."""
+        self.scroll_visible(animate=False)
 
     def _say_if_empty(self, done: str) -> None:
         """A toggle with no grid drawn changes nothing on screen: it says what it set, for the grid to come."""
