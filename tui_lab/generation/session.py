@@ -76,7 +76,7 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     of its step (none for beam search).
     """
     from tui_lab.generation.decoder_state import position_window
-    from tui_lab.generation.threads import decode_plan, torch_threads
+    from tui_lab.generation.threads import decode_choice, decode_plan, torch_threads
 
     device = next(model.parameters()).device
     x = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
@@ -85,11 +85,13 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
              "unk_id": getattr(codec, "unk_id", None), "rules": folder.rules if folder is not None else None,
              "bos_id": folder.start_id if folder is not None and folder.start_id is not None else codec.bos_id}
     start_len = len(prompt_ids) if model.config.family == "decoder-only" else 1  # a target starts at bos
-    # reads the load: not timed. NAT's one pass is not a decode step: torch's count stays.
-    plan = None if is_nat(model.config) else decode_plan(model, settings.use_cache, settings.beam_size, len(prompt_ids))
-    beams = settings.beam_size > 1  # beam search runs on the steps' rule, untried
+    # reads the load: not timed. NAT's one pass is not a decode step: torch's count stays. Beam search runs every
+    # pass on one count (the rule's, untried); sampling and greedy on the plan (the prefill's, then the steps').
+    beams, nat = settings.beam_size > 1, is_nat(model.config)
+    choice = decode_choice(model, settings.use_cache, rows=settings.beam_size) if beams and not nat else None
+    plan = decode_plan(model, settings.use_cache, prompt_tokens=len(prompt_ids)) if not beams and not nat else None
     _check_memory(model.config, len(prompt_ids), settings, str(device))
-    with torch_threads(plan.steps.threads if beams and plan is not None else None), \
+    with torch_threads(choice.threads if choice is not None else None), \
             out_of_memory(str(device), "generating", "try fewer new tokens or a smaller beam"):
         start = time.perf_counter()
         if beams:
@@ -99,7 +101,7 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
             new, cancelled, info = _sample(model, codec, x, settings, on_token, should_stop, need_attention,
                                            need_candidates, {**extra, "plan": plan})
         seconds = time.perf_counter() - start
-    if settings.beam_size > 1:
+    if beams:
         for i, token in enumerate(new):  # the winner is known only at the end
             if on_token is not None:
                 on_token(NewToken(i, token, None, new[: i + 1], None))
@@ -107,14 +109,7 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     return Completion(new, seconds, slid=window is not None and start_len + len(new) - 1 > window,
                       cropped=window is not None and start_len > window, cancelled=cancelled,
                       decoder_passes=info.passes, nat_begins=info.begins, predicted_length=info.predicted,
-                      threads=_threads_said(plan, beams))
-
-
-def _threads_said(plan: Any, beams: bool) -> dict[str, Any] | None:
-    """What `Completion.threads` says: the plan (beam search runs every pass on the steps' rule, untried)."""
-    if plan is None:
-        return None
-    return {**plan.steps.to_dict(), "trial": ()} if beams else plan.to_dict()
+                      threads=(choice or plan).to_dict() if (choice or plan) is not None else None)
 
 
 @dataclass

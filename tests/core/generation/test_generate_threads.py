@@ -246,3 +246,4 @@ def test_complete_says_the_trial_it_ran_and_beam_search_runs_untried(monkeypatch
     assert tuple(said["trial"]) == (1, 2) and set(said["tried_ms"]) == {"1", "2"} and said["threads"] in (1, 2)
     assert said["threads"] == min((1, 2), key=lambda n: said["tried_ms"][str(n)]) and said["prefill"]["threads"] == 2
     assert beams.threads["trial"] == () and beams.threads["threads"] == 1 and "prefill" not in beams.threads
+    assert beams.threads["why"].startswith("ops too small to share out") and "try" not in beams.threads["why"]
