@@ -39,3 +39,34 @@ async def test_a_key_on_a_grid_below_the_fold_scrolls_its_pane_to_it(key):
         await pilot.press(key)
         await pilot.pause()
         assert pane.region.contains_region(grid.region), (key, grid.region, pane.region)
+
+
+class Box(App):
+    CSS = "#box { height: 12; } Heatmap { height: 1fr; }"
+
+    def compose(self) -> ComposeResult:
+        from textual.containers import Vertical
+
+        with Vertical(id="box"):
+            yield Heatmap(id="map")
+
+    def on_mount(self) -> None:
+        values = [[(r * 6 + c) / 36 for c in range(6)] for r in range(6)]
+        labels = [str(i) for i in range(6)]
+        self.query_one(Heatmap).set_grid(values, labels, labels, axes=("row", "col"), lo=0.0, hi=1.0)
+
+
+async def test_a_box_shrunk_under_the_cursor_keeps_its_cell_in_sight():
+    """The logit lens at 60x30 with its cursor on `final`, resized to 80x19, showed rows 0-2 and a read-out naming
+    row 4, out of sight, until an arrow moved it."""
+    app = Box()
+    async with app.run_test(size=(60, 20)) as pilot:
+        box, grid = app.query_one("#box"), app.query_one(Heatmap)
+        grid.move_cursor(5, 0)
+        await pilot.pause()
+        assert grid.scroll_offset.y == 0  # every row fits: nothing scrolled
+        box.styles.height = 7
+        await pilot.pause()
+        await pilot.pause()
+        first = grid.scroll_offset.y
+        assert first <= 5 < first + grid._view_lines, (first, grid._view_lines)

@@ -190,7 +190,12 @@ class Heatmap(ScrollView, can_focus=True):
         return room - room % lay.cell_w - (1 if lay.cell_w == 1 and room > 1 else 0)
 
     def on_resize(self) -> None:
+        """Laid out for the new box, scrolled the least that keeps the cursor's cell in sight (a box shrunk under a
+        cursor on its last row left the row out of sight, the read-out naming a cell nobody could see)."""
         self._relayout()
+        rows, cols = self.shape
+        if rows and cols:
+            self._scroll_to_cell(*self.cursor)
 
     @property
     def _view_lines(self) -> int:
