@@ -9,9 +9,12 @@ runs) is carried as an (E,) vector, so each projection is ATen's matrix-vector p
 `linear`'s numbers where measured, an Intel Xeon's MKL, at less per call, which at a toy's size is most of it),
 and constant factors are 0-d tensors (a Python float is wrapped and converted on every multiply). The maths is
 the module path's, op for op, so the ids are identical and the logits agree to float rounding
-(tests/core/model/test_decode_step.py). A model this plan does not cover (Shaw's relative positions,
-Linformer/Performer, guided cross-attention, copy, batchnorm, BERT's segments) keeps the module path; a
-mixture-of-experts FFN runs its one row through the experts it picks (more rows, or any other FFN: its module).
+(tests/core/model/test_decode_step.py), but for one row's cross-attention over a short source: the source's keys
+and values are folded into the query and output projections once per generation (`_FoldedCross`), which is the
+same sum in another order (float rounding again) and fewer, cheaper calls. A model this plan does not cover
+(Shaw's relative positions, Linformer/Performer, guided cross-attention, copy, batchnorm, BERT's segments) keeps the
+module path; a mixture-of-experts FFN runs its one row through the experts it picks (more rows, or any other FFN:
+its module).
 
 Dimension legend: N batch, E d_model, H heads, K kv heads, D d_head, S keys, V vocab.
 """
@@ -82,6 +85,7 @@ class _Layer:
         self.biased = attn.positions in BIASED  # ALiBi's distances or T5's buckets, added to the scores
         cross = getattr(block, "cross", None)
         self.cross = None if cross is None else (_linear(cross.q), _linear(cross.out), cross.heads, cross.scale)
+        self.folded: _FoldedCross | None = None
         ffn = block.ffn
         self.ffn_module = ffn if ffn is not None and not isinstance(ffn, FeedForward) else None  # MoE: its module
         self.ffn = None if not isinstance(ffn, FeedForward) else _dense(ffn)
@@ -96,9 +100,12 @@ class _Layer:
 
     def self_attention(self, h: Tensor, start: int, layer_cache) -> Tensor:
         """(N, E) or (E,) -> the same: this position's q, k, v; k and v written into the cache in place."""
-        q, k, v = _project(h, *self.qkv).split_with_sizes(self.split, -1)
         d = self.d_head
-        q, k, v = q.view(-1, self.heads, 1, d), k.view(-1, self.kv_heads, 1, d), v.view(-1, self.kv_heads, 1, d)
+        if self.kv_heads == self.heads and h.dim() == 1:  # one view and one unbind: two calls fewer
+            q, k, v = _project(h, *self.qkv).view(3, 1, self.heads, 1, d).unbind(0)
+        else:
+            q, k, v = _project(h, *self.qkv).split_with_sizes(self.split, -1)
+            q, k, v = q.view(-1, self.heads, 1, d), k.view(-1, self.kv_heads, 1, d), v.view(-1, self.kv_heads, 1, d)
         if self.rope:
             cos, sin = self.attn._rope_table(start + 1, q)
             cos, sin = cos[start:start + 1], sin[start:start + 1]
@@ -115,6 +122,11 @@ class _Layer:
         return _project(out.view(*h.shape[:-1], self.heads * d), *self.out)
 
     def cross_attention(self, h: Tensor, memory_kv: tuple[Tensor, Tensor], allowed: Tensor | None) -> Tensor:
+        if h.dim() == 1:
+            if self.folded is None or not self.folded.made_from(memory_kv, allowed):
+                self.folded = _FoldedCross.of(self.cross, memory_kv, allowed)
+            if self.folded.rows is not None:
+                return self.folded(h)
         (q_w, q_b), out, heads, scale = self.cross
         q = _project(h, q_w, q_b).view(-1, heads, 1, q_w.shape[0] // heads)
         keys, values = memory_kv
@@ -140,6 +152,48 @@ class _Layer:
             mixed = _dense_ffn(experts[i], h) * weights[picked.index(i)]
             out = mixed if out is None else out + mixed
         return out
+
+
+class _FoldedCross:
+    """One row's cross-attention with the source folded in, for a whole generation.
+
+    Per head h, the scores are K_h (W_q,h x + b_q,h) * scale and the output W_o,h V_h^T softmax(...) + b_o: the
+    source's keys and values are fixed, so K_h W_q,h * scale (H*S, E) and W_o,h V_h^T (E, H*S) are made once
+    and each step is two matrix-vector products and a softmax, where the module path's order is a query
+    projection, attention's kernel and an output projection (issue 39: on the 2017 toy the kernel's fixed cost
+    per call is most of a step's cross-attention). Folded only where it costs no more arithmetic than the
+    module path's order: H*S*E per product against E*E + S*E, so S*(H-1) <= E (`rows` None: not folded)."""
+
+    def __init__(self, memory_kv: tuple[Tensor, Tensor], allowed: Tensor | None, rows=None) -> None:
+        self.memory_kv, self.allowed, self.rows = memory_kv, allowed, rows
+
+    def made_from(self, memory_kv: tuple[Tensor, Tensor], allowed: Tensor | None) -> bool:
+        return self.memory_kv is memory_kv and self.allowed is allowed
+
+    @classmethod
+    def of(cls, cross, memory_kv: tuple[Tensor, Tensor], allowed: Tensor | None) -> _FoldedCross:
+        (q_w, q_b), (o_w, o_b), heads, scale = cross
+        keys, values = memory_kv  # (1, K, S, D)
+        if keys.shape[0] != 1 or keys.shape[2] * (heads - 1) > q_w.shape[1]:
+            return cls(memory_kv, allowed)
+        sources, d = keys.shape[2], keys.shape[3]
+        group = heads // keys.shape[1]  # query heads per key/value head
+        keys, values = keys[0].repeat_interleave(group, 0), values[0].repeat_interleave(group, 0)  # (H, S, D)
+        scale = d ** -0.5 if scale is None else scale
+        into_scores = (torch.bmm(keys, q_w.view(heads, d, -1)) * scale).view(heads * sources, -1)  # (H*S, E)
+        score_bias = torch.zeros(heads, sources, dtype=keys.dtype, device=keys.device) if q_b is None else \
+            torch.bmm(keys, q_b.view(heads, d, 1)).view(heads, sources) * scale
+        if allowed is not None:  # (1, 1, 1, S): a padded source position gets no weight
+            score_bias = score_bias.masked_fill(~allowed.view(1, sources), float("-inf"))
+        out_w = o_w.view(-1, heads, d).transpose(0, 1)  # (H, E, D)
+        from_weights = torch.bmm(out_w, values.transpose(1, 2)).transpose(0, 1).reshape(o_w.shape[0], -1)
+        return cls(memory_kv, allowed, (into_scores, score_bias.view(-1), from_weights, o_b, heads, sources))
+
+    def __call__(self, h: Tensor) -> Tensor:
+        """(E,) the row after its norm -> (E,) the cross-attention's output."""
+        into_scores, score_bias, from_weights, out_bias, heads, sources = self.rows
+        weights = torch.softmax(torch.addmv(score_bias, into_scores, h).view(heads, sources), -1).view(-1)
+        return torch.mv(from_weights, weights) if out_bias is None else torch.addmv(out_bias, from_weights, weights)
 
 
 def _factor(value: float, like: Tensor) -> Tensor | None:

@@ -8,8 +8,9 @@ import torch
 from tui_lab import build_model, load_preset
 from tui_lab.config import ModelConfig
 from tui_lab.generation import generate
-from tui_lab.model.decode_step import flat_step_fits
+from tui_lab.model.decode_step import DecodeStep, flat_step_fits
 from tui_lab.model.hooks import attached
+from tui_lab.model.masks import key_padding
 
 
 def tiny(**changes) -> ModelConfig:
@@ -100,3 +101,28 @@ def test_a_hooked_generation_still_sees_every_step():
     with attached(model, [("blocks.0.hook_resid_pre", lambda x, _: seen.append(x.shape[1]))]):
         generate(model, torch.randint(40, (1, 5)), 6, temperature=0)
     assert seen == [5, 1, 1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("kv_heads", [4, 2])
+@pytest.mark.parametrize("source_len", [6, 40])  # 6 * 3 <= 32: the source is folded in; 40 * 3 > 32: it is not
+def test_one_rows_cross_attention_equals_the_modules_over_a_padded_source(source_len, kv_heads):
+    """A row's cross-attention with the source folded into its projections (or not, for a long source) is the
+    module's, to float rounding, on peaked attention (large scores), and a padded source position gets no weight."""
+    torch.manual_seed(0)
+    model = build_model(tiny(family="encoder-decoder", encoder_layers=1, kv_heads=kv_heads, positions="sinusoidal",
+                             norm="layernorm", activation="relu", bias=True)).eval()
+    block = model.decoder[0]
+    keep = torch.ones(1, source_len, dtype=torch.bool)
+    keep[0, -2:] = False
+    allowed = key_padding(keep)
+    memory = 4 * torch.randn(1, source_len, 32)
+    changed = memory.clone()
+    changed[0, -2:] = 4 * torch.randn(2, 32)  # what a padded position holds must not matter
+    step = DecodeStep(model).layers[0]
+    with torch.inference_mode():
+        for h in 4 * torch.randn(5, 32):
+            module = block.cross(h[None, None], block.cross.memory_kv(memory), allowed)[0, 0]
+            for source in (memory, changed):
+                ours = step.cross_attention(h, block.cross.memory_kv(source), allowed)
+                torch.testing.assert_close(ours, module, rtol=1e-5, atol=1e-5)
+    assert (step.folded.rows is not None) == (source_len * 3 <= 32)
