@@ -14,18 +14,22 @@ from tui_lab.model.positions import apply_rope, apply_rope_full, rope_angles, ro
 from tui_lab.model.scaled_dot import attend, dropout
 
 
-def test_silu_gate_is_autograds_silu_times_up_bit_for_bit():
+@pytest.mark.parametrize("leaves", [True, False])  # a caller's tensors, or projections' outputs (reused)
+def test_silu_gate_is_autograds_silu_times_up_bit_for_bit(leaves):
     gen = torch.Generator().manual_seed(0)
-    gate, up, weight = (torch.randn(3, 5, 24, generator=gen) for _ in range(3))
-    gate.requires_grad_(), up.requires_grad_()
-    plain = F.silu(gate) * up
+    gate0, up0, weight = (torch.randn(3, 5, 24, generator=gen) for _ in range(3))
+    gate0.requires_grad_(), up0.requires_grad_()
+    plain = F.silu(gate0) * up0
     (plain * weight).sum().backward()
-    expected = gate.grad.clone(), up.grad.clone()
-    gate.grad = up.grad = None
+    expected = gate0.grad.clone(), up0.grad.clone()
+    gate0.grad = up0.grad = None
+    gate, up = (gate0, up0) if leaves else (gate0 * 1, up0 * 1)
     fused = silu_gate(gate, up)
     (fused * weight).sum().backward()
     assert torch.equal(plain, fused)
-    assert torch.equal(expected[0], gate.grad) and torch.equal(expected[1], up.grad)
+    assert torch.equal(expected[0], gate0.grad) and torch.equal(expected[1], up0.grad)
+    if leaves:  # the caller's tensors are as they were
+        assert torch.equal(plain, F.silu(gate0) * up0)
 
 
 @pytest.mark.parametrize("d_head", [16, 10, 32, 64, 128])
