@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tui_lab.model.attention import CrossAttention
-from tui_lab.model.feed_forward import FeedForward
+from tui_lab.model.feed_forward import ACTIVATIONS, FeedForward
 from tui_lab.model.moe import SparseMoE, route
 from tui_lab.model.positions import apply_rope
 from tui_lab.model.scaled_dot import sdpa_mask
@@ -59,15 +59,23 @@ def _norm(module: nn.Module | None):
     return partial(torch.rms_norm, normalized_shape=module.normalized_shape, weight=module.weight, eps=module.eps)
 
 
-def _linear(layer: nn.Linear) -> tuple[Tensor, Tensor | None]:
-    return layer.weight, layer.bias
+class _Projection:
+    """A Linear's weights read once: F.linear on (N, E) rows, one (E,) row as a matrix-vector product (its call
+    bound, so a row's projection is one C call behind one Python one)."""
+
+    __slots__ = ("weight", "bias", "row")
+
+    def __init__(self, layer: nn.Linear) -> None:
+        self.weight, self.bias = layer.weight, layer.bias
+        self.row = partial(torch.mv, self.weight) if self.bias is None else partial(torch.addmv, self.bias, self.weight)
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return self.row(x) if x.dim() == 1 else F.linear(x, self.weight, self.bias)
 
 
-def _project(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    """F.linear on (N, E) rows; one (E,) row as a matrix-vector product."""
-    if x.dim() > 1:
-        return F.linear(x, weight, bias)
-    return torch.mv(weight, x) if bias is None else torch.addmv(bias, weight, x)
+# The activations' ATen calls, without torch.nn.functional's Python checks (a toy's step is bound by calls)
+_BARE_ACTIVATIONS = {F.relu: torch.relu, F.silu: torch._C._nn.silu,
+                     ACTIVATIONS["gelu_tanh"]: partial(F.gelu, approximate="tanh")}
 
 
 class _Layer:
@@ -78,13 +86,14 @@ class _Layer:
         self.pre = block.residual.__name__ == "pre_norm"
         self.attn_norm, self.ffn_norm = _norm(block.attn_norm), _norm(block.ffn_norm)
         self.cross_norm = _norm(getattr(block, "cross_norm", None))
-        self.qkv, self.out, self.split = _linear(attn.qkv), _linear(attn.out), list(attn.split)
+        self.qkv, self.out, self.split = _Projection(attn.qkv), _Projection(attn.out), list(attn.split)
         self.d_head = attn.split[0] // attn.heads
         self.heads, self.kv_heads, self.scale, self.attn = attn.heads, attn.kv_heads, attn.scale, attn
         self.rope, self.window = attn.positions == "rope", attn.window
+        self.gqa = attn.kv_heads != attn.heads
         self.biased = attn.positions in BIASED  # ALiBi's distances or T5's buckets, added to the scores
         cross = getattr(block, "cross", None)
-        self.cross = None if cross is None else (_linear(cross.q), _linear(cross.out), cross.heads, cross.scale)
+        self.cross = None if cross is None else (_Projection(cross.q), _Projection(cross.out), cross.heads, cross.scale)
         self.folded: _FoldedCross | None = None
         ffn = block.ffn
         self.ffn_module = ffn if ffn is not None and not isinstance(ffn, FeedForward) else None  # MoE: its module
@@ -92,19 +101,27 @@ class _Layer:
         self.experts = None if not isinstance(ffn, SparseMoE) else \
             (ffn.router.weight, ffn.top_k, [_dense(expert) for expert in ffn.experts])
 
-    def sublayer(self, x: Tensor, norm, f, *args) -> Tensor:
-        """Pre-norm x + f(norm(x)) or post-norm norm(x + f(x)) (blocks.pre_norm / post_norm)."""
+    def __call__(self, x: Tensor, start: int, layer_cache, memory_kv, memory_allowed) -> Tensor:
+        """The block on (N, E) rows or one (E,) row: each sublayer pre-norm x + f(norm(x)) or post-norm
+        norm(x + f(x)) (blocks.pre_norm / post_norm), written out (a call per sublayer fewer)."""
+        ffn = self.ffn is not None or self.ffn_module is not None
         if self.pre:
-            return x + f(norm(x), *args)
-        return norm(x + f(x, *args))
+            x = x + self.self_attention(self.attn_norm(x), start, layer_cache)
+            if self.cross is not None:
+                x = x + self.cross_attention(self.cross_norm(x), memory_kv, memory_allowed)
+            return x + self.feed_forward(self.ffn_norm(x)) if ffn else x
+        x = self.attn_norm(x + self.self_attention(x, start, layer_cache))
+        if self.cross is not None:
+            x = self.cross_norm(x + self.cross_attention(x, memory_kv, memory_allowed))
+        return self.ffn_norm(x + self.feed_forward(x)) if ffn else x
 
     def self_attention(self, h: Tensor, start: int, layer_cache) -> Tensor:
         """(N, E) or (E,) -> the same: this position's q, k, v; k and v written into the cache in place."""
         d = self.d_head
-        if self.kv_heads == self.heads and h.dim() == 1:  # one view and one unbind: two calls fewer
-            q, k, v = _project(h, *self.qkv).view(3, 1, self.heads, 1, d).unbind(0)
+        if not self.gqa and h.dim() == 1:  # one view and one unbind: two calls fewer
+            q, k, v = self.qkv.row(h).view(3, 1, self.heads, 1, d).unbind(0)
         else:
-            q, k, v = _project(h, *self.qkv).split_with_sizes(self.split, -1)
+            q, k, v = self.qkv(h).split_with_sizes(self.split, -1)
             q, k, v = q.view(-1, self.heads, 1, d), k.view(-1, self.kv_heads, 1, d), v.view(-1, self.kv_heads, 1, d)
         if self.rope:
             cos, sin = self.attn._rope_table(start + 1, q)
@@ -117,9 +134,10 @@ class _Layer:
             allowed = None if not self.window else self.attn._local(None, start, start + 1, k_pos, h.device)
             bias = self.attn._position_bias(start, start + 1, k_pos, positions is not None) if self.biased else None
             mask = sdpa_mask(allowed, bias, q.dtype)
-        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=self.scale,
-                                             enable_gqa=self.kv_heads != self.heads)
-        return _project(out.view(*h.shape[:-1], self.heads * d), *self.out)
+        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=self.scale, enable_gqa=self.gqa)
+        if h.dim() == 1:
+            return self.out.row(out.view(-1))
+        return self.out(out.view(h.shape[0], self.heads * d))
 
     def cross_attention(self, h: Tensor, memory_kv: tuple[Tensor, Tensor], allowed: Tensor | None) -> Tensor:
         if h.dim() == 1:
@@ -127,12 +145,13 @@ class _Layer:
                 self.folded = _FoldedCross.of(self.cross, memory_kv, allowed)
             if self.folded.rows is not None:
                 return self.folded(h)
-        (q_w, q_b), out, heads, scale = self.cross
-        q = _project(h, q_w, q_b).view(-1, heads, 1, q_w.shape[0] // heads)
+        q_proj, out, heads, scale = self.cross
+        width = q_proj.weight.shape[0]
+        q = q_proj(h).view(-1, heads, 1, width // heads)
         keys, values = memory_kv
         out_heads = F.scaled_dot_product_attention(q, keys, values, attn_mask=allowed, scale=scale,
                                                    enable_gqa=keys.shape[1] != heads)
-        return _project(out_heads.view(*h.shape[:-1], q_w.shape[0]), *out)
+        return out(out_heads.view(*h.shape[:-1], width))
 
     def feed_forward(self, h: Tensor) -> Tensor:
         if self.experts is not None and h.dim() == 1:
@@ -172,7 +191,8 @@ class _FoldedCross:
 
     @classmethod
     def of(cls, cross, memory_kv: tuple[Tensor, Tensor], allowed: Tensor | None) -> _FoldedCross:
-        (q_w, q_b), (o_w, o_b), heads, scale = cross
+        q_proj, out_proj, heads, scale = cross
+        (q_w, q_b), (o_w, o_b) = (q_proj.weight, q_proj.bias), (out_proj.weight, out_proj.bias)
         keys, values = memory_kv  # (1, K, S, D)
         if keys.shape[0] != 1 or keys.shape[2] * (heads - 1) > q_w.shape[1]:
             return cls(memory_kv, allowed)
@@ -204,14 +224,14 @@ def _factor(value: float, like: Tensor) -> Tensor | None:
 
 
 def _dense(ffn: FeedForward):
-    return _linear(ffn.up), None if ffn.gate is None else _linear(ffn.gate), _linear(ffn.down), ffn.act
+    gate = None if ffn.gate is None else _Projection(ffn.gate)
+    return _Projection(ffn.up), gate, _Projection(ffn.down), _BARE_ACTIVATIONS.get(ffn.act, ffn.act)
 
 
 def _dense_ffn(weights, h: Tensor) -> Tensor:
     """FeedForward.forward on (N, E) rows or one (E,) row."""
     up, gate, down, act = weights
-    hidden = act(_project(h, *gate)) * _project(h, *up) if gate is not None else act(_project(h, *up))
-    return _project(hidden, *down)
+    return down(act(gate(h)) * up(h) if gate is not None else act(up(h)))
 
 
 class DecodeStep:
@@ -225,7 +245,7 @@ class DecodeStep:
         self.pos_table = self._pos_table()
         self.layers = [_Layer(block) for block in model.decoder]
         self.final_norm = _norm(model.decoder_norm)
-        self.head = _linear(model.lm_head)
+        self.head = _Projection(model.lm_head)
 
     def __call__(self, ids: Tensor, start: int, cache, memory_kv, memory_allowed) -> Tensor:
         """ids (N, 1) at position `start` -> logits (N, V); the cache holds every earlier position."""
@@ -238,16 +258,12 @@ class DecodeStep:
         if self.embed_norm is not None:
             x = self.embed_norm(x)
         for i, layer in enumerate(self.layers):
-            x = layer.sublayer(x, layer.attn_norm, layer.self_attention, start, cache.layers[i])
-            if layer.cross is not None:
-                x = layer.sublayer(x, layer.cross_norm, layer.cross_attention, memory_kv[i], memory_allowed)
-            if layer.ffn is not None or layer.ffn_module is not None:
-                x = layer.sublayer(x, layer.ffn_norm, layer.feed_forward)
+            x = layer(x, start, cache.layers[i], memory_kv[i] if memory_kv is not None else None, memory_allowed)
         if self.final_norm is not None:
             x = self.final_norm(x)
         if self.out_scale is not None:
             x = x * self.out_scale
-        return _project(x, *self.head).view(rows, self.head[0].shape[0])
+        return self.head(x).view(rows, self.head.weight.shape[0])
 
     def _embed(self, ids: Tensor, rows: int) -> Tensor:
         """(N, E) rows of the embedding, or one (E,) row; on a CPU one row is read as a view of its table row
