@@ -101,6 +101,7 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
             new, cancelled, info = _sample(model, codec, x, settings, on_token, should_stop, need_attention,
                                            need_candidates, {**extra, "plan": plan})
         seconds = time.perf_counter() - start
+    said = choice if choice is not None else plan  # the count(s) the passes ran on: Completion.threads
     if beams:
         for i, token in enumerate(new):  # the winner is known only at the end
             if on_token is not None:
@@ -109,7 +110,7 @@ def complete(model: Transformer, codec: Any, prompt_ids: list[int], settings: Ge
     return Completion(new, seconds, slid=window is not None and start_len + len(new) - 1 > window,
                       cropped=window is not None and start_len > window, cancelled=cancelled,
                       decoder_passes=info.passes, nat_begins=info.begins, predicted_length=info.predicted,
-                      threads=(choice or plan).to_dict() if (choice or plan) is not None else None)
+                      threads=None if said is None else said.to_dict())
 
 
 @dataclass

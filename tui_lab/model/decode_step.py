@@ -59,15 +59,19 @@ def _norm(module: nn.Module | None):
     return partial(torch.rms_norm, normalized_shape=module.normalized_shape, weight=module.weight, eps=module.eps)
 
 
+def _row_product(weight: Tensor, bias: Tensor | None):
+    """weight @ row (+ bias) on one (E,) row, its call bound: one C call behind one Python one."""
+    return partial(torch.mv, weight) if bias is None else partial(torch.addmv, bias, weight)
+
+
 class _Projection:
-    """A Linear's weights read once: F.linear on (N, E) rows, one (E,) row as a matrix-vector product (its call
-    bound, so a row's projection is one C call behind one Python one)."""
+    """A Linear's weights read once: F.linear on (N, E) rows, one (E,) row as a matrix-vector product."""
 
     __slots__ = ("weight", "bias", "row")
 
     def __init__(self, layer: nn.Linear) -> None:
         self.weight, self.bias = layer.weight, layer.bias
-        self.row = partial(torch.mv, self.weight) if self.bias is None else partial(torch.addmv, self.bias, self.weight)
+        self.row = _row_product(self.weight, self.bias)
 
     def __call__(self, x: Tensor) -> Tensor:
         return self.row(x) if x.dim() == 1 else F.linear(x, self.weight, self.bias)
@@ -98,22 +102,22 @@ class _Layer:
         ffn = block.ffn
         self.ffn_module = ffn if ffn is not None and not isinstance(ffn, FeedForward) else None  # MoE: its module
         self.ffn = None if not isinstance(ffn, FeedForward) else _dense(ffn)
+        self.has_ffn = ffn is not None
         self.experts = None if not isinstance(ffn, SparseMoE) else \
             (ffn.router.weight, ffn.top_k, [_dense(expert) for expert in ffn.experts])
 
     def __call__(self, x: Tensor, start: int, layer_cache, memory_kv, memory_allowed) -> Tensor:
         """The block on (N, E) rows or one (E,) row: each sublayer pre-norm x + f(norm(x)) or post-norm
         norm(x + f(x)) (blocks.pre_norm / post_norm), written out (a call per sublayer fewer)."""
-        ffn = self.ffn is not None or self.ffn_module is not None
         if self.pre:
             x = x + self.self_attention(self.attn_norm(x), start, layer_cache)
             if self.cross is not None:
                 x = x + self.cross_attention(self.cross_norm(x), memory_kv, memory_allowed)
-            return x + self.feed_forward(self.ffn_norm(x)) if ffn else x
+            return x + self.feed_forward(self.ffn_norm(x)) if self.has_ffn else x
         x = self.attn_norm(x + self.self_attention(x, start, layer_cache))
         if self.cross is not None:
             x = self.cross_norm(x + self.cross_attention(x, memory_kv, memory_allowed))
-        return self.ffn_norm(x + self.feed_forward(x)) if ffn else x
+        return self.ffn_norm(x + self.feed_forward(x)) if self.has_ffn else x
 
     def self_attention(self, h: Tensor, start: int, layer_cache) -> Tensor:
         """(N, E) or (E,) -> the same: this position's q, k, v; k and v written into the cache in place."""
@@ -207,13 +211,13 @@ class _FoldedCross:
             score_bias = score_bias.masked_fill(~allowed.view(1, sources), float("-inf"))
         out_w = o_w.view(-1, heads, d).transpose(0, 1)  # (H, E, D)
         from_weights = torch.bmm(out_w, values.transpose(1, 2)).transpose(0, 1).reshape(o_w.shape[0], -1)
-        return cls(memory_kv, allowed, (into_scores, score_bias.view(-1), from_weights, o_b, heads, sources))
+        rows = (_row_product(into_scores, score_bias.view(-1)), _row_product(from_weights, o_b), heads, sources)
+        return cls(memory_kv, allowed, rows)
 
     def __call__(self, h: Tensor) -> Tensor:
         """(E,) the row after its norm -> (E,) the cross-attention's output."""
-        into_scores, score_bias, from_weights, out_bias, heads, sources = self.rows
-        weights = torch.softmax(torch.addmv(score_bias, into_scores, h).view(heads, sources), -1).view(-1)
-        return torch.mv(from_weights, weights) if out_bias is None else torch.addmv(out_bias, from_weights, weights)
+        scores, output, heads, sources = self.rows
+        return output(torch.softmax(scores(h).view(heads, sources), -1).view(-1))
 
 
 def _factor(value: float, like: Tensor) -> Tensor | None:
