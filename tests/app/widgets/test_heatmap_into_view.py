@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from tui_lab.app.widgets.heatmap import Heatmap
+
+
+def square(grid: Heatmap, n: int) -> None:
+    """An n x n grid of values rising row by row, its rows and columns numbered."""
+    labels = [str(i) for i in range(n)]
+    values = [[(r * n + c) / n ** 2 for c in range(n)] for r in range(n)]
+    grid.set_grid(values, labels, labels, axes=("row", "col"), lo=0.0, hi=1.0)
 
 
 class Pane(App):
@@ -21,9 +28,7 @@ class Pane(App):
             yield Heatmap(id="map")
 
     def on_mount(self) -> None:
-        values = [[(r * 5 + c) / 25 for c in range(5)] for r in range(5)]
-        labels = [str(i) for i in range(5)]
-        self.query_one(Heatmap).set_grid(values, labels, labels, axes=("row", "col"), lo=0.0, hi=1.0)
+        square(self.query_one(Heatmap), 5)
 
 
 @pytest.mark.parametrize("key", ["z", "number_sign", "down"])
@@ -45,15 +50,11 @@ class Box(App):
     CSS = "#box { height: 12; } Heatmap { height: 1fr; }"
 
     def compose(self) -> ComposeResult:
-        from textual.containers import Vertical
-
         with Vertical(id="box"):
             yield Heatmap(id="map")
 
     def on_mount(self) -> None:
-        values = [[(r * 6 + c) / 36 for c in range(6)] for r in range(6)]
-        labels = [str(i) for i in range(6)]
-        self.query_one(Heatmap).set_grid(values, labels, labels, axes=("row", "col"), lo=0.0, hi=1.0)
+        square(self.query_one(Heatmap), 6)
 
 
 async def test_a_box_shrunk_under_the_cursor_keeps_its_cell_in_sight():
