@@ -17,13 +17,15 @@ from textual._xterm_parser import XTermParser  # the parser Textual's Linux driv
 from textual.app import App
 from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane
 from textual.widgets._tabbed_content import ContentTab, ContentTabs  # the tab bar's widgets: not exported
 
-__all__ = ["ContentTab", "ContentTabs", "EscThenKeyParser", "FocusFollowingTabs", "LabAppBase", "app_running",
-           "install_parser", "key_stopped", "no_screens", "refresh_scrollbars", "screen_strips"]
+__all__ = ["ContentTab", "ContentTabs", "EscThenKeyParser", "FocusFollowingTabs", "LabAppBase",
+           "SizeHookScrollView", "app_running", "install_parser", "key_stopped", "no_screens", "refresh_scrollbars",
+           "screen_strips"]
 
 ESC = "\x1b"
 DRIVER_MODULES = ("textual.drivers.linux_driver", "textual.drivers.linux_inline_driver")
@@ -59,6 +61,26 @@ def refresh_scrollbars(widget: Widget) -> None:
     grid laid out anew for its new box) is not followed by another decision, so a scrollbar the old layout
     needed stays beside content that now fits (the crawler's scrollbar-forecast rule: the logit lens at 80x22)."""
     widget._refresh_scrollbars()
+
+
+# -- a ScrollView's size update, offered as a hook -----------------------------------------------------------
+class SizeHookScrollView(ScrollView):
+    """A ScrollView told of its new size (`size_set`) in the call where Textual gives it, before anything is drawn.
+
+    Textual decides a ScrollView's scrollbars there, from the overflow the last layout left, and the widget's
+    Resize handler, which lays it out for the new box, runs later: a frame or a check between them saw the old
+    box's scrollbars beside a grid laid out for the new one (the long tier's HF 160x48 walk at 7cd90f9: the
+    positional table laid out in 154x34, Textual's scrollbars leaving 156x34)."""
+
+    def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:
+        resized = self._size != size
+        sent = super()._size_updated(size, virtual_size, container_size, layout)
+        if resized:
+            self.size_set()
+        return sent
+
+    def size_set(self) -> None:
+        return None
 
 
 # -- the App's private hooks, offered as public ones -----------------------------------------------------------

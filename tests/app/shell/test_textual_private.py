@@ -35,6 +35,15 @@ def test_the_scrollbar_decision_it_asks_for_again():
     assert "self.virtual_size.height > height" in inspect.getsource(Widget._refresh_scrollbars)
 
 
+def test_the_scroll_view_size_update_it_extends():
+    """SizeHookScrollView calls `size_set` after Textual's own size update, when `_size` has changed."""
+    from textual.scroll_view import ScrollView
+
+    assert _parameters(ScrollView._size_updated) == ["self", "size", "virtual_size", "container_size", "layout"]
+    source = inspect.getsource(ScrollView._size_updated)
+    assert "self._size = size" in source and "self._scroll_update(" in source
+
+
 def test_the_app_hooks_it_overrides():
     assert _parameters(App._handle_exception) == ["self", "error"]
     assert inspect.iscoroutinefunction(App._on_exit_app) and _parameters(App._on_exit_app) == ["self"]

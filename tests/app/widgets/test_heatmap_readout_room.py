@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.geometry import Size
 
 from tui_lab.app.textual_private import refresh_scrollbars
-from tui_lab.app.widgets import heatmap
+from tui_lab.app.widgets import heatmap, scroll_room
 from tui_lab.app.widgets.heatmap import Heatmap
 
 ROWS = ["0_pre", "1_pre", "2_pre", "3_pre", "final"]
@@ -35,6 +35,7 @@ def blind_forecast(monkeypatch) -> None:
     more lines than the box, so Textual shows a scrollbar the layout did not foresee."""
     monkeypatch.setattr(heatmap, "room_inside_scrollbars", lambda box, bar_w, bar_h, content: Size(*box))
     monkeypatch.setattr(heatmap, "show_forecast", lambda widget, inner: refresh_scrollbars(widget))
+    monkeypatch.setattr(scroll_room, "show_forecast", lambda widget, inner: refresh_scrollbars(widget))
 
 
 async def test_a_scrollbar_the_layout_did_not_foresee_leaves_the_value_whole(monkeypatch):
@@ -100,3 +101,24 @@ async def test_the_scrollbars_shown_are_the_forecasts_whatever_textual_would_dec
         box.styles.height = 5  # too short: the forecast takes a scrollbar's room, and Textual shows it
         await pilot.pause()
         assert grid.inner.width == 76 and grid.show_vertical_scrollbar and forecast_rooms(app) == []
+
+
+class FullBox(Box):
+    CSS = "#box { width: 78; height: 1fr; }"
+
+
+async def test_the_scrollbars_follow_a_new_box_before_its_resize_handler_runs():
+    """Textual gives a widget its new size and decides its scrollbars in one call, during a layout, and the Resize
+    handler that lays the grid out for the new box runs later: between them the old box's scrollbars stood beside
+    a grid laid out for the new one (the long tier's HF 160x48 walk at 7cd90f9, the positional table laid out in
+    154x34, Textual leaving 156x34). The layout is made here as Textual makes it for a frame, for a terminal
+    shrunk to 5 lines, and read before anything is processed after it."""
+    app = FullBox()
+    async with app.run_test(size=(80, 9)) as pilot:
+        grid = app.query_one(Heatmap)
+        await pilot.pause()
+        assert not grid.show_vertical_scrollbar and forecast_rooms(app) == []
+        app.screen._refresh_layout(Size(80, 5))  # sizes given, the Resize events only queued
+        assert grid.size == Size(78, 5)
+        assert grid.inner.width == 76 and grid.show_vertical_scrollbar, grid.inner
+        assert forecast_rooms(app) == []

@@ -19,7 +19,6 @@ from textual.binding import Binding
 from textual.events import MouseMove
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
@@ -27,10 +26,10 @@ from tui_lab.app.widgets.grid_body import cells_line
 from tui_lab.app.widgets.grid_cells import legend, palette
 from tui_lab.app.widgets.grid_layout import READOUT_LINES, Layout, layout, printable
 from tui_lab.app.widgets.grid_lines import describe_cell, header_line, key_line, readout_line, row_label, window
-from tui_lab.app.widgets.scroll_room import room_inside_scrollbars, show_forecast
+from tui_lab.app.widgets.scroll_room import ForecastScrollView, room_inside_scrollbars, show_forecast
 
 
-class Heatmap(ScrollView, can_focus=True):
+class Heatmap(ForecastScrollView, can_focus=True):
     """`set_grid(values, row_labels, col_labels, mask=...)`; NaN cells are blank (separators, no data)."""
 
     BINDINGS = [

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from textual.geometry import Size
 from textual.widget import Widget
 
-from tui_lab.app.textual_private import refresh_scrollbars
+from tui_lab.app.textual_private import SizeHookScrollView, refresh_scrollbars
 
 
 def room_inside_scrollbars(box: Size, bar_w: int, bar_h: int, content: Callable[[int, int], Size]) -> Size:
@@ -39,3 +39,15 @@ def show_forecast(widget: Widget, inner: Size) -> None:
     widget.styles.overflow_y = "scroll" if inner.width < size.width else "hidden"
     widget.styles.overflow_x = "scroll" if inner.height < size.height else "hidden"
     refresh_scrollbars(widget)  # for this layout, not the one before the resize
+
+
+class ForecastScrollView(SizeHookScrollView):
+    """A ScrollView that lays itself out in `inner`, the room its own scrollbars leave: the scrollbars follow that
+    forecast as soon as Textual gives it a new size, not only once its Resize handler has laid it out anew."""
+
+    @property
+    def inner(self) -> Size:
+        raise NotImplementedError
+
+    def size_set(self) -> None:
+        show_forecast(self, self.inner)

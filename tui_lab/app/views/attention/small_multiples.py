@@ -14,20 +14,19 @@ from textual.binding import Binding
 from textual.events import Click
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_lab.app.guard import guarded
 from tui_lab.app.widgets.cut import cut
 from tui_lab.app.widgets.grid_cells import MARK, dense_cell, legend, level, palette
-from tui_lab.app.widgets.scroll_room import room_inside_scrollbars, show_forecast
+from tui_lab.app.widgets.scroll_room import ForecastScrollView, room_inside_scrollbars, show_forecast
 
 GUTTER = 4  # "L11 ": the least; a deeper model's names take their room and a space (`names_w`)
 TILE_W = (4, 16)  # characters per tile, least and most
 GAP = 1
 
 
-class SmallMultiples(ScrollView, can_focus=True):
+class SmallMultiples(ForecastScrollView, can_focus=True):
     """`set_tiles(tiles)` with tiles[layer][head] = (grid, entropy); masked cells hatch nowhere: blank."""
 
     BINDINGS = [
