@@ -9,9 +9,12 @@ on the same batch, ours and theirs alternately, on a GPT-2 and a Llama shape (ta
 AdamW on both (foreach); `--optim fused` gives both the AdamW both trainers build by default (transformers'
 TrainingArguments for torch >= 2.8, `optim="adamw_torch_fused"`; ours, train/setup.py `make_optimizer`). `--mfu`: a
 gpt2-small-shaped training step (batch 8 x 256) of ours, its FLOPs (analysis.cost) over the measured matmul peak.
-Every line carries the load average; one thread unless `--threads`. Last line: JSON.
+`--floor` (with `--train`): the time of the kernels a step cannot do without (its matmuls, attention, loss and
+AdamW, each run alone), and the ratio ours would reach if it spent nothing else. Every line carries the load
+average; one thread unless `--threads`. Last line: JSON.
 
-    python benchmarks/agreement/families_vs_hf.py [--new-tokens 240] [--repeats 3] [--train] [--optim O] [--mfu]
+    python benchmarks/agreement/families_vs_hf.py [--new-tokens 240] [--repeats 3] [--train [--floor]] [--optim O]
+        [--mfu]
 """
 
 from __future__ import annotations
@@ -150,9 +153,9 @@ def train_row(name: str, args: argparse.Namespace) -> None:
             opt.step()
         return run
 
-    ours_s, theirs_s, _, _ = median_pair(step(ours, opt_ours, lambda m: m(inputs)),
-                                         step(theirs, opt_theirs, lambda m: m(input_ids=inputs).logits),
-                                         args.repeats * 3)
+    run_ours = step(ours, opt_ours, lambda m: m(inputs))
+    run_theirs = step(theirs, opt_theirs, lambda m: m(input_ids=inputs).logits)
+    ours_s, theirs_s, _, _ = median_pair(run_ours, run_theirs, args.repeats * 3)
     ratio = theirs_s / ours_s
     RESULTS[f"train {name}"] = {"ours_s": ours_s, "theirs_s": theirs_s, "ratio": ratio, "optim": args.optim,
                                 "load": os.getloadavg()[0]}
@@ -160,6 +163,62 @@ def train_row(name: str, args: argparse.Namespace) -> None:
           f"{ours_s * 1e3:7.1f} ms  transformers {theirs_s * 1e3:7.1f} ms  ratio {ratio:5.2f}x "
           f"{'ok' if ratio >= 1.2 else 'UNDER 1.2x'}  "
           f"(load {load_text()})", flush=True)
+    if args.floor:
+        floor_row(name, run_ours, run_theirs, ours_s, theirs_s, (args.train_batch * args.train_len,
+                                                                 ours.config.vocab), opt_ours)
+
+
+def kernel_floor(run, logits_shape: tuple[int, ...], optimizer_step, repeats: int = 20) -> float:
+    """Seconds of the kernels any implementation of the step calls, each run alone at the shapes the step
+    called it with (torch's profiler records them): its matrix products (attention's too, where dropout keeps it
+    off the fused kernel), attention's fused kernel forward and backward, the loss forward and backward over the
+    logits, and the optimizer's update (`optimizer_step`, the same AdamW over the same tensors). Everything else a
+    step does (norms, activations, positions, dropout, copies, Python) is what an implementation can cut; this is
+    what it cannot, short of other kernels. Alone, a kernel finds its operands in cache: in the step it may not, so
+    the time "beside them" holds that too."""
+    from torch.profiler import profile
+
+    with profile(record_shapes=True) as prof:
+        run()
+    calls = [(e.name, [list(s) for s in e.input_shapes]) for e in prof.events()
+             if e.name in ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
+                           "aten::_scaled_dot_product_flash_attention_for_cpu")]
+    replays = [_replay(name, shapes) for name, shapes in calls]
+    logits = torch.randn(*logits_shape, requires_grad=True)
+    target = torch.randint(logits_shape[-1], logits_shape[:-1])
+    replays.append(lambda: F.cross_entropy(logits, target).backward())
+    replays.append(optimizer_step)
+    total = 0.0
+    for replay in replays:
+        replay()
+        times = []
+        for _ in range(repeats):
+            start = time.thread_time()
+            replay()
+            times.append(time.thread_time() - start)
+        total += statistics.median(times)
+    return total
+
+
+def _replay(name: str, shapes: list[list[int]]):
+    if name in ("aten::mm", "aten::bmm"):
+        a, b = torch.randn(*shapes[0]), torch.randn(*shapes[1])
+        return lambda: torch.matmul(a, b)
+    if name in ("aten::addmm", "aten::baddbmm"):
+        bias, a, b = torch.randn(*shapes[0]), torch.randn(*shapes[1]), torch.randn(*shapes[2])
+        return lambda: torch.addmm(bias, a, b) if a.dim() == 2 else torch.baddbmm(bias, a, b)
+    q, k, v = (torch.randn(*shape, requires_grad=True) for shape in shapes[:3])  # (N, H, L, D), k/v (N, K, S, D)
+    return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=k.shape[1] != q.shape[1]).sum(
+        ).backward()
+
+
+def floor_row(name: str, run_ours, run_theirs, ours_s: float, theirs_s: float, logits_shape, opt_ours) -> None:
+    """The ratio ours would reach if its step were its shared kernels and nothing else (`kernel_floor`)."""
+    floor = kernel_floor(run_ours, logits_shape, opt_ours.step)
+    RESULTS[f"floor {name}"] = {"kernels_s": floor, "ceiling_ratio": theirs_s / floor}
+    print(f"  its kernels alone (matmuls, attention, loss, AdamW): {floor * 1e3:.1f} ms; beside them ours spends "
+          f"{(ours_s - floor) * 1e3:.1f} ms, transformers {(theirs_s - floor) * 1e3:.1f} ms; with nothing beside "
+          f"them ours would be {theirs_s / floor:4.2f}x", flush=True)
 
 
 def adamw(model: torch.nn.Module, kind: str) -> torch.optim.AdamW:
@@ -215,6 +274,8 @@ def main() -> None:
     parser.add_argument("--train-len", type=int, default=128)
     parser.add_argument("--optim", choices=("foreach", "fused"), default="foreach",
                         help="the AdamW of both training steps (fused: as both trainers build it)")
+    parser.add_argument("--floor", action="store_true",
+                        help="with --train: the step's kernels alone, and the ratio ours would reach with nothing else")
     parser.add_argument("--mfu", action="store_true", help="MFU of a gpt2-small-shaped step (slow on a CPU)")
     parser.add_argument("--mfu-steps", type=int, default=2)
     args = parser.parse_args()
