@@ -13,7 +13,10 @@ pass over every prompt token) and for its steps. Steps too small for the rule, w
 TRIAL_BLOCK steps on each count, then the faster until the next trial, at step TRIAL_AGAIN and each doubling
 after it (64, 128, 256...: the context grows, the load moves). On idle cores 2 threads gained 5-13% a toy step on
 an Intel Xeon in one measurement and lost 15% in another at 240 tokens, and lost 13% on an AMD EPYC; a toy's
-16-token prefill gained on both.
+16-token prefill gained on both. Between trials the steps on more threads than the fewest tried are watched: load
+that comes after a trial made them slow by far more than one thread would be (a 64-token run beside the long-tier
+crawlers: 2 threads settled at step 10, then 0.10 s where one thread took 0.02 s), so SLOW_STEPS steps in a row
+slower than SLOW_FACTOR times the fewest's tried step send the steps to the fewest until the next trial.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ UNCACHED_CONTEXT = 128  # the tokens an uncached pass is sized at (its passes gr
 FORCED_BY = "TUI_LAB_DECODE_THREADS"
 TRIAL_BLOCK = 5  # steps each tried count runs; the first after a switch is not timed (the pool wakes)
 TRIAL_AGAIN = 64  # the step of the second trial; each later one at twice the step of the one before
+SLOW_FACTOR = 2.0  # a step on more threads slower than this times the fewest's tried step: the load has come
+SLOW_STEPS = 2  # ...for this many steps in a row, and the steps go to the fewest until the next trial
 T = TypeVar("T")
 
 
@@ -94,6 +99,8 @@ class DecodePlan:
     tried_s: dict[int, float] = field(default_factory=dict)  # the last trial: median seconds of a timed step
     settled: int | None = None  # the count the last trial chose
     trials: int = 0  # trials finished
+    fell_back: list[int] = field(default_factory=list)  # the steps at which slow steps sent the run to the fewest
+    _slow: int = 0  # slow steps in a row on more threads than the fewest tried
     _start: int = 1  # the step the current (or next) trial starts at
     _times: dict[int, list[float]] = field(default_factory=dict, repr=False)
 
@@ -107,13 +114,24 @@ class DecodePlan:
         return self.threads
 
     def run(self, index: int, work: Callable[[], T]) -> T:
-        """`work()` (step `index`'s forward) on its count, timed while its count is on trial."""
+        """`work()` (step `index`'s forward) on its count, timed while its count is on trial, and watched between
+        trials while it is more than the fewest tried (`_watch`)."""
         count = self.count(index)
         if torch.get_num_threads() != count:
             torch.set_num_threads(count)
         position, span = index - self._start, TRIAL_BLOCK * len(self.steps.trial)
-        if index == 0 or not 0 <= position < span or position % TRIAL_BLOCK == 0:
+        if index and 0 <= position < span:
+            return self._tried(count, position, span, work)
+        if index == 0 or not self.tried_s or count == min(self.tried_s):
             return work()
+        start = time.perf_counter()
+        out = work()
+        self._watch(index, time.perf_counter() - start)
+        return out
+
+    def _tried(self, count: int, position: int, span: int, work: Callable[[], T]) -> T:
+        if position % TRIAL_BLOCK == 0:
+            return work()  # the first step on a count is not timed: the pool wakes
         start = time.perf_counter()
         out = work()
         self._times.setdefault(count, []).append(time.perf_counter() - start)
@@ -121,11 +139,21 @@ class DecodePlan:
             self._settle()
         return out
 
+    def _watch(self, index: int, seconds: float) -> None:
+        """A step between trials on more threads than the fewest tried: SLOW_STEPS in a row slower than
+        SLOW_FACTOR times the fewest's tried step, and the steps go to the fewest until the next trial."""
+        fewest = min(self.tried_s)
+        self._slow = self._slow + 1 if seconds > SLOW_FACTOR * self.tried_s[fewest] else 0
+        if self._slow >= SLOW_STEPS:
+            self.settled, self._slow = fewest, 0
+            self.fell_back.append(index)
+
     def _settle(self) -> None:
         self.tried_s = {n: statistics.median(t) for n, t in self._times.items()}
         self.settled = min(self.tried_s, key=self.tried_s.get)
         self._times.clear()
         self.trials += 1
+        self._slow = 0
         self._start = max(TRIAL_AGAIN, 2 * self._start)
 
     @contextmanager
@@ -140,7 +168,8 @@ class DecodePlan:
         return self.settled or self.steps.threads
 
     def to_dict(self) -> dict[str, Any]:
-        """The steps' choice (`threads`: the count the last trial settled on), the prefill's, and what the last
-        trial timed."""
+        """The steps' choice (`threads`: the count the last trial settled on, or the fewest it fell back to), the
+        prefill's, what the last trial timed, and the steps at which slow steps sent the run to the fewest."""
         return {**self.steps.to_dict(), "threads": self.threads, "prefill": self.prefill.to_dict(),
-                "trials": self.trials, "tried_ms": {str(n): round(s * 1e3, 4) for n, s in self.tried_s.items()}}
+                "trials": self.trials, "tried_ms": {str(n): round(s * 1e3, 4) for n, s in self.tried_s.items()},
+                "fell_back_at": list(self.fell_back)}

@@ -116,6 +116,50 @@ def test_a_long_run_tries_again_as_its_context_grows_and_follows_the_change(monk
     assert plan.to_dict()["trials"] == 3
 
 
+def test_load_that_comes_after_a_trial_sends_the_steps_to_one_thread_until_the_next(monkeypatch):
+    """2 threads won the first trial; from step 20 another process holds a core and a 2-thread step takes 8x its
+    tried time (more than twice the 1-thread step): after SLOW_STEPS such steps in a row the run goes to 1 thread,
+    and the trial at TRIAL_AGAIN looks again. One slow step alone (a page fault, a collection) moves nothing."""
+    clock = [0.0]
+    monkeypatch.setattr(threads.time, "perf_counter", lambda: clock[0])
+    block, again, busy_from = threads.TRIAL_BLOCK, threads.TRIAL_AGAIN, 20
+    hiccup = 15
+
+    def step(index: int) -> int:
+        n = torch.get_num_threads()
+        slow = index >= busy_from or index == hiccup
+        clock[0] += {1: 3e-4, 2: 16e-4 if slow else 2e-4}[n]
+        return n
+
+    choice = cpu_threads.Choice(1, "test", 0, 2, None, trial=(1, 2))
+    with threads.torch_threads(2):
+        plan = threads.DecodePlan(cpu_threads.Choice(2, "test", 0, 2, None), choice)
+        ran = [plan.run(i, lambda i=i: step(i)) for i in range(again + 2 * block + 2)]
+    assert ran[1 + 2 * block:busy_from + threads.SLOW_STEPS] == [2] * (busy_from + threads.SLOW_STEPS - 1 - 2 * block)
+    assert ran[busy_from + threads.SLOW_STEPS:again] == [1] * (again - busy_from - threads.SLOW_STEPS)
+    assert plan.fell_back == [busy_from + threads.SLOW_STEPS - 1]  # not at the hiccup
+    assert ran[again:again + 2 * block] == [1] * block + [2] * block  # the next trial looks again: 1 wins
+    assert plan.settled == 1 and plan.to_dict()["fell_back_at"] == [busy_from + threads.SLOW_STEPS - 1]
+
+
+def test_steps_on_the_fewest_are_not_watched(monkeypatch):
+    """1 thread won: its steps are not timed between trials, however slow (there is nothing fewer to go to)."""
+    clock = [0.0]
+    monkeypatch.setattr(threads.time, "perf_counter", lambda: pytest.fail("timed") if len(clock) > 1 else clock[0])
+    choice = cpu_threads.Choice(1, "test", 0, 2, None, trial=(1, 2))
+
+    def step() -> int:
+        clock[0] += {1: 2e-4, 2: 3e-4}[torch.get_num_threads()]
+        return torch.get_num_threads()
+
+    with threads.torch_threads(2):
+        plan = threads.DecodePlan(cpu_threads.Choice(2, "test", 0, 2, None), choice)
+        ran = [plan.run(i, step) for i in range(1 + 2 * threads.TRIAL_BLOCK)]
+        clock.append(None)  # from here a clock read fails the test
+        ran += [plan.run(i, step) for i in range(1 + 2 * threads.TRIAL_BLOCK, threads.TRIAL_AGAIN)]
+    assert set(ran[1 + 2 * threads.TRIAL_BLOCK:]) == {1} and plan.fell_back == []
+
+
 @pytest.mark.parametrize("family", ["decoder-only", "encoder-decoder"])
 def test_a_run_whose_trial_switches_counts_gives_the_same_tokens_and_the_count_back(family):
     model = model_for(tiny(family, dropout=0.0))
