@@ -119,3 +119,72 @@ async def test_enter_in_a_sampling_field_generates_as_in_the_prompt(monkeypatch)
         assert field.value == "0.5"
         await pilot.press("escape", "s")
         await wait_for(pilot, lambda: not view.running, 30)
+
+
+def greedy_then_slow(model, codec, ids, settings, **kwargs):
+    """`complete` whose greedy run is instant and whose other modes run until stopped (beam search on a large model:
+    seconds), polling `should_stop` as the sampling loop does."""
+    from tui_lab.generation.session import Completion
+
+    if settings.temperature > 0 or settings.beam_size > 1:
+        while not kwargs["should_stop"]():
+            time.sleep(0.05)
+        return Completion([5, 6], 9.0, slid=False, cropped=False, cancelled=True)
+    return Completion([7, 8, 9], 0.01, slid=False, cropped=False, cancelled=False)
+
+
+async def test_stop_during_a_comparison_says_so_in_the_boxes_still_to_come(monkeypatch):
+    """The long tier's translator 160x48 walk at a3f1987 (seed 730475785): `m`, then `s` while the beam box still
+    read "...": Stop's colour changed and nothing else, and the beam box filled later as if never stopped. Now the
+    boxes still to come say "stopped (s)", the one already in keeps its text, and nothing arrives after."""
+    monkeypatch.setattr("tui_lab.generation.session.complete", greedy_then_slow)
+    app = app_for()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view, stop = await generate_view(app, pilot)
+        await pilot.press("m")
+        await wait_for(pilot, lambda: "temperature 0" in screen_text(app) and view.running, 30)
+        assert screen_text(app).count("...") == 3
+        await pilot.press("s")
+        await wait_for(pilot, lambda: screen_text(app).count("stopped (s)") == 3, 30)
+        await wait_for(pilot, lambda: not any(w.group == "generate" and not w.is_finished for w in app.workers), 30)
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert text.count("stopped (s)") == 3 and "temperature 0" in text and "9.00 s" not in text
+        assert not view.running and stop.disabled
+
+
+async def test_stop_during_a_side_by_side_says_so_in_the_side_still_to_come(monkeypatch):
+    """The side by side (`v`) the same way: the live side in, s before the second model's: that side says
+    "stopped (s)", and the job posts nothing after the stop."""
+    from textual.app import App
+
+    from tui_lab.app.views.generate import versus
+
+    class Boxes(App):
+        def compose(self):
+            yield versus.VersusPanel()
+
+    class Worker:
+        is_cancelled = False
+
+    worker, posted = Worker(), []
+
+    def decode(job, side, *args, **kwargs):
+        worker.is_cancelled = side == "live"  # s pressed while the live side was decoding
+        return versus.VersusResult(job, side, side, f"{side} text", "greedy")
+
+    monkeypatch.setattr(versus, "_decode", decode)
+    monkeypatch.setattr(versus, "get_current_worker", lambda: worker)
+    partner = type("Partner", (), {"model": None, "tokenizer": None, "label": "nat"})()
+    versus.versus_job(type("Poster", (), {"post_message": staticmethod(posted.append)})(), 1, (None, None), "nat",
+                      {"nat": partner}, "a prompt", None)
+    assert posted == []  # cut off at once: the side under way is not shown as if whole
+    app = Boxes()
+    async with app.run_test(size=(100, 12)) as pilot:
+        panel = app.query_one(versus.VersusPanel)
+        panel.waiting()
+        panel.show(versus.VersusResult(1, "live", "live: at", "live text", "greedy"))
+        panel.stopped()
+        await pilot.pause()
+        text = screen_text(app)
+        assert "live text" in text and text.count("stopped (s)") == 1 and "..." not in text

@@ -36,6 +36,14 @@ class ComparePanel(Horizontal):
         for mode in jobs.MODES:
             self.query_one(f"#gen-mode-{mode}", ModelText).update("...")
 
+    def stopped(self) -> None:
+        """s before every mode was in: the boxes still to come say so (the job posts nothing more; a sampled
+        mode stops between tokens, beam search at its end). The long tier's translator 160x48 walk at a3f1987
+        (seed 730475785) pressed s with the beam box at "..." and nothing on screen changed."""
+        for mode in jobs.MODES:
+            if mode not in self.results:
+                self.query_one(f"#gen-mode-{mode}", ModelText).update(jobs.STOPPED)
+
     def show(self, result: jobs.CompareResult) -> bool:
         """One mode's text, settings and time; True once every mode is in. The settings go under the text, not
         in the box's title, which a narrow box cut ("top-p (T 0.8…")."""

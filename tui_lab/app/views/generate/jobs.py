@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from textual.content import Content
 from textual.message import Message
 from textual.worker import get_current_worker
 
@@ -20,6 +21,7 @@ from tui_lab.errors import one_line
 from tui_lab.generation.prompt import prompt_ids, unknown_words
 from tui_lab.generation.settings import SEED_LIMIT, GenerationSettings
 
+STOPPED = Content.from_markup("[dim]stopped (s)[/]")  # a compare or side-by-side box whose run s cut off
 MODES = ("greedy", "top-k", "top-p", "beam")
 CANDIDATES = 5  # the top candidates shown for the token under the cursor
 # The byte fallback's labels as the tokenizers write theirs: whitespace visible (a grid label or a candidate
@@ -219,8 +221,9 @@ def _compare(poster: Any, job: int, model: Any, tokenizer: Any, prompt: str, s: 
     codec, _ = codec_for(model, tokenizer)
     ids = encode_prompt(model, codec, prompt, chat)
     pointer = Pointer(model, codec, prompt)
+    stopped = lambda: worker.is_cancelled  # noqa: E731
     for mode, (settings, detail) in compare_modes(s).items():
-        if worker.is_cancelled:
+        done = complete(model, codec, ids, settings, src_ext=pointer.src_ext, should_stop=stopped)
+        if stopped():  # s: the boxes still to come say "stopped"; a mode cut short is not shown as if whole
             return
-        done = complete(model, codec, ids, settings, src_ext=pointer.src_ext)
         poster.post_message(CompareResult(job, mode, pointer.decode(done.ids), done.seconds, detail))

@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
+from textual.worker import get_current_worker
 
 from tui_lab.app.views.generate import jobs
 from tui_lab.app.widgets.model_text import ModelText, drawable
@@ -56,6 +57,12 @@ class VersusPanel(Horizontal):
         for side in SIDES:
             self.query_one(f"#gen-vs-box-{side}").border_title = side
             self.query_one(f"#gen-vs-out-{side}", ModelText).update("...")
+
+    def stopped(self) -> None:
+        """s before both sides were in: the side still to come says so (its job posts nothing more)."""
+        for side in SIDES:
+            if side not in self.done:
+                self.query_one(f"#gen-vs-out-{side}", ModelText).update(jobs.STOPPED)
 
     def show(self, result: VersusResult) -> bool:
         """One side's text and how it was made; True once both sides are in."""
@@ -102,21 +109,26 @@ def versus_job(poster: Any, job: int, live: tuple[Any, Any], spec: str, kept: di
             kept.clear()  # one second model at a time
             kept[spec.strip()] = load_partner(spec, str(next(model.parameters()).device))
         partner = kept[spec.strip()]
-        poster.post_message(_decode(job, "live", model, tokenizer, prompt, s))
-        poster.post_message(_decode(job, "vs", partner.model, partner.tokenizer, prompt, s, partner.label))
+        stopped = lambda: get_current_worker().is_cancelled  # noqa: E731
+        for side, (side_model, side_tokenizer, label) in (("live", (model, tokenizer, "")),
+                                                          ("vs", (partner.model, partner.tokenizer, partner.label))):
+            result = _decode(job, side, side_model, side_tokenizer, prompt, s, label, stopped)
+            if stopped():  # s: the side still to come says "stopped" (VersusPanel.stopped)
+                return
+            poster.post_message(result)
     except Exception as err:  # noqa: BLE001 - a bad folder, prompt or setting is a message, never a crash
         poster.post_message(jobs.GenerateFailed(job, one_line(err)))
 
 
 def _decode(job: int, side: str, model: Any, tokenizer: Any, prompt: str, s: GenerationSettings,
-            label: str = "") -> VersusResult:
+            label: str = "", should_stop: Any = None) -> VersusResult:
     from tui_lab.generation.session import complete
 
     config = model.config
     greedy = replace(s, temperature=0.0, top_k=None, top_p=None, beam_size=1,
                      nat_length=s.nat_length if is_nat(config) else None)
     codec, _ = jobs.codec_for(model, tokenizer)
-    done = complete(model, codec, jobs.encode_prompt(model, codec, prompt), greedy)
+    done = complete(model, codec, jobs.encode_prompt(model, codec, prompt), greedy, should_stop=should_stop)
     title = f"{side}: {config.decoder_mode}" + (f" ({label})" if label else "")
     return VersusResult(job, side, title, codec.decode(done.ids) or "(empty)", describe(done))
 

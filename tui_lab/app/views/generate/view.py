@@ -198,6 +198,10 @@ class GenerateView(LabView):
     def action_stop(self) -> None:
         if self.running and self.query_one("#gen-body").display:  # a stream (compare and side by side fold the
             self.query_one(Completion).stopping()  # body away): its status says so until its pass has ended
+        elif self.running:  # the compare boxes or the side by side: the boxes still to come say "stopped"
+            for boxes in (self.query_one(ComparePanel), self.query_one(versus.VersusPanel)):
+                if boxes.has_class("-shown"):
+                    boxes.stopped()
         self._stop_generation()
         for panel in self.query(MechanismPanel):
             panel.cancel()
