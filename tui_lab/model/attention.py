@@ -15,6 +15,7 @@ from torch import Tensor, nn
 from tui_lab.model.attention_hooks import by_position_hook, head_output, hook_heads, rotated
 from tui_lab.model.efficient import LinformerProjection, approximate_attention, linformer_attend, performer_attend
 from tui_lab.model.hooks import HookScope
+from tui_lab.model.linear import Linear
 from tui_lab.model.masks import combine, local_mask
 from tui_lab.model.positions import (
     alibi_bias,
@@ -56,8 +57,8 @@ class SelfAttention(nn.Module):
         self.positions, self.rope_base = config.positions, config.rope_base
         self.dropout = config.dropout
         self.scale = score_scale(config)
-        self.qkv = nn.Linear(e, sum(self.split), bias=config.bias or config.qkv_bias)
-        self.out = nn.Linear(e, e, bias=config.bias)
+        self.qkv = Linear(e, sum(self.split), bias=config.bias or config.qkv_bias)
+        self.out = Linear(e, e, bias=config.bias)
         self._rope: tuple[Tensor, Tensor] | None = None  # cos/sin table, grown on demand (not a parameter)
         self._rope_full_cache: tuple | None = None  # (the table it came from, cos2, sin2, turns): `_rope_full`
         # positions 'relative': this layer's tables; 't5': the first layer's table (relative.share_t5_bias)
@@ -184,9 +185,9 @@ class CrossAttention(nn.Module):
         e, kv_dim = config.d_model, config.n_kv_heads * config.d_head
         self.heads, self.kv_heads, self.dropout = config.heads, config.n_kv_heads, config.dropout
         self.scale = score_scale(config)
-        self.q = nn.Linear(e, e, bias=config.bias or config.qkv_bias)
-        self.kv = nn.Linear(e, 2 * kv_dim, bias=config.bias or config.qkv_bias)
-        self.out = nn.Linear(e, e, bias=config.bias)
+        self.q = Linear(e, e, bias=config.bias or config.qkv_bias)
+        self.kv = Linear(e, 2 * kv_dim, bias=config.bias or config.qkv_bias)
+        self.out = Linear(e, e, bias=config.bias)
 
     def memory_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:
         """Project the encoder output once; a KV cache keeps this for every decoding step."""

@@ -11,6 +11,7 @@ from torch import Tensor, nn
 
 from tui_lab.config import GATED
 from tui_lab.model.hooks import HookScope
+from tui_lab.model.linear import Linear
 
 ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "relu": F.relu,
@@ -64,9 +65,9 @@ class FeedForward(nn.Module):
     def __init__(self, config) -> None:
         super().__init__()
         self.act = ACTIVATIONS[config.activation]
-        self.up = nn.Linear(config.d_model, config.d_ff, bias=config.bias)
-        self.gate = nn.Linear(config.d_model, config.d_ff, bias=config.bias) if config.activation in GATED else None
-        self.down = nn.Linear(config.d_ff, config.d_model, bias=config.bias)
+        self.up = Linear(config.d_model, config.d_ff, bias=config.bias)
+        self.gate = Linear(config.d_model, config.d_ff, bias=config.bias) if config.activation in GATED else None
+        self.down = Linear(config.d_ff, config.d_model, bias=config.bias)
 
     def forward(self, x: Tensor, hooks: HookScope | None = None) -> Tensor:  # (N, L, E) -> (N, L, E)
         if hooks is not None:

@@ -21,6 +21,7 @@ from tui_lab.model.decode_step import decode_step
 from tui_lab.model.heads import make_head
 from tui_lab.model.hooks import Hooks, HookScope, stack_names
 from tui_lab.model.kv_cache import KVCache
+from tui_lab.model.linear import Linear
 from tui_lab.model.masks import key_padding
 from tui_lab.model.nat import LENGTH_CLASSIFIER, LengthClassifier
 from tui_lab.model.norm_hooks import hooked_norm
@@ -60,7 +61,7 @@ class Transformer(nn.Module):
         self.decoder_norm = make_norm(c) if c.family != "encoder-only" and c.final_norm else None
         share_t5_bias(self.encoder, c), share_t5_bias(self.decoder, c)  # T5: one bias table per stack
         self.head = make_head(c)
-        self.lm_head = nn.Linear(c.d_model, c.vocab, bias=c.output_bias) if c.head != "classifier" else None
+        self.lm_head = Linear(c.d_model, c.vocab, bias=c.output_bias) if c.head != "classifier" else None
         # NAT (model/nat.py): the length classifier reads the encoder output; registered last so every
         # other weight draws the same numbers as before.
         self.length_classifier = LengthClassifier(c) if c.decoder_mode == LENGTH_CLASSIFIER else None
