@@ -171,17 +171,17 @@ def train_row(name: str, args: argparse.Namespace) -> None:
 def kernel_floor(run, logits_shape: tuple[int, ...], optimizer_step, repeats: int = 20) -> float:
     """Seconds of the kernels any implementation of the step calls, each run alone at the shapes the step
     called it with (torch's profiler records them): its matrix products (attention's too, where dropout keeps it
-    off the fused kernel), attention's fused kernel forward and backward, the loss forward and backward over the
-    logits, and the optimizer's update (`optimizer_step`, the same AdamW over the same tensors). Everything else a
-    step does (norms, activations, positions, dropout, copies, Python) is what an implementation can cut; this is
-    what it cannot, short of other kernels. Alone, a kernel finds its operands in cache: in the step it may not, so
-    the time "beside them" holds that too."""
+    off the fused kernel; oneDNN's where the model's Linear runs there), attention's fused kernel forward and
+    backward, the loss forward and backward over the logits, and the optimizer's update (`optimizer_step`, the
+    same AdamW over the same tensors). Everything else a step does (norms, activations, positions, dropout,
+    copies, Python) is what an implementation can cut; this is what it cannot, short of other kernels. Alone, a
+    kernel finds its operands in cache: in the step it may not, so the time "beside them" holds that too."""
     from torch.profiler import profile
 
     with profile(record_shapes=True) as prof:
         run()
     calls = [(e.name, [list(s) for s in e.input_shapes]) for e in prof.events()
-             if e.name in ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
+             if e.name in ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "mkldnn::_linear_pointwise",
                            "aten::_scaled_dot_product_flash_attention_for_cpu")]
     replays = [_replay(name, shapes) for name, shapes in calls]
     logits = torch.randn(*logits_shape, requires_grad=True)
@@ -204,6 +204,10 @@ def _replay(name: str, shapes: list[list[int]]):
     if name in ("aten::mm", "aten::bmm"):
         a, b = torch.randn(*shapes[0]), torch.randn(*shapes[1])
         return lambda: torch.matmul(a, b)
+    if name == "mkldnn::_linear_pointwise":  # the model's Linear on oneDNN (tui_lab/model/linear.py)
+        x, weight = torch.randn(*shapes[0]), torch.randn(*shapes[1])
+        bias = torch.randn(*shapes[2]) if shapes[2] else None
+        return lambda: torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
     if name in ("aten::addmm", "aten::baddbmm"):
         bias, a, b = torch.randn(*shapes[0]), torch.randn(*shapes[1]), torch.randn(*shapes[2])
         return lambda: torch.addmm(bias, a, b) if a.dim() == 2 else torch.baddbmm(bias, a, b)
