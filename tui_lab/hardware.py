@@ -134,21 +134,39 @@ def _measure(device: torch.device, dtype: torch.dtype, n: int, repeats: int) -> 
     # The values do not change the timing; constants leave the global RNG (training's dropout) untouched.
     a = torch.full((n, n), 1.0 / n, device=device, dtype=dtype)
     b = torch.full((n, n), 0.5, device=device, dtype=dtype)
-    _sync(device)
-    a @ b  # warm-up: first call pays for allocation and kernel selection
     # On a CPU with one thread the matmul runs on this thread: its CPU time is the kernel's, whatever else
     # the machine runs (the wall clock also counts the time other processes held the core, and a peak measured
     # under load was kept: a later run's MFU read 88%). With more threads, or a GPU, the wall clock.
     on_this_thread = device.type == "cpu" and torch.get_num_threads() == 1
     best = float("inf")
-    for _ in range(repeats):
+    for product in _products(a, b):
         _sync(device)
-        start, cpu = time.perf_counter(), time.thread_time()
-        a @ b
-        _sync(device)
-        wall = time.perf_counter() - start
-        best = min(best, min(wall, time.thread_time() - cpu) if on_this_thread else wall)
+        product()  # warm-up: first call pays for allocation and kernel selection
+        for _ in range(repeats):
+            _sync(device)
+            start, cpu = time.perf_counter(), time.thread_time()
+            product()
+            _sync(device)
+            wall = time.perf_counter() - start
+            best = min(best, min(wall, time.thread_time() - cpu) if on_this_thread else wall)
     return 2 * n**3 / best
+
+
+def _products(a: torch.Tensor, b: torch.Tensor) -> list:
+    """a @ b on torch's BLAS, and on oneDNN for float32 on a CPU: the model's Linear trains on oneDNN where it is
+    the faster (tui_lab/model/linear.py), and there MKL's matmul understated the peak (an AMD EPYC's gpt2-small
+    step read 118% MFU against it)."""
+    products = [lambda: a @ b]
+    mkldnn = getattr(torch.ops, "mkldnn", None)
+    onednn = mkldnn is not None and torch.backends.mkldnn.is_available()
+    if onednn and a.device.type == "cpu" and a.dtype == torch.float32:
+        b_rows = b.t().contiguous()
+        try:
+            mkldnn._linear_pointwise(a[:2], b_rows, None, "none", [], "")
+            products.append(lambda: mkldnn._linear_pointwise(a, b_rows, None, "none", [], ""))
+        except (AttributeError, RuntimeError):
+            pass
+    return products
 
 
 def _sync(device: torch.device) -> None:

@@ -127,3 +127,19 @@ def test_a_one_thread_cpu_peak_counts_the_kernels_cpu_time_not_the_time_the_core
     preempted = 2 * 128**3 / 0.5  # the wall clock's figure
     assert one > 50 * preempted  # the kernel's CPU time: a 128 matmul takes well under 10 ms of it
     assert two == preempted  # several threads: the wall clock, the only time that counts all of them
+
+
+def test_the_cpu_peak_times_every_gemm_the_model_may_train_on():
+    """The model's Linear trains on oneDNN where it beats torch's BLAS (tui_lab/model/linear.py): the float32 CPU
+    peak is the better of the two, each computing the same product (an AMD EPYC's MFU read 118% against MKL's)."""
+    import torch
+
+    from tui_lab.hardware import _products
+    from tui_lab.model.linear import _onednn_op
+
+    a, b = torch.randn(64, 32), torch.randn(32, 48)
+    products = _products(a, b)
+    assert len(products) == (2 if _onednn_op() is not None else 1)
+    for product in products:
+        torch.testing.assert_close(product(), a @ b, rtol=1e-5, atol=1e-5)
+    assert len(_products(a.double(), b.double())) == 1  # oneDNN's Linear trains float32 only
