@@ -231,14 +231,11 @@ def adamw(model: torch.nn.Module, kind: str) -> torch.optim.AdamW:
 
 
 def matmul_peak(size: int = 1024, repeats: int = 10) -> float:
-    a, b = torch.randn(size, size), torch.randn(size, size)
-    a @ b
-    best = 1e9
-    for _ in range(repeats):
-        start = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - start)
-    return 2 * size ** 3 / best
+    """The app's own measure (tui_lab.hardware): a square matmul, the better of torch's BLAS and oneDNN on a CPU
+    (the model's Linear trains on oneDNN where it is faster)."""
+    from tui_lab.hardware import matmul_peak_flops
+
+    return matmul_peak_flops("cpu", size=size, repeats=repeats)
 
 
 def mfu_row(args: argparse.Namespace) -> None:
