@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_support import SIZE, app_for, screen_lines, screen_text, wait_ready
+from app_support import SIZE, app_for, screen_lines, screen_text, wait_for, wait_ready
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from tui_lab.analysis import count_params, flops_per_token, memory
@@ -90,11 +90,16 @@ async def test_edits_errors_and_garbage_in_the_form():
         await pilot.pause()
         texts = [n.message for n in app._notifications]
         assert any("refused" in t and "GiB" in t and "free" in t for t in texts), texts
-        # the command palette has an entry per view and per action; the theme toggles
-        titles = [c.title for c in app.get_system_commands(app.screen)]
+        # the command palette has an entry per view and per action (a view's actions once it has mounted: the
+        # views behind the first mount after it, and under CI's load the Attention view had not yet); the theme
+        # toggles
+        def titles() -> list[str]:
+            return [c.title for c in app.get_system_commands(app.screen)]
+
+        await wait_for(pilot, lambda: "Attention: export the grid" in titles(), 60)
         for view in ("Architecture", "Attention", "Tour"):
-            assert f"Show {view}" in titles
-        assert "Apply the form (rebuild the live model)" in titles and "Attention: export the grid" in titles
+            assert f"Show {view}" in titles()
+        assert "Apply the form (rebuild the live model)" in titles()
         dark = app.theme
         app.set_focus(None)
         await pilot.press("t")
