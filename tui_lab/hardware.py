@@ -152,19 +152,29 @@ def _measure(device: torch.device, dtype: torch.dtype, n: int, repeats: int) -> 
     return 2 * n**3 / best
 
 
+@functools.cache
+def onednn_linear():
+    """oneDNN's CPU linear, `op(x, weight, bias, "none", [], "")` (torch.ops.mkldnn._linear_pointwise, what
+    inductor calls for a CPU linear), or None where this torch has none."""
+    mkldnn = getattr(torch.ops, "mkldnn", None)
+    try:
+        return mkldnn._linear_pointwise if mkldnn is not None and torch.backends.mkldnn.is_available() else None
+    except (AttributeError, RuntimeError):
+        return None
+
+
 def _products(a: torch.Tensor, b: torch.Tensor) -> list:
     """a @ b on torch's BLAS, and on oneDNN for float32 on a CPU: the model's Linear trains on oneDNN where it is
     the faster (tui_lab/model/linear.py), and there MKL's matmul understated the peak (an AMD EPYC's gpt2-small
     step read 118% MFU against it)."""
     products = [lambda: a @ b]
-    mkldnn = getattr(torch.ops, "mkldnn", None)
-    onednn = mkldnn is not None and torch.backends.mkldnn.is_available()
-    if onednn and a.device.type == "cpu" and a.dtype == torch.float32:
+    op = onednn_linear()
+    if op is not None and a.device.type == "cpu" and a.dtype == torch.float32:
         b_rows = b.t().contiguous()
         try:
-            mkldnn._linear_pointwise(a[:2], b_rows, None, "none", [], "")
-            products.append(lambda: mkldnn._linear_pointwise(a, b_rows, None, "none", [], ""))
-        except (AttributeError, RuntimeError):
+            op(a[:2], b_rows, None, "none", [], "")
+            products.append(lambda: op(a, b_rows, None, "none", [], ""))
+        except RuntimeError:
             pass
     return products
 

@@ -134,12 +134,11 @@ def test_the_cpu_peak_times_every_gemm_the_model_may_train_on():
     peak is the better of the two, each computing the same product (an AMD EPYC's MFU read 118% against MKL's)."""
     import torch
 
-    from tui_lab.hardware import _products
-    from tui_lab.model.linear import _onednn_op
+    from tui_lab.hardware import _products, onednn_linear
 
     a, b = torch.randn(64, 32), torch.randn(32, 48)
     products = _products(a, b)
-    assert len(products) == (2 if _onednn_op() is not None else 1)
+    assert len(products) == (2 if onednn_linear() is not None else 1)
     for product in products:
         torch.testing.assert_close(product(), a @ b, rtol=1e-5, atol=1e-5)
     assert len(_products(a.double(), b.double())) == 1  # oneDNN's Linear trains float32 only

@@ -23,18 +23,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tui_lab.hardware import onednn_linear
+
 FORCED_BY = "TUI_LAB_GEMM"
 PROBE_SHAPE = (1024, 128, 512)  # rows, in, out: a toy's training product, big enough to time
 FASTER_BY = 0.85  # oneDNN is chosen where it takes at most this share of the BLAS's time
 _choice: bool | None = None  # the probe's answer, once asked
-
-
-def _onednn_op():
-    mkldnn = getattr(torch.ops, "mkldnn", None)
-    try:
-        return mkldnn._linear_pointwise if mkldnn is not None and torch.backends.mkldnn.is_available() else None
-    except (AttributeError, RuntimeError):
-        return None
 
 
 def onednn_faster() -> bool:
@@ -42,7 +36,7 @@ def onednn_faster() -> bool:
     global _choice
     forced = os.environ.get(FORCED_BY, "").strip().lower()
     if forced in ("onednn", "blas"):
-        return forced == "onednn" and _onednn_op() is not None
+        return forced == "onednn" and onednn_linear() is not None
     if _choice is None:
         _choice = _probe()
     return _choice
@@ -50,7 +44,7 @@ def onednn_faster() -> bool:
 
 def _probe(repeats: int = 7) -> bool:
     """oneDNN's and the BLAS's time for PROBE_SHAPE's product, interleaved, CPU time of this thread (~20 ms)."""
-    op = _onednn_op()
+    op = onednn_linear()
     if op is None:
         return False
     rows, inner, out = PROBE_SHAPE
@@ -78,13 +72,13 @@ class _OneDnnLinear(torch.autograd.Function):
         x = x.contiguous()
         ctx.save_for_backward(x, weight)
         ctx.has_bias = bias is not None
-        return _onednn_op()(x, weight, bias, "none", [], "")
+        return onednn_linear()(x, weight, bias, "none", [], "")
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
         x, weight = ctx.saved_tensors
         grad = grad.contiguous()
-        d_x = _onednn_op()(grad, weight.t().contiguous(), None, "none", [], "") if ctx.needs_input_grad[0] else None
+        d_x = onednn_linear()(grad, weight.t().contiguous(), None, "none", [], "") if ctx.needs_input_grad[0] else None
         rows = grad.reshape(-1, grad.shape[-1])
         d_weight = rows.t().mm(x.reshape(-1, x.shape[-1])) if ctx.needs_input_grad[1] else None
         d_bias = rows.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None

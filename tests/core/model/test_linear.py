@@ -12,7 +12,7 @@ from tui_lab import build_model, load_preset
 from tui_lab.model import linear
 from tui_lab.model.linear import Linear
 
-onednn = pytest.mark.skipif(linear._onednn_op() is None, reason="this torch has no oneDNN linear")
+onednn = pytest.mark.skipif(linear.onednn_linear() is None, reason="this torch has no oneDNN linear")
 
 
 def _pair(bias: bool, seed: int = 0) -> tuple[nn.Linear, Linear]:
@@ -87,7 +87,7 @@ def test_the_probe_is_asked_once_and_the_variable_overrides_it(monkeypatch):
     monkeypatch.setenv("TUI_LAB_GEMM", "blas")
     assert linear.onednn_faster() is False and asked == [1]
     monkeypatch.setattr(linear, "_choice", None)
-    monkeypatch.setattr(linear, "_onednn_op", lambda: None)
+    monkeypatch.setattr(linear, "onednn_linear", lambda: None)
     monkeypatch.setenv("TUI_LAB_GEMM", "onednn")
     assert linear.onednn_faster() is False  # no oneDNN in this torch: the BLAS, whatever was asked
 
